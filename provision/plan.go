@@ -1,0 +1,152 @@
+package provision
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// FormatVersion is the version of the plan's JSON form. Its major number
+// changes when a field changes meaning or goes away; its minor number when
+// fields are added.
+const FormatVersion = "1.0"
+
+// Plan is the one model of a plan: what -json prints, what -out saves, and
+// what the text view is rendered from.
+type Plan struct {
+	FormatVersion string        `json:"format_version"`
+	Project       string        `json:"project"`
+	Backends      []BackendInfo `json:"backends"`
+	// Changes are in apply order: sorted by address; the requests of one
+	// change run in the order listed.
+	Changes []*Change `json:"changes"`
+	Summary Summary   `json:"summary"`
+}
+
+// Summary counts changes by action.
+type Summary struct {
+	Create int `json:"create"`
+	Update int `json:"update"`
+	Delete int `json:"delete"`
+	NoOp   int `json:"no_op"`
+}
+
+// HasChanges reports whether applying the plan would send any request.
+func (s Summary) HasChanges() bool { return s.Create+s.Update+s.Delete > 0 }
+
+// BackendInfo names a backend in a plan and holds what is needed to reach
+// it again when a saved plan is applied. It never holds a secret.
+type BackendInfo struct {
+	Name    string `json:"name"`    // "consul", "search.t1"
+	Kind    string `json:"kind"`    // "consul", "search"
+	Address string `json:"address"` // the base URL requests are sent to
+	// Scope is backend-specific: what the backend reads (the project, the
+	// declared objects), so that it can read the same again.
+	Scope json.RawMessage `json:"scope,omitempty"`
+	// Fingerprint digests the live state the plan was made from; a saved
+	// plan is refused when it no longer matches.
+	Fingerprint string `json:"fingerprint"`
+}
+
+// Change is what the plan does to one object.
+//
+// Before is the live object as read, in the backend's own terms, and is
+// null for Create. After is the object as declared and is null for Delete.
+// For Update both are set, and for NoOp they are equal. Only what a
+// declaration controls is shown, never fields the server fills in.
+type Change struct {
+	Addr    Addr   `json:"address"`
+	Backend string `json:"backend"`
+	Action  Action `json:"action"`
+	// Reason explains the action to a person; it never drives behaviour.
+	Reason   string          `json:"reason,omitempty"`
+	Before   json.RawMessage `json:"before"`
+	After    json.RawMessage `json:"after"`
+	Requests []Request       `json:"requests"`
+	// Notes are things a person should know that change nothing, such as
+	// live fields that are not declared and are left alone.
+	Notes      []string `json:"notes,omitempty"`
+	DeclaredAt string   `json:"declared_at,omitempty"`
+}
+
+// Request is one HTTP request exactly as it is sent, less the credentials
+// that the backend adds at send time from the environment.
+type Request struct {
+	Method string            `json:"method"`
+	Path   string            `json:"path"`
+	Header map[string]string `json:"header,omitempty"`
+	Body   json.RawMessage   `json:"body,omitempty"`
+}
+
+// Backend is one live system that provision reads and writes.
+type Backend interface {
+	// Info names the backend; its Fingerprint is filled in by Plan.
+	Info() BackendInfo
+	// Plan reads the live state in a fixed, small number of requests,
+	// whatever the number of declared objects, and returns the changes that
+	// bring it to the declared state and a fingerprint of what it read.
+	// A change the backend cannot make is an error diagnostic that points
+	// at the declaration causing it.
+	// With mode Destroy, the changes delete every object the project owns
+	// within the backend's scope.
+	Plan(ctx context.Context, mode Mode) ([]*Change, string, hcl.Diagnostics)
+	// Fingerprint reads the live state again, as Plan did, and digests it.
+	Fingerprint(ctx context.Context) (string, error)
+	// Send performs one request of a change.
+	Send(ctx context.Context, r Request) error
+}
+
+// Verifier is a Backend that can check, after an apply, that its changes
+// are visible where they are read (a search cluster through its tribe
+// node). It returns one line for a person.
+type Verifier interface {
+	Verify(ctx context.Context, changes []*Change) (string, error)
+}
+
+// Mode says what a plan is for.
+type Mode int
+
+const (
+	// Converge makes the live state match the declarations.
+	Converge Mode = iota
+	// Destroy removes what the project owns.
+	Destroy
+)
+
+// MakePlan reads every backend and assembles the plan. The plan is only
+// to be applied when the diagnostics hold no error.
+func MakePlan(ctx context.Context, project string, mode Mode, backends []Backend) (*Plan, hcl.Diagnostics) {
+	p := &Plan{FormatVersion: FormatVersion, Project: project, Backends: []BackendInfo{}, Changes: []*Change{}}
+	var diags hcl.Diagnostics
+	for _, b := range backends {
+		changes, fp, bdiags := b.Plan(ctx, mode)
+		diags = append(diags, bdiags...)
+		info := b.Info()
+		info.Fingerprint = fp
+		p.Backends = append(p.Backends, info)
+		p.Changes = append(p.Changes, changes...)
+	}
+	p.sort()
+	return p, diags
+}
+
+// sort puts the changes in apply order and recounts the summary.
+func (p *Plan) sort() {
+	sort.SliceStable(p.Changes, func(i, j int) bool { return p.Changes[i].Addr.Less(p.Changes[j].Addr) })
+	sort.SliceStable(p.Backends, func(i, j int) bool { return p.Backends[i].Name < p.Backends[j].Name })
+	p.Summary = Summary{}
+	for _, c := range p.Changes {
+		switch c.Action {
+		case Create:
+			p.Summary.Create++
+		case Update:
+			p.Summary.Update++
+		case Delete:
+			p.Summary.Delete++
+		default:
+			p.Summary.NoOp++
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package schema
+
+import "github.com/hashicorp/hcl/v2"
+
+// Config is the desired state declared by every file of one directory.
+type Config struct {
+	// Project names the owner written on everything provision creates.
+	Project      string
+	ProjectRange hcl.Range
+
+	Proxy  Proxy
+	Consul *Consul // nil when no consul block: the environment decides
+
+	Variables map[string]*Variable
+	Services  []*Service
+	Searches  []*Search
+	Indices   []*Index
+}
+
+// MetaPrefix starts the Consul meta keys provision writes to mark what it
+// owns; a spec may not set them itself. ManagedByKey is the one key outside
+// the prefix, the ecosystem's usual "managed-by".
+const (
+	MetaPrefix   = "provision-"
+	ManagedByKey = "managed-by"
+)
+
+// Dialect says which Traefik generations read a service's tags.
+type Dialect string
+
+const (
+	// DialectTraefik writes the Traefik 1 and the Traefik 2 tags, so that a
+	// gated frontend is gated whichever generation reads the catalog.
+	DialectTraefik   Dialect = "traefik"
+	DialectTraefikV1 Dialect = "traefik-v1"
+	DialectTraefikV2 Dialect = "traefik-v2"
+)
+
+// V1 reports whether Traefik 1 tags are written.
+func (d Dialect) V1() bool { return d != DialectTraefikV2 }
+
+// V2 reports whether Traefik 2 tags are written.
+func (d Dialect) V2() bool { return d != DialectTraefikV1 }
+
+// Proxy says how frontends become Consul tags.
+type Proxy struct {
+	Dialect Dialect
+	Prefix  string
+	// DeclRange is the proxy block, or the project attribute when the block
+	// is absent and the defaults apply.
+	DeclRange hcl.Range
+}
+
+// Consul holds the connection settings of the Consul agent. Secrets (the
+// ACL token) come from the environment only, never from a spec.
+type Consul struct {
+	Address    string
+	Datacenter string
+	DeclRange  hcl.Range
+}
+
+// Service is one Consul service registration.
+type Service struct {
+	Name      string // the block label, Consul's service name
+	ID        string // defaults to Name
+	Address   string
+	Port      int
+	Tags      []string // extra tags, kept as written
+	Meta      map[string]string
+	Frontend  *Frontend
+	Checks    []*Check
+	DeclRange hcl.Range
+	IDRange   hcl.Range // the id attribute, or the label when id is absent
+}
+
+// Frontend is the route a reverse proxy claims for a service.
+type Frontend struct {
+	Rule        *Rule
+	RuleRange   hcl.Range
+	EntryPoints []string
+	ForwardAuth *ForwardAuth
+	DeclRange   hcl.Range
+}
+
+// ForwardAuth makes the proxy ask Address before it performs a request.
+type ForwardAuth struct {
+	Address             string
+	AuthResponseHeaders []string
+	TrustForwardHeader  bool
+	DeclRange           hcl.Range
+}
+
+// Check is a Consul health check of a service.
+type Check struct {
+	Name      string
+	HTTP      string
+	TCP       string
+	Interval  string
+	Timeout   string
+	DeclRange hcl.Range
+}
+
+// Search is one member cluster of a tribe: the place writes go.
+type Search struct {
+	Name        string
+	URL         string
+	ClusterName string
+	TribeURL    string // optional; read-only, never written to
+	DeclRange   hcl.Range
+	URLRange    hcl.Range
+}
+
+// Index is an index with its mapping types, created on a Search cluster.
+type Index struct {
+	Name        string
+	Search      string
+	SearchRange hcl.Range
+	Mappings    []*Mapping
+	DeclRange   hcl.Range
+	NameRange   hcl.Range
+}
+
+// Mapping is one mapping type of an index.
+type Mapping struct {
+	Type       string
+	Properties []*Field // in declared order
+	DeclRange  hcl.Range
+}
+
+// Field is one property of a mapping. Params holds the field's mapping
+// other than its properties (always "type" for a leaf), as JSON-ready values.
+type Field struct {
+	Name       string
+	Params     map[string]any
+	Properties []*Field // nested fields of an object field
+	Range      hcl.Range
+}
+
+// Type is the field's mapping type; "object" for a field that only holds
+// nested properties.
+func (f *Field) Type() string {
+	if t, ok := f.Params["type"].(string); ok {
+		return t
+	}
+	return "object"
+}

@@ -1,0 +1,201 @@
+package schema
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+)
+
+// Parser reads spec files and keeps their sources, so that diagnostics can
+// be printed with snippets.
+type Parser struct {
+	p *hclparse.Parser
+}
+
+// NewParser returns a Parser with no files read yet.
+func NewParser() *Parser { return &Parser{p: hclparse.NewParser()} }
+
+// Files are the sources read so far, by file name, for
+// hcl.NewDiagnosticTextWriter.
+func (p *Parser) Files() map[string]*hcl.File { return p.p.Files() }
+
+// SpecFiles lists the spec files of dir: every *.hcl file, sorted.
+func SpecFiles(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.hcl"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+var fileSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "project"}},
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "proxy"},
+		{Type: "consul"},
+		{Type: "variable", LabelNames: []string{"name"}},
+		{Type: "service", LabelNames: []string{"name"}},
+		{Type: "search", LabelNames: []string{"name"}},
+		{Type: "index", LabelNames: []string{"name"}},
+	},
+}
+
+var projectName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// LoadDir reads every spec file of dir and decodes them into one Config.
+// It reports every problem of every file in one go; the Config is only
+// meaningful when the diagnostics hold no error.
+func (p *Parser) LoadDir(dir string, in Inputs) (*Config, hcl.Diagnostics) {
+	paths, err := SpecFiles(dir)
+	if err != nil || len(paths) == 0 {
+		detail := fmt.Sprintf("The directory %q holds no *.hcl spec files.", dir)
+		if err != nil {
+			detail = err.Error()
+		}
+		if _, serr := os.Stat(dir); serr != nil {
+			detail = fmt.Sprintf("The directory %q cannot be read: %s.", dir, serr)
+		}
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No spec files", Detail: detail}}
+	}
+	var diags hcl.Diagnostics
+	var contents []*hcl.BodyContent
+	for _, path := range paths {
+		f, fdiags := p.p.ParseHCLFile(path)
+		diags = append(diags, fdiags...)
+		if f == nil {
+			continue
+		}
+		c, cdiags := f.Body.Content(fileSchema)
+		diags = append(diags, cdiags...)
+		contents = append(contents, c)
+	}
+
+	cfg := &Config{Variables: map[string]*Variable{}}
+	for _, c := range contents {
+		for _, b := range c.Blocks.OfType("variable") {
+			v, vdiags := decodeVariableBlock(b)
+			diags = append(diags, vdiags...)
+			if prev, dup := cfg.Variables[v.Name]; dup {
+				diags = append(diags, duplicate("Duplicate variable block", fmt.Sprintf("variable %q", v.Name), b.LabelRanges[0], prev.DeclRange))
+				continue
+			}
+			cfg.Variables[v.Name] = v
+		}
+	}
+	diags = append(diags, assignValues(cfg.Variables, in, p.p.ParseHCLFile)...)
+	d := &decoder{ctx: evalContext(cfg.Variables), vars: cfg.Variables}
+
+	var proxyBlock, consulBlock *hcl.Block
+	for _, c := range contents {
+		if attr, ok := c.Attributes["project"]; ok {
+			if cfg.ProjectRange.Filename != "" {
+				d.diags = append(d.diags, duplicate("Duplicate project attribute", "project", attr.NameRange, cfg.ProjectRange))
+			} else {
+				cfg.Project, cfg.ProjectRange = d.str(attr), attr.Range
+				if cfg.Project != "" && !projectName.MatchString(cfg.Project) {
+					d.errorf(attr.Expr.Range(), attr.Range, "Invalid project name",
+						"The project name %q is written on Consul meta and index _meta and names the lock; use 1 to 63 lowercase letters, digits, \"-\" or \"_\", starting with a letter or digit.", cfg.Project)
+				}
+			}
+		}
+		for _, b := range c.Blocks {
+			switch b.Type {
+			case "proxy":
+				if proxyBlock != nil {
+					d.diags = append(d.diags, duplicate("Duplicate proxy block", "proxy block", b.DefRange, proxyBlock.DefRange))
+					continue
+				}
+				proxyBlock = b
+			case "consul":
+				if consulBlock != nil {
+					d.diags = append(d.diags, duplicate("Duplicate consul block", "consul block", b.DefRange, consulBlock.DefRange))
+					continue
+				}
+				consulBlock = b
+				cfg.Consul = d.consulBlock(b)
+			case "service":
+				cfg.Services = append(cfg.Services, d.serviceBlock(b))
+			case "search":
+				cfg.Searches = append(cfg.Searches, d.searchBlock(b))
+			case "index":
+				cfg.Indices = append(cfg.Indices, d.indexBlock(b))
+			}
+		}
+	}
+	if cfg.ProjectRange.Filename == "" {
+		d.diags = append(d.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing project",
+			Detail:   "One spec file must set project = \"<name>\": the owner written on everything provision creates, so that it only ever changes or deletes its own objects.",
+			Subject:  &hcl.Range{Filename: paths[0], Start: hcl.InitialPos, End: hcl.InitialPos},
+		})
+	}
+	cfg.Proxy = d.proxyBlock(proxyBlock, cfg.ProjectRange)
+	d.checkServices(cfg)
+	d.checkIndices(cfg)
+	diags = append(diags, d.diags...)
+	return cfg, diags
+}
+
+// duplicate is the diagnostic for a second declaration of something that
+// may be declared once; what names it in the detail ("service ID \"api\"").
+func duplicate(summary, what string, at, prev hcl.Range) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   fmt.Sprintf("The %s was already declared at %s. Each may be declared only once across all spec files; remove or rename one of them.", what, prev),
+		Subject:  at.Ptr(),
+	}
+}
+
+var proxySchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "dialect"}, {Name: "prefix"}},
+}
+
+func (d *decoder) proxyBlock(b *hcl.Block, projectRange hcl.Range) Proxy {
+	p := Proxy{Dialect: DialectTraefik, Prefix: "traefik", DeclRange: projectRange}
+	if b == nil {
+		return p
+	}
+	p.DeclRange = b.DefRange
+	c := d.content(b.Body, proxySchema)
+	if attr, ok := c.Attributes["dialect"]; ok {
+		switch dl := Dialect(d.str(attr)); dl {
+		case DialectTraefik, DialectTraefikV1, DialectTraefikV2:
+			p.Dialect = dl
+		case "":
+		default:
+			d.errorf(attr.Expr.Range(), b.DefRange, "Unsupported proxy dialect",
+				"The dialect %q is not known; use \"traefik\" (Traefik 1 and 2 tags, the default), \"traefik-v1\" or \"traefik-v2\".", dl)
+		}
+	}
+	if attr, ok := c.Attributes["prefix"]; ok {
+		p.Prefix = d.str(attr)
+		if !tagPrefix.MatchString(p.Prefix) {
+			d.errorf(attr.Expr.Range(), b.DefRange, "Invalid tag prefix",
+				"The tag prefix %q must be letters, digits, \"-\" or \"_\", as in \"traefik\".", p.Prefix)
+		}
+	}
+	return p
+}
+
+var tagPrefix = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+var consulSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "address"}, {Name: "datacenter"}},
+}
+
+func (d *decoder) consulBlock(b *hcl.Block) *Consul {
+	c := d.content(b.Body, consulSchema)
+	return &Consul{
+		Address:    d.str(c.Attributes["address"]),
+		Datacenter: d.str(c.Attributes["datacenter"]),
+		DeclRange:  b.DefRange,
+	}
+}

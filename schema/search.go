@@ -1,0 +1,330 @@
+package schema
+
+import (
+	"fmt"
+	"math/big"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+var searchSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "url"}, {Name: "cluster_name", Required: true}, {Name: "tribe_url"}},
+}
+
+var indexSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "search", Required: true}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "mapping", LabelNames: []string{"type"}}},
+}
+
+var mappingSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "properties", Required: true}},
+}
+
+// FieldTypes are the field types Elasticsearch 2.x to 7.x know. string is
+// 2.x's; 5.x turns it into text or keyword.
+var FieldTypes = []string{
+	"alias", "binary", "boolean", "byte", "completion", "constant_keyword", "date", "date_nanos",
+	"date_range", "dense_vector", "double", "double_range", "flattened", "float", "float_range",
+	"geo_point", "geo_shape", "half_float", "histogram", "integer", "integer_range", "ip", "ip_range",
+	"join", "keyword", "long", "long_range", "murmur3", "nested", "object", "percolator", "rank_feature",
+	"rank_features", "scaled_float", "search_as_you_type", "shape", "short", "string", "text",
+	"token_count", "unsigned_long", "version", "wildcard",
+}
+
+func knownFieldType(t string) bool {
+	i := sort.SearchStrings(FieldTypes, t)
+	return i < len(FieldTypes) && FieldTypes[i] == t
+}
+
+func (d *decoder) searchBlock(b *hcl.Block) *Search {
+	s := &Search{Name: b.Labels[0], DeclRange: b.DefRange, URLRange: b.DefRange}
+	c := d.content(b.Body, searchSchema)
+	if attr, ok := c.Attributes["url"]; ok {
+		s.URL, s.URLRange = d.str(attr), attr.Expr.Range()
+		d.checkSearchURL(attr, s.URL)
+	}
+	if attr, ok := c.Attributes["tribe_url"]; ok {
+		s.TribeURL = d.str(attr)
+		d.checkSearchURL(attr, s.TribeURL)
+	}
+	s.ClusterName = d.str(c.Attributes["cluster_name"])
+	return s
+}
+
+func (d *decoder) checkSearchURL(attr *hcl.Attribute, s string) {
+	if s == "" {
+		return
+	}
+	if err := absoluteHTTPURL(s); err != nil {
+		d.errorf(attr.Expr.Range(), attr.Range, "Invalid search URL", "The URL %q %s.", s, err)
+		return
+	}
+	if u, _ := url.Parse(s); u.User != nil {
+		d.errorf(attr.Expr.Range(), attr.Range, "Credentials in a spec",
+			"The URL %s carries credentials. Specs are committed and plans are shared, so credentials come from the environment only: ELASTICSEARCH_USERNAME and ELASTICSEARCH_PASSWORD, or ELASTICSEARCH_API_KEY.", u.Redacted())
+	}
+}
+
+func (d *decoder) indexBlock(b *hcl.Block) *Index {
+	ix := &Index{Name: b.Labels[0], DeclRange: b.DefRange, NameRange: b.LabelRanges[0]}
+	if err := checkIndexName(ix.Name); err != nil {
+		d.errorf(b.LabelRanges[0], b.DefRange, "Invalid index name", "The index name %q is refused by Elasticsearch: %s.", ix.Name, err)
+	}
+	c := d.content(b.Body, indexSchema)
+	if attr, ok := c.Attributes["search"]; ok {
+		ix.Search, ix.SearchRange = d.str(attr), attr.Expr.Range()
+	}
+	seen := map[string]*Mapping{}
+	for _, mb := range c.Blocks.OfType("mapping") {
+		m := d.mappingBlock(mb)
+		if prev, dup := seen[m.Type]; dup {
+			d.diags = append(d.diags, duplicate("Duplicate mapping type", fmt.Sprintf("mapping type %q of index %q", m.Type, ix.Name), mb.LabelRanges[0], prev.DeclRange))
+			continue
+		}
+		seen[m.Type] = m
+		ix.Mappings = append(ix.Mappings, m)
+	}
+	return ix
+}
+
+// checkIndexName applies Elasticsearch's rules for index names.
+func checkIndexName(name string) error {
+	switch {
+	case name == "" || name == "." || name == "..":
+		return fmt.Errorf("it must be a name other than \"\", \".\" and \"..\"")
+	case strings.ToLower(name) != name:
+		return fmt.Errorf("it must be lowercase")
+	case strings.ContainsAny(name, "\\/*?\"<>| ,#:"):
+		return fmt.Errorf("it must not hold any of \\ / * ? \" < > | space , # :")
+	case strings.ContainsAny(name[:1], "-_+"):
+		return fmt.Errorf("it must not start with \"-\", \"_\" or \"+\"")
+	case len(name) > 255:
+		return fmt.Errorf("it is %d bytes long, and the limit is 255", len(name))
+	}
+	return nil
+}
+
+func (d *decoder) mappingBlock(b *hcl.Block) *Mapping {
+	m := &Mapping{Type: b.Labels[0], DeclRange: b.DefRange}
+	if m.Type == "" || strings.HasPrefix(m.Type, "_") || strings.ContainsAny(m.Type, "#,") {
+		d.errorf(b.LabelRanges[0], b.DefRange, "Invalid mapping type name",
+			"The mapping type %q is refused by Elasticsearch: a type name is not empty, does not start with \"_\" and holds no \"#\" or \",\".", m.Type)
+	}
+	c := d.content(b.Body, mappingSchema)
+	if attr, ok := c.Attributes["properties"]; ok {
+		m.Properties = d.properties(attr.Expr)
+	}
+	return m
+}
+
+// properties decodes an object of fields, in declared order. A value is a
+// type name or an object passed through as the field's mapping; a dotted
+// key ("a.b") declares field b inside object field a.
+func (d *decoder) properties(expr hcl.Expression) []*Field {
+	pairs, diags := hcl.ExprMap(expr)
+	if diags.HasErrors() {
+		d.errorf(expr.Range(), expr.Range(), "Invalid properties",
+			"properties is an object that maps each field name to a type name, as in { title = \"string\" }, or to a field mapping object.")
+		return nil
+	}
+	var fields []*Field
+	byName := map[string]*Field{}
+	for _, kv := range pairs {
+		key, ok := d.exprString(kv.Key)
+		if !ok {
+			continue
+		}
+		rng := hcl.RangeBetween(kv.Key.Range(), kv.Value.Range())
+		f := d.field(kv.Value, rng)
+		if f == nil {
+			continue
+		}
+		parts := strings.Split(key, ".")
+		for _, p := range parts {
+			if p == "" {
+				d.errorf(kv.Key.Range(), rng, "Invalid field name", "The field name %q has an empty part.", key)
+				f = nil
+				break
+			}
+		}
+		if f == nil {
+			continue
+		}
+		f.Name = parts[len(parts)-1]
+		level, index := &fields, byName
+		for _, p := range parts[:len(parts)-1] {
+			parent := index[p]
+			if parent == nil {
+				parent = &Field{Name: p, Params: map[string]any{}, Range: kv.Key.Range()}
+				*level = append(*level, parent)
+				index[p] = parent
+			} else if t := parent.Type(); t != "object" && t != "nested" {
+				d.errorf(kv.Key.Range(), rng, "Field is not an object",
+					"The key %q puts a field inside %q, which is declared at %s with type %q; only object and nested fields hold properties.", key, p, parent.Range, t)
+				f = nil
+				break
+			}
+			level, index = &parent.Properties, childIndex(parent)
+		}
+		if f == nil {
+			continue
+		}
+		if prev, dup := index[f.Name]; dup {
+			d.diags = append(d.diags, duplicate("Duplicate field", fmt.Sprintf("field %q", key), kv.Key.Range(), prev.Range))
+			continue
+		}
+		*level = append(*level, f)
+		index[f.Name] = f
+	}
+	return fields
+}
+
+// childIndex indexes a field's properties by name.
+func childIndex(f *Field) map[string]*Field {
+	m := make(map[string]*Field, len(f.Properties))
+	for _, c := range f.Properties {
+		m[c.Name] = c
+	}
+	return m
+}
+
+// field decodes the value of one property: a type name or a mapping object.
+func (d *decoder) field(expr hcl.Expression, rng hcl.Range) *Field {
+	f := &Field{Params: map[string]any{}, Range: rng}
+	if pairs, diags := hcl.ExprMap(expr); !diags.HasErrors() {
+		for _, kv := range pairs {
+			key, ok := d.exprString(kv.Key)
+			if !ok {
+				return nil
+			}
+			if key == "properties" {
+				f.Properties = d.properties(kv.Value)
+				continue
+			}
+			if !d.checkRefs(kv.Value) {
+				return nil
+			}
+			v, vdiags := kv.Value.Value(d.ctx)
+			d.diags = append(d.diags, vdiags...)
+			if vdiags.HasErrors() || !v.IsWhollyKnown() {
+				return nil
+			}
+			f.Params[key] = goValue(v)
+		}
+		if t, has := f.Params["type"]; has {
+			if s, isString := t.(string); !isString || !knownFieldType(s) {
+				d.unknownType(fmt.Sprint(t), expr.Range(), rng)
+				return nil
+			}
+		} else if len(f.Properties) == 0 {
+			d.errorf(expr.Range(), rng, "Field mapping without type", "A field mapping object needs a type, or properties for an object field.")
+			return nil
+		}
+		return f
+	}
+	t, ok := d.exprString(expr)
+	if !ok {
+		return nil
+	}
+	if !knownFieldType(t) {
+		d.unknownType(t, expr.Range(), rng)
+		return nil
+	}
+	f.Params["type"] = t
+	return f
+}
+
+func (d *decoder) unknownType(t string, subject, context hcl.Range) {
+	d.errorf(subject, context, "Unknown field type",
+		"%q is not an Elasticsearch field type. Use one of: %s.", t, strings.Join(FieldTypes, ", "))
+}
+
+// exprString evaluates expr as a string, recording a diagnostic if it is not.
+func (d *decoder) exprString(expr hcl.Expression) (string, bool) {
+	if !d.checkRefs(expr) {
+		return "", false
+	}
+	v, diags := expr.Value(d.ctx)
+	d.diags = append(d.diags, diags...)
+	if diags.HasErrors() {
+		return "", false
+	}
+	if v.IsNull() || !v.IsWhollyKnown() || v.Type() != cty.String {
+		d.errorf(expr.Range(), expr.Range(), "Invalid value", "A string is required here.")
+		return "", false
+	}
+	return v.AsString(), true
+}
+
+// goValue turns a known cty value into the Go value encoding/json writes.
+func goValue(v cty.Value) any {
+	if v.IsNull() {
+		return nil
+	}
+	ty := v.Type()
+	switch {
+	case ty == cty.String:
+		return v.AsString()
+	case ty == cty.Bool:
+		return v.True()
+	case ty == cty.Number:
+		bf := v.AsBigFloat()
+		if i, acc := bf.Int64(); acc == big.Exact {
+			return i
+		}
+		f, _ := bf.Float64()
+		return f
+	case ty.IsListType() || ty.IsTupleType() || ty.IsSetType():
+		out := []any{}
+		for _, e := range v.AsValueSlice() {
+			out = append(out, goValue(e))
+		}
+		return out
+	default: // object or map
+		out := map[string]any{}
+		for k, e := range v.AsValueMap() {
+			out[k] = goValue(e)
+		}
+		return out
+	}
+}
+
+// checkIndices resolves each index's search cluster and reports
+// duplicates across files.
+func (d *decoder) checkIndices(cfg *Config) {
+	searches := map[string]*Search{}
+	for _, s := range cfg.Searches {
+		if prev, dup := searches[s.Name]; dup {
+			d.diags = append(d.diags, duplicate("Duplicate search block", fmt.Sprintf("search %q", s.Name), s.DeclRange, prev.DeclRange))
+			continue
+		}
+		searches[s.Name] = s
+	}
+	type key struct{ search, index string }
+	indices := map[key]*Index{}
+	for _, ix := range cfg.Indices {
+		if ix.Search != "" && searches[ix.Search] == nil {
+			names := make([]string, 0, len(searches))
+			for n := range searches {
+				names = append(names, fmt.Sprintf("%q", n))
+			}
+			sort.Strings(names)
+			known := "none is declared"
+			if len(names) > 0 {
+				known = "declared: " + strings.Join(names, ", ")
+			}
+			d.errorf(ix.SearchRange, ix.DeclRange, "Reference to undeclared search cluster",
+				"The index %q names the search cluster %q, but there is no search %q {} block (%s).", ix.Name, ix.Search, ix.Search, known)
+		}
+		k := key{ix.Search, ix.Name}
+		if prev, dup := indices[k]; dup {
+			d.diags = append(d.diags, duplicate("Duplicate index", fmt.Sprintf("index %q on search %q", ix.Name, ix.Search), ix.NameRange, prev.NameRange))
+			continue
+		}
+		indices[k] = ix
+	}
+}

@@ -1,0 +1,217 @@
+package schema
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+var serviceSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "id"}, {Name: "address"}, {Name: "port", Required: true}, {Name: "tags"}, {Name: "meta"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "frontend"}, {Type: "check", LabelNames: []string{"name"}}},
+}
+
+var frontendSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "rule", Required: true}, {Name: "entrypoints"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "forward_auth"}},
+}
+
+var forwardAuthSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "address", Required: true}, {Name: "auth_response_headers"}, {Name: "trust_forward_header"},
+	},
+}
+
+var checkSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "http"}, {Name: "tcp"}, {Name: "interval", Required: true}, {Name: "timeout"},
+	},
+}
+
+// serviceID is what Consul accepts in a service ID that also travels in
+// the deregister path.
+var serviceID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// metaKey is Consul's rule for service meta keys.
+var metaKey = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+func (d *decoder) serviceBlock(b *hcl.Block) *Service {
+	s := &Service{Name: b.Labels[0], ID: b.Labels[0], DeclRange: b.DefRange, IDRange: b.LabelRanges[0]}
+	c := d.content(b.Body, serviceSchema)
+	if attr, ok := c.Attributes["id"]; ok {
+		s.ID, s.IDRange = d.str(attr), attr.Expr.Range()
+	}
+	if !serviceID.MatchString(s.ID) {
+		d.errorf(s.IDRange, b.DefRange, "Invalid service ID",
+			"The service ID %q must start with a letter or digit and hold only letters, digits, \".\", \"_\" and \"-\".", s.ID)
+	}
+	s.Address = d.str(c.Attributes["address"])
+	s.Port = d.port(c.Attributes["port"])
+	s.Tags = d.strList(c.Attributes["tags"])
+	s.Meta = d.strMap(c.Attributes["meta"])
+	if attr, ok := c.Attributes["meta"]; ok {
+		for k := range s.Meta {
+			if !metaKey.MatchString(k) || strings.HasPrefix(k, "consul-") || strings.HasPrefix(k, MetaPrefix) || k == ManagedByKey {
+				d.errorf(attr.Expr.Range(), attr.Range, "Invalid meta key",
+					"The meta key %q is refused: Consul takes 1 to 128 letters, digits, \"_\" and \"-\", reserves \"consul-\", and provision reserves %q and %q for its ownership marks.", k, ManagedByKey, MetaPrefix+"*")
+			}
+		}
+	}
+	for _, fb := range c.Blocks.OfType("frontend") {
+		if s.Frontend != nil {
+			d.diags = append(d.diags, duplicate("Duplicate frontend block", "frontend block of this service", fb.DefRange, s.Frontend.DeclRange))
+			continue
+		}
+		s.Frontend = d.frontendBlock(fb)
+	}
+	seen := map[string]*Check{}
+	for _, cb := range c.Blocks.OfType("check") {
+		ch := d.checkBlock(cb)
+		if prev, dup := seen[ch.Name]; dup {
+			d.diags = append(d.diags, duplicate("Duplicate check block", fmt.Sprintf("check %q of this service", ch.Name), cb.LabelRanges[0], prev.DeclRange))
+			continue
+		}
+		seen[ch.Name] = ch
+		s.Checks = append(s.Checks, ch)
+	}
+	return s
+}
+
+func (d *decoder) frontendBlock(b *hcl.Block) *Frontend {
+	f := &Frontend{DeclRange: b.DefRange}
+	c := d.content(b.Body, frontendSchema)
+	if attr, ok := c.Attributes["rule"]; ok {
+		f.RuleRange = attr.Expr.Range()
+		if s := d.str(attr); s != "" {
+			r, err := ParseRule(s)
+			if err != nil {
+				d.errorf(attr.Expr.Range(), b.DefRange, "Invalid frontend rule",
+					"The rule %q is not in the Traefik rule grammar (Matcher:value[,value], matchers joined by \";\"): %s.", s, err)
+			}
+			f.Rule = r
+		}
+	}
+	f.EntryPoints = d.strList(c.Attributes["entrypoints"])
+	for _, ab := range c.Blocks.OfType("forward_auth") {
+		if f.ForwardAuth != nil {
+			d.diags = append(d.diags, duplicate("Duplicate forward_auth block", "forward_auth block of this frontend", ab.DefRange, f.ForwardAuth.DeclRange))
+			continue
+		}
+		f.ForwardAuth = d.forwardAuthBlock(ab)
+	}
+	return f
+}
+
+func (d *decoder) forwardAuthBlock(b *hcl.Block) *ForwardAuth {
+	a := &ForwardAuth{DeclRange: b.DefRange}
+	c := d.content(b.Body, forwardAuthSchema)
+	if attr, ok := c.Attributes["address"]; ok {
+		a.Address = d.str(attr)
+		if a.Address != "" {
+			if err := absoluteHTTPURL(a.Address); err != nil {
+				d.errorf(attr.Expr.Range(), b.DefRange, "Invalid forward-auth address",
+					"The forward-auth address %q %s; the proxy needs an absolute http:// or https:// URL, such as \"http://127.0.0.1:8080/auth\".", a.Address, err)
+			}
+		}
+	}
+	a.AuthResponseHeaders = d.strList(c.Attributes["auth_response_headers"])
+	if attr, ok := c.Attributes["auth_response_headers"]; ok {
+		for _, h := range a.AuthResponseHeaders {
+			if !headerName.MatchString(h) {
+				d.errorf(attr.Expr.Range(), b.DefRange, "Invalid header name",
+					"%q is not an HTTP header name.", h)
+			}
+		}
+	}
+	a.TrustForwardHeader = d.boolean(c.Attributes["trust_forward_header"])
+	return a
+}
+
+// absoluteHTTPURL says what is wrong with s as an absolute http(s) URL.
+func absoluteHTTPURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("is not a URL (%v)", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("is not an http or https URL")
+	case u.Host == "":
+		return fmt.Errorf("has no host")
+	}
+	return nil
+}
+
+func (d *decoder) checkBlock(b *hcl.Block) *Check {
+	ch := &Check{Name: b.Labels[0], DeclRange: b.DefRange}
+	c := d.content(b.Body, checkSchema)
+	ch.HTTP = d.str(c.Attributes["http"])
+	ch.TCP = d.str(c.Attributes["tcp"])
+	ch.Interval = d.duration(c.Attributes["interval"])
+	ch.Timeout = d.duration(c.Attributes["timeout"])
+	if attr, ok := c.Attributes["http"]; ok && ch.HTTP != "" {
+		if err := absoluteHTTPURL(ch.HTTP); err != nil {
+			d.errorf(attr.Expr.Range(), b.DefRange, "Invalid check URL", "The check URL %q %s.", ch.HTTP, err)
+		}
+	}
+	if (ch.HTTP == "") == (ch.TCP == "") {
+		d.errorf(b.DefRange, b.DefRange, "Invalid check", "A check sets exactly one of http (a URL) or tcp (host:port).")
+	}
+	return ch
+}
+
+// duration decodes a Go duration string such as "10s".
+func (d *decoder) duration(attr *hcl.Attribute) string {
+	s := d.str(attr)
+	if s == "" {
+		return ""
+	}
+	if dur, err := time.ParseDuration(s); err != nil || dur <= 0 {
+		d.errorf(attr.Expr.Range(), attr.Range, "Invalid duration", "%q is not a positive duration such as \"10s\" or \"1m30s\".", s)
+	}
+	return s
+}
+
+// checkServices reports what only shows across services: duplicate IDs,
+// and frontends a single-generation dialect would leave ungated.
+func (d *decoder) checkServices(cfg *Config) {
+	ids := map[string]*Service{}
+	for _, s := range cfg.Services {
+		if prev, dup := ids[s.ID]; dup {
+			d.diags = append(d.diags, duplicate("Duplicate service ID", fmt.Sprintf("service ID %q", s.ID), s.IDRange, prev.IDRange))
+			continue
+		}
+		ids[s.ID] = s
+		f := s.Frontend
+		if f == nil || f.Rule == nil {
+			continue
+		}
+		if cfg.Proxy.Dialect.V2() {
+			if _, err := f.Rule.V2(); err != nil {
+				d.errorf(f.RuleRange, f.DeclRange, "Rule has no Traefik 2 form",
+					"The rule %q cannot be written for Traefik 2: %s. Use matchers only, or set proxy { dialect = \"traefik-v1\" }.", f.Rule, err)
+			}
+		}
+		if f.ForwardAuth != nil && cfg.Proxy.Dialect != DialectTraefik {
+			other := "Traefik 2"
+			if cfg.Proxy.Dialect == DialectTraefikV2 {
+				other = "Traefik 1"
+			}
+			d.diags = append(d.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagWarning,
+				Summary:  "Gated frontend written for one Traefik generation",
+				Detail: fmt.Sprintf("The proxy dialect %q writes tags for one generation only, so a %s reading this catalog would not see the forward-auth gate of service %q. "+
+					"Keep the default dialect \"traefik\" unless no %s ever reads this Consul.", cfg.Proxy.Dialect, other, s.Name, other),
+				Subject: f.ForwardAuth.DeclRange.Ptr(),
+				Context: cfg.Proxy.DeclRange.Ptr(),
+			})
+		}
+	}
+}

@@ -1,0 +1,232 @@
+package schema
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// EnvPrefix prefixes the environment variables that set input variables:
+// PROVISION_VAR_api_host sets var.api_host.
+const EnvPrefix = "PROVISION_VAR_"
+
+// Variable is an input variable declared by a variable block.
+type Variable struct {
+	Name        string
+	Type        cty.Type // cty.DynamicPseudoType when no type is given
+	Default     cty.Value
+	Description string
+	DeclRange   hcl.Range
+
+	// Value is the final value: the default, overridden by the
+	// environment, then the variable files, then -var, in that order.
+	Value cty.Value
+}
+
+// Inputs are the values given to variables from outside the specs.
+type Inputs struct {
+	Vars     []string // "name=value", from -var, in order
+	VarFiles []string // paths, from -var-file, in order
+	Env      []string // "KEY=value" pairs, as os.Environ returns them
+}
+
+var variableSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "type"}, {Name: "default"}, {Name: "description"}},
+}
+
+func decodeVariableBlock(block *hcl.Block) (*Variable, hcl.Diagnostics) {
+	v := &Variable{Name: block.Labels[0], Type: cty.DynamicPseudoType, DeclRange: block.DefRange}
+	content, diags := block.Body.Content(variableSchema)
+	if !hclsyntax.ValidIdentifier(v.Name) {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid variable name",
+			Detail:   "A variable name must start with a letter or underscore and may contain only letters, digits, underscores and dashes.",
+			Subject:  block.LabelRanges[0].Ptr(),
+		})
+	}
+	if attr, ok := content.Attributes["type"]; ok {
+		ty, tdiags := typeexpr.TypeConstraint(attr.Expr)
+		diags = append(diags, tdiags...)
+		if !tdiags.HasErrors() {
+			v.Type = ty
+		}
+	}
+	if attr, ok := content.Attributes["description"]; ok {
+		d, ddiags := attr.Expr.Value(nil)
+		diags = append(diags, ddiags...)
+		if !ddiags.HasErrors() && d.Type() == cty.String && !d.IsNull() {
+			v.Description = d.AsString()
+		}
+	}
+	if attr, ok := content.Attributes["default"]; ok {
+		d, ddiags := attr.Expr.Value(nil)
+		diags = append(diags, ddiags...)
+		if !ddiags.HasErrors() {
+			conv, err := convert.Convert(d, v.Type)
+			if err != nil {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid default value for variable",
+					Detail:   fmt.Sprintf("This default value is not compatible with the variable's type constraint: %s.", err),
+					Subject:  attr.Expr.Range().Ptr(),
+				})
+			} else {
+				v.Default = conv
+			}
+		}
+	}
+	return v, diags
+}
+
+// assignValues gives every variable its final value. Values that name an
+// undeclared variable and variables left without a value are errors.
+func assignValues(vars map[string]*Variable, in Inputs, readFile func(string) (*hcl.File, hcl.Diagnostics)) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, v := range vars {
+		v.Value = v.Default
+	}
+	set := func(name string, raw hcl.Expression, rawString string, rng hcl.Range) {
+		v, ok := vars[name]
+		if !ok {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Value for undeclared variable",
+				Detail:   fmt.Sprintf("A value was given for %q, but no variable of that name is declared. Declare it with a variable %q {} block, or remove the value.", name, name),
+				Subject:  rng.Ptr(),
+			})
+			return
+		}
+		var val cty.Value
+		if raw == nil && v.Type == cty.String {
+			val = cty.StringVal(rawString)
+		} else {
+			if raw == nil {
+				var pdiags hcl.Diagnostics
+				raw, pdiags = hclsyntax.ParseExpression([]byte(rawString), rng.Filename, hcl.InitialPos)
+				if pdiags.HasErrors() {
+					// A value that is not an expression is taken as a string.
+					raw = nil
+					val = cty.StringVal(rawString)
+				}
+			}
+			if raw != nil {
+				var vdiags hcl.Diagnostics
+				val, vdiags = raw.Value(nil)
+				if vdiags.HasErrors() {
+					diags = append(diags, vdiags...)
+					return
+				}
+			}
+		}
+		conv, err := convert.Convert(val, v.Type)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid value for variable",
+				Detail:   fmt.Sprintf("The value given for var.%s is not compatible with its type constraint: %s.", name, err),
+				Subject:  rng.Ptr(),
+				Context:  v.DeclRange.Ptr(),
+			})
+			return
+		}
+		v.Value = conv
+	}
+
+	envNames := make([]string, 0)
+	envVals := map[string]string{}
+	for _, kv := range in.Env {
+		k, val, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(k, EnvPrefix) {
+			continue
+		}
+		name := strings.TrimPrefix(k, EnvPrefix)
+		if _, declared := vars[name]; !declared {
+			continue // the environment is shared; only declared names count
+		}
+		envNames = append(envNames, name)
+		envVals[name] = val
+	}
+	sort.Strings(envNames)
+	for _, name := range envNames {
+		set(name, nil, envVals[name], inputRange("environment variable "+EnvPrefix+name))
+	}
+
+	for _, path := range in.VarFiles {
+		f, fdiags := readFile(path)
+		diags = append(diags, fdiags...)
+		if f == nil {
+			continue
+		}
+		attrs, adiags := f.Body.JustAttributes()
+		diags = append(diags, adiags...)
+		names := make([]string, 0, len(attrs))
+		for n := range attrs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			set(n, attrs[n].Expr, "", attrs[n].NameRange)
+		}
+	}
+
+	for _, kv := range in.Vars {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid -var option",
+				Detail:   fmt.Sprintf("The option -var %q is not of the form name=value.", kv),
+				Subject:  inputRange("-var " + kv).Ptr(),
+			})
+			continue
+		}
+		set(strings.TrimSpace(name), nil, val, inputRange("-var "+name))
+	}
+
+	for _, v := range sortedVariables(vars) {
+		if v.Value == cty.NilVal || v.Value.IsNull() {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "No value for required variable",
+				Detail:   fmt.Sprintf("The variable %q has no default, and no value was given. Give one with -var %s=..., a -var-file, or %s%s.", v.Name, v.Name, EnvPrefix, v.Name),
+				Subject:  v.DeclRange.Ptr(),
+			})
+		}
+	}
+	return diags
+}
+
+// inputRange names a value that comes from outside any file, so that its
+// diagnostics still say where it came from.
+func inputRange(source string) hcl.Range {
+	return hcl.Range{Filename: "<" + source + ">", Start: hcl.InitialPos, End: hcl.InitialPos}
+}
+
+func sortedVariables(vars map[string]*Variable) []*Variable {
+	out := make([]*Variable, 0, len(vars))
+	for _, v := range vars {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// evalContext exposes the variables as var.<name>.
+func evalContext(vars map[string]*Variable) *hcl.EvalContext {
+	vals := map[string]cty.Value{}
+	for name, v := range vars {
+		if v.Value != cty.NilVal {
+			vals[name] = v.Value
+		} else {
+			vals[name] = cty.DynamicVal
+		}
+	}
+	return &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(vals)}}
+}

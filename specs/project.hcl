@@ -1,0 +1,20 @@
+# The seed's system: a token-gated API behind Traefik (Consul tags) and the
+# dashboard store on one member cluster of a read-only tribe node.
+
+project = "edge"
+
+proxy {
+  dialect = "traefik" # Traefik 1 and Traefik 2 tags: gated on either generation
+  prefix  = "traefik"
+}
+
+variable "api_host" {
+  type        = string
+  default     = "127.0.0.1"
+  description = "Address gated-api listens on, as the proxy reaches it."
+}
+
+variable "api_port" {
+  type    = number
+  default = 8080
+}
