@@ -23,6 +23,8 @@ type Plan struct {
 	// change run in the order listed.
 	Changes []*Change `json:"changes"`
 	Summary Summary   `json:"summary"`
+	// Diagnostics are the warnings the plan was made with.
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 }
 
 // Summary counts changes by action.

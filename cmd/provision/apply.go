@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/provision-dev/provision/provision"
+)
+
+// applyFlags are the options apply and destroy share.
+type applyFlags struct {
+	autoApprove *bool
+	parallelism *int
+	noColor     *bool
+	vars        varFlags
+}
+
+func registerApplyFlags(fs *flag.FlagSet) *applyFlags {
+	f := &applyFlags{
+		autoApprove: fs.Bool("auto-approve", false, "do not ask for confirmation"),
+		parallelism: fs.Int("parallelism", 10, "send the requests of at most `N` objects at a time"),
+		noColor:     fs.Bool("no-color", false, "no colors in the output"),
+	}
+	f.vars.register(fs)
+	return f
+}
+
+func (c *cli) apply(args []string) int {
+	fs := c.flagSet("apply", "apply [options] [DIR | PLANFILE]")
+	f := registerApplyFlags(fs)
+	pos, code, ok := c.parse(fs, args, 1)
+	if !ok {
+		return code
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(pos) == 1 {
+		if st, err := os.Stat(pos[0]); err == nil && st.Mode().IsRegular() {
+			return c.applySaved(ctx, pos[0], f)
+		}
+	}
+	return c.planAndApply(ctx, dirArg(pos), f, provision.Converge, true, "apply", "Do you want to perform these actions?")
+}
+
+func (c *cli) destroy(args []string) int {
+	fs := c.flagSet("destroy", "destroy [options] [DIR]")
+	f := registerApplyFlags(fs)
+	indices := fs.Bool("indices", false, "also delete the project's indices (never by default: they hold data)")
+	pos, code, ok := c.parse(fs, args, 1)
+	if !ok {
+		return code
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return c.planAndApply(ctx, dirArg(pos), f, provision.Destroy, *indices, "destroy", "Do you really want to destroy these objects?")
+}
+
+// planAndApply plans dir, shows the plan, asks, and applies it.
+func (c *cli) planAndApply(ctx context.Context, dir string, f *applyFlags, mode provision.Mode, indices bool, command, question string) int {
+	s, p, backends, diags := c.makePlan(ctx, dir, f.vars, mode, indices)
+	v := c.planView(false, *f.noColor, s)
+	if diags.HasErrors() {
+		v.failed(diags)
+		return exitError
+	}
+	v.plan(p, diags)
+	if !p.Summary.HasChanges() {
+		return exitOK
+	}
+	if !*f.autoApprove && !c.confirm(command, question) {
+		return exitError
+	}
+	return c.execute(ctx, p, backends, *f.parallelism)
+}
+
+// applySaved applies a saved plan, after checking that the live state is
+// still the one the plan was made from.
+func (c *cli) applySaved(ctx context.Context, path string, f *applyFlags) int {
+	p, err := provision.ReadPlanFile(path)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "Error: %s\n", err)
+		return exitError
+	}
+	backends, err := c.reopen(p)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "Error: %s\n", err)
+		return exitError
+	}
+	for _, info := range p.Backends {
+		fp, err := backends[info.Name].Fingerprint(ctx)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "Error: cannot read %s to check the saved plan: %s\n", info.Name, err)
+			return exitError
+		}
+		if fp != info.Fingerprint {
+			fmt.Fprintf(c.stderr, "Error: saved plan is stale\n\n"+
+				"The live state of %s (%s) changed since %s was made, so its requests may no longer be right "+
+				"(a plan is also stale once it has been applied). Nothing was sent. Make a new plan.\n", info.Name, info.Address, path)
+			return exitError
+		}
+	}
+	v := c.planView(false, *f.noColor, nil)
+	v.plan(p, nil)
+	if !p.Summary.HasChanges() {
+		return exitOK
+	}
+	return c.execute(ctx, p, backends, *f.parallelism)
+}
+
+// execute applies the plan with one progress line per request and, on a
+// failure, a report of what was done and what was not.
+func (c *cli) execute(ctx context.Context, p *provision.Plan, backends map[string]provision.Backend, parallelism int) int {
+	total := 0
+	for _, ch := range p.Changes {
+		total += len(ch.Requests)
+	}
+	fmt.Fprintln(c.stdout)
+	n := 0
+	res := provision.Apply(ctx, p, backends, parallelism, func(e provision.Event) {
+		if !e.Done {
+			return
+		}
+		n++
+		status := "ok"
+		if e.Err != nil {
+			status = "FAILED"
+		}
+		fmt.Fprintf(c.stdout, "[%d/%d] %s: %s %s: %s (%s)\n", n, total, e.Change.Addr, e.Request.Method, e.Request.Path, status, e.Elapsed.Round(100_000))
+	})
+	if err := res.Err(); err != nil {
+		fmt.Fprintf(c.stderr, "\nError: apply stopped at the first failure: %s\n\n", err)
+		for _, o := range res.Outcomes {
+			fmt.Fprintf(c.stderr, "  %-9s %s (%d of %d requests sent)\n", outcomeWord(o), o.Change.Addr, o.Sent, len(o.Change.Requests))
+		}
+		fmt.Fprintf(c.stderr, "\nWhat was done is live. Run provision plan again: it reads the live state and shows what is left; apply converges from there.\n")
+		return exitError
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(c.stderr, "\nInterrupted: requests under way finished, no new one was started. Run provision plan to see what is left.\n")
+		return exitError
+	}
+	for name, b := range backends {
+		if vb, ok := b.(provision.Verifier); ok {
+			msg, err := vb.Verify(ctx, changesOf(p, name))
+			if err != nil {
+				fmt.Fprintf(c.stderr, "Warning: %s: %s\n", name, err)
+			} else if msg != "" {
+				fmt.Fprintf(c.stdout, "%s\n", msg)
+			}
+		}
+	}
+	fmt.Fprintf(c.stdout, "\nApply complete: %d created, %d updated, %d deleted.\n", p.Summary.Create, p.Summary.Update, p.Summary.Delete)
+	return exitOK
+}
+
+func outcomeWord(o provision.Outcome) string {
+	switch {
+	case o.Complete():
+		return "done:"
+	case o.Err != nil:
+		return "failed:"
+	case o.Sent > 0:
+		return "partial:"
+	}
+	return "not done:"
+}
+
+func changesOf(p *provision.Plan, backend string) []*provision.Change {
+	var out []*provision.Change
+	for _, ch := range p.Changes {
+		if ch.Backend == backend && ch.Action != provision.NoOp {
+			out = append(out, ch)
+		}
+	}
+	return out
+}

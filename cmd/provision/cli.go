@@ -1,0 +1,190 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/schema"
+	"golang.org/x/term"
+)
+
+// Exit codes, as Terraform's.
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitChanges = 2 // plan -detailed-exitcode: the plan has changes
+)
+
+const usage = `Usage: provision <command> [options] [DIR | PLANFILE]
+
+provision declares Consul service registrations (with Traefik tags) and
+search-cluster indices in HCL, shows the exact requests that bring the live
+systems to the declared state, and sends them.
+
+Commands:
+  plan      Read the live state, diff it against the specs, print the requests
+  apply     Apply the specs of DIR (after confirmation) or a saved plan
+  destroy   Remove what the project owns (indices only with -indices)
+  validate  Check the specs offline: syntax, schema, references, rules
+  fmt       Rewrite the specs in canonical layout
+  show      Print a saved plan
+  version   Print the version
+
+DIR defaults to specs/. Run "provision <command> -help" for its options.
+
+Environment:
+  CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN, CONSUL_CACERT, ...   the Consul agent
+  ELASTICSEARCH_URL, ELASTICSEARCH_USERNAME, ELASTICSEARCH_PASSWORD,
+  ELASTICSEARCH_API_KEY, ELASTICSEARCH_CA_CERT              the search clusters
+  PROVISION_VAR_<name>                                      input variables
+  NO_COLOR                                                  plain output
+
+Exit codes: 0 success, 1 error, 2 changes present (plan -detailed-exitcode),
+3 files not formatted (fmt -check).
+`
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// cli holds the streams a command reads and writes; no command prints to
+// anything else.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// isTerminal reports whether a stream is an interactive terminal.
+	isTerminal func(any) bool
+	getenv     func(string) string
+	environ    func() []string
+}
+
+func newCLI(stdin io.Reader, stdout, stderr io.Writer) *cli {
+	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, isTerminal: isTerminal, getenv: os.Getenv, environ: os.Environ}
+}
+
+func isTerminal(s any) bool {
+	f, ok := s.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func (c *cli) run(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, usage)
+		return exitError
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "plan":
+		return c.plan(rest)
+	case "apply":
+		return c.apply(rest)
+	case "destroy":
+		return c.destroy(rest)
+	case "validate":
+		return c.validate(rest)
+	case "fmt":
+		return c.fmt(rest)
+	case "show":
+		return c.show(rest)
+	case "version", "-version", "--version":
+		fmt.Fprintf(c.stdout, "provision %s\n", version)
+		return exitOK
+	case "help", "-help", "--help", "-h":
+		fmt.Fprint(c.stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(c.stderr, "provision: unknown command %q\n\n%s", cmd, usage)
+	return exitError
+}
+
+// flagSet is a command's flags, with its usage text.
+func (c *cli) flagSet(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(c.stderr, "Usage: provision %s\n\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags that may stand before or after the positional
+// arguments, as "provision plan specs -json" reads naturally. It returns
+// false when the command should stop with code.
+func (c *cli) parse(fs *flag.FlagSet, args []string, maxArgs int) ([]string, int, bool) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, exitOK, false
+			}
+			return nil, exitError, false
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) > maxArgs {
+		fmt.Fprintf(c.stderr, "provision %s: too many arguments: %s\n", fs.Name(), strings.Join(pos, " "))
+		fs.Usage()
+		return nil, exitError, false
+	}
+	return pos, exitOK, true
+}
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// varFlags are the input-variable options every command that loads specs
+// takes.
+type varFlags struct {
+	vars, files listFlag
+}
+
+func (v *varFlags) register(fs *flag.FlagSet) {
+	fs.Var(&v.vars, "var", "set an input variable: -var name=value (repeatable)")
+	fs.Var(&v.files, "var-file", "read input variables from an HCL file (repeatable)")
+}
+
+// specs is a loaded spec directory with the sources its diagnostics quote.
+type specs struct {
+	cfg    *schema.Config
+	parser *schema.Parser
+}
+
+func (c *cli) load(dir string, v varFlags) (*specs, hcl.Diagnostics) {
+	p := schema.NewParser()
+	cfg, diags := p.LoadDir(dir, schema.Inputs{Vars: v.vars, VarFiles: v.files, Env: c.environ()})
+	return &specs{cfg: cfg, parser: p}, diags
+}
+
+func dirArg(pos []string) string {
+	if len(pos) == 0 {
+		return "specs"
+	}
+	return pos[0]
+}
+
+// color reports whether output to w may be colored: a terminal, no
+// NO_COLOR, no -no-color.
+func (c *cli) color(w io.Writer, noColor bool) bool {
+	return !noColor && c.getenv("NO_COLOR") == "" && c.isTerminal(w)
+}
+
+// printDiags prints diagnostics with snippets, all at once.
+func (c *cli) printDiags(diags hcl.Diagnostics, files map[string]*hcl.File, color bool) {
+	if len(diags) == 0 {
+		return
+	}
+	w := hcl.NewDiagnosticTextWriter(c.stderr, files, 0, color)
+	_ = w.WriteDiagnostics(diags)
+}

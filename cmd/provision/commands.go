@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/consul"
+)
+
+// backends opens the backends the specs need, by name. With indices false
+// the search backends are left out (destroy without -indices).
+func (c *cli) backends(s *specs, indices bool) ([]provision.Backend, hcl.Diagnostics) {
+	var out []provision.Backend
+	cb, diags := consul.New(s.cfg)
+	if cb != nil {
+		out = append(out, cb)
+	}
+	_ = indices // the search backends join here
+	return out, diags
+}
+
+// reopen opens the backends a saved plan names.
+func (c *cli) reopen(p *provision.Plan) (map[string]provision.Backend, error) {
+	out := map[string]provision.Backend{}
+	for _, info := range p.Backends {
+		var (
+			b   provision.Backend
+			err error
+		)
+		switch info.Kind {
+		case "consul":
+			b, err = consul.Reopen(info)
+		default:
+			err = fmt.Errorf("unknown backend kind %q", info.Kind)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("backend %s: %w", info.Name, err)
+		}
+		out[info.Name] = b
+	}
+	return out, nil
+}
+
+// makePlan loads the specs of dir and plans them against the live state.
+func (c *cli) makePlan(ctx context.Context, dir string, vf varFlags, mode provision.Mode, indices bool) (*specs, *provision.Plan, map[string]provision.Backend, hcl.Diagnostics) {
+	s, diags := c.load(dir, vf)
+	if diags.HasErrors() {
+		return s, nil, nil, diags
+	}
+	bs, bdiags := c.backends(s, indices)
+	diags = append(diags, bdiags...)
+	if diags.HasErrors() {
+		return s, nil, nil, diags
+	}
+	p, pdiags := provision.MakePlan(ctx, s.cfg.Project, mode, bs)
+	diags = append(diags, pdiags...)
+	p.Diagnostics = provision.JSONDiagnostics(diags)
+	byName := map[string]provision.Backend{}
+	for _, b := range bs {
+		byName[b.Info().Name] = b
+	}
+	return s, p, byName, diags
+}
+
+func (c *cli) plan(args []string) int {
+	fs := c.flagSet("plan", "plan [options] [DIR]")
+	out := fs.String("out", "", "save the plan to `FILE`, for apply FILE")
+	jsonOut := fs.Bool("json", false, "print the plan as JSON (format_version "+provision.FormatVersion+")")
+	detailed := fs.Bool("detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
+	noColor := fs.Bool("no-color", false, "no colors in the output")
+	var vf varFlags
+	vf.register(fs)
+	pos, code, ok := c.parse(fs, args, 1)
+	if !ok {
+		return code
+	}
+	s, p, _, diags := c.makePlan(context.Background(), dirArg(pos), vf, provision.Converge, true)
+	v := c.planView(*jsonOut, *noColor, s)
+	if diags.HasErrors() {
+		v.failed(diags)
+		return exitError
+	}
+	v.plan(p, diags)
+	if *out != "" {
+		if err := provision.WritePlanFile(*out, p); err != nil {
+			fmt.Fprintf(c.stderr, "Error: cannot save the plan: %s\n", err)
+			return exitError
+		}
+		fmt.Fprintf(c.stderr, "\nSaved the plan to %s. Apply exactly these requests with: provision apply %s\n", *out, *out)
+	}
+	if *detailed && p.Summary.HasChanges() {
+		return exitChanges
+	}
+	return exitOK
+}
+
+// planView prints a plan or the diagnostics that stopped it, as text or
+// JSON, chosen once per command.
+type planView interface {
+	plan(p *provision.Plan, warnings hcl.Diagnostics)
+	failed(diags hcl.Diagnostics)
+}
+
+func (c *cli) planView(jsonOut, noColor bool, s *specs) planView {
+	if jsonOut {
+		return jsonView{c}
+	}
+	var files map[string]*hcl.File
+	if s != nil {
+		files = s.parser.Files()
+	}
+	return textView{c: c, color: c.color(c.stdout, noColor), files: files}
+}
+
+type textView struct {
+	c     *cli
+	color bool
+	files map[string]*hcl.File
+}
+
+func (v textView) plan(p *provision.Plan, warnings hcl.Diagnostics) {
+	v.c.printDiags(warnings, v.files, v.color)
+	_ = provision.RenderText(v.c.stdout, p.Redacted(), provision.TextOptions{Color: v.color})
+}
+
+func (v textView) failed(diags hcl.Diagnostics) { v.c.printDiags(diags, v.files, v.color) }
+
+type jsonView struct{ c *cli }
+
+func (v jsonView) plan(p *provision.Plan, _ hcl.Diagnostics) { v.write(p.Redacted()) }
+
+func (v jsonView) failed(diags hcl.Diagnostics) {
+	v.write(struct {
+		FormatVersion string                  `json:"format_version"`
+		Diagnostics   []provision.Diagnostic `json:"diagnostics"`
+	}{provision.FormatVersion, provision.JSONDiagnostics(diags)})
+}
+
+func (v jsonView) write(x any) {
+	b, _ := json.MarshalIndent(x, "", "  ")
+	fmt.Fprintf(v.c.stdout, "%s\n", b)
+}
+
+func (c *cli) show(args []string) int {
+	fs := c.flagSet("show", "show [options] PLANFILE")
+	jsonOut := fs.Bool("json", false, "print the plan as JSON")
+	noColor := fs.Bool("no-color", false, "no colors in the output")
+	pos, code, ok := c.parse(fs, args, 1)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return exitError
+	}
+	p, err := provision.ReadPlanFile(pos[0])
+	if err != nil {
+		fmt.Fprintf(c.stderr, "Error: %s\n", err)
+		return exitError
+	}
+	c.planView(*jsonOut, *noColor, nil).plan(p, nil)
+	return exitOK
+}
+
+func (c *cli) validate(args []string) int {
+	fs := c.flagSet("validate", "validate [options] [DIR]")
+	jsonOut := fs.Bool("json", false, "print the diagnostics as JSON")
+	noColor := fs.Bool("no-color", false, "no colors in the output")
+	var vf varFlags
+	vf.register(fs)
+	pos, code, ok := c.parse(fs, args, 1)
+	if !ok {
+		return code
+	}
+	s, diags := c.load(dirArg(pos), vf)
+	if *jsonOut {
+		jsonView{c}.write(struct {
+			FormatVersion string                  `json:"format_version"`
+			Valid         bool                    `json:"valid"`
+			Diagnostics   []provision.Diagnostic `json:"diagnostics"`
+		}{provision.FormatVersion, !diags.HasErrors(), provision.JSONDiagnostics(diags)})
+	} else {
+		c.printDiags(diags, s.parser.Files(), c.color(c.stderr, *noColor))
+		if !diags.HasErrors() {
+			fmt.Fprintf(c.stdout, "The specs in %s are valid.\n", dirArg(pos))
+		}
+	}
+	if diags.HasErrors() {
+		return exitError
+	}
+	return exitOK
+}
+
+// confirm asks for "yes" on a terminal; anywhere else it refuses, since a
+// pipeline that waits for input would hang.
+func (c *cli) confirm(command, question string) bool {
+	if !c.isTerminal(c.stdin) {
+		fmt.Fprintf(c.stderr, "\nError: %s needs confirmation, and standard input is not a terminal.\n"+
+			"Pass -auto-approve, or save a reviewed plan with plan -out=FILE and apply that file.\n", command)
+		return false
+	}
+	fmt.Fprintf(c.stdout, "\n%s Only 'yes' will be accepted.\n  Enter a value: ", question)
+	line, _ := bufio.NewReader(c.stdin).ReadString('\n')
+	if strings.TrimSpace(line) != "yes" {
+		fmt.Fprintf(c.stderr, "\nCancelled: nothing was sent.\n")
+		return false
+	}
+	return true
+}

@@ -1,0 +1,116 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Event reports one step of an apply: a request about to be sent
+// (Done false) or sent (Done true, Err set on failure).
+type Event struct {
+	Change  *Change
+	Step    int // 1-based index of the request within the change
+	Request Request
+	Done    bool
+	Err     error
+	Elapsed time.Duration
+}
+
+// Outcome says how far the apply of one change got.
+type Outcome struct {
+	Change *Change
+	Sent   int   // requests sent successfully
+	Err    error // the failure of request Sent+1, if any
+}
+
+// Complete reports whether every request of the change was sent.
+func (o Outcome) Complete() bool { return o.Err == nil && o.Sent == len(o.Change.Requests) }
+
+// Result is the outcome of every change of a plan that has requests, in
+// plan order.
+type Result struct {
+	Outcomes []Outcome
+}
+
+// Err is the first failure, or nil.
+func (r Result) Err() error {
+	for _, o := range r.Outcomes {
+		if o.Err != nil {
+			return fmt.Errorf("%s: request %d of %d (%s %s): %w", o.Change.Addr, o.Sent+1, len(o.Change.Requests),
+				o.Change.Requests[o.Sent].Method, o.Change.Requests[o.Sent].Path, o.Err)
+		}
+	}
+	return nil
+}
+
+// Apply sends the requests of every change: changes run in parallel, at
+// most parallelism at a time, and the requests of one change in order.
+// After the first failure no new request is started; requests already
+// under way finish. progress, if not nil, is called from one goroutine at
+// a time.
+func Apply(ctx context.Context, p *Plan, backends map[string]Backend, parallelism int, progress func(Event)) Result {
+	if parallelism < 1 {
+		parallelism = 1
+	}
+	var (
+		mu     sync.Mutex
+		failed bool
+		wg     sync.WaitGroup
+		sem    = make(chan struct{}, parallelism)
+		res    Result
+	)
+	report := func(e Event) {
+		if progress != nil {
+			mu.Lock()
+			progress(e)
+			mu.Unlock()
+		}
+	}
+	stopped := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return failed || ctx.Err() != nil
+	}
+	for _, c := range p.Changes {
+		if len(c.Requests) > 0 {
+			res.Outcomes = append(res.Outcomes, Outcome{Change: c})
+		}
+	}
+	for i := range res.Outcomes {
+		o := &res.Outcomes[i]
+		sem <- struct{}{}
+		if stopped() {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			b := backends[o.Change.Backend]
+			for step, r := range o.Change.Requests {
+				if stopped() {
+					return
+				}
+				report(Event{Change: o.Change, Step: step + 1, Request: r})
+				start := time.Now()
+				err := b.Send(ctx, r)
+				if err != nil {
+					mu.Lock()
+					failed = true
+					mu.Unlock()
+					o.Err = err
+				} else {
+					o.Sent++
+				}
+				report(Event{Change: o.Change, Step: step + 1, Request: r, Done: true, Err: err, Elapsed: time.Since(start)})
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return res
+}

@@ -1,0 +1,278 @@
+package consul
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/consul/api"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/schema"
+)
+
+// Ownership meta written on every registration.
+const (
+	toolName    = "provision"
+	projectKey  = schema.MetaPrefix + "project"
+	checksKey   = schema.MetaPrefix + "checks"
+	registerAPI = "/v1/agent/service/register"
+)
+
+// registration is the body of PUT /v1/agent/service/register, limited to
+// what a declaration controls. Its field order is the order on the wire.
+type registration struct {
+	ID      string            `json:"ID"`
+	Name    string            `json:"Name"`
+	Tags    []string          `json:"Tags"`
+	Address string            `json:"Address,omitempty"`
+	Port    int               `json:"Port"`
+	Meta    map[string]string `json:"Meta"`
+	Checks  []check           `json:"Checks,omitempty"`
+}
+
+type check struct {
+	CheckID  string `json:"CheckID"`
+	Name     string `json:"Name"`
+	HTTP     string `json:"HTTP,omitempty"`
+	TCP      string `json:"TCP,omitempty"`
+	Interval string `json:"Interval"`
+	Timeout  string `json:"Timeout,omitempty"`
+}
+
+// view is what a plan shows of a registration: the registration without
+// its checks, which /v1/agent/services does not return. Checks are
+// compared through the digest that the meta carries.
+func (r registration) view() registration {
+	r.Checks = nil
+	return r
+}
+
+// desired is the registration a declared service becomes.
+func desired(project string, p schema.Proxy, s *schema.Service) registration {
+	r := registration{
+		ID:      s.ID,
+		Name:    s.Name,
+		Tags:    Tags(p, s),
+		Address: s.Address,
+		Port:    s.Port,
+		Meta:    map[string]string{schema.ManagedByKey: toolName, projectKey: project},
+	}
+	for k, v := range s.Meta {
+		r.Meta[k] = v
+	}
+	for _, c := range s.Checks {
+		r.Checks = append(r.Checks, check{
+			CheckID:  "service:" + s.ID + ":" + c.Name,
+			Name:     c.Name,
+			HTTP:     c.HTTP,
+			TCP:      c.TCP,
+			Interval: c.Interval,
+			Timeout:  c.Timeout,
+		})
+	}
+	if len(r.Checks) > 0 {
+		b, _ := json.Marshal(r.Checks)
+		sum := sha256.Sum256(b)
+		r.Meta[checksKey] = hex.EncodeToString(sum[:8])
+	}
+	return r
+}
+
+// live is a live service in the shape of a registration.
+func live(s *api.AgentService) registration {
+	return registration{
+		ID:      s.ID,
+		Name:    s.Service,
+		Tags:    append([]string{}, s.Tags...),
+		Address: s.Address,
+		Port:    s.Port,
+		Meta:    s.Meta,
+	}
+}
+
+// owner says which provision project owns a live service: "" when it is
+// not provision's.
+func owner(s *api.AgentService) string {
+	if s.Meta[schema.ManagedByKey] != toolName {
+		return ""
+	}
+	return s.Meta[projectKey]
+}
+
+// scope is what a backend reads: the project's own services and the
+// declared IDs. It is saved in a plan so the same can be read again.
+type scope struct {
+	Project string   `json:"project"`
+	IDs     []string `json:"ids"`
+}
+
+func (sc scope) relevant(s *api.AgentService) bool {
+	if owner(s) == sc.Project {
+		return true
+	}
+	i := sort.SearchStrings(sc.IDs, s.ID)
+	return i < len(sc.IDs) && sc.IDs[i] == s.ID
+}
+
+// fingerprint digests the live services within the scope.
+func (sc scope) fingerprint(services map[string]*api.AgentService) string {
+	var rel []*api.AgentService
+	for _, s := range services {
+		if sc.relevant(s) {
+			rel = append(rel, s)
+		}
+	}
+	sort.Slice(rel, func(i, j int) bool { return rel[i].ID < rel[j].ID })
+	b, _ := json.Marshal(rel)
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// diff compares the declared services with the live ones and returns the
+// changes in address order.
+func diff(cfg *schema.Config, services map[string]*api.AgentService, backend string, mode provision.Mode) ([]*provision.Change, hcl.Diagnostics) {
+	var changes []*provision.Change
+	var diags hcl.Diagnostics
+	declared := map[string]bool{}
+	for _, s := range cfg.Services {
+		declared[s.ID] = true
+		l, exists := services[s.ID]
+		if exists && owner(l) != cfg.Project {
+			diags = append(diags, notOwned(s, l, cfg.Project))
+			continue
+		}
+		if mode == provision.Destroy {
+			continue
+		}
+		want := desired(cfg.Project, cfg.Proxy, s)
+		c := &provision.Change{
+			Addr:       provision.Addr{Kind: "service", Name: s.ID},
+			Backend:    backend,
+			After:      mustJSON(want.view()),
+			DeclaredAt: s.DeclRange.String(),
+		}
+		if !exists {
+			c.Action = provision.Create
+			c.Requests = []provision.Request{registerRequest(want, false)}
+			changes = append(changes, c)
+			continue
+		}
+		have := live(l)
+		c.Before = mustJSON(have)
+		c.Action, c.Requests = provision.NoOp, []provision.Request{}
+		if changed := changedFields(have, want.view()); len(changed) > 0 {
+			c.Action = provision.Update
+			c.Reason = strings.Join(changed, ", ") + " changed"
+			c.Requests = []provision.Request{registerRequest(want, true)}
+		}
+		changes = append(changes, c)
+	}
+	for _, id := range sortedIDs(services) {
+		l := services[id]
+		if owner(l) != cfg.Project || (declared[id] && mode != provision.Destroy) {
+			continue
+		}
+		reason := "owned by project " + cfg.Project + " and no longer declared"
+		if mode == provision.Destroy {
+			reason = "owned by project " + cfg.Project
+		}
+		changes = append(changes, &provision.Change{
+			Addr:     provision.Addr{Kind: "service", Name: id},
+			Backend:  backend,
+			Action:   provision.Delete,
+			Reason:   reason,
+			Before:   mustJSON(live(l)),
+			Requests: []provision.Request{deregisterRequest(id)},
+		})
+	}
+	return changes, diags
+}
+
+func notOwned(s *schema.Service, l *api.AgentService, project string) *hcl.Diagnostic {
+	who := "was not registered by provision"
+	if o := owner(l); o != "" {
+		who = fmt.Sprintf("belongs to the provision project %q, not %q", o, project)
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Service ID taken by a registration provision does not own",
+		Detail: fmt.Sprintf("The Consul agent already has a service with ID %q (name %q) that %s. provision never changes or removes what it does not own. "+
+			"Choose another id, or deregister that service by hand if it is really meant to be replaced.", s.ID, l.Service, who),
+		Subject: s.IDRange.Ptr(),
+		Context: s.DeclRange.Ptr(),
+	}
+}
+
+// changedFields names the fields of want that differ from have.
+func changedFields(have, want registration) []string {
+	var out []string
+	if have.Name != want.Name {
+		out = append(out, "name")
+	}
+	if !slices.Equal(have.Tags, want.Tags) {
+		out = append(out, "tags")
+	}
+	if have.Address != want.Address {
+		out = append(out, "address")
+	}
+	if have.Port != want.Port {
+		out = append(out, "port")
+	}
+	if have.Meta[checksKey] != want.Meta[checksKey] {
+		out = append(out, "checks")
+	}
+	if !maps.Equal(withoutDigest(have.Meta), withoutDigest(want.Meta)) {
+		out = append(out, "meta")
+	}
+	return out
+}
+
+func withoutDigest(meta map[string]string) map[string]string {
+	m := maps.Clone(meta)
+	delete(m, checksKey)
+	return m
+}
+
+func sortedIDs(services map[string]*api.AgentService) []string {
+	ids := make([]string, 0, len(services))
+	for id := range services {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+var jsonHeaders = map[string]string{"Accept": "application/json", "Content-Type": "application/json"}
+
+// registerRequest registers r. An update replaces the checks too, so that
+// a check removed from the spec goes away.
+func registerRequest(r registration, update bool) provision.Request {
+	path := registerAPI
+	if update {
+		path += "?replace-existing-checks=true"
+	}
+	return provision.Request{Method: "PUT", Path: path, Header: jsonHeaders, Body: mustJSON(r)}
+}
+
+func deregisterRequest(id string) provision.Request {
+	return provision.Request{
+		Method: "PUT",
+		Path:   "/v1/agent/service/deregister/" + url.PathEscape(id),
+		Header: map[string]string{"Accept": "application/json"},
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only plain structs and maps are marshalled here
+	}
+	return b
+}

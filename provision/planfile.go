@@ -1,0 +1,37 @@
+package provision
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// WritePlanFile saves p as JSON, readable only by its owner: a saved plan
+// holds the exact request bodies, unredacted.
+func WritePlanFile(path string, p *Plan) error {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o600)
+}
+
+// ReadPlanFile reads a plan saved by WritePlanFile, refusing one of
+// another major format version.
+func ReadPlanFile(path string) (*Plan, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var p Plan
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%s is not a saved plan: %w", path, err)
+	}
+	major, _, _ := strings.Cut(p.FormatVersion, ".")
+	want, _, _ := strings.Cut(FormatVersion, ".")
+	if major != want {
+		return nil, fmt.Errorf("%s is a plan of format version %q; this provision reads format %s.x", path, p.FormatVersion, want)
+	}
+	return &p, nil
+}

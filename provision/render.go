@@ -1,0 +1,254 @@
+package provision
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// TextOptions tune the human view.
+type TextOptions struct {
+	Color bool
+}
+
+// RenderText writes the human view of a plan. It reads only the plan's
+// JSON model (Before, After and Requests as JSON), so it cannot say
+// anything the JSON form does not. Pass a Redacted plan.
+func RenderText(w io.Writer, p *Plan, opts TextOptions) error {
+	r := &renderer{opts: opts}
+	if !p.Summary.HasChanges() {
+		r.printf("No changes. The live state matches the specs (%d objects up to date).\n", p.Summary.NoOp)
+		r.notes(p)
+		_, err := w.Write(r.buf.Bytes())
+		return err
+	}
+	r.printf("provision will perform these actions for project %q. Symbols: %s create, %s update in place, %s delete.\n",
+		p.Project, r.paint(Create, "+"), r.paint(Update, "~"), r.paint(Delete, "-"))
+	for _, c := range p.Changes {
+		if c.Action != NoOp {
+			r.change(c)
+		}
+	}
+	r.notes(p)
+	r.printf("\nPlan: %d to create, %d to update, %d to delete.\n", p.Summary.Create, p.Summary.Update, p.Summary.Delete)
+	_, err := w.Write(r.buf.Bytes())
+	return err
+}
+
+type renderer struct {
+	buf  bytes.Buffer
+	opts TextOptions
+}
+
+func (r *renderer) printf(format string, args ...any) { fmt.Fprintf(&r.buf, format, args...) }
+
+var ansi = map[Action]string{Create: "\x1b[32m", Update: "\x1b[33m", Delete: "\x1b[31m"}
+
+func (r *renderer) paint(a Action, s string) string {
+	if !r.opts.Color || ansi[a] == "" {
+		return s
+	}
+	return ansi[a] + s + "\x1b[0m"
+}
+
+var verbs = map[Action]string{Create: "created", Update: "updated in place", Delete: "deleted"}
+
+func (r *renderer) change(c *Change) {
+	r.printf("\n  # %s will be %s", c.Addr, verbs[c.Action])
+	if c.Reason != "" {
+		r.printf(" (%s)", c.Reason)
+	}
+	r.printf("\n")
+	if c.DeclaredAt != "" {
+		r.printf("  # declared at %s\n", c.DeclaredAt)
+	}
+	r.printf("  %s %s {\n", r.paint(c.Action, c.Action.Symbol()), c.Addr)
+	before, after := decodeObject(c.Before), decodeObject(c.After)
+	switch c.Action {
+	case Create:
+		r.object(after, Create, 6)
+	case Delete:
+		r.object(before, Delete, 6)
+	default:
+		r.objectDiff(before, after, 6)
+	}
+	r.printf("    }\n")
+	for _, n := range c.Notes {
+		r.printf("    # note: %s\n", n)
+	}
+	for i, req := range c.Requests {
+		r.printf("\n    request %d of %d: %s %s\n", i+1, len(c.Requests), req.Method, req.Path)
+		keys := sortedKeys(req.Header)
+		for _, k := range keys {
+			r.printf("      %s: %s\n", k, req.Header[k])
+		}
+		if len(req.Body) > 0 {
+			var pretty bytes.Buffer
+			if json.Indent(&pretty, req.Body, "      ", "  ") == nil {
+				r.printf("      %s\n", pretty.String())
+			}
+		}
+	}
+}
+
+// notes lists the notes of changes that are not shown in full.
+func (r *renderer) notes(p *Plan) {
+	for _, c := range p.Changes {
+		if c.Action != NoOp {
+			continue
+		}
+		for _, n := range c.Notes {
+			r.printf("\n  # %s is up to date; note: %s\n", c.Addr, n)
+		}
+	}
+}
+
+func decodeObject(raw json.RawMessage) map[string]any {
+	var m map[string]any
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &m) // Before and After are always objects or null
+	}
+	return m
+}
+
+func (r *renderer) object(m map[string]any, a Action, indent int) {
+	for _, k := range sortedKeys(m) {
+		r.attr(a, k, m[k], indent)
+	}
+}
+
+// attr shows one attribute being created or deleted; objects and lists
+// one element a line.
+func (r *renderer) attr(a Action, k string, v any, indent int) {
+	pad, mark := strings.Repeat(" ", indent), r.paint(a, a.Symbol())
+	switch t := v.(type) {
+	case map[string]any:
+		if len(t) > 0 {
+			r.printf("%s%s %s = {\n", pad, mark, k)
+			r.object(t, a, indent+4)
+			r.printf("%s  }\n", pad)
+			return
+		}
+	case []any:
+		if len(t) > 0 {
+			r.printf("%s%s %s = [\n", pad, mark, k)
+			for _, e := range t {
+				r.printf("%s    %s %s,\n", pad, mark, compact(e))
+			}
+			r.printf("%s  ]\n", pad)
+			return
+		}
+	}
+	r.printf("%s%s %s = %s\n", pad, mark, k, compact(v))
+}
+
+// listDiff shows a list one element a line, marking what is removed and
+// added along a longest common subsequence.
+func (r *renderer) listDiff(k string, before, after []any, indent int) {
+	pad := strings.Repeat(" ", indent)
+	r.printf("%s%s %s = [\n", pad, r.paint(Update, "~"), k)
+	b, a := make([]string, len(before)), make([]string, len(after))
+	for i, e := range before {
+		b[i] = compact(e)
+	}
+	for i, e := range after {
+		a[i] = compact(e)
+	}
+	// lcs[i][j] is the length of the common subsequence of b[i:] and a[j:].
+	lcs := make([][]int, len(b)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(a)+1)
+	}
+	for i := len(b) - 1; i >= 0; i-- {
+		for j := len(a) - 1; j >= 0; j-- {
+			if b[i] == a[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	i, j, same := 0, 0, 0
+	for i < len(b) || j < len(a) {
+		switch {
+		case i < len(b) && j < len(a) && b[i] == a[j]:
+			same++
+			i, j = i+1, j+1
+		case i < len(b) && (j == len(a) || lcs[i+1][j] >= lcs[i][j+1]):
+			r.printf("%s    %s %s,\n", pad, r.paint(Delete, "-"), b[i])
+			i++
+		default:
+			r.printf("%s    %s %s,\n", pad, r.paint(Create, "+"), a[j])
+			j++
+		}
+	}
+	if same > 0 {
+		r.printf("%s      # (%d unchanged %s hidden)\n", pad, same, plural(same, "element"))
+	}
+	r.printf("%s  ]\n", pad)
+}
+
+// objectDiff shows the attributes that differ; maps are compared key by
+// key, anything else as a whole.
+func (r *renderer) objectDiff(before, after map[string]any, indent int) {
+	pad := strings.Repeat(" ", indent)
+	keys := map[string]bool{}
+	for k := range before {
+		keys[k] = true
+	}
+	for k := range after {
+		keys[k] = true
+	}
+	unchanged := 0
+	for _, k := range sortedKeys(keys) {
+		b, inB := before[k]
+		a, inA := after[k]
+		bm, bIsMap := b.(map[string]any)
+		am, aIsMap := a.(map[string]any)
+		bl, bIsList := b.([]any)
+		al, aIsList := a.([]any)
+		switch {
+		case inB && inA && compact(a) == compact(b):
+			unchanged++
+		case !inB:
+			r.attr(Create, k, a, indent)
+		case !inA:
+			r.attr(Delete, k, b, indent)
+		case bIsList && aIsList:
+			r.listDiff(k, bl, al, indent)
+		case bIsMap && aIsMap:
+			r.printf("%s%s %s = {\n", pad, r.paint(Update, "~"), k)
+			r.objectDiff(bm, am, indent+4)
+			r.printf("%s  }\n", pad)
+		default:
+			r.printf("%s%s %s = %s -> %s\n", pad, r.paint(Update, "~"), k, compact(b), compact(a))
+		}
+	}
+	if unchanged > 0 {
+		r.printf("%s  # (%d unchanged %s hidden)\n", pad, unchanged, plural(unchanged, "attribute"))
+	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+func compact(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
