@@ -63,6 +63,11 @@ func (p *Parser) LoadDir(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 		}
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No spec files", Detail: detail}}
 	}
+	return p.LoadFiles(paths, in)
+}
+
+// LoadFiles is LoadDir for a given list of files, read in that order.
+func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	var contents []*hcl.BodyContent
 	for _, path := range paths {

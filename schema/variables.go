@@ -77,6 +77,8 @@ func decodeVariableBlock(block *hcl.Block) (*Variable, hcl.Diagnostics) {
 					Detail:   fmt.Sprintf("This default value is not compatible with the variable's type constraint: %s.", err),
 					Subject:  attr.Expr.Range().Ptr(),
 				})
+				// Unknown, not missing: reported once, here.
+				v.Default = cty.UnknownVal(v.Type)
 			} else {
 				v.Default = conv
 			}
@@ -110,8 +112,9 @@ func assignValues(vars map[string]*Variable, in Inputs, readFile func(string) (*
 			if raw == nil {
 				var pdiags hcl.Diagnostics
 				raw, pdiags = hclsyntax.ParseExpression([]byte(rawString), rng.Filename, hcl.InitialPos)
-				if pdiags.HasErrors() {
-					// A value that is not an expression is taken as a string.
+				if pdiags.HasErrors() || len(raw.Variables()) > 0 {
+					// A value that is not a constant expression is taken as
+					// a string, and fails the type check below if it must.
 					raw = nil
 					val = cty.StringVal(rawString)
 				}

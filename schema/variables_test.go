@@ -1,0 +1,97 @@
+package schema_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/schema"
+)
+
+func TestVariableSources(t *testing.T) {
+	type endpoint struct {
+		Address string
+		Port    int
+	}
+	tests := map[string]struct {
+		in       schema.Inputs
+		want     endpoint
+		wantDiag string
+	}{
+		"defaults": {want: endpoint{"127.0.0.1", 8080}},
+		"environment overrides the default": {
+			in:   schema.Inputs{Env: []string{"PROVISION_VAR_api_port=8181", "PROVISION_VAR_unrelated=x"}},
+			want: endpoint{"127.0.0.1", 8181},
+		},
+		"a var file overrides the environment": {
+			in: schema.Inputs{
+				Env:      []string{"PROVISION_VAR_api_port=8181"},
+				VarFiles: []string{"../testdata/vars/override.hcl.vars"},
+			},
+			want: endpoint{"10.0.0.7", 9090},
+		},
+		"-var overrides a var file": {
+			in: schema.Inputs{
+				VarFiles: []string{"../testdata/vars/override.hcl.vars"},
+				Vars:     []string{"api_port=7070"},
+			},
+			want: endpoint{"10.0.0.7", 7070},
+		},
+		"-var for an undeclared variable": {
+			in:       schema.Inputs{Vars: []string{"api_hots=x"}},
+			wantDiag: "<-var api_hots>:1,1-1: Value for undeclared variable",
+		},
+		"-var that does not fit the type": {
+			in:       schema.Inputs{Vars: []string{"api_port=many"}},
+			wantDiag: "<-var api_port>:1,1-1: Invalid value for variable",
+		},
+		"-var without a value": {
+			in:       schema.Inputs{Vars: []string{"api_port"}},
+			wantDiag: "<-var api_port>:1,1-1: Invalid -var option",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg, diags := schema.NewParser().LoadDir("../testdata/vars", tt.in)
+			if tt.wantDiag != "" {
+				if len(diags) != 1 || diags[0].Subject.String()+": "+diags[0].Summary != tt.wantDiag {
+					t.Fatalf("diagnostics = %v, want exactly %q", diags, tt.wantDiag)
+				}
+				return
+			}
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			got := endpoint{cfg.Services[0].Address, cfg.Services[0].Port}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseRule(t *testing.T) {
+	tests := map[string]struct {
+		rule, v1, v2 string
+	}{
+		"the seed's path":     {"Path:/api", "Path:/api", "Path(`/api`)"},
+		"matchers are ANDed":  {"Host:a.example.com;PathPrefix:/api", "Host:a.example.com;PathPrefix:/api", "Host(`a.example.com`) && PathPrefix(`/api`)"},
+		"values are ORed":     {"Host: a.example.com, b.example.com", "Host:a.example.com,b.example.com", "Host(`a.example.com`, `b.example.com`)"},
+		"headers take a pair": {"Headers:Content-Type,application/json", "Headers:Content-Type,application/json", "Headers(`Content-Type`, `application/json`)"},
+		"methods":             {"Method:GET,POST;Path:/api", "Method:GET,POST;Path:/api", "Method(`GET`, `POST`) && Path(`/api`)"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			r, err := schema.ParseRule(tt.rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v2, err := r.V2()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{tt.v1, tt.v2}, []string{r.String(), v2}); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,5 @@
+project = "edge"
+
+proxy {
+  dialect = "nginx" # ERROR: Unsupported proxy dialect
+}

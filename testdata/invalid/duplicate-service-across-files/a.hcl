@@ -1,0 +1,5 @@
+project = "edge"
+
+service "api" {
+  port = 8080
+}

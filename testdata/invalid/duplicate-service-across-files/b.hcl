@@ -1,0 +1,3 @@
+service "api" { # ERROR: Duplicate service ID
+  port = 8081
+}

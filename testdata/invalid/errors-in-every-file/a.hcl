@@ -1,0 +1,5 @@
+project = "edge"
+
+service "a" {
+  port = 0 # ERROR: Invalid port
+}

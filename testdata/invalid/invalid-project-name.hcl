@@ -1,0 +1,1 @@
+project = "Edge Team" # ERROR: Invalid project name

@@ -1,0 +1,4 @@
+# ERROR: Missing project
+service "api" {
+  port = 8080
+}

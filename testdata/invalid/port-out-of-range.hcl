@@ -1,0 +1,5 @@
+project = "edge"
+
+service "api" {
+  port = 70000 # ERROR: Invalid port
+}

@@ -1,0 +1,8 @@
+project = "edge"
+
+service "api" {
+  port = 8080
+  frontend {
+    rule = "PathPrefixStrip:/api" # ERROR: Rule has no Traefik 2 form
+  }
+}

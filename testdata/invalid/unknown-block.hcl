@@ -1,0 +1,5 @@
+project = "edge"
+
+servce "api" { # ERROR: Unsupported block type
+  port = 8080
+}

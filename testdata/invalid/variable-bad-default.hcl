@@ -1,0 +1,6 @@
+project = "edge"
+
+variable "port" {
+  type    = number
+  default = "eighty" # ERROR: Invalid default value for variable
+}

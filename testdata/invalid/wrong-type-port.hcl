@@ -1,0 +1,5 @@
+project = "edge"
+
+service "api" {
+  port = "http" # ERROR: Incorrect attribute value type
+}
