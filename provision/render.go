@@ -20,7 +20,7 @@ type TextOptions struct {
 func RenderText(w io.Writer, p *Plan, opts TextOptions) error {
 	r := &renderer{opts: opts}
 	if !p.Summary.HasChanges() {
-		r.printf("No changes. The live state matches the specs (%d objects up to date).\n", p.Summary.NoOp)
+		r.printf("No changes. The live state matches the specs (%d %s up to date).\n", p.Summary.NoOp, plural(p.Summary.NoOp, "object"))
 		r.notes(p)
 		_, err := w.Write(r.buf.Bytes())
 		return err

@@ -131,6 +131,11 @@ func (b *Backend) Plan(ctx context.Context, mode provision.Mode) ([]*provision.C
 			Subject:  b.where.Ptr(),
 		}}
 	}
+	return b.planFrom(services, mode)
+}
+
+// planFrom diffs services, as read from the agent, against the specs.
+func (b *Backend) planFrom(services map[string]*api.AgentService, mode provision.Mode) ([]*provision.Change, string, hcl.Diagnostics) {
 	changes, diags := diff(b.cfg, services, b.Info().Name, mode)
 	return changes, b.scope.fingerprint(services), diags
 }
