@@ -99,7 +99,7 @@ func checkIndexName(name string) error {
 	case strings.ToLower(name) != name:
 		return fmt.Errorf("it must be lowercase")
 	case strings.ContainsAny(name, "\\/*?\"<>| ,#:"):
-		return fmt.Errorf("it must not hold any of \\ / * ? \" < > | space , # :")
+		return fmt.Errorf("it must not hold any of these: \\ / * ? \" < > | space , # : (colon)")
 	case strings.ContainsAny(name[:1], "-_+"):
 		return fmt.Errorf("it must not start with \"-\", \"_\" or \"+\"")
 	case len(name) > 255:

@@ -1,0 +1,41 @@
+# provision: build, test, demo, bench.
+#
+#   make demo    install the servers, start them on loopback, plan and apply specs/
+#   make test    install the servers, then vet and run every test against them
+#
+# Servers (Consul 1.15.4, Traefik 2.11.10, Elasticsearch 2.4.1) are built or
+# unpacked once into $${XDG_CACHE_HOME:-$$HOME/.cache}/provision, outside the
+# repository, by .ci/install-servers.
+
+GO      ?= go
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+.PHONY: all build servers test demo bench lint clean
+
+all: build
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/provision ./cmd/provision
+	$(GO) build -o bin/gated-api ./cmd/gated-api
+
+servers:
+	bash .ci/install-servers
+
+test: servers
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 30m ./...
+
+demo: servers build
+	$(GO) run ./provision/internal/demo
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+clean:
+	rm -rf bin
