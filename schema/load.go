@@ -24,8 +24,12 @@ func NewParser() *Parser { return &Parser{p: hclparse.NewParser()} }
 // hcl.NewDiagnosticTextWriter.
 func (p *Parser) Files() map[string]*hcl.File { return p.p.Files() }
 
-// SpecFiles lists the spec files of dir: every *.hcl file, sorted.
+// SpecFiles lists the spec files of dir: every *.hcl file, sorted. A path
+// that is a file is its own list.
 func SpecFiles(dir string) ([]string, error) {
+	if st, err := os.Stat(dir); err == nil && st.Mode().IsRegular() {
+		return []string{dir}, nil
+	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.hcl"))
 	if err != nil {
 		return nil, err
@@ -145,7 +149,23 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	d.checkServices(cfg)
 	d.checkIndices(cfg)
 	diags = append(diags, d.diags...)
+	sortDiagnostics(diags)
 	return cfg, diags
+}
+
+// sortDiagnostics orders diagnostics by file and position, so that they
+// read top to bottom whatever order the decoder found them in.
+func sortDiagnostics(diags hcl.Diagnostics) {
+	sort.SliceStable(diags, func(i, j int) bool {
+		a, b := diags[i].Subject, diags[j].Subject
+		switch {
+		case a == nil || b == nil:
+			return a == nil && b != nil
+		case a.Filename != b.Filename:
+			return a.Filename < b.Filename
+		}
+		return a.Start.Byte < b.Start.Byte
+	})
 }
 
 // duplicate is the diagnostic for a second declaration of something that

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/provision-dev/provision/provision/servers"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"provision": func() { os.Exit(newCLI(os.Stdin, os.Stdout, os.Stderr).run(os.Args[1:])) },
+	})
+}
+
+// TestScripts runs the CLI scripts of testdata/scripts against one real
+// Consul agent. Each script uses its own project and service IDs.
+func TestScripts(t *testing.T) {
+	agent := servers.NewConsul(t)
+	testscript.Run(t, testscript.Params{
+		Dir: "../../testdata/scripts",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("CONSUL_HTTP_ADDR", agent.Addr)
+			env.Setenv("NO_COLOR", "1")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"consul": consulCmd,
+		},
+	})
+}
+
+// consulCmd talks to the agent around provision, as a person would with
+// curl: consul register FILE, consul deregister ID, consul get ID (prints
+// ID, port and tags, one per line, or "absent").
+func consulCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: consul register FILE | deregister ID | get ID")
+	}
+	base := "http://" + ts.Getenv("CONSUL_HTTP_ADDR")
+	var (
+		resp *http.Response
+		err  error
+	)
+	switch args[0] {
+	case "register":
+		req, _ := http.NewRequest("PUT", base+"/v1/agent/service/register", strings.NewReader(ts.ReadFile(args[1])))
+		resp, err = http.DefaultClient.Do(req)
+	case "deregister":
+		req, _ := http.NewRequest("PUT", base+"/v1/agent/service/deregister/"+args[1], nil)
+		resp, err = http.DefaultClient.Do(req)
+	case "get":
+		resp, err = http.Get(base + "/v1/agent/service/" + args[1])
+	default:
+		ts.Fatalf("unknown consul command %q", args[0])
+	}
+	ts.Check(err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if args[0] == "get" {
+		if resp.StatusCode == http.StatusNotFound {
+			fmt.Fprintln(ts.Stdout(), "absent")
+			return
+		}
+		var s struct {
+			ID   string
+			Port int
+			Tags []string
+			Meta map[string]string
+		}
+		ts.Check(json.NewDecoder(bytes.NewReader(body)).Decode(&s))
+		fmt.Fprintf(ts.Stdout(), "id %s\nport %d\nowner %s\n", s.ID, s.Port, s.Meta["provision-project"])
+		for _, tag := range s.Tags {
+			fmt.Fprintf(ts.Stdout(), "tag %s\n", tag)
+		}
+		return
+	}
+	if (resp.StatusCode != http.StatusOK) != neg {
+		ts.Fatalf("consul %s: %s %s", args[0], resp.Status, body)
+	}
+}

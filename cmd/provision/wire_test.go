@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/servers"
+)
+
+// recorder is a reverse proxy in front of a real agent that records every
+// request that is not a read.
+type recorder struct {
+	mu    sync.Mutex
+	sent  []provision.Request
+	proxy *httputil.ReverseProxy
+}
+
+func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodGet {
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		rec := provision.Request{Method: req.Method, Path: req.URL.RequestURI(), Header: map[string]string{}}
+		for _, h := range []string{"Accept", "Content-Type"} {
+			if v := req.Header.Get(h); v != "" {
+				rec.Header[h] = v
+			}
+		}
+		if len(body) > 0 {
+			rec.Body = body
+		}
+		r.mu.Lock()
+		r.sent = append(r.sent, rec)
+		r.mu.Unlock()
+	}
+	r.proxy.ServeHTTP(w, req)
+}
+
+// run runs the CLI in-process and returns its exit code and output.
+func runCLI(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	c := newCLI(strings.NewReader(""), &stdout, &stderr)
+	c.getenv = func(k string) string { return env[k] }
+	c.environ = func() []string { return nil }
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	return c.run(args), stdout.String(), stderr.String()
+}
+
+// TestApplySendsThePlannedRequests records, at the wire, the requests
+// apply sends and compares them with those plan -json listed.
+func TestApplySendsThePlannedRequests(t *testing.T) {
+	agent := servers.NewConsul(t)
+	target, _ := url.Parse("http://" + agent.Addr)
+	rec := &recorder{proxy: httputil.NewSingleHostReverseProxy(target)}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	env := map[string]string{"CONSUL_HTTP_ADDR": strings.TrimPrefix(srv.URL, "http://")}
+
+	for _, step := range []struct {
+		name string
+		vars []string
+	}{
+		{"create", nil},
+		{"update", []string{"-var", "api_port=8099"}},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, env, append(append([]string{"plan", "-json"}, step.vars...), "../../specs")...)
+			if code != exitOK {
+				t.Fatalf("plan: exit %d\n%s", code, errOut)
+			}
+			var p provision.Plan
+			if err := json.Unmarshal([]byte(out), &p); err != nil {
+				t.Fatal(err)
+			}
+			var want []provision.Request
+			for _, c := range p.Changes {
+				want = append(want, c.Requests...)
+			}
+			if len(want) == 0 {
+				t.Fatal("the plan has no requests")
+			}
+			rec.mu.Lock()
+			rec.sent = nil
+			rec.mu.Unlock()
+			if code, _, errOut := runCLI(t, env, append(append([]string{"apply", "-auto-approve"}, step.vars...), "../../specs")...); code != exitOK {
+				t.Fatalf("apply: exit %d\n%s", code, errOut)
+			}
+			if diff := cmp.Diff(want, rec.sent, cmp.Transformer("body", compactJSON)); diff != "" {
+				t.Errorf("requests sent (-planned +sent):\n%s", diff)
+			}
+		})
+	}
+}
+
+// compactJSON lets bodies printed indented by plan -json compare with the
+// compact bodies on the wire, byte for byte otherwise.
+func compactJSON(b json.RawMessage) string {
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		return string(b)
+	}
+	return out.String()
+}
+
+// TestExitCodes pins the documented exit codes.
+func TestExitCodes(t *testing.T) {
+	agent := servers.NewConsul(t)
+	env := map[string]string{"CONSUL_HTTP_ADDR": agent.Addr}
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"plan with changes", []string{"plan", "../../specs"}, exitOK},
+		{"plan -detailed-exitcode with changes", []string{"plan", "-detailed-exitcode", "../../specs"}, exitChanges},
+		{"validate of bad specs", []string{"validate", "../../testdata/invalid/bad-rule-matcher.hcl"}, exitError},
+		{"plan of a missing directory", []string{"plan", "../../testdata/nowhere"}, exitError},
+		{"apply without a terminal", []string{"apply", "../../specs"}, exitError},
+		{"apply -auto-approve", []string{"apply", "-auto-approve", "../../specs"}, exitOK},
+		{"plan -detailed-exitcode converged", []string{"plan", "-detailed-exitcode", "../../specs"}, exitOK},
+		{"fmt -check of unformatted specs", []string{"fmt", "-check", "../../testdata/fmt"}, exitUnformatted},
+		{"unknown command", []string{"frobnicate"}, exitError},
+	}
+	for _, tt := range tests {
+		code, _, errOut := runCLI(t, env, tt.args...)
+		if code != tt.want {
+			t.Errorf("%s: exit %d, want %d\n%s", tt.name, code, tt.want, errOut)
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package servers
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// ConsulVersion is the Consul agent the tests and the demo run.
+const ConsulVersion = "1.15.4"
+
+// CacheDir is where .ci/install-servers puts the servers:
+// $PROVISION_CACHE, else $XDG_CACHE_HOME/provision, else ~/.cache/provision.
+func CacheDir() string {
+	if d := os.Getenv("PROVISION_CACHE"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "provision")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".cache", "provision")
+}
+
+// ConsulBinary is the installed Consul agent.
+func ConsulBinary() (string, error) {
+	return installed(filepath.Join(CacheDir(), "consul-"+ConsulVersion, "consul"))
+}
+
+func installed(path string) (string, error) {
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("%s is not installed: run .ci/install-servers (or make servers)", path)
+	}
+	return path, nil
+}
+
+// Consul is a dev agent on loopback.
+type Consul struct {
+	Addr string // HTTP API, host:port
+	proc *process
+}
+
+// StartConsul starts a dev agent with every port chosen free, and waits
+// until it has elected itself leader.
+func StartConsul(ctx context.Context, dir string, logw io.Writer) (*Consul, error) {
+	bin, err := ConsulBinary()
+	if err != nil {
+		return nil, err
+	}
+	ports, err := FreePorts(7)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"agent", "-dev", "-bind=127.0.0.1", "-client=127.0.0.1", "-node=provision-test",
+		"-data-dir=" + filepath.Join(dir, "consul-data")}
+	for i, flag := range []string{"http-port", "dns-port", "serf-lan-port", "serf-wan-port", "server-port", "grpc-port", "grpc-tls-port"} {
+		args = append(args, "-"+flag+"="+strconv.Itoa(ports[i]))
+	}
+	p, err := startProcess(bin, args, logw)
+	if err != nil {
+		return nil, err
+	}
+	c := &Consul{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), proc: p}
+	err = waitFor(ctx, 30*time.Second, func() bool {
+		body, ok := get("http://" + c.Addr + "/v1/status/leader")
+		return ok && len(bytes.Trim(body, "\"\n")) > 0
+	})
+	if err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("consul did not elect a leader: %w", err)
+	}
+	return c, nil
+}
+
+// Stop stops the agent.
+func (c *Consul) Stop() error { return c.proc.stop() }
+
+// NewConsul starts an agent for the test and stops it when the test ends.
+// A missing binary fails the test: the real-server tests never skip.
+func NewConsul(t testing.TB) *Consul {
+	t.Helper()
+	var log bytes.Buffer
+	c, err := StartConsul(context.Background(), t.TempDir(), &syncWriter{w: &log})
+	if err != nil {
+		t.Fatalf("starting consul: %v\n%s", err, log.String())
+	}
+	t.Cleanup(func() {
+		c.Stop()
+		if t.Failed() {
+			t.Logf("consul log:\n%s", tail(log.String(), 4000))
+		}
+	})
+	return c
+}
+
+// FreePorts returns n distinct free loopback ports.
+func FreePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// process is a server in its own process group.
+type process struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func startProcess(bin string, args []string, logw io.Writer) (*process, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logw, logw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &process{cmd: cmd, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+	return p, nil
+}
+
+// stop sends SIGTERM to the group, then SIGKILL after 10 s.
+func (p *process) stop() error {
+	pgid := -p.cmd.Process.Pid
+	_ = syscall.Kill(pgid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(pgid, syscall.SIGKILL)
+		<-p.done
+	}
+	return nil
+}
+
+func waitFor(ctx context.Context, limit time.Duration, ok func() bool) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for !ok() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+func get(url string) ([]byte, bool) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, false
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return b, err == nil && resp.StatusCode == http.StatusOK
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}

@@ -1,0 +1,5 @@
+project = "fmt"
+
+service "a" {
+    port = 8080
+}
