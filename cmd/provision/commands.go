@@ -136,7 +136,7 @@ func (v jsonView) plan(p *provision.Plan, _ hcl.Diagnostics) { v.write(p.Redacte
 
 func (v jsonView) failed(diags hcl.Diagnostics) {
 	v.write(struct {
-		FormatVersion string                  `json:"format_version"`
+		FormatVersion string                 `json:"format_version"`
 		Diagnostics   []provision.Diagnostic `json:"diagnostics"`
 	}{provision.FormatVersion, provision.JSONDiagnostics(diags)})
 }
@@ -180,8 +180,8 @@ func (c *cli) validate(args []string) int {
 	s, diags := c.load(dirArg(pos), vf)
 	if *jsonOut {
 		jsonView{c}.write(struct {
-			FormatVersion string                  `json:"format_version"`
-			Valid         bool                    `json:"valid"`
+			FormatVersion string                 `json:"format_version"`
+			Valid         bool                   `json:"valid"`
 			Diagnostics   []provision.Diagnostic `json:"diagnostics"`
 		}{provision.FormatVersion, !diags.HasErrors(), provision.JSONDiagnostics(diags)})
 	} else {

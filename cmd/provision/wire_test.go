@@ -140,3 +140,53 @@ func TestExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedApplyStopsAndReruns breaks the agent's answer to one
+// registration (a fault injected at the wire in front of a real agent) and
+// checks that apply stops there, reports what was done and what was not,
+// and that the next apply converges.
+func TestFailedApplyStopsAndReruns(t *testing.T) {
+	agent := servers.NewConsul(t)
+	target, _ := url.Parse("http://" + agent.Addr)
+	var broken sync.Map
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if _, fail := broken.Load("on"); fail && bytes.Contains(body, []byte(`"ID":"b-1"`)) {
+			http.Error(w, "Permission denied: token lacks permission 'service:write' on \"b\"", http.StatusForbidden)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	env := map[string]string{"CONSUL_HTTP_ADDR": strings.TrimPrefix(srv.URL, "http://")}
+
+	broken.Store("on", true)
+	code, out, errOut := runCLI(t, env, "apply", "-auto-approve", "-parallelism", "1", "../../testdata/three")
+	if code != exitError {
+		t.Fatalf("apply with a failing request: exit %d, want %d\n%s", code, exitError, out)
+	}
+	for _, want := range []string{
+		"Error: apply stopped at the first failure: service.b-1: request 1 of 1 (PUT /v1/agent/service/register): consul answered 403 Forbidden: Permission denied",
+		"done:     service.a-1 (1 of 1 requests sent)",
+		"failed:   service.b-1 (0 of 1 requests sent)",
+		"not done: service.c-1 (0 of 1 requests sent)",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("the failure report lacks %q:\n%s", want, errOut)
+		}
+	}
+
+	broken.Delete("on")
+	code, out, _ = runCLI(t, env, "plan", "-detailed-exitcode", "../../testdata/three")
+	if code != exitChanges || !strings.Contains(out, "Plan: 2 to create, 0 to update, 0 to delete.") {
+		t.Fatalf("re-plan after the failure: exit %d, want the two services not done\n%s", code, out)
+	}
+	if code, _, errOut := runCLI(t, env, "apply", "-auto-approve", "../../testdata/three"); code != exitOK {
+		t.Fatalf("re-apply: exit %d\n%s", code, errOut)
+	}
+	if code, out, _ := runCLI(t, env, "plan", "-detailed-exitcode", "../../testdata/three"); code != exitOK {
+		t.Fatalf("after the re-apply the plan still has changes:\n%s", out)
+	}
+}
