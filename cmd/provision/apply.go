@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/provision-dev/provision/provision"
 )
@@ -16,7 +17,9 @@ type applyFlags struct {
 	autoApprove *bool
 	parallelism *int
 	noColor     *bool
-	vars        varFlags
+	lock        *bool
+	lockTimeout *time.Duration
+	plan        planFlags
 }
 
 func registerApplyFlags(fs *flag.FlagSet) *applyFlags {
@@ -24,9 +27,31 @@ func registerApplyFlags(fs *flag.FlagSet) *applyFlags {
 		autoApprove: fs.Bool("auto-approve", false, "do not ask for confirmation"),
 		parallelism: fs.Int("parallelism", 10, "send the requests of at most `N` objects at a time"),
 		noColor:     fs.Bool("no-color", false, "no colors in the output"),
+		lock:        fs.Bool("lock", true, "hold the project's lock in Consul while applying"),
+		lockTimeout: fs.Duration("lock-timeout", 0, "wait this long for the lock held by another run"),
 	}
-	f.vars.register(fs)
+	f.plan.register(fs)
 	return f
+}
+
+// lock takes the project's lock from the first backend that can hold one.
+// It returns false when the command must stop.
+func (c *cli) lock(ctx context.Context, project, operation string, bs []provision.Backend, f *applyFlags) (context.Context, func(), bool) {
+	if !*f.lock {
+		return ctx, func() {}, true
+	}
+	for _, b := range bs {
+		if l, ok := b.(provision.Locker); ok {
+			lctx, unlock, err := l.Lock(ctx, project, operation, *f.lockTimeout)
+			if err != nil {
+				fmt.Fprintf(c.stderr, "Error: cannot take the lock: %s\n\nNothing was sent. Try again later, or raise -lock-timeout.\n", err)
+				return nil, nil, false
+			}
+			return lctx, unlock, true
+		}
+	}
+	fmt.Fprintf(c.stderr, "Warning: no Consul agent is configured to hold the lock, so this %s runs without one.\n", operation)
+	return ctx, func() {}, true
 }
 
 func (c *cli) apply(args []string) int {
@@ -59,10 +84,21 @@ func (c *cli) destroy(args []string) int {
 	return c.planAndApply(ctx, dirArg(pos), f, provision.Destroy, *indices, "destroy", "Do you really want to destroy these objects?")
 }
 
-// planAndApply plans dir, shows the plan, asks, and applies it.
+// planAndApply plans dir under the lock, shows the plan, asks, and
+// applies it.
 func (c *cli) planAndApply(ctx context.Context, dir string, f *applyFlags, mode provision.Mode, indices bool, command, question string) int {
-	s, p, backends, diags := c.makePlan(ctx, dir, f.vars, mode, indices)
+	s, bs, diags := c.open(dir, &f.plan, indices)
 	v := c.planView(false, *f.noColor, s)
+	if diags.HasErrors() {
+		v.failed(diags)
+		return exitError
+	}
+	ctx, unlock, ok := c.lock(ctx, s.cfg.Project, command, bs, f)
+	if !ok {
+		return exitError
+	}
+	defer unlock()
+	p, diags := c.makePlan(ctx, s, bs, &f.plan, mode)
 	if diags.HasErrors() {
 		v.failed(diags)
 		return exitError
@@ -74,7 +110,7 @@ func (c *cli) planAndApply(ctx context.Context, dir string, f *applyFlags, mode 
 	if !*f.autoApprove && !c.confirm(command, question) {
 		return exitError
 	}
-	return c.execute(ctx, p, backends, *f.parallelism)
+	return c.execute(ctx, p, byName(bs), *f.parallelism)
 }
 
 // applySaved applies a saved plan, after checking that the live state is
@@ -90,6 +126,15 @@ func (c *cli) applySaved(ctx context.Context, path string, f *applyFlags) int {
 		fmt.Fprintf(c.stderr, "Error: %s\n", err)
 		return exitError
 	}
+	var bs []provision.Backend
+	for _, info := range p.Backends {
+		bs = append(bs, backends[info.Name])
+	}
+	ctx, unlock, ok := c.lock(ctx, p.Project, "apply", bs, f)
+	if !ok {
+		return exitError
+	}
+	defer unlock()
 	for _, info := range p.Backends {
 		fp, err := backends[info.Name].Fingerprint(ctx)
 		if err != nil {

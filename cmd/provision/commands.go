@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"strings"
 
@@ -46,25 +47,67 @@ func (c *cli) reopen(p *provision.Plan) (map[string]provision.Backend, error) {
 	return out, nil
 }
 
-// makePlan loads the specs of dir and plans them against the live state.
-func (c *cli) makePlan(ctx context.Context, dir string, vf varFlags, mode provision.Mode, indices bool) (*specs, *provision.Plan, map[string]provision.Backend, hcl.Diagnostics) {
-	s, diags := c.load(dir, vf)
+// planFlags are the options of every command that plans.
+type planFlags struct {
+	vars              varFlags
+	targets, excludes listFlag
+}
+
+func (f *planFlags) register(fs *flag.FlagSet) {
+	f.vars.register(fs)
+	fs.Var(&f.targets, "target", "plan only this object: service.<id> or index.<name> (repeatable)")
+	fs.Var(&f.excludes, "exclude", "leave this object out of the plan (repeatable)")
+}
+
+// open loads the specs of dir and opens the backends they need.
+func (c *cli) open(dir string, f *planFlags, indices bool) (*specs, []provision.Backend, hcl.Diagnostics) {
+	s, diags := c.load(dir, f.vars)
 	if diags.HasErrors() {
-		return s, nil, nil, diags
+		return s, nil, diags
 	}
 	bs, bdiags := c.backends(s, indices)
-	diags = append(diags, bdiags...)
+	return s, bs, append(diags, bdiags...)
+}
+
+// makePlan plans the specs against the backends' live state and applies
+// -target and -exclude.
+func (c *cli) makePlan(ctx context.Context, s *specs, bs []provision.Backend, f *planFlags, mode provision.Mode) (*provision.Plan, hcl.Diagnostics) {
+	p, diags := provision.MakePlan(ctx, s.cfg.Project, mode, bs)
 	if diags.HasErrors() {
-		return s, nil, nil, diags
+		return nil, diags
 	}
-	p, pdiags := provision.MakePlan(ctx, s.cfg.Project, mode, bs)
-	diags = append(diags, pdiags...)
+	include, err := parseAddrs(f.targets)
+	if err == nil {
+		var exclude []provision.Addr
+		if exclude, err = parseAddrs(f.excludes); err == nil {
+			err = p.Target(include, exclude)
+		}
+	}
+	if err != nil {
+		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid target", Detail: err.Error() + "."})
+	}
 	p.Diagnostics = provision.JSONDiagnostics(diags)
-	byName := map[string]provision.Backend{}
-	for _, b := range bs {
-		byName[b.Info().Name] = b
+	return p, diags
+}
+
+func parseAddrs(ss []string) ([]provision.Addr, error) {
+	var out []provision.Addr
+	for _, s := range ss {
+		a, err := provision.ParseAddr(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
 	}
-	return s, p, byName, diags
+	return out, nil
+}
+
+func byName(bs []provision.Backend) map[string]provision.Backend {
+	m := map[string]provision.Backend{}
+	for _, b := range bs {
+		m[b.Info().Name] = b
+	}
+	return m
 }
 
 func (c *cli) plan(args []string) int {
@@ -73,13 +116,17 @@ func (c *cli) plan(args []string) int {
 	jsonOut := fs.Bool("json", false, "print the plan as JSON (format_version "+provision.FormatVersion+")")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
 	noColor := fs.Bool("no-color", false, "no colors in the output")
-	var vf varFlags
-	vf.register(fs)
+	var pf planFlags
+	pf.register(fs)
 	pos, code, ok := c.parse(fs, args, 1)
 	if !ok {
 		return code
 	}
-	s, p, _, diags := c.makePlan(context.Background(), dirArg(pos), vf, provision.Converge, true)
+	s, bs, diags := c.open(dirArg(pos), &pf, true)
+	var p *provision.Plan
+	if !diags.HasErrors() {
+		p, diags = c.makePlan(context.Background(), s, bs, &pf, provision.Converge)
+	}
 	v := c.planView(*jsonOut, *noColor, s)
 	if diags.HasErrors() {
 		v.failed(diags)

@@ -18,7 +18,8 @@ import (
 )
 
 // recorder is a reverse proxy in front of a real agent that records every
-// request that is not a read.
+// write to the agent's services (the lock's session and KV traffic is not
+// part of a plan).
 type recorder struct {
 	mu    sync.Mutex
 	sent  []provision.Request
@@ -26,7 +27,7 @@ type recorder struct {
 }
 
 func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if req.Method != http.MethodGet {
+	if req.Method != http.MethodGet && strings.HasPrefix(req.URL.Path, "/v1/agent/service/") {
 		body, _ := io.ReadAll(req.Body)
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		rec := provision.Request{Method: req.Method, Path: req.URL.RequestURI(), Header: map[string]string{}}

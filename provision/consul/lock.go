@@ -1,0 +1,86 @@
+package consul
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+	"github.com/provision-dev/provision/provision"
+)
+
+// LockPrefix is the KV folder of the project locks.
+const LockPrefix = "provision/locks/"
+
+var _ provision.Locker = (*Backend)(nil)
+
+// holder is the value of a lock key: who holds it, for the error of the
+// one who waits.
+type holder struct {
+	Host      string    `json:"host"`
+	PID       int       `json:"pid"`
+	Operation string    `json:"operation"`
+	Since     time.Time `json:"since"`
+}
+
+func (h holder) String() string {
+	return fmt.Sprintf("%s by %s (pid %d) since %s", h.Operation, h.Host, h.PID, h.Since.Format(time.RFC3339))
+}
+
+// Lock takes provision/locks/<project> through a Consul session with a
+// TTL: if the holder dies, the session expires and the lock is released.
+func (b *Backend) Lock(ctx context.Context, project, operation string, wait time.Duration) (context.Context, func(), error) {
+	host, _ := os.Hostname()
+	value, _ := json.Marshal(holder{Host: host, PID: os.Getpid(), Operation: operation, Since: time.Now().UTC().Truncate(time.Second)})
+	key := LockPrefix + project
+	lock, err := b.client.LockOpts(&api.LockOptions{
+		Key:   key,
+		Value: value,
+		SessionOpts: &api.SessionEntry{
+			Name:      "provision " + operation + " " + project,
+			TTL:       "10s",
+			LockDelay: time.Second,
+			Behavior:  api.SessionBehaviorRelease,
+		},
+		LockTryOnce:  true,
+		LockWaitTime: max(wait, time.Millisecond), // zero would mean Consul's default, 15 s
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	lost, err := lock.Lock(ctx.Done())
+	if err != nil {
+		return nil, nil, fmt.Errorf("taking the lock %s: %w", key, err)
+	}
+	if lost == nil {
+		return nil, nil, b.heldError(key, wait)
+	}
+	lockCtx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-lost:
+			cancel()
+		case <-lockCtx.Done():
+		}
+	}()
+	unlock := func() {
+		cancel()
+		_ = lock.Unlock()
+		_ = lock.Destroy() // removes the key unless another waiter uses it
+	}
+	return lockCtx, unlock, nil
+}
+
+// heldError names the holder of a lock that could not be taken.
+func (b *Backend) heldError(key string, wait time.Duration) error {
+	pair, _, err := b.client.KV().Get(key, nil)
+	who := "someone else"
+	var h holder
+	if err == nil && pair != nil && json.Unmarshal(pair.Value, &h) == nil && h.Host != "" {
+		who = h.String()
+	}
+	return errors.New("the lock " + key + " is held: " + who + "; waited " + wait.String() + " (-lock-timeout)")
+}
