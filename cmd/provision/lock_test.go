@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/servers"
+	"github.com/provision-dev/provision/schema"
+)
+
+// TestConcurrentAppliesSerialize races two real applies of one project
+// against one real agent, each registration slowed down at the wire so
+// that without the lock they would interleave, and checks that they did
+// not: all writes of one run come before all writes of the other.
+func TestConcurrentAppliesSerialize(t *testing.T) {
+	agent := servers.NewConsul(t)
+	target, _ := url.Parse("http://" + agent.Addr)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var (
+		mu     sync.Mutex
+		writes []int // the port of every registration, in arrival order
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/agent/service/register") {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var reg struct{ Port int }
+			_ = json.Unmarshal(body, &reg)
+			mu.Lock()
+			writes = append(writes, reg.Port)
+			mu.Unlock()
+			time.Sleep(50 * time.Millisecond)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	t.Setenv("CONSUL_HTTP_ADDR", strings.TrimPrefix(srv.URL, "http://"))
+
+	var wg sync.WaitGroup
+	outs := make([]string, 2)
+	codes := make([]int, 2)
+	for i, base := range []string{"20000", "21000"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var stdout, stderr bytes.Buffer
+			c := newCLI(strings.NewReader(""), &stdout, &stderr)
+			codes[i] = c.run([]string{"apply", "-auto-approve", "-parallelism", "5", "-lock-timeout", "60s", "-var", "base=" + base, "../../testdata/race"})
+			outs[i] = stdout.String() + stderr.String()
+		}()
+	}
+	wg.Wait()
+	for i := range codes {
+		if codes[i] != exitOK {
+			t.Fatalf("apply %d: exit %d\n%s", i, codes[i], outs[i])
+		}
+	}
+	if len(writes) != 10 {
+		t.Fatalf("saw %d registrations, want 5 from each run: %v", len(writes), writes)
+	}
+	switches := 0
+	for i := 1; i < len(writes); i++ {
+		if writes[i]/1000 != writes[i-1]/1000 {
+			switches++
+		}
+	}
+	if switches != 1 {
+		t.Errorf("the two applies interleaved: registrations arrived in the order %v", writes)
+	}
+	// The second run planned after the first had applied: updates, not creates.
+	second := outs[0]
+	if writes[0]/1000 == 20 {
+		second = outs[1]
+	}
+	if !strings.Contains(second, "Apply complete: 0 created, 5 updated, 0 deleted.") {
+		t.Errorf("the run that waited did not plan on the other's result:\n%s", second)
+	}
+}
+
+// TestLockHeldNamesHolder holds a project's lock and checks that apply
+// gives up after -lock-timeout naming the holder, and that -lock=false
+// does not wait.
+func TestLockHeldNamesHolder(t *testing.T) {
+	agent := servers.NewConsul(t)
+	t.Setenv("CONSUL_HTTP_ADDR", agent.Addr)
+	holder, diags := consul.New(&schema.Config{Project: "race"})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	_, unlock, err := holder.Lock(context.Background(), "race", "apply", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+
+	start := time.Now()
+	var stdout, stderr bytes.Buffer
+	code := newCLI(strings.NewReader(""), &stdout, &stderr).run([]string{"apply", "-auto-approve", "-lock-timeout", "1s", "-var", "base=22000", "../../testdata/race"})
+	if code != exitError {
+		t.Fatalf("apply under a held lock: exit %d, want %d\n%s", code, exitError, stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "the lock provision/locks/race is held: apply by ") || !strings.Contains(stderr.String(), "(pid ") {
+		t.Errorf("the error does not name the holder:\n%s", stderr.String())
+	}
+	if waited := time.Since(start); waited < time.Second {
+		t.Errorf("apply gave up after %s, before -lock-timeout", waited)
+	}
+	code = newCLI(strings.NewReader(""), &stdout, &stderr).run([]string{"apply", "-auto-approve", "-lock-timeout", "60s", "-var", "base=22000", "../../testdata/race"})
+	if code != exitOK {
+		t.Fatalf("apply -lock=false: exit %d\n%s", code, stderr.String())
+	}
+}
