@@ -33,6 +33,7 @@ Commands:
   validate  Check the specs offline: syntax, schema, references, rules
   fmt       Rewrite the specs in canonical layout
   show      Print a saved plan
+  graph     Print the apply order as a Graphviz (DOT) graph
   version   Print the version
 
 DIR defaults to specs/. Run "provision <command> -help" for its options.
@@ -90,6 +91,8 @@ func (c *cli) run(args []string) int {
 		return c.fmt(rest)
 	case "show":
 		return c.show(rest)
+	case "graph":
+		return c.graph(rest)
 	case "version", "-version", "--version":
 		fmt.Fprintf(c.stdout, "provision %s\n", version)
 		return exitOK
@@ -180,11 +183,42 @@ func (c *cli) color(w io.Writer, noColor bool) bool {
 	return !noColor && c.getenv("NO_COLOR") == "" && c.isTerminal(w)
 }
 
-// printDiags prints diagnostics with snippets, all at once.
+// printDiags prints diagnostics with snippets, all at once; under GitHub
+// Actions also as workflow annotations, so they show on the pull request.
 func (c *cli) printDiags(diags hcl.Diagnostics, files map[string]*hcl.File, color bool) {
 	if len(diags) == 0 {
 		return
 	}
 	w := hcl.NewDiagnosticTextWriter(c.stderr, files, 0, color)
 	_ = w.WriteDiagnostics(diags)
+	if c.getenv("GITHUB_ACTIONS") == "true" {
+		for _, d := range diags {
+			fmt.Fprintln(c.stdout, annotation(d))
+		}
+	}
 }
+
+// annotation is a GitHub Actions workflow command for a diagnostic:
+// ::error file=F,line=L,col=C,endLine=L,endColumn=C,title=T::message
+func annotation(d *hcl.Diagnostic) string {
+	kind := "error"
+	if d.Severity == hcl.DiagWarning {
+		kind = "warning"
+	}
+	props := []string{}
+	if r := d.Subject; r != nil {
+		props = append(props,
+			"file="+escapeProperty(r.Filename),
+			fmt.Sprintf("line=%d,col=%d,endLine=%d,endColumn=%d", r.Start.Line, r.Start.Column, r.End.Line, r.End.Column))
+	}
+	props = append(props, "title="+escapeProperty(d.Summary))
+	return "::" + kind + " " + strings.Join(props, ",") + "::" + escapeData(d.Detail)
+}
+
+var (
+	dataEscaper     = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+	propertyEscaper = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
+)
+
+func escapeData(s string) string     { return dataEscaper.Replace(s) }
+func escapeProperty(s string) string { return propertyEscaper.Replace(s) }

@@ -113,7 +113,8 @@ func byName(bs []provision.Backend) map[string]provision.Backend {
 func (c *cli) plan(args []string) int {
 	fs := c.flagSet("plan", "plan [options] [DIR]")
 	out := fs.String("out", "", "save the plan to `FILE`, for apply FILE")
-	jsonOut := fs.Bool("json", false, "print the plan as JSON (format_version "+provision.FormatVersion+")")
+	jsonOut := fs.Bool("json", false, "print the plan as JSON (format_version "+provision.FormatVersion+"); same as -format=json")
+	format := fs.String("format", "text", "`text`, json, or markdown (a pull-request comment, in parts under 65,000 characters)")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
 	noColor := fs.Bool("no-color", false, "no colors in the output")
 	var pf planFlags
@@ -127,7 +128,14 @@ func (c *cli) plan(args []string) int {
 	if !diags.HasErrors() {
 		p, diags = c.makePlan(context.Background(), s, bs, &pf, provision.Converge)
 	}
-	v := c.planView(*jsonOut, *noColor, s)
+	if *jsonOut {
+		*format = "json"
+	}
+	v, err := c.formatView(*format, *noColor, s)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "Error: %s\n", err)
+		return exitError
+	}
 	if diags.HasErrors() {
 		v.failed(diags)
 		return exitError
@@ -151,6 +159,26 @@ func (c *cli) plan(args []string) int {
 type planView interface {
 	plan(p *provision.Plan, warnings hcl.Diagnostics)
 	failed(diags hcl.Diagnostics)
+}
+
+// formatView is the view -format names.
+func (c *cli) formatView(format string, noColor bool, s *specs) (planView, error) {
+	switch format {
+	case "text", "json":
+		return c.planView(format == "json", noColor, s), nil
+	case "markdown":
+		return markdownView{textView{c: c, files: s.parser.Files()}}, nil
+	}
+	return nil, fmt.Errorf("unknown -format %q: use text, json or markdown", format)
+}
+
+// markdownView prints the plan for a pull-request comment, and its
+// diagnostics as text on stderr.
+type markdownView struct{ textView }
+
+func (v markdownView) plan(p *provision.Plan, warnings hcl.Diagnostics) {
+	v.c.printDiags(warnings, v.files, false)
+	fmt.Fprint(v.c.stdout, strings.Join(provision.RenderMarkdown(p.Redacted()), "\n"))
 }
 
 func (c *cli) planView(jsonOut, noColor bool, s *specs) planView {
@@ -191,6 +219,30 @@ func (v jsonView) failed(diags hcl.Diagnostics) {
 func (v jsonView) write(x any) {
 	b, _ := json.MarshalIndent(x, "", "  ")
 	fmt.Fprintf(v.c.stdout, "%s\n", b)
+}
+
+func (c *cli) graph(args []string) int {
+	fs := c.flagSet("graph", "graph [options] [DIR]")
+	var pf planFlags
+	pf.register(fs)
+	pos, code, ok := c.parse(fs, args, 1)
+	if !ok {
+		return code
+	}
+	s, bs, diags := c.open(dirArg(pos), &pf, true)
+	var p *provision.Plan
+	if !diags.HasErrors() {
+		p, diags = c.makePlan(context.Background(), s, bs, &pf, provision.Converge)
+	}
+	if diags.HasErrors() {
+		c.printDiags(diags, s.parser.Files(), false)
+		return exitError
+	}
+	if err := provision.RenderDOT(c.stdout, p); err != nil {
+		fmt.Fprintf(c.stderr, "Error: %s\n", err)
+		return exitError
+	}
+	return exitOK
 }
 
 func (c *cli) show(args []string) int {
