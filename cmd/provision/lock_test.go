@@ -116,7 +116,7 @@ func TestLockHeldNamesHolder(t *testing.T) {
 	if waited := time.Since(start); waited < time.Second {
 		t.Errorf("apply gave up after %s, before -lock-timeout", waited)
 	}
-	code = newCLI(strings.NewReader(""), &stdout, &stderr).run([]string{"apply", "-auto-approve", "-lock-timeout", "60s", "-var", "base=22000", "../../testdata/race"})
+	code = newCLI(strings.NewReader(""), &stdout, &stderr).run([]string{"apply", "-auto-approve", "-lock=false", "-var", "base=22000", "../../testdata/race"})
 	if code != exitOK {
 		t.Fatalf("apply -lock=false: exit %d\n%s", code, stderr.String())
 	}
