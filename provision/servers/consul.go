@@ -123,6 +123,16 @@ func FreePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
+// portFree reports whether a loopback port can be listened on.
+func portFree(p int) bool {
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
 // process is a server in its own process group.
 type process struct {
 	cmd  *exec.Cmd
