@@ -126,6 +126,9 @@ func (r *renderer) attr(a Action, k string, v any, indent int) {
 	pad, mark := strings.Repeat(" ", indent), r.paint(a, a.Symbol())
 	switch t := v.(type) {
 	case map[string]any:
+		if flat(t) {
+			break // short and flat: one line
+		}
 		if len(t) > 0 {
 			r.printf("%s%s %s = {\n", pad, mark, k)
 			r.object(t, a, indent+4)
@@ -143,6 +146,18 @@ func (r *renderer) attr(a Action, k string, v any, indent int) {
 		}
 	}
 	r.printf("%s%s %s = %s\n", pad, mark, k, compact(v))
+}
+
+// flat reports whether an object is small enough, and holds no object or
+// list, to be shown on one line.
+func flat(m map[string]any) bool {
+	for _, v := range m {
+		switch v.(type) {
+		case map[string]any, []any:
+			return false
+		}
+	}
+	return len(compact(m)) <= 60
 }
 
 // listDiff shows a list one element a line, marking what is removed and

@@ -69,6 +69,9 @@ func decodeVariableBlock(block *hcl.Block) (*Variable, hcl.Diagnostics) {
 		d, ddiags := attr.Expr.Value(nil)
 		diags = append(diags, ddiags...)
 		if !ddiags.HasErrors() {
+			if d.IsNull() {
+				d = cty.NullVal(v.Type)
+			}
 			conv, err := convert.Convert(d, v.Type)
 			if err != nil {
 				diags = append(diags, &hcl.Diagnostic{
@@ -92,7 +95,7 @@ func decodeVariableBlock(block *hcl.Block) (*Variable, hcl.Diagnostics) {
 func assignValues(vars map[string]*Variable, in Inputs, readFile func(string) (*hcl.File, hcl.Diagnostics)) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, v := range vars {
-		v.Value = v.Default
+		v.Value = v.Default // cty.NilVal when there is no default; null is a default
 	}
 	set := func(name string, raw hcl.Expression, rawString string, rng hcl.Range) {
 		v, ok := vars[name]
@@ -194,7 +197,7 @@ func assignValues(vars map[string]*Variable, in Inputs, readFile func(string) (*
 	}
 
 	for _, v := range sortedVariables(vars) {
-		if v.Value == cty.NilVal || v.Value.IsNull() {
+		if v.Value == cty.NilVal {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "No value for required variable",

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/search"
 )
 
 // backends opens the backends the specs need, by name. With indices false
@@ -21,7 +22,11 @@ func (c *cli) backends(s *specs, indices bool) ([]provision.Backend, hcl.Diagnos
 	if cb != nil {
 		out = append(out, cb)
 	}
-	_ = indices // the search backends join here
+	if indices {
+		sbs, sdiags := search.New(s.cfg, c.getenv)
+		out = append(out, sbs...)
+		diags = append(diags, sdiags...)
+	}
 	return out, diags
 }
 
@@ -36,6 +41,8 @@ func (c *cli) reopen(p *provision.Plan) (map[string]provision.Backend, error) {
 		switch info.Kind {
 		case "consul":
 			b, err = consul.Reopen(info)
+		case "search":
+			b, err = search.Reopen(info, c.getenv)
 		default:
 			err = fmt.Errorf("unknown backend kind %q", info.Kind)
 		}

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -59,6 +61,23 @@ func runCLI(t *testing.T, env map[string]string, args ...string) (int, string, s
 	return c.run(args), stdout.String(), stderr.String()
 }
 
+// areaA copies the shipped specs of the gated API (not the search part)
+// into a directory of the test's own.
+func areaA(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"project.hcl", "gated-api.hcl"} {
+		b, err := os.ReadFile("../../specs/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // TestApplySendsThePlannedRequests records, at the wire, the requests
 // apply sends and compares them with those plan -json listed.
 func TestApplySendsThePlannedRequests(t *testing.T) {
@@ -68,6 +87,7 @@ func TestApplySendsThePlannedRequests(t *testing.T) {
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
 	env := map[string]string{"CONSUL_HTTP_ADDR": strings.TrimPrefix(srv.URL, "http://")}
+	specs := areaA(t)
 
 	for _, step := range []struct {
 		name string
@@ -77,7 +97,7 @@ func TestApplySendsThePlannedRequests(t *testing.T) {
 		{"update", []string{"-var", "api_port=8099"}},
 	} {
 		t.Run(step.name, func(t *testing.T) {
-			code, out, errOut := runCLI(t, env, append(append([]string{"plan", "-json"}, step.vars...), "../../specs")...)
+			code, out, errOut := runCLI(t, env, append(append([]string{"plan", "-json"}, step.vars...), specs)...)
 			if code != exitOK {
 				t.Fatalf("plan: exit %d\n%s", code, errOut)
 			}
@@ -95,7 +115,7 @@ func TestApplySendsThePlannedRequests(t *testing.T) {
 			rec.mu.Lock()
 			rec.sent = nil
 			rec.mu.Unlock()
-			if code, _, errOut := runCLI(t, env, append(append([]string{"apply", "-auto-approve"}, step.vars...), "../../specs")...); code != exitOK {
+			if code, _, errOut := runCLI(t, env, append(append([]string{"apply", "-auto-approve"}, step.vars...), specs)...); code != exitOK {
 				t.Fatalf("apply: exit %d\n%s", code, errOut)
 			}
 			if diff := cmp.Diff(want, rec.sent, cmp.Transformer("body", compactJSON)); diff != "" {
@@ -119,18 +139,19 @@ func compactJSON(b json.RawMessage) string {
 func TestExitCodes(t *testing.T) {
 	agent := servers.NewConsul(t)
 	env := map[string]string{"CONSUL_HTTP_ADDR": agent.Addr}
+	specs := areaA(t)
 	tests := []struct {
 		name string
 		args []string
 		want int
 	}{
-		{"plan with changes", []string{"plan", "../../specs"}, exitOK},
-		{"plan -detailed-exitcode with changes", []string{"plan", "-detailed-exitcode", "../../specs"}, exitChanges},
+		{"plan with changes", []string{"plan", specs}, exitOK},
+		{"plan -detailed-exitcode with changes", []string{"plan", "-detailed-exitcode", specs}, exitChanges},
 		{"validate of bad specs", []string{"validate", "../../testdata/invalid/bad-rule-matcher.hcl"}, exitError},
 		{"plan of a missing directory", []string{"plan", "../../testdata/nowhere"}, exitError},
-		{"apply without a terminal", []string{"apply", "../../specs"}, exitError},
-		{"apply -auto-approve", []string{"apply", "-auto-approve", "../../specs"}, exitOK},
-		{"plan -detailed-exitcode converged", []string{"plan", "-detailed-exitcode", "../../specs"}, exitOK},
+		{"apply without a terminal", []string{"apply", specs}, exitError},
+		{"apply -auto-approve", []string{"apply", "-auto-approve", specs}, exitOK},
+		{"plan -detailed-exitcode converged", []string{"plan", "-detailed-exitcode", specs}, exitOK},
 		{"fmt -check of unformatted specs", []string{"fmt", "-check", "../../testdata/fmt"}, exitUnformatted},
 		{"unknown command", []string{"frobnicate"}, exitError},
 	}

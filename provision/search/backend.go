@@ -1,0 +1,351 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/elastic/go-elasticsearch/v7"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/schema"
+)
+
+// Backend is one member cluster, reached through a node of it.
+type Backend struct {
+	target
+	scope scope
+	url   string // the write URL, without credentials
+	es    *elasticsearch.Client
+	tribe *elasticsearch.Client // nil without tribe_url
+}
+
+var (
+	_ provision.Backend  = (*Backend)(nil)
+	_ provision.Verifier = (*Backend)(nil)
+)
+
+// scope is what a backend reads, saved in a plan to read the same again.
+type scope struct {
+	Project     string   `json:"project"`
+	ClusterName string   `json:"cluster_name"`
+	Indices     []string `json:"indices"`
+	TribeURL    string   `json:"tribe_url,omitempty"`
+}
+
+// New returns one backend per search block that has declared indices, in
+// name order. The URL is the block's url, else ELASTICSEARCH_URL;
+// credentials come only from the environment: ELASTICSEARCH_USERNAME and
+// ELASTICSEARCH_PASSWORD, or ELASTICSEARCH_API_KEY, and the CA from
+// ELASTICSEARCH_CA_CERT.
+func New(cfg *schema.Config, env func(string) string) ([]provision.Backend, hcl.Diagnostics) {
+	var out []provision.Backend
+	var diags hcl.Diagnostics
+	searches := append([]*schema.Search(nil), cfg.Searches...)
+	sort.Slice(searches, func(i, j int) bool { return searches[i].Name < searches[j].Name })
+	for _, s := range searches {
+		t := target{project: cfg.Project, search: s, backend: "search." + s.Name}
+		sc := scope{Project: cfg.Project, ClusterName: s.ClusterName, TribeURL: s.TribeURL}
+		for _, ix := range cfg.Indices {
+			if ix.Search == s.Name {
+				t.indices = append(t.indices, ix)
+				sc.Indices = append(sc.Indices, ix.Name)
+			}
+		}
+		if len(t.indices) == 0 {
+			continue
+		}
+		raw := s.URL
+		if raw == "" {
+			raw = env("ELASTICSEARCH_URL")
+		}
+		if raw == "" {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "No search URL",
+				Detail:   fmt.Sprintf("The search block %q has no url and ELASTICSEARCH_URL is not set, so there is nowhere to write its indices.", s.Name),
+				Subject:  s.DeclRange.Ptr(),
+			})
+			continue
+		}
+		b, err := open(raw, sc, env)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid search settings",
+				Detail:   fmt.Sprintf("The Elasticsearch client cannot be set up: %s.", err),
+				Subject:  s.URLRange.Ptr(),
+			})
+			continue
+		}
+		b.target = t
+		out = append(out, b)
+	}
+	return out, diags
+}
+
+// Reopen returns the backend a saved plan names. It can read and send,
+// not plan.
+func Reopen(info provision.BackendInfo, env func(string) string) (provision.Backend, error) {
+	var sc scope
+	if err := json.Unmarshal(info.Scope, &sc); err != nil {
+		return nil, fmt.Errorf("the plan's search scope is unreadable: %w", err)
+	}
+	b, err := open(info.Address, sc, env)
+	if err != nil {
+		return nil, err
+	}
+	b.target.backend = info.Name
+	return b, nil
+}
+
+func open(raw string, sc scope, env func(string) string) (*Backend, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a URL", raw)
+	}
+	user, pass := env("ELASTICSEARCH_USERNAME"), env("ELASTICSEARCH_PASSWORD")
+	if u.User != nil { // from ELASTICSEARCH_URL: the environment may hold them
+		user = u.User.Username()
+		pass, _ = u.User.Password()
+		u.User = nil
+	}
+	b := &Backend{scope: sc, url: strings.TrimSuffix(u.String(), "/")}
+	client := func(addr string) (*elasticsearch.Client, error) {
+		cfg := elasticsearch.Config{
+			Addresses:    []string{addr},
+			Username:     user,
+			Password:     pass,
+			APIKey:       env("ELASTICSEARCH_API_KEY"),
+			DisableRetry: true, // a tribe node's 503 must fail at once, not four times
+			Transport:    &http.Transport{ResponseHeaderTimeout: 10 * time.Second, Proxy: http.ProxyFromEnvironment},
+		}
+		if ca := env("ELASTICSEARCH_CA_CERT"); ca != "" {
+			pem, err := os.ReadFile(ca)
+			if err != nil {
+				return nil, fmt.Errorf("reading ELASTICSEARCH_CA_CERT: %w", err)
+			}
+			cfg.CACert = pem
+			cfg.Transport = nil // the client builds a TLS transport with the CA
+		}
+		return elasticsearch.NewClient(cfg)
+	}
+	if b.es, err = client(b.url); err != nil {
+		return nil, err
+	}
+	if sc.TribeURL != "" {
+		if b.tribe, err = client(sc.TribeURL); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// Info names the cluster by the search block and its write URL.
+func (b *Backend) Info() provision.BackendInfo {
+	return provision.BackendInfo{Name: b.target.backend, Kind: "search", Address: b.url, Scope: mustJSON(b.scope)}
+}
+
+// read gathers the facts of a plan in three requests.
+func (b *Backend) read(ctx context.Context) (facts, error) {
+	var f facts
+	var root struct {
+		ClusterName string `json:"cluster_name"`
+		Version     struct {
+			Number string `json:"number"`
+		} `json:"version"`
+	}
+	if err := b.get(ctx, b.es, "/", &root); err != nil {
+		return f, err
+	}
+	f.Version, f.ClusterName = root.Version.Number, root.ClusterName
+	var nodes struct {
+		Nodes map[string]struct {
+			Settings struct {
+				Tribe map[string]struct {
+					Cluster struct {
+						Name string `json:"name"`
+					} `json:"cluster"`
+				} `json:"tribe"`
+			} `json:"settings"`
+		} `json:"nodes"`
+	}
+	if err := b.get(ctx, b.es, "/_nodes/_local/settings?filter_path=nodes.*.settings.tribe", &nodes); err != nil {
+		return f, err
+	}
+	for _, n := range nodes.Nodes {
+		for name, t := range n.Settings.Tribe {
+			if f.Tribe == nil {
+				f.Tribe = map[string]string{}
+			}
+			f.Tribe[name] = t.Cluster.Name
+		}
+	}
+	if len(f.Tribe) > 0 {
+		return f, nil // never read further through a tribe node
+	}
+	path := "/" + strings.Join(b.scope.Indices, ",") + "/_mapping?ignore_unavailable=true"
+	if f.major() >= 7 {
+		path += "&include_type_name=true"
+	}
+	if err := b.get(ctx, b.es, path, &f.Indices); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// get performs a GET and decodes its JSON answer into v.
+func (b *Backend) get(ctx context.Context, c *elasticsearch.Client, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.Perform(req)
+	if err != nil {
+		return fmt.Errorf("GET %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("GET %s: %s", path, esError(resp.Status, body))
+	}
+	return json.Unmarshal(body, v)
+}
+
+// Plan reads the cluster and diffs it against the declared indices.
+func (b *Backend) Plan(ctx context.Context, mode provision.Mode) ([]*provision.Change, string, hcl.Diagnostics) {
+	f, err := b.read(ctx)
+	if err != nil {
+		return nil, "", hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot read the search cluster",
+			Detail:   fmt.Sprintf("Reading %s failed: %s. Check that the node runs and that url (or ELASTICSEARCH_URL) points at it.", b.url, err),
+			Subject:  b.search.URLRange.Ptr(),
+		}}
+	}
+	changes, diags := b.diff(f, mode)
+	return changes, fingerprint(f), diags
+}
+
+// Fingerprint reads the cluster again and digests what Plan read.
+func (b *Backend) Fingerprint(ctx context.Context) (string, error) {
+	f, err := b.read(ctx)
+	if err != nil {
+		return "", err
+	}
+	return fingerprint(f), nil
+}
+
+func fingerprint(f facts) string {
+	sum := sha256.Sum256(mustJSON(f))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Send performs one planned request on the write URL.
+func (b *Backend) Send(ctx context.Context, r provision.Request) error {
+	req, err := http.NewRequestWithContext(ctx, r.Method, r.Path, bytes.NewReader(r.Body))
+	if err != nil {
+		return err
+	}
+	for k, v := range r.Header {
+		req.Header.Set(k, v)
+	}
+	resp, err := b.es.Perform(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("elasticsearch answered %s", esError(resp.Status, body))
+	}
+	return nil
+}
+
+// esError quotes Elasticsearch's error type and reason.
+func esError(status string, body []byte) string {
+	var e struct {
+		Error struct {
+			Type   string `json:"type"`
+			Reason string `json:"reason"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Error.Type != "" {
+		return fmt.Sprintf("%s: %s: %s", status, e.Error.Type, e.Error.Reason)
+	}
+	return fmt.Sprintf("%s: %s", status, strings.TrimSpace(string(body)))
+}
+
+// Verify waits, a few seconds at most, until every index the changes
+// wrote shows through the tribe node with all its declared types.
+func (b *Backend) Verify(ctx context.Context, changes []*provision.Change) (string, error) {
+	if b.tribe == nil || len(changes) == 0 {
+		return "", nil
+	}
+	want := map[string][]string{}
+	var names []string
+	for _, c := range changes {
+		if c.Action == provision.Delete {
+			continue
+		}
+		var after struct {
+			Mappings map[string]any `json:"mappings"`
+		}
+		_ = json.Unmarshal(c.After, &after)
+		for t := range after.Mappings {
+			want[c.Addr.Name] = append(want[c.Addr.Name], t)
+		}
+		names = append(names, c.Addr.Name)
+	}
+	if len(names) == 0 {
+		return "", nil
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var missing []string
+	for {
+		var live map[string]liveIndex
+		err := b.get(ctx, b.tribe, "/"+strings.Join(names, ",")+"/_mapping?ignore_unavailable=true", &live)
+		missing = missing[:0]
+		for _, n := range names {
+			for _, t := range want[n] {
+				if _, ok := live[n].Mappings[t]; err != nil || !ok {
+					missing = append(missing, n+"/"+t)
+				}
+			}
+		}
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("not visible through the tribe node %s after 10s: %s", b.scope.TribeURL, strings.Join(missing, ", "))
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	types := 0
+	for _, ts := range want {
+		types += len(ts)
+	}
+	return fmt.Sprintf("%s: %s and %d mapping %s are visible through the tribe node %s.", b.target.backend, quoteAll(names), types, pluralType(types), b.scope.TribeURL), nil
+}
+
+func pluralType(n int) string {
+	if n == 1 {
+		return "type"
+	}
+	return "types"
+}

@@ -1,0 +1,12 @@
+// Package search is the backend for one member cluster of an Elasticsearch
+// tribe: it creates declared indices and their mapping types on a node of
+// that cluster (never on the read-only tribe node), and checks afterwards
+// that they show through the tribe node.
+//
+// A plan reads a cluster with a fixed number of requests whatever the
+// number of indices: GET / (version and cluster name), the node's settings
+// (a tribe node lists its members there), and one GET /<indices>/_mapping.
+// It knows what each server generation turns a declaration into (2.x typed
+// mappings, 5.x's string → text/keyword, one type per index from 6.x,
+// typeless 7.x), so that a converged cluster plans as no changes.
+package search
