@@ -89,15 +89,15 @@ func (c *Consul) Stop() error { return c.proc.stop() }
 // A missing binary fails the test: the real-server tests never skip.
 func NewConsul(t testing.TB) *Consul {
 	t.Helper()
-	var log bytes.Buffer
-	c, err := StartConsul(context.Background(), t.TempDir(), &syncWriter{w: &log})
+	var log LogBuffer
+	c, err := StartConsul(context.Background(), t.TempDir(), &log)
 	if err != nil {
-		t.Fatalf("starting consul: %v\n%s", err, log.String())
+		t.Fatalf("starting consul: %v\n%s", err, log.Tail(4000))
 	}
 	t.Cleanup(func() {
 		c.Stop()
 		if t.Failed() {
-			t.Logf("consul log:\n%s", tail(log.String(), 4000))
+			t.Logf("consul log:\n%s", log.Tail(4000))
 		}
 	})
 	return c
@@ -185,11 +185,4 @@ func get(url string) ([]byte, bool) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return b, err == nil && resp.StatusCode == http.StatusOK
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "..." + s[len(s)-n:]
-	}
-	return s
 }

@@ -1,7 +1,6 @@
 package servers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -216,16 +215,15 @@ func StartTribe(ctx context.Context, dir string, logw io.Writer) (*Tribe, error)
 // ends. Tests of one package should share one (see TestMain).
 func NewTribe(t testing.TB) *Tribe {
 	t.Helper()
-	var log bytes.Buffer
-	w := &syncWriter{w: &log}
-	tr, err := StartTribe(context.Background(), t.TempDir(), w)
+	var log LogBuffer
+	tr, err := StartTribe(context.Background(), t.TempDir(), &log)
 	if err != nil {
-		t.Fatalf("starting elasticsearch: %v\n%s", err, tail(log.String(), 4000))
+		t.Fatalf("starting elasticsearch: %v\n%s", err, log.Tail(4000))
 	}
 	t.Cleanup(func() {
 		tr.Stop()
 		if t.Failed() {
-			t.Logf("elasticsearch log:\n%s", tail(log.String(), 4000))
+			t.Logf("elasticsearch log:\n%s", log.Tail(4000))
 		}
 	})
 	return tr

@@ -1,18 +1,29 @@
 package servers
 
 import (
-	"io"
+	"bytes"
 	"sync"
 )
 
-// syncWriter serialises writes from a server's stdout and stderr.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+// LogBuffer collects a server's output, written from several goroutines.
+type LogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
 }
 
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// Tail is the last n bytes of the output.
+func (l *LogBuffer) Tail(n int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.buf.String()
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
 }

@@ -1,0 +1,267 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/servers"
+	"github.com/provision-dev/provision/schema"
+)
+
+// tribe is the one tribe setup of this package's tests (ES 2.4.1: member
+// clusters t1 and t2 and a tribe node), started by TestMain.
+var tribe *servers.Tribe
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "provision-search")
+	if err != nil {
+		panic(err)
+	}
+	var log servers.LogBuffer
+	tribe, err = servers.StartTribe(context.Background(), dir, &log)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting elasticsearch: %v\n%s\n", err, log.Tail(4000))
+		os.Exit(1)
+	}
+	code := m.Run()
+	tribe.Stop()
+	os.RemoveAll(dir)
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "elasticsearch log (tail):\n%s\n", log.Tail(3000))
+	}
+	os.Exit(code)
+}
+
+// load writes a spec into a directory of the test's own and loads it, so
+// that diagnostics carry real ranges.
+func load(t *testing.T, files map[string]string, vars ...string) *schema.Config {
+	t.Helper()
+	dir := t.TempDir()
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, diags := schema.NewParser().LoadDir(dir, schema.Inputs{Vars: vars})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return cfg
+}
+
+// seed is the shipped spec: specs/project.hcl and specs/dashboard.hcl.
+func seed(t *testing.T, vars ...string) *schema.Config {
+	t.Helper()
+	cfg, diags := schema.NewParser().LoadFiles([]string{"../../specs/project.hcl", "../../specs/dashboard.hcl"}, schema.Inputs{Vars: vars})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return cfg
+}
+
+func noEnv(string) string { return "" }
+
+func plan(t *testing.T, cfg *schema.Config, mode provision.Mode) (*Backend, []*provision.Change, hcl.Diagnostics) {
+	t.Helper()
+	bs, diags := New(cfg, noEnv)
+	if diags.HasErrors() || len(bs) != 1 {
+		t.Fatalf("New: %d backends, %v", len(bs), diags)
+	}
+	b := bs[0].(*Backend)
+	changes, _, diags := b.Plan(context.Background(), mode)
+	return b, changes, diags
+}
+
+func send(t *testing.T, b *Backend, changes []*provision.Change) {
+	t.Helper()
+	for _, c := range changes {
+		for _, r := range c.Requests {
+			if err := b.Send(context.Background(), r); err != nil {
+				t.Fatalf("%s %s: %v", r.Method, r.Path, err)
+			}
+		}
+	}
+}
+
+func requestLines(changes []*provision.Change) []string {
+	var out []string
+	for _, c := range changes {
+		for _, r := range c.Requests {
+			out = append(out, c.Addr.String()+" "+c.Action.String()+": "+r.Method+" "+r.Path)
+		}
+	}
+	return out
+}
+
+func diagLines(diags hcl.Diagnostics) []string {
+	var out []string
+	for _, d := range diags {
+		out = append(out, fmt.Sprintf("%s:%d: %s", filepath.Base(d.Subject.Filename), d.Subject.Start.Line, d.Summary))
+	}
+	return out
+}
+
+// TestSeedDashboard plans and applies the shipped .dashboard on t1, checks
+// a re-plan is empty and that the four types show through the tribe node.
+func TestSeedDashboard(t *testing.T) {
+	cfg := seed(t, "search_url="+tribe.T1.URL, "tribe_url="+tribe.Tribe.URL)
+	b, changes, diags := plan(t, cfg, provision.Converge)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	want := []string{
+		`index[".dashboard"] create: PUT /.dashboard/`,
+		`index[".dashboard"] create: PUT /.dashboard/_mapping/index-pattern`,
+		`index[".dashboard"] create: PUT /.dashboard/_mapping/search`,
+		`index[".dashboard"] create: PUT /.dashboard/_mapping/dashboard`,
+		`index[".dashboard"] create: PUT /.dashboard/_mapping/visualization`,
+	}
+	if diff := cmp.Diff(want, requestLines(changes)); diff != "" {
+		t.Fatalf("planned requests (-want +got):\n%s", diff)
+	}
+	body := string(changes[0].Requests[2].Body)
+	for _, s := range []string{`"search":{`, `"dashboardSavedObjectMeta":{"properties":{"searchSourceJSON":{"type":"string"}}}`, `"hits":{"type":"integer"}`, `"_meta":{"managed-by":"provision","provision-project":"edge"}`} {
+		if !strings.Contains(body, s) {
+			t.Errorf("the search mapping body lacks %s:\n%s", s, body)
+		}
+	}
+	send(t, b, changes)
+	msg, err := b.Verify(context.Background(), changes)
+	if err != nil || !strings.Contains(msg, `".dashboard" and 4 mapping types are visible through the tribe node `+tribe.Tribe.URL) {
+		t.Errorf("Verify = %q, %v", msg, err)
+	}
+	_, again, diags := plan(t, cfg, provision.Converge)
+	if diags.HasErrors() || len(again) != 1 || again[0].Action != provision.NoOp {
+		t.Fatalf("re-plan after apply: %v %v", requestLines(again), diags)
+	}
+}
+
+const fieldsSpec = `project = "edge"
+
+search "t1" {
+  url          = %q
+  cluster_name = %q
+}
+
+index %q {
+  search = "t1"
+  mapping "search" {
+    properties = {
+      title = %q
+      hits  = "integer"%s
+    }
+  }
+}
+`
+
+func fields(t *testing.T, url, cluster, index, titleType, extra string) *schema.Config {
+	return load(t, map[string]string{"main.hcl": fmt.Sprintf(fieldsSpec, url, cluster, index, titleType, extra)})
+}
+
+// TestDrift adds a field (an update in place), then changes a type (a
+// conflict at the field's line, nothing written).
+func TestDrift(t *testing.T) {
+	b, changes, diags := plan(t, fields(t, tribe.T1.URL, "t1", "drift", "string", ""), provision.Converge)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	send(t, b, changes)
+
+	b, changes, diags = plan(t, fields(t, tribe.T1.URL, "t1", "drift", "string", "\n      sort  = \"string\""), provision.Converge)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if diff := cmp.Diff([]string{`index.drift update: PUT /drift/_mapping/search`}, requestLines(changes)); diff != "" {
+		t.Fatalf("adding a field (-want +got):\n%s", diff)
+	}
+	send(t, b, changes)
+
+	_, changes, diags = plan(t, fields(t, tribe.T1.URL, "t1", "drift", "integer", ""), provision.Converge)
+	if diff := cmp.Diff([]string{"main.hcl:12: Field type cannot change"}, diagLines(diags)); diff != "" {
+		t.Fatalf("changing a type (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(diags[0].Detail, `"string" on the live cluster and declared as "integer"`) || !strings.Contains(diags[0].Detail, "reindex") {
+		t.Errorf("the conflict does not name both types and the way out: %s", diags[0].Detail)
+	}
+	if len(changes) != 0 && changes[0].Action != provision.NoOp {
+		t.Errorf("a conflicting plan still has changes: %v", requestLines(changes))
+	}
+	// The undeclared live field is noted, never removed.
+	_, changes, _ = plan(t, fields(t, tribe.T1.URL, "t1", "drift", "string", ""), provision.Converge)
+	if len(changes) != 1 || changes[0].Action != provision.NoOp || len(changes[0].Notes) != 1 || !strings.Contains(changes[0].Notes[0], "left alone: sort") {
+		t.Errorf("undeclared field: %+v", changes)
+	}
+}
+
+// TestTribeRefused aims the writes at the tribe node: refused at plan
+// time, naming both members, in a few seconds.
+func TestTribeRefused(t *testing.T) {
+	start := time.Now()
+	_, changes, diags := plan(t, fields(t, tribe.Tribe.URL, "t1", "via-tribe", "string", ""), provision.Converge)
+	took := time.Since(start)
+	if diff := cmp.Diff([]string{"main.hcl:4: Search URL is a tribe node"}, diagLines(diags)); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	for _, s := range []string{"t1 (cluster.name t1)", "t2 (cluster.name t2)"} {
+		if !strings.Contains(diags[0].Detail, s) {
+			t.Errorf("the refusal does not name %s: %s", s, diags[0].Detail)
+		}
+	}
+	if took > 5*time.Second || len(changes) != 0 {
+		t.Errorf("refused in %s with %d changes; want under 5s and none", took, len(changes))
+	}
+	t.Logf("tribe URL refused in %s", took)
+}
+
+func TestWrongCluster(t *testing.T) {
+	_, _, diags := plan(t, fields(t, tribe.T2.URL, "t1", "wrong", "string", ""), provision.Converge)
+	if diff := cmp.Diff([]string{"main.hcl:4: Wrong search cluster"}, diagLines(diags)); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestOwnership refuses an index made by hand, and destroys only what the
+// project owns.
+func TestOwnership(t *testing.T) {
+	req, _ := http.NewRequest("PUT", tribe.T1.URL+"/handmade/_mapping/search", nil)
+	for _, step := range []struct{ method, path, body string }{
+		{"PUT", "/handmade/", ""},
+		{"PUT", "/handmade/_mapping/search", `{"search":{"properties":{"title":{"type":"string"}}}}`},
+	} {
+		req, _ = http.NewRequest(step.method, tribe.T1.URL+step.path, strings.NewReader(step.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s %s: %v %v", step.method, step.path, resp, err)
+		}
+		resp.Body.Close()
+	}
+	_, _, diags := plan(t, fields(t, tribe.T1.URL, "t1", "handmade", "string", ""), provision.Converge)
+	if diff := cmp.Diff([]string{"main.hcl:8: Index provision does not own"}, diagLines(diags)); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	_, changes, diags := plan(t, fields(t, tribe.T1.URL, "t1", "handmade", "string", ""), provision.Destroy)
+	if len(diags) != 1 || len(changes) != 0 {
+		t.Fatalf("destroy of an unowned index: %v %v", requestLines(changes), diags)
+	}
+
+	cfg := fields(t, tribe.T1.URL, "t1", "owned", "string", "")
+	b, changes, _ := plan(t, cfg, provision.Converge)
+	send(t, b, changes)
+	b, changes, diags = plan(t, cfg, provision.Destroy)
+	if diff := cmp.Diff([]string{"index.owned delete: DELETE /owned"}, requestLines(changes)); diff != "" || diags.HasErrors() {
+		t.Fatalf("destroy (-want +got):\n%s%v", diff, diags)
+	}
+	send(t, b, changes)
+	if _, changes, _ = plan(t, cfg, provision.Converge); changes[0].Action != provision.Create {
+		t.Errorf("after destroy the index should plan as a create: %v", requestLines(changes))
+	}
+}
