@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const usage = `Usage:
+  gated-api [-listen ADDR] [-tokens FILE]
+  gated-api hash-token [-identity NAME] [-token-env VAR]
+
+Serves /api (token-gated), /auth (the proxy's forward-auth check) and /healthz.
+Clients send their token in the X-Auth-Token header.
+
+Tokens come from -tokens FILE, or else from the environment variable
+GATED_API_TOKENS; both hold entries "<identity> sha256:<hex>" (one a line in
+the file; newlines or commas in the variable). Tokens are never stored in
+clear: "gated-api hash-token" reads a token from standard input (or from the
+variable named by -token-env) and prints its entry.
+
+Options:
+`
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "hash-token" {
+		return hashToken(args[1:], stdin, stdout, stderr)
+	}
+	fs := flag.NewFlagSet("gated-api", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	listen := fs.String("listen", "127.0.0.1:8080", "`address` to listen on")
+	tokenFile := fs.String("tokens", "", "token `file` of \"<identity> sha256:<hex>\" lines")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	tokens, err := loadTokens(*tokenFile, os.Getenv("GATED_API_TOKENS"))
+	if err != nil {
+		fmt.Fprintf(stderr, "gated-api: %v\n", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "gated-api: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(stderr, "gated-api: listening on http://%s with %d tokens\n", ln.Addr(), len(tokens.entries))
+	if err := serve(ctx, ln, tokens, stderr); err != nil {
+		fmt.Fprintf(stderr, "gated-api: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// serve serves on ln until ctx ends, then shuts down gracefully.
+func serve(ctx context.Context, ln net.Listener, tokens *tokenSet, log io.Writer) error {
+	srv := newServer(newHandler(tokens, log))
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return err
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// loadTokens reads the token file, or else the environment's entries.
+func loadTokens(file, env string) (*tokenSet, error) {
+	var ts *tokenSet
+	var err error
+	switch {
+	case file != "":
+		f, ferr := os.Open(file)
+		if ferr != nil {
+			return nil, ferr
+		}
+		defer f.Close()
+		ts, err = parseTokens(f, file)
+	default:
+		ts, err = parseTokens(strings.NewReader(strings.ReplaceAll(env, ",", "\n")), "GATED_API_TOKENS")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(ts.entries) == 0 {
+		return nil, fmt.Errorf("no tokens: give -tokens FILE or GATED_API_TOKENS (entries from \"gated-api hash-token\")")
+	}
+	return ts, nil
+}
+
+func hashToken(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gated-api hash-token", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	identity := fs.String("identity", "user", "identity `name` the token stands for")
+	tokenEnv := fs.String("token-env", "", "read the token from this environment `variable` instead of standard input")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	var token string
+	if *tokenEnv != "" {
+		token = os.Getenv(*tokenEnv)
+	} else {
+		line, _ := bufio.NewReader(stdin).ReadString('\n')
+		token = strings.TrimSpace(line)
+	}
+	if token == "" || strings.ContainsAny(*identity, " \t\n") || *identity == "" {
+		fmt.Fprintln(stderr, "gated-api hash-token: need a non-empty token and an identity without spaces")
+		return 1
+	}
+	fmt.Fprintln(stdout, hashLine(*identity, token))
+	return 0
+}
