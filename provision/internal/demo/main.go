@@ -1,0 +1,148 @@
+// Command demo brings up the seed's whole system on loopback and
+// provisions it with specs/: a Consul agent, gated-api, Traefik 2 reading
+// the catalog, and Elasticsearch member clusters t1 and t2 with a tribe
+// node. It runs provision plan and apply, shows three requests through
+// Traefik and their answers, and stops everything it started, also on
+// Ctrl-C. "make demo" builds bin/ and installs the servers first.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/provision-dev/provision/provision/servers"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, out io.Writer) error {
+	dir, err := os.MkdirTemp("", "provision-demo")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var logs servers.LogBuffer
+	step := func(format string, args ...any) { fmt.Fprintf(out, "==> "+format+"\n", args...) }
+
+	step("starting Consul %s", servers.ConsulVersion)
+	agent, err := servers.StartConsul(ctx, dir, &logs)
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, logs.Tail(2000))
+	}
+	defer agent.Stop()
+
+	step("starting Elasticsearch %s: member clusters t1 and t2, and a tribe node", servers.ElasticsearchVersion)
+	search, err := servers.StartTribe(ctx, dir, &logs)
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, logs.Tail(2000))
+	}
+	defer search.Stop()
+
+	// A token made for this run only; the application gets its hash.
+	secret := make([]byte, 16)
+	rand.Read(secret)
+	token := "demo-" + hex.EncodeToString(secret)
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	step("starting gated-api on 127.0.0.1:%d (one token, for identity \"demo-user\")", port)
+	hashCmd := exec.Command("bin/gated-api", "hash-token", "-identity", "demo-user")
+	hashCmd.Stdin = strings.NewReader(token + "\n")
+	hash, err := hashCmd.Output()
+	if err != nil {
+		return fmt.Errorf("bin/gated-api hash-token: %w (run make build)", err)
+	}
+	app := exec.CommandContext(ctx, "bin/gated-api", "-listen", "127.0.0.1:"+strconv.Itoa(port))
+	app.Env = append(os.Environ(), "GATED_API_TOKENS="+strings.TrimSpace(string(hash)))
+	app.Stdout, app.Stderr = &logs, &logs
+	if err := app.Start(); err != nil {
+		return err
+	}
+	defer func() { app.Process.Signal(syscall.SIGTERM); app.Wait() }()
+
+	step("starting Traefik %s with the Consul catalog provider", servers.TraefikVersion)
+	proxy, err := servers.StartTraefik(ctx, agent.Addr, &logs)
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, logs.Tail(2000))
+	}
+	defer proxy.Stop()
+
+	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
+	vars := []string{"-var", "api_port=" + strconv.Itoa(port), "-var", "search_url=" + search.T1.URL, "-var", "tribe_url=" + search.Tribe.URL}
+	for _, args := range [][]string{
+		append(append([]string{"plan"}, vars...), "specs"),
+		append(append([]string{"apply", "-auto-approve"}, vars...), "specs"),
+		append(append([]string{"plan", "-detailed-exitcode"}, vars...), "specs"),
+	} {
+		step("provision %s", strings.Join(args, " "))
+		cmd := exec.CommandContext(ctx, "bin/provision", args...)
+		cmd.Env, cmd.Stdout, cmd.Stderr = env, out, out
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("provision %s: %w", args[0], err)
+		}
+	}
+
+	step("requests through Traefik at %s (the route goes live a few seconds after registration)", proxy.URL)
+	ask := func(tok string) (int, string) {
+		req, _ := http.NewRequestWithContext(ctx, "GET", proxy.URL+"/api", nil)
+		if tok != "" {
+			req.Header.Set("X-Auth-Token", tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, strings.TrimSpace(string(b))
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for code, _ := ask(""); code != http.StatusUnauthorized && time.Now().Before(deadline); code, _ = ask("") {
+		time.Sleep(250 * time.Millisecond)
+	}
+	for _, r := range []struct{ label, token string }{
+		{"no token", ""},
+		{"wrong token", "not-the-token"},
+		{"right token", token},
+	} {
+		code, body := ask(r.token)
+		header := "(no X-Auth-Token)"
+		if r.token != "" {
+			header = "X-Auth-Token: <" + r.label + ">"
+		}
+		fmt.Fprintf(out, "GET %s/api %-28s -> %d %s\n", proxy.URL, header, code, body)
+	}
+	step("stopping everything the demo started")
+	return nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
