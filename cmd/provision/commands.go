@@ -97,6 +97,17 @@ func (c *cli) makePlan(ctx context.Context, s *specs, bs []provision.Backend, f 
 	return p, diags
 }
 
+// planDir plans dir with all its backends, for the commands that only
+// show a plan.
+func (c *cli) planDir(dir string, pf *planFlags) (*specs, *provision.Plan, hcl.Diagnostics) {
+	s, bs, diags := c.open(dir, pf, true)
+	if diags.HasErrors() {
+		return s, nil, diags
+	}
+	p, diags := c.makePlan(context.Background(), s, bs, pf, provision.Converge)
+	return s, p, diags
+}
+
 func parseAddrs(ss []string) ([]provision.Addr, error) {
 	var out []provision.Addr
 	for _, s := range ss {
@@ -130,11 +141,7 @@ func (c *cli) plan(args []string) int {
 	if !ok {
 		return code
 	}
-	s, bs, diags := c.open(dirArg(pos), &pf, true)
-	var p *provision.Plan
-	if !diags.HasErrors() {
-		p, diags = c.makePlan(context.Background(), s, bs, &pf, provision.Converge)
-	}
+	s, p, diags := c.planDir(dirArg(pos), &pf)
 	if *jsonOut {
 		*format = "json"
 	}
@@ -236,11 +243,7 @@ func (c *cli) graph(args []string) int {
 	if !ok {
 		return code
 	}
-	s, bs, diags := c.open(dirArg(pos), &pf, true)
-	var p *provision.Plan
-	if !diags.HasErrors() {
-		p, diags = c.makePlan(context.Background(), s, bs, &pf, provision.Converge)
-	}
+	s, p, diags := c.planDir(dirArg(pos), &pf)
 	if diags.HasErrors() {
 		c.printDiags(diags, s.parser.Files(), false)
 		return exitError

@@ -1,7 +1,6 @@
 package consul
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -53,13 +52,7 @@ func TestGoldenPlans(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			var text bytes.Buffer
-			if err := provision.RenderText(&text, p.Redacted(), provision.TextOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			golden.Check(t, "../../testdata/golden/consul/"+state+".txt", text.Bytes())
-			js, _ := json.MarshalIndent(p.Redacted(), "", "  ")
-			golden.Check(t, "../../testdata/golden/consul/"+state+".json", append(js, '\n'))
+			golden.CheckPlan(t, "../../testdata/golden/consul/"+state, p)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"testing"
@@ -37,13 +36,7 @@ func TestGoldenPlans(t *testing.T) {
 			info.Fingerprint = fingerprint(f)
 			p := &provision.Plan{FormatVersion: provision.FormatVersion, Project: cfg.Project, Backends: []provision.BackendInfo{info}, Changes: changes}
 			p.Target(nil, nil)
-			var text bytes.Buffer
-			if err := provision.RenderText(&text, p.Redacted(), provision.TextOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			golden.Check(t, "../../testdata/golden/search/"+state+".txt", text.Bytes())
-			js, _ := json.MarshalIndent(p.Redacted(), "", "  ")
-			golden.Check(t, "../../testdata/golden/search/"+state+".json", append(js, '\n'))
+			golden.CheckPlan(t, "../../testdata/golden/search/"+state, p)
 		})
 	}
 }

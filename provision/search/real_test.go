@@ -232,12 +232,11 @@ func TestWrongCluster(t *testing.T) {
 // TestOwnership refuses an index made by hand, and destroys only what the
 // project owns.
 func TestOwnership(t *testing.T) {
-	req, _ := http.NewRequest("PUT", tribe.T1.URL+"/handmade/_mapping/search", nil)
 	for _, step := range []struct{ method, path, body string }{
 		{"PUT", "/handmade/", ""},
 		{"PUT", "/handmade/_mapping/search", `{"search":{"properties":{"title":{"type":"string"}}}}`},
 	} {
-		req, _ = http.NewRequest(step.method, tribe.T1.URL+step.path, strings.NewReader(step.body))
+		req, _ := http.NewRequest(step.method, tribe.T1.URL+step.path, strings.NewReader(step.body))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("%s %s: %v %v", step.method, step.path, resp, err)

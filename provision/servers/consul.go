@@ -89,18 +89,8 @@ func (c *Consul) Stop() error { return c.proc.stop() }
 // A missing binary fails the test: the real-server tests never skip.
 func NewConsul(t testing.TB) *Consul {
 	t.Helper()
-	var log LogBuffer
-	c, err := StartConsul(context.Background(), t.TempDir(), &log)
-	if err != nil {
-		t.Fatalf("starting consul: %v\n%s", err, log.Tail(4000))
-	}
-	t.Cleanup(func() {
-		c.Stop()
-		if t.Failed() {
-			t.Logf("consul log:\n%s", log.Tail(4000))
-		}
-	})
-	return c
+	dir := t.TempDir()
+	return forTest(t, "consul", func(log io.Writer) (*Consul, error) { return StartConsul(context.Background(), dir, log) })
 }
 
 // FreePorts returns n distinct free loopback ports.

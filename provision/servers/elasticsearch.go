@@ -182,12 +182,13 @@ type Tribe struct {
 }
 
 // Stop stops all three nodes.
-func (t *Tribe) Stop() {
+func (t *Tribe) Stop() error {
 	for _, e := range []*Elasticsearch{t.Tribe, t.T1, t.T2} {
 		if e != nil {
 			e.Stop()
 		}
 	}
+	return nil
 }
 
 // StartTribe starts t1 and t2 side by side, then the tribe node.
@@ -215,16 +216,6 @@ func StartTribe(ctx context.Context, dir string, logw io.Writer) (*Tribe, error)
 // ends. Tests of one package should share one (see TestMain).
 func NewTribe(t testing.TB) *Tribe {
 	t.Helper()
-	var log LogBuffer
-	tr, err := StartTribe(context.Background(), t.TempDir(), &log)
-	if err != nil {
-		t.Fatalf("starting elasticsearch: %v\n%s", err, log.Tail(4000))
-	}
-	t.Cleanup(func() {
-		tr.Stop()
-		if t.Failed() {
-			t.Logf("elasticsearch log:\n%s", log.Tail(4000))
-		}
-	})
-	return tr
+	dir := t.TempDir()
+	return forTest(t, "elasticsearch", func(log io.Writer) (*Tribe, error) { return StartTribe(context.Background(), dir, log) })
 }

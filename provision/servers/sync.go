@@ -2,7 +2,9 @@ package servers
 
 import (
 	"bytes"
+	"io"
 	"sync"
+	"testing"
 )
 
 // LogBuffer collects a server's output, written from several goroutines.
@@ -25,5 +27,23 @@ func (l *LogBuffer) Tail(n int) string {
 	if len(s) > n {
 		return "..." + s[len(s)-n:]
 	}
+	return s
+}
+
+// forTest starts a server for a test, fails the test (never skips it) when
+// it cannot, stops it when the test ends, and shows its log on failure.
+func forTest[S interface{ Stop() error }](t testing.TB, name string, start func(io.Writer) (S, error)) S {
+	t.Helper()
+	var log LogBuffer
+	s, err := start(&log)
+	if err != nil {
+		t.Fatalf("starting %s: %v\n%s", name, err, log.Tail(4000))
+	}
+	t.Cleanup(func() {
+		s.Stop()
+		if t.Failed() {
+			t.Logf("%s log:\n%s", name, log.Tail(4000))
+		}
+	})
 	return s
 }

@@ -67,16 +67,5 @@ func (t *Traefik) Stop() error { return t.proc.stop() }
 // NewTraefik starts Traefik for a test and stops it when the test ends.
 func NewTraefik(t testing.TB, consulAddr string) *Traefik {
 	t.Helper()
-	var log LogBuffer
-	tr, err := StartTraefik(context.Background(), consulAddr, &log)
-	if err != nil {
-		t.Fatalf("starting traefik: %v\n%s", err, log.Tail(4000))
-	}
-	t.Cleanup(func() {
-		tr.Stop()
-		if t.Failed() {
-			t.Logf("traefik log:\n%s", log.Tail(4000))
-		}
-	})
-	return tr
+	return forTest(t, "traefik", func(log io.Writer) (*Traefik, error) { return StartTraefik(context.Background(), consulAddr, log) })
 }

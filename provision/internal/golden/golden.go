@@ -4,12 +4,15 @@
 package golden
 
 import (
+	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/provision"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files with the output of this run")
@@ -33,4 +36,20 @@ func Check(t testing.TB, path string, got []byte) {
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("%s differs (-want +got):\n%s", path, diff)
 	}
+}
+
+// CheckPlan compares the text and the JSON views of a plan with
+// <base>.txt and <base>.json.
+func CheckPlan(t testing.TB, base string, p *provision.Plan) {
+	t.Helper()
+	var text bytes.Buffer
+	if err := provision.RenderText(&text, p.Redacted(), provision.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Check(t, base+".txt", text.Bytes())
+	js, err := json.MarshalIndent(p.Redacted(), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	Check(t, base+".json", append(js, '\n'))
 }
