@@ -3,6 +3,7 @@ package consul
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
 
@@ -55,4 +56,32 @@ func TestGoldenPlans(t *testing.T) {
 			golden.CheckPlan(t, "../../testdata/golden/consul/"+state, p)
 		})
 	}
+}
+
+// BenchmarkDiff diffs 1,000 declared services against 1,000 live ones,
+// next to the baseline of decoding the agent's answer for them: the plan's
+// own work should stay of the order of reading the agent.
+func BenchmarkDiff(b *testing.B) {
+	cfg := &schema.Config{Project: "bench", Proxy: schema.Proxy{Dialect: schema.DialectTraefik, Prefix: "traefik"}}
+	live := map[string]*api.AgentService{}
+	rule, _ := schema.ParseRule("Path:/api")
+	for i := range 1000 {
+		s := &schema.Service{Name: fmt.Sprintf("svc-%d", i), ID: fmt.Sprintf("svc-%d", i), Port: 8000 + i,
+			Frontend: &schema.Frontend{Rule: rule, ForwardAuth: &schema.ForwardAuth{Address: "http://127.0.0.1/auth"}}}
+		cfg.Services = append(cfg.Services, s)
+		r := desired(cfg.Project, cfg.Proxy, s)
+		live[s.ID] = &api.AgentService{ID: r.ID, Service: r.Name, Tags: r.Tags, Port: r.Port, Meta: r.Meta}
+	}
+	answer, _ := json.Marshal(live)
+	b.Run("baseline-decode", func(b *testing.B) {
+		for b.Loop() {
+			var m map[string]*api.AgentService
+			json.Unmarshal(answer, &m)
+		}
+	})
+	b.Run("diff", func(b *testing.B) {
+		for b.Loop() {
+			diff(cfg, live, "consul", provision.Converge)
+		}
+	})
 }

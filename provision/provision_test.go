@@ -1,0 +1,124 @@
+package provision
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestAddrRoundTrip(t *testing.T) {
+	for _, tt := range []struct {
+		addr Addr
+		text string
+	}{
+		{Addr{"service", "gated-api-1"}, "service.gated-api-1"},
+		{Addr{"index", ".dashboard"}, `index[".dashboard"]`},
+		{Addr{"index", "logs"}, "index.logs"},
+	} {
+		if got := tt.addr.String(); got != tt.text {
+			t.Errorf("%v.String() = %q, want %q", tt.addr, got, tt.text)
+		}
+		back, err := ParseAddr(tt.text)
+		if err != nil || back != tt.addr {
+			t.Errorf("ParseAddr(%q) = %v, %v", tt.text, back, err)
+		}
+	}
+	// A user may also write the dotted form of a dotted name.
+	if a, err := ParseAddr("index..dashboard"); err != nil || a != (Addr{"index", ".dashboard"}) {
+		t.Errorf("ParseAddr(index..dashboard) = %v, %v", a, err)
+	}
+	for _, bad := range []string{"", "service", "cluster.x", `index[".dashboard"`, "service."} {
+		if _, err := ParseAddr(bad); err == nil {
+			t.Errorf("ParseAddr(%q) accepted", bad)
+		}
+	}
+}
+
+func testPlan(n, bodySize int) *Plan {
+	p := &Plan{FormatVersion: FormatVersion, Project: "edge"}
+	for i := range n {
+		body, _ := json.Marshal(map[string]string{"ID": fmt.Sprintf("svc-%04d", i), "pad": strings.Repeat("x", bodySize)})
+		p.Changes = append(p.Changes, &Change{
+			Addr:     Addr{"service", fmt.Sprintf("svc-%04d", i)},
+			Action:   Create,
+			After:    body,
+			Requests: []Request{{Method: "PUT", Path: "/v1/agent/service/register", Body: body}},
+		})
+	}
+	p.sort()
+	return p
+}
+
+func TestTarget(t *testing.T) {
+	p := testPlan(3, 1)
+	if err := p.Target([]Addr{{"service", "svc-0001"}, {"service", "svc-0002"}}, []Addr{{"service", "svc-0002"}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Changes) != 1 || p.Changes[0].Addr.Name != "svc-0001" || p.Summary.Create != 1 {
+		t.Errorf("targeted plan: %+v", p.Summary)
+	}
+	if err := testPlan(3, 1).Target([]Addr{{"service", "svc-9"}}, nil); err == nil || !strings.Contains(err.Error(), "service.svc-9 matches no object") {
+		t.Errorf("an unknown target: %v", err)
+	}
+}
+
+// TestMarkdownParts splits a large plan into parts under the limit that
+// together hold every change once.
+func TestMarkdownParts(t *testing.T) {
+	parts := RenderMarkdown(testPlan(60, 3000))
+	if len(parts) < 2 {
+		t.Fatalf("%d parts for a large plan", len(parts))
+	}
+	seen := 0
+	for i, part := range parts {
+		if len(part) >= MarkdownLimit {
+			t.Errorf("part %d is %d characters", i+1, len(part))
+		}
+		if !strings.HasPrefix(part, fmt.Sprintf("<!-- provision plan, part %d of %d -->\n", i+1, len(parts))) {
+			t.Errorf("part %d has no part header", i+1)
+		}
+		seen += strings.Count(part, "<details>")
+	}
+	if seen != 60 {
+		t.Errorf("the parts hold %d changes, want 60", seen)
+	}
+	if parts := RenderMarkdown(testPlan(2, 10)); len(parts) != 1 || strings.Contains(parts[0], "part 1 of") {
+		t.Errorf("a small plan: %d parts", len(parts))
+	}
+}
+
+func TestRedacted(t *testing.T) {
+	p := testPlan(1, 1)
+	p.Changes[0].After = json.RawMessage(`{"Meta":{"api_token":"s3cr3t","team":"edge"}}`)
+	p.Changes[0].Requests[0].Body = json.RawMessage(`{"ID":"x","Meta":{"Password":"s3cr3t"}}`)
+	r := p.Redacted()
+	got := []string{string(r.Changes[0].After), string(r.Changes[0].Requests[0].Body)}
+	want := []string{`{"Meta":{"api_token":"(sensitive)","team":"edge"}}`, `{"ID":"x","Meta":{"Password":"(sensitive)"}}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if !strings.Contains(string(p.Changes[0].After), "s3cr3t") {
+		t.Error("Redacted changed the plan itself; a saved plan needs the real values")
+	}
+}
+
+// BenchmarkRenderText measures the text view of a plan of 1,000 changes
+// against a baseline: the JSON encoding of the same plan, which the text
+// view reads. Compare the two in one run (benchstat), not to a constant.
+func BenchmarkRenderText(b *testing.B) {
+	p := testPlan(1000, 200)
+	b.Run("baseline-json", func(b *testing.B) {
+		for b.Loop() {
+			json.Marshal(p)
+		}
+	})
+	b.Run("text", func(b *testing.B) {
+		for b.Loop() {
+			RenderText(io.Discard, p, TextOptions{})
+		}
+	})
+}
