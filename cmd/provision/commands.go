@@ -181,7 +181,11 @@ func (c *cli) formatView(format string, noColor bool, s *specs) (planView, error
 	case "text", "json":
 		return c.planView(format == "json", noColor, s), nil
 	case "markdown":
-		return markdownView{textView{c: c, files: s.parser.Files()}}, nil
+		v := textView{c: c}
+		if s != nil {
+			v.files = s.parser.Files()
+		}
+		return markdownView{v}, nil
 	}
 	return nil, fmt.Errorf("unknown -format %q: use text, json or markdown", format)
 }
@@ -257,7 +261,8 @@ func (c *cli) graph(args []string) int {
 
 func (c *cli) show(args []string) int {
 	fs := c.flagSet("show", "show [options] PLANFILE")
-	jsonOut := fs.Bool("json", false, "print the plan as JSON")
+	jsonOut := fs.Bool("json", false, "print the plan as JSON; same as -format=json")
+	format := fs.String("format", "text", "`text`, json, or markdown")
 	noColor := fs.Bool("no-color", false, "no colors in the output")
 	pos, code, ok := c.parse(fs, args, 1)
 	if !ok {
@@ -267,13 +272,19 @@ func (c *cli) show(args []string) int {
 		fs.Usage()
 		return exitError
 	}
-	p, err := provision.ReadPlanFile(pos[0])
-	if err != nil {
-		fmt.Fprintf(c.stderr, "Error: %s\n", err)
-		return exitError
+	if *jsonOut {
+		*format = "json"
 	}
-	c.planView(*jsonOut, *noColor, nil).plan(p, nil)
-	return exitOK
+	v, err := c.formatView(*format, *noColor, nil)
+	if err == nil {
+		var p *provision.Plan
+		if p, err = provision.ReadPlanFile(pos[0]); err == nil {
+			v.plan(p, nil)
+			return exitOK
+		}
+	}
+	fmt.Fprintf(c.stderr, "Error: %s\n", err)
+	return exitError
 }
 
 func (c *cli) validate(args []string) int {
