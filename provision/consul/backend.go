@@ -106,7 +106,7 @@ func (b *Backend) Info() provision.BackendInfo {
 		Name:    "consul",
 		Kind:    "consul",
 		Address: b.conf.Scheme + "://" + b.conf.Address,
-		Scope:   mustJSON(b.scope),
+		Scope:   provision.RawJSON(b.scope),
 	}
 }
 

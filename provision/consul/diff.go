@@ -130,9 +130,7 @@ func (sc scope) fingerprint(services map[string]*api.AgentService) string {
 		}
 	}
 	sort.Slice(rel, func(i, j int) bool { return rel[i].ID < rel[j].ID })
-	b, _ := json.Marshal(rel)
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return provision.Digest(rel)
 }
 
 // diff compares the declared services with the live ones and returns the
@@ -155,7 +153,7 @@ func diff(cfg *schema.Config, services map[string]*api.AgentService, backend str
 		c := &provision.Change{
 			Addr:       provision.Addr{Kind: "service", Name: s.ID},
 			Backend:    backend,
-			After:      mustJSON(want.view()),
+			After:      provision.RawJSON(want.view()),
 			DeclaredAt: s.DeclRange.String(),
 		}
 		if !exists {
@@ -165,7 +163,7 @@ func diff(cfg *schema.Config, services map[string]*api.AgentService, backend str
 			continue
 		}
 		have := live(l)
-		c.Before = mustJSON(have)
+		c.Before = provision.RawJSON(have)
 		c.Action, c.Requests = provision.NoOp, []provision.Request{}
 		if changed := changedFields(have, want.view()); len(changed) > 0 {
 			c.Action = provision.Update
@@ -188,7 +186,7 @@ func diff(cfg *schema.Config, services map[string]*api.AgentService, backend str
 			Backend:  backend,
 			Action:   provision.Delete,
 			Reason:   reason,
-			Before:   mustJSON(live(l)),
+			Before:   provision.RawJSON(live(l)),
 			Requests: []provision.Request{deregisterRequest(id)},
 		})
 	}
@@ -258,7 +256,7 @@ func registerRequest(r registration, update bool) provision.Request {
 	if update {
 		path += "?replace-existing-checks=true"
 	}
-	return provision.Request{Method: "PUT", Path: path, Header: jsonHeaders, Body: mustJSON(r)}
+	return provision.Request{Method: "PUT", Path: path, Header: jsonHeaders, Body: provision.RawJSON(r)}
 }
 
 func deregisterRequest(id string) provision.Request {
@@ -267,12 +265,4 @@ func deregisterRequest(id string) provision.Request {
 		Path:   "/v1/agent/service/deregister/" + url.PathEscape(id),
 		Header: map[string]string{"Accept": "application/json"},
 	}
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // only plain structs and maps are marshalled here
-	}
-	return b
 }

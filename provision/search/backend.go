@@ -3,8 +3,6 @@ package search
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -153,7 +151,7 @@ func open(raw string, sc scope, env func(string) string) (*Backend, error) {
 
 // Info names the cluster by the search block and its write URL.
 func (b *Backend) Info() provision.BackendInfo {
-	return provision.BackendInfo{Name: b.target.backend, Kind: "search", Address: b.url, Scope: mustJSON(b.scope)}
+	return provision.BackendInfo{Name: b.target.backend, Kind: "search", Address: b.url, Scope: provision.RawJSON(b.scope)}
 }
 
 // read gathers the facts of a plan in three requests.
@@ -247,10 +245,7 @@ func (b *Backend) Fingerprint(ctx context.Context) (string, error) {
 	return fingerprint(f), nil
 }
 
-func fingerprint(f facts) string {
-	sum := sha256.Sum256(mustJSON(f))
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+func fingerprint(f facts) string { return provision.Digest(f) }
 
 // Send performs one planned request on the write URL.
 func (b *Backend) Send(ctx context.Context, r provision.Request) error {

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -92,14 +91,14 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 		c := &provision.Change{
 			Addr:       provision.Addr{Kind: "index", Name: ix.Name},
 			Backend:    t.backend,
-			After:      mustJSON(map[string]any{"mappings": declaredMappings(ix)}),
+			After:      provision.RawJSON(map[string]any{"mappings": declaredMappings(ix)}),
 			DeclaredAt: ix.DeclRange.String(),
 			Requests:   []provision.Request{},
 		}
 		if mode == provision.Destroy {
 			if exists && len(live.Mappings) > 0 {
 				c.Action, c.After, c.Reason = provision.Delete, nil, "owned by project "+t.project
-				c.Before = mustJSON(map[string]any{"mappings": liveMappings(ix, live)})
+				c.Before = provision.RawJSON(map[string]any{"mappings": liveMappings(ix, live)})
 				c.Requests = []provision.Request{{Method: "DELETE", Path: "/" + ix.Name, Header: acceptJSON}}
 				changes = append(changes, c)
 			}
@@ -118,7 +117,7 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 			changes = append(changes, c)
 			continue
 		}
-		c.Before = mustJSON(map[string]any{"mappings": liveMappings(ix, live)})
+		c.Before = provision.RawJSON(map[string]any{"mappings": liveMappings(ix, live)})
 		var reasons []string
 		for _, m := range ix.Mappings {
 			lt, ok := live.Mappings[m.Type]
@@ -232,7 +231,7 @@ func (t target) putMapping(ix *schema.Index, m *schema.Mapping, major int) provi
 		path += "?include_type_name=true"
 	}
 	body := map[string]any{m.Type: map[string]any{"_meta": owner(t.project), "properties": properties(m.Properties)}}
-	return provision.Request{Method: "PUT", Path: path, Header: jsonBody, Body: mustJSON(body)}
+	return provision.Request{Method: "PUT", Path: path, Header: jsonBody, Body: provision.RawJSON(body)}
 }
 
 func declaredMappings(ix *schema.Index) map[string]any {
@@ -251,12 +250,4 @@ func liveMappings(ix *schema.Index, live liveIndex) map[string]any {
 		}
 	}
 	return out
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // only maps of JSON values are marshalled here
-	}
-	return b
 }
