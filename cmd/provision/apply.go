@@ -188,8 +188,9 @@ func (c *cli) execute(ctx context.Context, p *provision.Plan, backends map[strin
 		fmt.Fprintf(c.stderr, "\nInterrupted: requests under way finished, no new one was started. Run provision plan to see what is left.\n")
 		return exitError
 	}
-	for name, b := range backends {
-		if vb, ok := b.(provision.Verifier); ok {
+	for _, info := range p.Backends {
+		name := info.Name
+		if vb, ok := backends[name].(provision.Verifier); ok {
 			msg, err := vb.Verify(ctx, changesOf(p, name))
 			if err != nil {
 				fmt.Fprintf(c.stderr, "Warning: %s: %s\n", name, err)
