@@ -121,3 +121,35 @@ func TestLockHeldNamesHolder(t *testing.T) {
 		t.Fatalf("apply -lock=false: exit %d\n%s", code, stderr.String())
 	}
 }
+
+// TestLockOfDeadHolderIsReleased invalidates the holder's Consul session,
+// as Consul does when a holder dies and its TTL runs out, and checks that
+// a waiting apply then takes the lock.
+func TestLockOfDeadHolderIsReleased(t *testing.T) {
+	agent := servers.NewConsul(t)
+	t.Setenv("CONSUL_HTTP_ADDR", agent.Addr)
+	holder, _ := consul.New(&schema.Config{Project: "race"})
+	if _, _, err := holder.Lock(context.Background(), "race", "apply", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// The holder "dies": its session is invalidated, never unlocked.
+	resp, err := http.Get("http://" + agent.Addr + "/v1/kv/" + consul.LockPrefix + "race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pairs []struct{ Session string }
+	json.NewDecoder(resp.Body).Decode(&pairs)
+	resp.Body.Close()
+	if len(pairs) != 1 || pairs[0].Session == "" {
+		t.Fatalf("the lock key holds no session: %+v", pairs)
+	}
+	req, _ := http.NewRequest("PUT", "http://"+agent.Addr+"/v1/session/destroy/"+pairs[0].Session, nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("destroying the session: %v %v", resp, err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := newCLI(strings.NewReader(""), &stdout, &stderr).run([]string{"apply", "-auto-approve", "-lock-timeout", "10s", "-var", "base=23000", "../../testdata/race"})
+	if code != exitOK {
+		t.Fatalf("apply after the holder died: exit %d\n%s", code, stderr.String())
+	}
+}

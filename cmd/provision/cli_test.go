@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestColor: colour only on a terminal, and never with NO_COLOR or
+// -no-color.
+func TestColor(t *testing.T) {
+	for _, tt := range []struct {
+		name              string
+		terminal, noColor bool
+		env               string
+		want              bool
+	}{
+		{"terminal", true, false, "", true},
+		{"pipe", false, false, "", false},
+		{"NO_COLOR", true, false, "1", false},
+		{"-no-color", true, true, "", false},
+	} {
+		c := newCLI(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{})
+		c.isTerminal = func(any) bool { return tt.terminal }
+		c.getenv = func(k string) string {
+			if k == "NO_COLOR" {
+				return tt.env
+			}
+			return ""
+		}
+		if got := c.color(c.stdout, tt.noColor); got != tt.want {
+			t.Errorf("%s: color = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestConfirm: on a terminal only "yes" goes ahead.
+func TestConfirm(t *testing.T) {
+	for answer, want := range map[string]bool{"yes\n": true, "y\n": false, "\n": false, "YES\n": false} {
+		var out, errOut bytes.Buffer
+		c := newCLI(strings.NewReader(answer), &out, &errOut)
+		c.isTerminal = func(any) bool { return true }
+		if got := c.confirm("apply", "Do you want to perform these actions?"); got != want {
+			t.Errorf("answer %q: confirm = %v, want %v", answer, got, want)
+		}
+		if !want && !strings.Contains(errOut.String(), "Cancelled: nothing was sent.") {
+			t.Errorf("answer %q: no cancellation message", answer)
+		}
+	}
+}
