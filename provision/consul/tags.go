@@ -48,7 +48,7 @@ func Tags(p schema.Proxy, s *schema.Service) []string {
 		}
 	}
 	if p.Dialect.V2() {
-		router := RouterName(s.Name)
+		router := routerName(s.Name)
 		rule, _ := f.Rule.V2() // schema refuses rules without a Traefik 2 form
 		tag("http.routers.%s.rule=%s", router, rule)
 		if len(f.EntryPoints) > 0 {
@@ -71,8 +71,8 @@ func Tags(p schema.Proxy, s *schema.Service) []string {
 
 var routerUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
-// RouterName is the Traefik 2 router of a service: its name, with anything
+// routerName is the Traefik 2 router of a service: its name, with anything
 // a tag key cannot hold replaced by "-". Instances of one service share it.
-func RouterName(service string) string {
+func routerName(service string) string {
 	return routerUnsafe.ReplaceAllString(service, "-")
 }

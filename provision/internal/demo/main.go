@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -62,10 +61,11 @@ func run(ctx context.Context, out io.Writer) error {
 	secret := make([]byte, 16)
 	rand.Read(secret)
 	token := "demo-" + hex.EncodeToString(secret)
-	port, err := freePort()
+	ports, err := servers.FreePorts(1)
 	if err != nil {
 		return err
 	}
+	port := ports[0]
 	step("starting gated-api on 127.0.0.1:%d (one token, for identity \"demo-user\")", port)
 	hashCmd := exec.Command("bin/gated-api", "hash-token", "-identity", "demo-user")
 	hashCmd.Stdin = strings.NewReader(token + "\n")
@@ -135,13 +135,4 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	step("stopping everything the demo started")
 	return nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
