@@ -28,6 +28,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Stdout); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("interrupted; everything the demo started is stopped")
+		}
 		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
 		stop()
 		os.Exit(1)
