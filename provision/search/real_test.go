@@ -264,3 +264,25 @@ func TestOwnership(t *testing.T) {
 		t.Errorf("after destroy the index should plan as a create: %v", requestLines(changes))
 	}
 }
+
+// TestRerunAfterPartialApply: an apply that stopped right after creating
+// the index leaves an index with no types; the next plan adds the types
+// and does not create the index again.
+func TestRerunAfterPartialApply(t *testing.T) {
+	cfg := fields(t, tribe.T1.URL, "t1", "partial", "string", "")
+	b, changes, diags := plan(t, cfg, provision.Converge)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if err := b.Send(context.Background(), changes[0].Requests[0]); err != nil { // PUT /partial/ only
+		t.Fatal(err)
+	}
+	b, changes, diags = plan(t, cfg, provision.Converge)
+	if diff := cmp.Diff([]string{`index.partial update: PUT /partial/_mapping/search`}, requestLines(changes)); diff != "" || diags.HasErrors() {
+		t.Fatalf("re-plan after a partial apply (-want +got):\n%s%v", diff, diags)
+	}
+	send(t, b, changes)
+	if _, changes, _ = plan(t, cfg, provision.Converge); changes[0].Action != provision.NoOp {
+		t.Errorf("not converged: %v", requestLines(changes))
+	}
+}
