@@ -10,6 +10,10 @@ import (
 
 // Addr names one managed object: a service registration or an index.
 type Addr struct {
+	// In is the block of the place the object lives in, "agent.node-a" or
+	// "search.t1", when the specs declare several places of its kind;
+	// empty otherwise. Two objects of one plan never share an address.
+	In   string
 	Kind string // "service" or "index"
 	Name string // the service ID or the index name
 }
@@ -17,17 +21,37 @@ type Addr struct {
 // kindOrder fixes the order of kinds in a plan: services, then indices.
 var kindOrder = map[string]int{"service": 0, "index": 1}
 
+// placeKind is the block type that qualifies the addresses of a kind.
+var placeKind = map[string]string{"service": "agent", "index": "search"}
+
 // String renders the address as a user writes it after -target:
 // service.gated-api-1, index[".dashboard"] (a name that is not a plain
-// identifier is quoted).
-func (a Addr) String() string { return schema.FormatAddr(a.Kind, a.Name) }
+// identifier is quoted), agent.node-a.service.gated-api-1,
+// search.t1.index[".dashboard"].
+func (a Addr) String() string {
+	s := schema.FormatAddr(a.Kind, a.Name)
+	if a.In != "" {
+		s = a.In + "." + s
+	}
+	return s
+}
 
-// Less orders addresses by kind, then name.
+// Less orders addresses by kind, then name, then place.
 func (a Addr) Less(b Addr) bool {
 	if a.Kind != b.Kind {
 		return kindOrder[a.Kind] < kindOrder[b.Kind]
 	}
-	return a.Name < b.Name
+	if a.Name != b.Name {
+		return a.Name < b.Name
+	}
+	return a.In < b.In
+}
+
+// Matches reports whether the address a user wrote names a: the same
+// object, or, written without its place, the object of that kind and
+// name in any place.
+func (a Addr) Matches(target Addr) bool {
+	return a.Kind == target.Kind && a.Name == target.Name && (target.In == "" || target.In == a.In)
 }
 
 // MarshalText makes an Addr a JSON string.
@@ -40,18 +64,27 @@ func (a *Addr) UnmarshalText(b []byte) error {
 	return err
 }
 
-// ParseAddr parses service.NAME, index.NAME or KIND["NAME"].
+// ParseAddr parses service.NAME, index.NAME or KIND["NAME"], each
+// optionally after its place: agent.AGENT. or search.CLUSTER.
 func ParseAddr(s string) (Addr, error) {
+	var in string
+	for kind, place := range placeKind {
+		if rest, ok := strings.CutPrefix(s, place+"."); ok {
+			if name, obj, ok := strings.Cut(rest, "."); ok && name != "" && strings.HasPrefix(obj, kind) {
+				in, s = place+"."+name, obj
+			}
+		}
+	}
 	if kind, rest, ok := strings.Cut(s, "["); ok && strings.HasSuffix(rest, "]") {
 		name, err := strconv.Unquote(strings.TrimSuffix(rest, "]"))
 		if err == nil && knownKind(kind) {
-			return Addr{Kind: kind, Name: name}, nil
+			return Addr{In: in, Kind: kind, Name: name}, nil
 		}
 	}
 	if kind, name, ok := strings.Cut(s, "."); ok && knownKind(kind) && name != "" {
-		return Addr{Kind: kind, Name: name}, nil
+		return Addr{In: in, Kind: kind, Name: name}, nil
 	}
-	return Addr{}, fmt.Errorf("%q is not an address; write service.<id> or index.<name> (index[\".dashboard\"] for a name with a dot)", s)
+	return Addr{}, fmt.Errorf("%q is not an address; write service.<id> or index.<name> (index[\".dashboard\"] for a name with a dot), after agent.<name>. or search.<name>. where the plan's addresses have it", s)
 }
 
 func knownKind(k string) bool {

@@ -50,7 +50,8 @@ func (r Result) Err() error {
 }
 
 // Apply sends the requests of every change: changes run in parallel, at
-// most parallelism at a time, and the requests of one change in order.
+// most parallelism at a time, and the requests of one change in order;
+// deletes start once every other change is done.
 // After the first failure, or once ctx is canceled, no new request is
 // started; requests already under way finish within their own deadline
 // (they are sent with ctx's values but not its cancellation). progress,
@@ -83,8 +84,15 @@ func Apply(ctx context.Context, p *Plan, backends map[string]Backend, parallelis
 			res.Outcomes = append(res.Outcomes, Outcome{Change: c})
 		}
 	}
+	deleting := false
 	for i := range res.Outcomes {
 		o := &res.Outcomes[i]
+		if o.Change.Action == Delete && !deleting {
+			// Deletes wait for everything before them: a service moved
+			// to another agent is registered there first.
+			wg.Wait()
+			deleting = true
+		}
 		sem <- struct{}{}
 		if stopped() {
 			<-sem

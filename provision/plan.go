@@ -7,14 +7,17 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 )
 
 // FormatVersion is the version of the plan's JSON form. Its major number
 // changes when a field changes meaning or goes away; its minor number when
-// fields are added.
-const FormatVersion = "1.1"
+// fields are added. 2.0: an address may start with its place
+// (agent.<name>. when several agents are declared, search.<name>. when
+// several search clusters are), and deletes come after every other change.
+const FormatVersion = "2.0"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
 // what the text view is rendered from.
@@ -25,8 +28,8 @@ type Plan struct {
 	// given; applying a saved plan plans it again to check the file.
 	Dir      string        `json:"dir,omitempty"`
 	Backends []BackendInfo `json:"backends"`
-	// Changes are in apply order: sorted by address; the requests of one
-	// change run in the order listed.
+	// Changes are in apply order: deletes last, each group sorted by
+	// address; the requests of one change run in the order listed.
 	Changes []*Change `json:"changes"`
 	Summary Summary   `json:"summary"`
 	// Diagnostics are the warnings the plan was made with.
@@ -138,26 +141,64 @@ const (
 	Destroy
 )
 
-// MakePlan reads every backend and assembles the plan. The plan is only
-// to be applied when the diagnostics hold no error.
+// readers bounds how many backends a plan reads at a time.
+const readers = 16
+
+// MakePlan reads every backend, side by side (at most 16 at a time), and
+// assembles the plan: its wall time is the slowest backend's, not the
+// sum. The plan is only to be applied when the diagnostics hold no error.
 func MakePlan(ctx context.Context, project string, mode Mode, backends []Backend) (*Plan, hcl.Diagnostics) {
 	p := &Plan{FormatVersion: FormatVersion, Project: project, Backends: []BackendInfo{}, Changes: []*Change{}}
+	type result struct {
+		changes []*Change
+		fp      string
+		diags   hcl.Diagnostics
+	}
+	results := make([]result, len(backends))
+	Parallel(len(backends), readers, func(i int) {
+		r := &results[i]
+		r.changes, r.fp, r.diags = backends[i].Plan(ctx, mode)
+	})
 	var diags hcl.Diagnostics
-	for _, b := range backends {
-		changes, fp, bdiags := b.Plan(ctx, mode)
-		diags = append(diags, bdiags...)
+	for i, b := range backends {
+		r := results[i]
+		diags = append(diags, r.diags...)
 		info := b.Info()
-		info.Fingerprint = fp
+		info.Fingerprint = r.fp
 		p.Backends = append(p.Backends, info)
-		p.Changes = append(p.Changes, changes...)
+		p.Changes = append(p.Changes, r.changes...)
 	}
 	p.sort()
 	return p, diags
 }
 
-// sort puts the changes in apply order and recounts the summary.
+// Parallel calls f(0) ... f(n-1), at most limit at a time, and returns
+// when every call has.
+func Parallel(n, limit int, f func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(limit, 1))
+	for i := range n {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// sort puts the changes in apply order, deletes after everything else (so
+// that a service moved to another agent is registered there before it is
+// deregistered here), each group by address, and recounts the summary.
 func (p *Plan) sort() {
-	sort.SliceStable(p.Changes, func(i, j int) bool { return p.Changes[i].Addr.Less(p.Changes[j].Addr) })
+	sort.SliceStable(p.Changes, func(i, j int) bool {
+		a, b := p.Changes[i], p.Changes[j]
+		if (a.Action == Delete) != (b.Action == Delete) {
+			return b.Action == Delete
+		}
+		return a.Addr.Less(b.Addr)
+	})
 	sort.SliceStable(p.Backends, func(i, j int) bool { return p.Backends[i].Name < p.Backends[j].Name })
 	p.Summary = Summary{}
 	for _, c := range p.Changes {

@@ -15,9 +15,12 @@ func TestAddrRoundTrip(t *testing.T) {
 		addr Addr
 		text string
 	}{
-		{Addr{"service", "gated-api-1"}, "service.gated-api-1"},
-		{Addr{"index", ".dashboard"}, `index[".dashboard"]`},
-		{Addr{"index", "logs"}, "index.logs"},
+		{Addr{Kind: "service", Name: "gated-api-1"}, "service.gated-api-1"},
+		{Addr{Kind: "index", Name: ".dashboard"}, `index[".dashboard"]`},
+		{Addr{Kind: "index", Name: "logs"}, "index.logs"},
+		{Addr{In: "agent.node-a", Kind: "service", Name: "gated-api-1"}, "agent.node-a.service.gated-api-1"},
+		{Addr{In: "search.t2", Kind: "index", Name: ".dashboard"}, `search.t2.index[".dashboard"]`},
+		{Addr{In: "search.t1", Kind: "index", Name: "logs.2026"}, `search.t1.index["logs.2026"]`},
 	} {
 		if got := tt.addr.String(); got != tt.text {
 			t.Errorf("%v.String() = %q, want %q", tt.addr, got, tt.text)
@@ -28,7 +31,7 @@ func TestAddrRoundTrip(t *testing.T) {
 		}
 	}
 	// A user may also write the dotted form of a dotted name.
-	if a, err := ParseAddr("index..dashboard"); err != nil || a != (Addr{"index", ".dashboard"}) {
+	if a, err := ParseAddr("index..dashboard"); err != nil || a != (Addr{Kind: "index", Name: ".dashboard"}) {
 		t.Errorf("ParseAddr(index..dashboard) = %v, %v", a, err)
 	}
 	for _, bad := range []string{"", "service", "cluster.x", `index[".dashboard"`, "service."} {
@@ -43,7 +46,7 @@ func testPlan(n, bodySize int) *Plan {
 	for i := range n {
 		body, _ := json.Marshal(map[string]string{"ID": fmt.Sprintf("svc-%04d", i), "pad": strings.Repeat("x", bodySize)})
 		p.Changes = append(p.Changes, &Change{
-			Addr:     Addr{"service", fmt.Sprintf("svc-%04d", i)},
+			Addr:     Addr{Kind: "service", Name: fmt.Sprintf("svc-%04d", i)},
 			Action:   Create,
 			After:    body,
 			Requests: []Request{{Method: "PUT", Path: "/v1/agent/service/register", Body: body}},
@@ -55,13 +58,13 @@ func testPlan(n, bodySize int) *Plan {
 
 func TestTarget(t *testing.T) {
 	p := testPlan(3, 1)
-	if err := p.Target([]Addr{{"service", "svc-0001"}, {"service", "svc-0002"}}, []Addr{{"service", "svc-0002"}}); err != nil {
+	if err := p.Target([]Addr{{Kind: "service", Name: "svc-0001"}, {Kind: "service", Name: "svc-0002"}}, []Addr{{Kind: "service", Name: "svc-0002"}}); err != nil {
 		t.Fatal(err)
 	}
 	if len(p.Changes) != 1 || p.Changes[0].Addr.Name != "svc-0001" || p.Summary.Create != 1 {
 		t.Errorf("targeted plan: %+v", p.Summary)
 	}
-	if err := testPlan(3, 1).Target([]Addr{{"service", "svc-9"}}, nil); err == nil || !strings.Contains(err.Error(), "service.svc-9 matches no object") {
+	if err := testPlan(3, 1).Target([]Addr{{Kind: "service", Name: "svc-9"}}, nil); err == nil || !strings.Contains(err.Error(), "service.svc-9 matches no object") {
 		t.Errorf("an unknown target: %v", err)
 	}
 }

@@ -3,38 +3,47 @@ package provision
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Target keeps the changes of the included addresses (all, when include
-// is empty) less the excluded ones. An address that matches no object of
-// the plan is an error, so that a typo never silently plans nothing.
+// is empty) less the excluded ones. An address may leave out its place
+// (agent.<name>. or search.<name>.) when it names one object of the plan.
+// An address that matches no object, or several, is an error, so that a
+// typo never silently plans nothing and a short address never hits two
+// objects.
 func (p *Plan) Target(include, exclude []Addr) error {
-	known := map[Addr]bool{}
-	for _, c := range p.Changes {
-		known[c.Addr] = true
-	}
 	for _, a := range slices.Concat(include, exclude) {
-		if !known[a] {
+		var hits []string
+		for _, c := range p.Changes {
+			if c.Addr.Matches(a) {
+				hits = append(hits, c.Addr.String())
+			}
+		}
+		switch {
+		case len(hits) == 0:
 			return fmt.Errorf("%s matches no object of this plan; the objects are: %s", a, p.addrList())
+		case len(hits) > 1:
+			return fmt.Errorf("%s matches %d objects of this plan (%s); write the one you mean", a, len(hits), strings.Join(hits, ", "))
 		}
 	}
+	matchesAny := func(c *Change, as []Addr) bool {
+		return slices.ContainsFunc(as, func(a Addr) bool { return c.Addr.Matches(a) })
+	}
 	p.Changes = slices.DeleteFunc(p.Changes, func(c *Change) bool {
-		return (len(include) > 0 && !slices.Contains(include, c.Addr)) || slices.Contains(exclude, c.Addr)
+		return (len(include) > 0 && !matchesAny(c, include)) || matchesAny(c, exclude)
 	})
 	p.sort()
 	return nil
 }
 
 func (p *Plan) addrList() string {
-	s := ""
-	for i, c := range p.Changes {
-		if i > 0 {
-			s += ", "
-		}
-		s += c.Addr.String()
-	}
-	if s == "" {
+	if len(p.Changes) == 0 {
 		return "(none)"
 	}
-	return s
+	s := make([]string, len(p.Changes))
+	for i, c := range p.Changes {
+		s[i] = c.Addr.String()
+	}
+	return strings.Join(s, ", ")
 }

@@ -10,6 +10,9 @@ type Config struct {
 
 	Proxy  Proxy
 	Consul *Consul // nil when no consul block: the environment decides
+	// Agents are the agent blocks: the Consul agents of the nodes services
+	// are registered on. None means the one agent of Consul.
+	Agents []*Agent
 
 	Variables map[string]*Variable
 	Services  []*Service
@@ -70,8 +73,10 @@ type Proxy struct {
 	DeclRange hcl.Range
 }
 
-// Consul holds the connection settings of the Consul agent. Secrets (the
-// ACL token) come from the environment only, never from a spec.
+// Consul holds the connection settings of the Consul agent, or, when
+// agent blocks are declared, of the cluster: its datacenter and the agent
+// that holds the apply lock. Secrets (the ACL token) come from the
+// environment only, never from a spec.
 type Consul struct {
 	Address    string
 	Datacenter string
@@ -80,17 +85,21 @@ type Consul struct {
 
 // Service is one Consul service registration.
 type Service struct {
-	Name      string // the block label, Consul's service name
-	ID        string // defaults to Name
-	Address   string
-	Port      int
-	Tags      []string // extra tags, kept as written
-	Meta      map[string]string
-	Frontend  *Frontend
-	Checks    []*Check
-	DeclRange hcl.Range
-	IDRange   hcl.Range // the id attribute, or the label when id is absent
-	Import    *Import   // the import block that takes it over, if any
+	Name string // the block label, Consul's service name
+	ID   string // defaults to Name
+	// Agent names the agent block of the node the service is registered
+	// on; empty when no agent block is declared.
+	Agent      string
+	AgentRange hcl.Range
+	Address    string
+	Port       int
+	Tags       []string // extra tags, kept as written
+	Meta       map[string]string
+	Frontend   *Frontend
+	Checks     []*Check
+	DeclRange  hcl.Range
+	IDRange    hcl.Range // the id attribute, or the label when id is absent
+	Import     *Import   // the import block that takes it over, if any
 }
 
 // Frontend is the route a reverse proxy claims for a service.

@@ -124,6 +124,10 @@ func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 			d.errorf(im.ToRange, im.DeclRange, "Import of an undeclared index needs one search cluster",
 				"The declaration of %s is to be generated, but %d search blocks are declared, so it is not known which cluster holds the index. Declare exactly one search block, or declare the index block yourself.",
 				im.Addr(), len(cfg.Searches))
+		case generate && im.Kind == "service" && len(cfg.Agents) > 1:
+			d.errorf(im.ToRange, im.DeclRange, "Import of an undeclared service needs one agent",
+				"The declaration of %s is to be generated, but %d agent blocks are declared, so it is not known which node's agent holds the registration. Declare the service block yourself, with its agent.",
+				im.Addr(), len(cfg.Agents))
 		case !generate:
 			what := "service block with id"
 			if im.Kind == "index" {

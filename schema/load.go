@@ -48,6 +48,7 @@ var fileSchema = &hcl.BodySchema{
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "proxy"},
 		{Type: "consul"},
+		{Type: "agent", LabelNames: []string{"name"}},
 		{Type: "variable", LabelNames: []string{"name"}},
 		{Type: "service", LabelNames: []string{"name"}},
 		{Type: "search", LabelNames: []string{"name"}},
@@ -135,6 +136,8 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 				}
 				consulBlock = b
 				cfg.Consul = d.consulBlock(b)
+			case "agent":
+				cfg.Agents = append(cfg.Agents, d.agentBlock(b))
 			case "service":
 				cfg.Services = append(cfg.Services, d.serviceBlock(b))
 			case "search":
@@ -155,6 +158,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 		})
 	}
 	cfg.Proxy = d.proxyBlock(proxyBlock, cfg.ProjectRange)
+	d.checkAgents(cfg)
 	d.checkServices(cfg)
 	d.checkIndices(cfg)
 	d.checkImports(cfg, imports, in.GenerateConfig)

@@ -343,17 +343,8 @@ func (d *decoder) checkIndices(cfg *Config) {
 	indices := map[key]*Index{}
 	for _, ix := range cfg.Indices {
 		if ix.Search != "" && searches[ix.Search] == nil {
-			names := make([]string, 0, len(searches))
-			for n := range searches {
-				names = append(names, fmt.Sprintf("%q", n))
-			}
-			sort.Strings(names)
-			known := "none is declared"
-			if len(names) > 0 {
-				known = "declared: " + strings.Join(names, ", ")
-			}
 			d.errorf(ix.SearchRange, ix.DeclRange, "Reference to undeclared search cluster",
-				"The index %q names the search cluster %q, but there is no search %q {} block (%s).", ix.Name, ix.Search, ix.Search, known)
+				"The index %q names the search cluster %q, but there is no search %q {} block (%s).", ix.Name, ix.Search, ix.Search, declaredNames(searches))
 		}
 		k := key{ix.Search, ix.Name}
 		if prev, dup := indices[k]; dup {

@@ -13,7 +13,7 @@ import (
 
 var serviceSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "id"}, {Name: "address"}, {Name: "port", Required: true}, {Name: "tags"}, {Name: "meta"},
+		{Name: "id"}, {Name: "agent"}, {Name: "address"}, {Name: "port", Required: true}, {Name: "tags"}, {Name: "meta"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "frontend"}, {Type: "check", LabelNames: []string{"name"}}},
 }
@@ -55,6 +55,9 @@ func (d *decoder) serviceBlock(b *hcl.Block) *Service {
 	c := d.content(b.Body, serviceSchema)
 	if attr, ok := c.Attributes["id"]; ok {
 		s.ID, s.IDRange = d.str(attr), attr.Expr.Range()
+	}
+	if attr, ok := c.Attributes["agent"]; ok {
+		s.Agent, s.AgentRange = d.str(attr), attr.Expr.Range()
 	}
 	if !serviceID.MatchString(s.ID) {
 		d.errorf(s.IDRange, b.DefRange, "Invalid service ID",

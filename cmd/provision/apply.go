@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/consul"
 )
 
 // applyFlags are the options apply and destroy share.
@@ -76,24 +77,29 @@ func (f *netFlags) bound(ctx context.Context) (context.Context, context.CancelFu
 	return context.WithTimeoutCause(ctx, *f.timeout, fmt.Errorf("the command ran past -timeout=%s", *f.timeout))
 }
 
-// lock takes the project's lock from the first backend that can hold one.
-// It returns false when the command must stop.
-func (c *cli) lock(ctx context.Context, project, operation string, bs []provision.Backend, f *applyFlags) (context.Context, func(), bool) {
+// lock takes the project's lock in Consul: on the cluster's agent (the
+// consul block's, CONSUL_HTTP_ADDR's, or the first agent block's). It
+// returns false when the command must stop.
+func (c *cli) lock(ctx context.Context, s *specs, operation string, f *applyFlags) (context.Context, func(), bool) {
 	if !*f.lock {
 		return ctx, func() {}, true
 	}
-	for _, b := range bs {
-		if l, ok := b.(provision.Locker); ok {
-			lctx, unlock, err := l.Lock(ctx, project, operation, *f.lockTimeout)
-			if err != nil {
-				fmt.Fprintf(c.stderr, "Error: cannot take the lock: %s\n\nNothing was sent. Try again later, or raise -lock-timeout.\n", err)
-				return nil, nil, false
-			}
-			return lctx, unlock, true
-		}
+	l, diags := consul.Locker(s.cfg)
+	if diags.HasErrors() {
+		c.printDiags(diags, s.parser.Files(), false)
+		return nil, nil, false
 	}
-	fmt.Fprintf(c.stderr, "Warning: no Consul agent is configured to hold the lock, so this %s runs without one.\n", operation)
-	return ctx, func() {}, true
+	if l == nil {
+		fmt.Fprintf(c.stderr, "Warning: no Consul agent is configured to hold the lock, so this %s runs without one.\n", operation)
+		return ctx, func() {}, true
+	}
+	l.SetDeadlines(f.plan.net.deadlines())
+	lctx, unlock, err := l.Lock(ctx, s.cfg.Project, operation, *f.lockTimeout)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "Error: cannot take the lock: %s\n\nNothing was sent. Try again later, or raise -lock-timeout.\n", err)
+		return nil, nil, false
+	}
+	return lctx, unlock, true
 }
 
 func (c *cli) apply(args []string) int {
@@ -147,7 +153,7 @@ func (c *cli) planAndApply(ctx context.Context, dir string, f *applyFlags, mode 
 		v.failed(diags)
 		return exitError
 	}
-	ctx, unlock, ok := c.lock(ctx, s.cfg.Project, command, bs, f)
+	ctx, unlock, ok := c.lock(ctx, s, command, f)
 	if !ok {
 		return exitError
 	}
@@ -190,7 +196,7 @@ func (c *cli) applySaved(ctx context.Context, path string, f *applyFlags) int {
 		v.plan(saved, nil)
 		return exitOK // nothing to apply: a saved plan never widens to what is planned now
 	}
-	ctx, unlock, ok := c.lock(ctx, s.cfg.Project, "apply", bs, f)
+	ctx, unlock, ok := c.lock(ctx, s, "apply", f)
 	if !ok {
 		return exitError
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -128,9 +129,48 @@ func (v *humanApply) result(p *provision.Plan, res provision.Result, diags hcl.D
 	fmt.Fprintln(v.c.stderr)
 	v.c.printDiags(append(outcomeDiagnostics(res), diags...), v.files, v.color)
 	fmt.Fprintf(v.c.stderr, "What was done and what was not:\n")
-	for _, o := range res.Outcomes {
-		fmt.Fprintf(v.c.stderr, "  %-9s %s (%d of %d requests sent)\n", outcomeWord(o)+":", o.Change.Addr, o.Sent, len(o.Change.Requests))
+	groups := outcomesByBackend(res)
+	for _, g := range groups {
+		indent := "  "
+		if len(groups) > 1 {
+			fmt.Fprintf(v.c.stderr, "  %s (%s):\n", g.backend, backendAddress(p, g.backend))
+			indent = "    "
+		}
+		for _, o := range g.outcomes {
+			fmt.Fprintf(v.c.stderr, "%s%-9s %s (%d of %d requests sent)\n", indent, outcomeWord(o)+":", o.Change.Addr, o.Sent, len(o.Change.Requests))
+		}
 	}
+}
+
+// backendGroup is the outcomes of the changes of one backend.
+type backendGroup struct {
+	backend  string
+	outcomes []provision.Outcome
+}
+
+// outcomesByBackend groups the outcomes by backend, in backend order, so
+// that a failure on one agent of many says what each agent got.
+func outcomesByBackend(res provision.Result) []backendGroup {
+	var groups []backendGroup
+	for _, o := range res.Outcomes {
+		i := slices.IndexFunc(groups, func(g backendGroup) bool { return g.backend == o.Change.Backend })
+		if i < 0 {
+			groups = append(groups, backendGroup{backend: o.Change.Backend})
+			i = len(groups) - 1
+		}
+		groups[i].outcomes = append(groups[i].outcomes, o)
+	}
+	slices.SortStableFunc(groups, func(a, b backendGroup) int { return strings.Compare(a.backend, b.backend) })
+	return groups
+}
+
+func backendAddress(p *provision.Plan, name string) string {
+	for _, b := range p.Backends {
+		if b.Name == name {
+			return b.Address
+		}
+	}
+	return name
 }
 
 // jsonApply prints one JSON object per line and event, each with a type,
@@ -179,7 +219,7 @@ func (v jsonApply) verified(backend, message string) {
 func (v jsonApply) result(p *provision.Plan, res provision.Result, diags hcl.Diagnostics) {
 	v.diagnostics(append(outcomeDiagnostics(res), diags...))
 	for _, o := range res.Outcomes {
-		v.event("outcome", map[string]any{"address": o.Change.Addr, "status": outcomeWord(o), "sent": o.Sent, "requests": len(o.Change.Requests)})
+		v.event("outcome", map[string]any{"address": o.Change.Addr, "backend": o.Change.Backend, "status": outcomeWord(o), "sent": o.Sent, "requests": len(o.Change.Requests)})
 	}
 	status := "complete"
 	switch {

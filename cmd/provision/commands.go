@@ -21,11 +21,7 @@ import (
 // deadlines and pruning. With indices false the search backends are left
 // out (destroy without -indices).
 func (c *cli) backends(s *specs, f *planFlags, indices bool) ([]provision.Backend, hcl.Diagnostics) {
-	var out []provision.Backend
-	cb, diags := consul.New(s.cfg)
-	if cb != nil {
-		out = append(out, cb)
-	}
+	out, diags := consul.New(s.cfg)
 	if indices {
 		sbs, sdiags := search.New(s.cfg, c.getenv)
 		out = append(out, sbs...)

@@ -94,7 +94,7 @@ func TestConcurrentAppliesSerialize(t *testing.T) {
 func TestLockHeldNamesHolder(t *testing.T) {
 	agent := servers.NewConsul(t)
 	t.Setenv("CONSUL_HTTP_ADDR", agent.Addr)
-	holder, diags := consul.New(&schema.Config{Project: "race"})
+	holder, diags := consul.Locker(&schema.Config{Project: "race"})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -128,7 +128,7 @@ func TestLockHeldNamesHolder(t *testing.T) {
 func TestLockOfDeadHolderIsReleased(t *testing.T) {
 	agent := servers.NewConsul(t)
 	t.Setenv("CONSUL_HTTP_ADDR", agent.Addr)
-	holder, _ := consul.New(&schema.Config{Project: "race"})
+	holder, _ := consul.Locker(&schema.Config{Project: "race"})
 	if _, _, err := holder.Lock(context.Background(), "race", "apply", time.Second); err != nil {
 		t.Fatal(err)
 	}

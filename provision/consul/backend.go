@@ -18,14 +18,20 @@ import (
 	"github.com/provision-dev/provision/schema"
 )
 
-// Backend is one Consul agent.
+// Backend is one Consul agent: the one agent of the consul block or
+// CONSUL_HTTP_ADDR, or the agent of one node, named by an agent block.
 type Backend struct {
-	cfg    *schema.Config // nil when reopened from a saved plan
+	cfg    *schema.Config
 	scope  scope
 	conf   *api.Config
 	client *api.Client
 	http   *http.Client
 	net    provision.Deadlines
+	// agent is the agent block; nil for the one agent of Consul.
+	agent *schema.Agent
+	// in qualifies the addresses of this agent's services when several
+	// agents are declared ("agent.node-a"); empty otherwise.
+	in string
 	// where points a diagnostic about the agent itself at the spec.
 	where hcl.Range
 }
@@ -35,16 +41,55 @@ func (b *Backend) SetDeadlines(d provision.Deadlines) { b.net = d }
 
 var _ provision.Backend = (*Backend)(nil)
 
-// New returns the backend of the agent the specs register services in, or
-// nil when there is nothing to do in Consul: no service, no consul block
-// and no CONSUL_HTTP_ADDR. The agent's address, token and TLS settings
-// follow Consul's own environment (CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN,
-// CONSUL_HTTP_SSL, CONSUL_CACERT, ...); a consul block's address wins.
-func New(cfg *schema.Config) (*Backend, hcl.Diagnostics) {
-	conf := api.DefaultConfig()
-	if cfg.Consul == nil && len(cfg.Services) == 0 && !slices.ContainsFunc(cfg.Imports, isService) && !envSet(api.HTTPAddrEnvName) {
+// New returns the backends of the agents the specs register services in:
+// one per agent block, or, without agent blocks, the one agent of the
+// consul block and Consul's environment (CONSUL_HTTP_ADDR,
+// CONSUL_HTTP_TOKEN, CONSUL_HTTP_SSL, CONSUL_CACERT, ...; a consul block's
+// address wins). None when there is nothing to do in Consul: no agent, no
+// service, no consul block and no CONSUL_HTTP_ADDR. Every agent is read
+// even when no service names it, so that what the project owns there is
+// found and pruned.
+func New(cfg *schema.Config) ([]provision.Backend, hcl.Diagnostics) {
+	if len(cfg.Agents) == 0 {
+		if cfg.Consul == nil && len(cfg.Services) == 0 && !slices.ContainsFunc(cfg.Imports, isService) && !envSet(api.HTTPAddrEnvName) {
+			return nil, nil
+		}
+		b, diags := openConfig(cfg, nil)
+		if b == nil {
+			return nil, diags
+		}
+		return []provision.Backend{b}, diags
+	}
+	var out []provision.Backend
+	var diags hcl.Diagnostics
+	for _, a := range cfg.Agents {
+		b, bdiags := openConfig(cfg, a)
+		diags = append(diags, bdiags...)
+		if b != nil {
+			out = append(out, b)
+		}
+	}
+	return out, diags
+}
+
+// Locker returns the agent that holds the project's apply lock: the
+// cluster's, as the consul block or CONSUL_HTTP_ADDR names it, else the
+// first agent block's; nil when the specs use no Consul at all.
+func Locker(cfg *schema.Config) (*Backend, hcl.Diagnostics) {
+	var a *schema.Agent
+	if len(cfg.Agents) > 0 && (cfg.Consul == nil || cfg.Consul.Address == "") && !envSet(api.HTTPAddrEnvName) {
+		a = cfg.Agents[0]
+	}
+	if a == nil && cfg.Consul == nil && len(cfg.Agents) == 0 && len(cfg.Services) == 0 && !slices.ContainsFunc(cfg.Imports, isService) && !envSet(api.HTTPAddrEnvName) {
 		return nil, nil
 	}
+	return openConfig(cfg, a)
+}
+
+// openConfig opens the agent a (nil: Consul's one agent) with the
+// settings of the specs and the environment.
+func openConfig(cfg *schema.Config, a *schema.Agent) (*Backend, hcl.Diagnostics) {
+	conf := api.DefaultConfig()
 	where := cfg.ProjectRange
 	if cfg.Consul != nil {
 		where = cfg.Consul.DeclRange
@@ -56,8 +101,13 @@ func New(cfg *schema.Config) (*Backend, hcl.Diagnostics) {
 		}
 	}
 	sc := scope{Project: cfg.Project, Datacenter: conf.Datacenter}
+	if a != nil {
+		conf.Address, where, sc.Agent = a.Address, a.DeclRange, a.Name
+	}
 	for _, s := range cfg.Services {
-		sc.IDs = append(sc.IDs, s.ID)
+		if a == nil || s.Agent == a.Name {
+			sc.IDs = append(sc.IDs, s.ID)
+		}
 	}
 	sort.Strings(sc.IDs)
 	b, err := open(conf, sc)
@@ -69,7 +119,10 @@ func New(cfg *schema.Config) (*Backend, hcl.Diagnostics) {
 			Subject:  where.Ptr(),
 		}}
 	}
-	b.cfg, b.where = cfg, where
+	b.cfg, b.where, b.agent = cfg, where, a
+	if a != nil && len(cfg.Agents) > 1 {
+		b.in = "agent." + a.Name
+	}
 	return b, nil
 }
 
@@ -91,26 +144,48 @@ func open(conf *api.Config, sc scope) (*Backend, error) {
 
 // Info names the agent by its base URL; the token is never part of it.
 func (b *Backend) Info() provision.BackendInfo {
+	name := "consul"
+	if b.agent != nil {
+		name = "agent." + b.agent.Name
+	}
 	return provision.BackendInfo{
-		Name:    "consul",
+		Name:    name,
 		Kind:    "consul",
 		Address: b.conf.Scheme + "://" + b.conf.Address,
 		Scope:   provision.RawJSON(b.scope),
 	}
 }
 
-// read is the one request a plan makes: GET /v1/agent/services.
-func (b *Backend) read(ctx context.Context) (map[string]*api.AgentService, error) {
-	var services map[string]*api.AgentService
-	err := b.net.Call(ctx, true, func(ctx context.Context) error {
-		var err error
-		services, err = b.client.Agent().ServicesWithFilterOpts("", (&api.QueryOptions{}).WithContext(ctx))
-		return statusError(err)
+// agentState is what a plan reads of an agent: its services and their
+// health checks.
+type agentState struct {
+	services map[string]*api.AgentService
+	checks   map[string]liveCheck // by check ID
+}
+
+// read makes the two requests a plan makes of an agent, side by side:
+// GET /v1/agent/services and GET /v1/agent/checks.
+func (b *Backend) read(ctx context.Context) (agentState, error) {
+	var st agentState
+	errs := make([]error, 2)
+	provision.Parallel(2, 2, func(i int) {
+		errs[i] = b.net.Call(ctx, true, func(ctx context.Context) error {
+			var err error
+			q := (&api.QueryOptions{}).WithContext(ctx)
+			if i == 0 {
+				st.services, err = b.client.Agent().ServicesWithFilterOpts("", q)
+			} else {
+				_, err = b.client.Raw().Query("/v1/agent/checks", &st.checks, q)
+			}
+			return statusError(err)
+		})
 	})
-	if err != nil {
-		return nil, fmt.Errorf("reading %s/v1/agent/services: %w", b.Info().Address, err)
+	for i, path := range []string{"/v1/agent/services", "/v1/agent/checks"} {
+		if errs[i] != nil {
+			return agentState{}, fmt.Errorf("reading %s%s: %w", b.Info().Address, path, errs[i])
+		}
 	}
-	return services, nil
+	return st, nil
 }
 
 // statusError turns the API client's error for an answer outside 2xx into
@@ -123,38 +198,45 @@ func statusError(err error) error {
 	return err
 }
 
-// Plan reads the agent once and diffs it against the declared services.
+// Plan reads the agent and diffs it against the services declared on it.
 func (b *Backend) Plan(ctx context.Context, mode provision.Mode) ([]*provision.Change, string, hcl.Diagnostics) {
-	services, err := b.read(ctx)
+	st, err := b.read(ctx)
 	if err != nil {
 		return nil, "", hcl.Diagnostics{b.unreadable(err)}
 	}
-	return b.planFrom(services, mode)
+	return b.planFrom(st, mode)
 }
 
-// unreadable is the diagnostic of a failed read of the agent.
+// unreadable is the diagnostic of a failed read of the agent, at its
+// agent block (or the consul block); nothing is written anywhere then.
 func (b *Backend) unreadable(err error) *hcl.Diagnostic {
-	return &hcl.Diagnostic{
+	d := &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "Cannot read the Consul agent",
 		Detail:   fmt.Sprintf("%s. Check that the agent runs and that CONSUL_HTTP_ADDR (or the consul block's address) points at it; an ACL token goes in CONSUL_HTTP_TOKEN.", err),
 		Subject:  b.where.Ptr(),
 	}
+	if b.agent != nil {
+		d.Summary = fmt.Sprintf("Cannot read the Consul agent %q", b.agent.Name)
+		d.Detail = fmt.Sprintf("%s. Check that the agent of this node runs at %s (the agent block's address); an ACL token goes in CONSUL_HTTP_TOKEN. Nothing was sent to any agent.", err, b.Info().Address)
+	}
+	return d
 }
 
-// planFrom diffs services, as read from the agent, against the specs.
-func (b *Backend) planFrom(services map[string]*api.AgentService, mode provision.Mode) ([]*provision.Change, string, hcl.Diagnostics) {
-	changes, diags := diff(b.cfg, services, b.Info().Name, mode)
-	return changes, b.scope.fingerprint(services), diags
+// planFrom diffs the agent's state, as read, against the specs.
+func (b *Backend) planFrom(st agentState, mode provision.Mode) ([]*provision.Change, string, hcl.Diagnostics) {
+	changes, diags := b.diff(st, mode)
+	return changes, b.scope.fingerprint(st), diags
 }
 
-// Fingerprint reads the agent again and digests the services in scope.
+// Fingerprint reads the agent again and digests the services in scope
+// and their checks.
 func (b *Backend) Fingerprint(ctx context.Context) (string, error) {
-	services, err := b.read(ctx)
+	st, err := b.read(ctx)
 	if err != nil {
 		return "", err
 	}
-	return b.scope.fingerprint(services), nil
+	return b.scope.fingerprint(st), nil
 }
 
 // Send performs one planned request, adding the ACL token from the

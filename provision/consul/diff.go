@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/consul/api"
 	"github.com/hashicorp/hcl/v2"
@@ -46,7 +47,9 @@ type check struct {
 
 // view is what a plan shows of a registration: the registration without
 // its checks, which /v1/agent/services does not return. Checks are
-// compared through the digest that the meta carries.
+// compared through the digest that the meta carries (a change in the
+// spec) and with what GET /v1/agent/checks reports (a change behind
+// provision's back).
 func (r registration) view() registration {
 	r.Checks = nil
 	return r
@@ -103,6 +106,8 @@ type scope struct {
 	// Datacenter is where the lock is taken and the services live; empty
 	// for the agent's own.
 	Datacenter string `json:"datacenter,omitempty"`
+	// Agent is the agent block read; empty for Consul's one agent.
+	Agent string `json:"agent,omitempty"`
 }
 
 func (sc scope) relevant(s *api.AgentService) bool {
@@ -113,32 +118,41 @@ func (sc scope) relevant(s *api.AgentService) bool {
 	return i < len(sc.IDs) && sc.IDs[i] == s.ID
 }
 
-// fingerprint digests the live services within the scope.
-func (sc scope) fingerprint(services map[string]*api.AgentService) string {
-	var rel []*api.AgentService
-	for _, s := range services {
+// fingerprint digests the live services within the scope and their
+// checks.
+func (sc scope) fingerprint(st agentState) string {
+	type entry struct {
+		Service *api.AgentService
+		Checks  map[string]liveCheck
+	}
+	var rel []entry
+	for _, s := range st.services {
 		if sc.relevant(s) {
-			rel = append(rel, s)
+			rel = append(rel, entry{s, st.checksOf(s.ID)})
 		}
 	}
-	sort.Slice(rel, func(i, j int) bool { return rel[i].ID < rel[j].ID })
+	sort.Slice(rel, func(i, j int) bool { return rel[i].Service.ID < rel[j].Service.ID })
 	return provision.Digest(rel)
 }
 
-// diff compares the declared services with the live ones and returns the
-// changes in address order. Whose a live service is, and what may be done
-// with it, is the engine's decision (provision.Decide).
-func diff(cfg *schema.Config, services map[string]*api.AgentService, backend string, mode provision.Mode) ([]*provision.Change, hcl.Diagnostics) {
+// diff compares the services declared on this agent with the live ones
+// and returns the changes in address order. Whose a live service is, and
+// what may be done with it, is the engine's decision (provision.Decide).
+func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change, hcl.Diagnostics) {
+	cfg, backend := b.cfg, b.Info().Name
 	var changes []*provision.Change
 	var diags hcl.Diagnostics
 	declared := map[string]bool{}
 	for _, s := range cfg.Services {
+		if b.agent != nil && s.Agent != b.agent.Name {
+			continue
+		}
 		declared[s.ID] = true
 		if mode == provision.Destroy {
 			continue // destroy removes what the project owns, below
 		}
-		addr := provision.Addr{Kind: "service", Name: s.ID}
-		l, lv := liveOf(services, s.ID)
+		addr := provision.Addr{In: b.in, Kind: "service", Name: s.ID}
+		l, lv := liveOf(st.services, s.ID)
 		claim, note, refusal := provision.Decide(cfg.Project, provision.Declared{
 			Addr: addr, Noun: "service", Subject: s.IDRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At(),
 		}, lv)
@@ -161,11 +175,18 @@ func diff(cfg *schema.Config, services map[string]*api.AgentService, backend str
 		if claim == provision.ClaimCreate {
 			c.Action = provision.Create
 			c.Requests = []provision.Request{registerRequest(want, false)}
+			if moved := b.elsewhere(s.ID); moved != "" {
+				c.Reason = "moved here from " + moved + "; deregistered there once registered here"
+			}
 			continue
 		}
 		have := live(l)
 		c.Before = provision.RawJSON(have)
 		changed := changedFields(have, want.view())
+		drift := checkDrift(want.Checks, st.checksOf(s.ID))
+		if len(drift) > 0 && !slices.Contains(changed, "checks") {
+			changed = append(changed, "checks")
+		}
 		switch {
 		case claim == provision.ClaimImport:
 			// The same ID is registered again: Consul replaces the
@@ -175,26 +196,30 @@ func diff(cfg *schema.Config, services map[string]*api.AgentService, backend str
 				c.Reason += "; " + strings.Join(others, ", ") + " changed"
 			}
 			c.Requests = []provision.Request{registerRequest(want, true)}
-			c.Notes = append(c.Notes, fmt.Sprintf("health checks made with the registration (GET /v1/agent/services does not show them) are replaced by the %d declared", len(want.Checks)))
+			c.Notes = append(c.Notes, importedChecks(st.checksOf(s.ID), len(want.Checks)))
 		case len(changed) > 0:
 			c.Action = provision.Update
 			c.Reason = strings.Join(changed, ", ") + " changed"
 			c.Requests = []provision.Request{registerRequest(want, true)}
+			c.Notes = append(c.Notes, drift...)
 		default:
 			c.Action = provision.NoOp
 		}
 	}
-	for _, id := range sortedIDs(services) {
-		l := services[id]
+	for _, id := range sortedIDs(st.services) {
+		l := st.services[id]
 		if provision.OwnerOf(l.Meta) != cfg.Project || (declared[id] && mode != provision.Destroy) {
 			continue
 		}
 		reason := "owned by project " + cfg.Project + " and no longer declared"
-		if mode == provision.Destroy {
+		switch {
+		case mode == provision.Destroy:
 			reason = "owned by project " + cfg.Project
+		case b.elsewhere(id) != "":
+			reason = "moved to " + b.elsewhere(id) + ", where it is registered first"
 		}
 		changes = append(changes, &provision.Change{
-			Addr:     provision.Addr{Kind: "service", Name: id},
+			Addr:     provision.Addr{In: b.in, Kind: "service", Name: id},
 			Backend:  backend,
 			Action:   provision.Delete,
 			Reason:   reason,
@@ -203,6 +228,83 @@ func diff(cfg *schema.Config, services map[string]*api.AgentService, backend str
 		})
 	}
 	return changes, diags
+}
+
+// importedChecks says what an import does to the checks made by hand.
+func importedChecks(have map[string]liveCheck, declared int) string {
+	if len(have) == 0 {
+		return fmt.Sprintf("no health check is on the agent; the %d declared are registered", declared)
+	}
+	return fmt.Sprintf("the health checks on the agent (%s) are replaced by the %d declared", strings.Join(slices.Sorted(maps.Keys(have)), ", "), declared)
+}
+
+// elsewhere names the other agent the service id is declared on; empty
+// when it is declared on this one or on none.
+func (b *Backend) elsewhere(id string) string {
+	if b.agent == nil {
+		return ""
+	}
+	for _, s := range b.cfg.Services {
+		if s.ID == id && s.Agent != b.agent.Name {
+			return "agent." + s.Agent
+		}
+	}
+	return ""
+}
+
+// checksOf returns the live checks of a service, by check ID.
+func (st agentState) checksOf(serviceID string) map[string]liveCheck {
+	out := map[string]liveCheck{}
+	for id, c := range st.checks {
+		if c.ServiceID == serviceID {
+			out[id] = c
+		}
+	}
+	return out
+}
+
+// checkDrift says how the live checks of a service differ from the
+// declared ones, in what the agent reports of them: which exist, their
+// names, types, intervals and timeouts (never a URL or an address; an
+// edit of those in the spec shows through the digest in the meta).
+func checkDrift(want []check, have map[string]liveCheck) []string {
+	var out []string
+	for _, w := range want {
+		h, ok := have[w.CheckID]
+		if !ok {
+			out = append(out, fmt.Sprintf("check %q is missing on the agent", w.CheckID))
+			continue
+		}
+		delete(have, w.CheckID)
+		typ := "http"
+		if w.TCP != "" {
+			typ = "tcp"
+		}
+		for _, d := range [][3]string{{"name", h.Name, w.Name}, {"type", h.Type, typ}, {"interval", h.Interval, w.Interval}, {"timeout", h.Timeout, w.Timeout}} {
+			if !sameValue(d[0], d[1], d[2]) {
+				out = append(out, fmt.Sprintf("check %q: %s is %q on the agent, %q declared", w.CheckID, d[0], d[1], d[2]))
+			}
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(have)) {
+		out = append(out, fmt.Sprintf("check %q is on the agent and not declared", id))
+	}
+	return out
+}
+
+// sameValue compares a check field as the agent reports it with the
+// declared one: durations by value ("1m0s" is "60s"), and an undeclared
+// timeout matches whatever default the agent reports.
+func sameValue(field, have, want string) bool {
+	if field != "interval" && field != "timeout" {
+		return have == want
+	}
+	if want == "" {
+		return true
+	}
+	h, herr := time.ParseDuration(have)
+	w, werr := time.ParseDuration(want)
+	return herr == nil && werr == nil && h == w
 }
 
 // changedFields names the fields of want that differ from have.

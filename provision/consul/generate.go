@@ -33,27 +33,20 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 	if len(imports) == 0 {
 		return nil, nil
 	}
-	services, err := b.read(ctx)
-	var checks map[string]liveCheck
-	if err == nil {
-		err = b.net.Call(ctx, true, func(ctx context.Context) error {
-			_, err := b.client.Raw().Query("/v1/agent/checks", &checks, (&api.QueryOptions{}).WithContext(ctx))
-			return statusError(err)
-		})
-	}
+	st, err := b.read(ctx)
 	if err != nil {
 		return nil, hcl.Diagnostics{b.unreadable(err)}
 	}
 	var blocks []*hclwrite.Block
 	var diags hcl.Diagnostics
 	for _, im := range imports {
-		l, lv := liveOf(services, im.Name)
-		addr := provision.Addr{Kind: "service", Name: im.Name}
+		l, lv := liveOf(st.services, im.Name)
+		addr := provision.Addr{In: b.in, Kind: "service", Name: im.Name}
 		if _, _, refusal := provision.Decide(b.cfg.Project, provision.Declared{Addr: addr, Noun: "service", Import: im.At()}, lv); refusal != nil {
 			diags = append(diags, refusal)
 			continue
 		}
-		blocks = append(blocks, b.serviceBlock(l, checks))
+		blocks = append(blocks, b.serviceBlock(l, st.checks))
 	}
 	return blocks, diags
 }

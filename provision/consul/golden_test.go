@@ -3,7 +3,9 @@ package consul
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"testing"
 
@@ -14,15 +16,35 @@ import (
 	"github.com/provision-dev/provision/schema"
 )
 
-// fixture is the agent backend with its one read replaced by a live-state
-// fixture: a GET /v1/agent/services answer captured from Consul 1.15.4.
+// fixture is the agent backend with its reads replaced by a live-state
+// fixture: GET /v1/agent/services and GET /v1/agent/checks answers
+// captured from Consul 1.15.4 (<state>.json, <state>-checks.json).
 type fixture struct {
 	*Backend
-	services map[string]*api.AgentService
+	state agentState
 }
 
 func (f fixture) Plan(_ context.Context, mode provision.Mode) ([]*provision.Change, string, hcl.Diagnostics) {
-	return f.planFrom(f.services, mode)
+	return f.planFrom(f.state, mode)
+}
+
+// readFixture reads the live state of an agent from testdata/live/consul.
+func readFixture(t *testing.T, state string) agentState {
+	t.Helper()
+	var st agentState
+	for file, to := range map[string]any{state + ".json": &st.services, state + "-checks.json": &st.checks} {
+		raw, err := os.ReadFile("../../testdata/live/consul/" + file)
+		if errors.Is(err, fs.ErrNotExist) && file != state+".json" {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
 }
 
 // TestGoldenPlans renders the plan of the shipped specs against an empty,
@@ -42,19 +64,11 @@ func TestGoldenPlans(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			raw, err := os.ReadFile("../../testdata/live/consul/" + state + ".json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var services map[string]*api.AgentService
-			if err := json.Unmarshal(raw, &services); err != nil {
-				t.Fatal(err)
-			}
 			b, diags := New(cfg)
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			p, diags := provision.MakePlan(context.Background(), cfg.Project, provision.Converge, []provision.Backend{fixture{b, services}})
+			p, diags := provision.MakePlan(context.Background(), cfg.Project, provision.Converge, []provision.Backend{fixture{b[0].(*Backend), readFixture(t, state)}})
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
@@ -78,6 +92,8 @@ func BenchmarkDiff(b *testing.B) {
 		live[s.ID] = &api.AgentService{ID: r.ID, Service: r.Name, Tags: r.Tags, Port: r.Port, Meta: r.Meta}
 	}
 	answer, _ := json.Marshal(live)
+	bk, _ := New(cfg)
+	agent := bk[0].(*Backend)
 	b.Run("baseline-decode", func(b *testing.B) {
 		for b.Loop() {
 			var m map[string]*api.AgentService
@@ -86,7 +102,7 @@ func BenchmarkDiff(b *testing.B) {
 	})
 	b.Run("diff", func(b *testing.B) {
 		for b.Loop() {
-			diff(cfg, live, "consul", provision.Converge)
+			agent.diff(agentState{services: live}, provision.Converge)
 		}
 	})
 }

@@ -64,6 +64,9 @@ func New(cfg *schema.Config, env func(string) string) ([]provision.Backend, hcl.
 	sort.Slice(searches, func(i, j int) bool { return searches[i].Name < searches[j].Name })
 	for _, s := range searches {
 		t := target{project: cfg.Project, search: s, backend: "search." + s.Name}
+		if len(cfg.Searches) > 1 {
+			t.in = t.backend
+		}
 		for _, ix := range cfg.Indices {
 			t.declared = append(t.declared, ix.Name)
 		}

@@ -75,6 +75,9 @@ type target struct {
 	search  *schema.Search
 	indices []*schema.Index
 	backend string
+	// in qualifies the addresses of the indices when several search
+	// blocks are declared ("search.t1"); empty otherwise.
+	in string
 	// generate are the imports of indices no block declares, whose
 	// declarations plan -generate-config-out writes.
 	generate []*schema.Import
@@ -83,6 +86,11 @@ type target struct {
 	// declared are the names of every index the specs declare, on any
 	// search block: another block's index is never "no longer declared".
 	declared []string
+}
+
+// addr is the address of an index of this cluster.
+func (t target) addr(name string) provision.Addr {
+	return provision.Addr{In: t.in, Kind: "index", Name: name}
 }
 
 // diff compares the declared indices with what the cluster holds.
@@ -96,7 +104,7 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 		live, lv := t.liveOf(f, ix.Name)
 		exists, owner := lv.Exists, lv.Owner
 		c := &provision.Change{
-			Addr:       provision.Addr{Kind: "index", Name: ix.Name},
+			Addr:       t.addr(ix.Name),
 			Backend:    t.backend,
 			After:      provision.RawJSON(t.view(t.declaredMappings(ix), ix.Settings)),
 			DeclaredAt: ix.DeclRange.String(),
@@ -195,7 +203,7 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 			reason = "owned by project " + t.project
 		}
 		changes = append(changes, &provision.Change{
-			Addr: provision.Addr{Kind: "index", Name: name}, Backend: t.backend, Action: provision.Delete, Reason: reason,
+			Addr: t.addr(name), Backend: t.backend, Action: provision.Delete, Reason: reason,
 			Requests: []provision.Request{{Method: "DELETE", Path: "/" + name, Header: acceptJSON}},
 		})
 	}

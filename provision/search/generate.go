@@ -33,7 +33,7 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 	var diags hcl.Diagnostics
 	for _, im := range b.generate {
 		live, lv := b.liveOf(f, im.Name)
-		addr := provision.Addr{Kind: "index", Name: im.Name}
+		addr := b.addr(im.Name)
 		if _, _, refusal := provision.Decide(b.project, provision.Declared{Addr: addr, Noun: "index", Import: im.At()}, lv); refusal != nil {
 			diags = append(diags, refusal)
 			continue

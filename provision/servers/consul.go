@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,10 +45,14 @@ func installed(path string) (string, error) {
 	return path, nil
 }
 
-// Consul is a dev agent on loopback.
+// Consul is an agent on loopback: a dev agent (a server), or a client
+// agent of a cluster.
 type Consul struct {
 	Addr string // HTTP API, host:port
-	proc *process
+	Node string // the node name
+	// serfLAN is the port other agents join.
+	serfLAN int
+	proc    *process
 }
 
 // StartConsul starts a dev agent with every port chosen free, and waits
@@ -71,20 +76,51 @@ func StartConsul(ctx context.Context, dir string, logw io.Writer) (*Consul, erro
 	if err != nil {
 		return nil, err
 	}
-	c := &Consul{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), proc: p}
+	c := &Consul{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), Node: "provision-test", serfLAN: ports[2], proc: p}
 	err = waitFor(ctx, 30*time.Second, func() bool {
 		body, ok := get("http://" + c.Addr + "/v1/status/leader")
-		if !ok || len(bytes.Trim(body, "\"\n")) == 0 {
-			return false
-		}
-		body, ok = get("http://" + c.Addr + "/v1/catalog/node/provision-test")
-		return ok && bytes.Contains(body, []byte(`"Node"`))
+		return ok && len(bytes.Trim(body, "\"\n")) > 0 && c.inCatalog(c.Node)
 	})
 	if err != nil {
 		c.Stop()
 		return nil, fmt.Errorf("consul did not elect a leader and register its node: %w", err)
 	}
 	return c, nil
+}
+
+// inCatalog reports whether the node is in the catalog, as this agent
+// reads it.
+func (c *Consul) inCatalog(node string) bool {
+	body, ok := get("http://" + c.Addr + "/v1/catalog/node/" + node)
+	return ok && bytes.Contains(body, []byte(`"Node"`))
+}
+
+// StartClient starts a client agent of node name on loopback that joins
+// the server c, with its own data directory and ports, and waits until
+// its node is in the cluster's catalog.
+func (c *Consul) StartClient(ctx context.Context, dir, node string, logw io.Writer) (*Consul, error) {
+	bin, err := ConsulBinary()
+	if err != nil {
+		return nil, err
+	}
+	ports, err := FreePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"agent", "-bind=127.0.0.1", "-client=127.0.0.1", "-node=" + node,
+		"-data-dir=" + filepath.Join(dir, "consul-"+node),
+		"-http-port=" + strconv.Itoa(ports[0]), "-dns-port=" + strconv.Itoa(ports[1]), "-serf-lan-port=" + strconv.Itoa(ports[2]),
+		"-grpc-port=-1", "-retry-join=127.0.0.1:" + strconv.Itoa(c.serfLAN)}
+	p, err := startProcess(bin, args, logw)
+	if err != nil {
+		return nil, err
+	}
+	a := &Consul{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), Node: node, serfLAN: ports[2], proc: p}
+	if err := waitFor(ctx, 30*time.Second, func() bool { return c.inCatalog(node) && a.inCatalog(node) }); err != nil {
+		a.Stop()
+		return nil, fmt.Errorf("the client agent %s did not join the cluster: %w", node, err)
+	}
+	return a, nil
 }
 
 // Stop stops the agent.
@@ -96,6 +132,23 @@ func NewConsul(t testing.TB) *Consul {
 	t.Helper()
 	dir := t.TempDir()
 	return forTest(t, "consul", func(log io.Writer) (*Consul, error) { return StartConsul(context.Background(), dir, log) })
+}
+
+// NewConsulCluster starts a server and a client agent per node name (each
+// with its own data directory and ports) for the test, waits until every
+// node is in the catalog, and stops them when the test ends. The server
+// comes first.
+func NewConsulCluster(t testing.TB, nodes ...string) []*Consul {
+	t.Helper()
+	server := NewConsul(t)
+	agents := []*Consul{server}
+	for _, n := range nodes {
+		dir := t.TempDir()
+		agents = append(agents, forTest(t, "consul-"+n, func(log io.Writer) (*Consul, error) {
+			return server.StartClient(context.Background(), dir, n, log)
+		}))
+	}
+	return agents
 }
 
 // FreePorts returns n distinct free loopback ports.
@@ -130,8 +183,9 @@ func portFree(p int) bool {
 
 // process is a server in its own process group.
 type process struct {
-	cmd  *exec.Cmd
-	done chan error
+	cmd     *exec.Cmd
+	done    chan error
+	stopped sync.Once
 }
 
 func startProcess(bin string, args []string, logw io.Writer) (*process, error) {
@@ -146,8 +200,14 @@ func startProcess(bin string, args []string, logw io.Writer) (*process, error) {
 	return p, nil
 }
 
-// stop sends SIGTERM to the group, then SIGKILL after 10 s.
+// stop sends SIGTERM to the group, then SIGKILL after 10 s; stopping a
+// stopped process does nothing.
 func (p *process) stop() error {
+	p.stopped.Do(p.kill)
+	return nil
+}
+
+func (p *process) kill() {
 	pgid := -p.cmd.Process.Pid
 	_ = syscall.Kill(pgid, syscall.SIGTERM)
 	select {
@@ -156,7 +216,6 @@ func (p *process) stop() error {
 		_ = syscall.Kill(pgid, syscall.SIGKILL)
 		<-p.done
 	}
-	return nil
 }
 
 func waitFor(ctx context.Context, limit time.Duration, ok func() bool) error {

@@ -1,0 +1,4 @@
+project = "edge"
+
+agent "node-a" { # ERROR: Missing required argument
+}
