@@ -165,13 +165,15 @@ func (c *cli) planAndApply(ctx context.Context, dir string, f *applyFlags, mode 
 	}
 	p.Dir = dir
 	v.plan(p, diags)
+	remember := c.remember(s, &f.plan.net, mode)
 	if !p.Summary.HasChanges() {
+		remember(ctx, p)
 		return exitOK
 	}
 	if !*f.autoApprove && !c.confirm(ctx, command, question) {
 		return exitError
 	}
-	return c.execute(ctx, v, p, byName(bs), *f.parallelism)
+	return c.execute(ctx, v, p, byName(bs), *f.parallelism, remember)
 }
 
 // applySaved applies a saved plan after checking it against the specs it
@@ -226,7 +228,7 @@ func (c *cli) applySaved(ctx context.Context, path string, f *applyFlags) int {
 	if !now.Summary.HasChanges() {
 		return exitOK
 	}
-	return c.execute(ctx, v, now, byName(bs), *f.parallelism)
+	return c.execute(ctx, v, now, byName(bs), *f.parallelism, c.remember(s, &f.plan.net, provision.Converge))
 }
 
 // matchSaved checks a saved plan against the plan made now, both
@@ -289,7 +291,28 @@ func sameRequests(a, b []provision.Request) bool {
 
 // execute applies the plan, with the view showing every request and, on
 // a failure or an interrupt, what was done and what was not.
-func (c *cli) execute(ctx context.Context, v applyView, p *provision.Plan, backends map[string]provision.Backend, parallelism int) int {
+// remember returns what follows a complete apply: the record of the
+// agents the project's services are now on (none after a destroy) is
+// updated, so that a plan notices an agent block that goes away.
+func (c *cli) remember(s *specs, f *netFlags, mode provision.Mode) func(context.Context, *provision.Plan) {
+	return func(ctx context.Context, p *provision.Plan) {
+		k := c.recordKeeper(s, f)
+		if k == nil {
+			return
+		}
+		backends := p.Backends
+		if mode == provision.Destroy {
+			backends = nil
+		}
+		if err := k.Remember(ctx, p.Project, backends); err != nil {
+			fmt.Fprintf(c.stderr, "Warning: the record of the project's agents (%s%s) was not updated: %s\n", consul.RecordPrefix, p.Project, err)
+		}
+	}
+}
+
+// execute applies p, verifies what the backends can verify, side by side,
+// and, when every request was sent, calls done.
+func (c *cli) execute(ctx context.Context, v applyView, p *provision.Plan, backends map[string]provision.Backend, parallelism int, done func(context.Context, *provision.Plan)) int {
 	total := 0
 	for _, ch := range p.Changes {
 		total += len(ch.Requests)
@@ -306,18 +329,24 @@ func (c *cli) execute(ctx context.Context, v applyView, p *provision.Plan, backe
 		v.result(p, res, nil)
 		return exitError
 	}
-	var diags hcl.Diagnostics
-	for _, info := range p.Backends {
-		vb, ok := backends[info.Name].(provision.Verifier)
-		if !ok {
-			continue
+	done(ctx, p)
+	type verification struct {
+		msg string
+		err error
+	}
+	checks := make([]verification, len(p.Backends))
+	provision.Parallel(len(p.Backends), len(p.Backends), func(i int) {
+		if vb, ok := backends[p.Backends[i].Name].(provision.Verifier); ok {
+			checks[i].msg, checks[i].err = vb.Verify(ctx, changesOf(p, p.Backends[i].Name))
 		}
-		msg, err := vb.Verify(ctx, changesOf(p, info.Name))
-		if err != nil {
+	})
+	var diags hcl.Diagnostics
+	for i, info := range p.Backends {
+		if err := checks[i].err; err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Not what the readers see",
 				Detail: fmt.Sprintf("Every request succeeded, but %s: %s. What was written is live on the cluster; the dashboard tool, which reads through the tribe node, does not see it.", info.Name, err)})
-		} else if msg != "" {
-			v.verified(info.Name, msg)
+		} else if checks[i].msg != "" {
+			v.verified(info.Name, checks[i].msg)
 		}
 	}
 	v.result(p, res, diags)

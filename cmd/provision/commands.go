@@ -76,6 +76,9 @@ func (c *cli) makePlan(ctx context.Context, s *specs, bs []provision.Backend, f 
 	if diags.HasErrors() {
 		return nil, diags
 	}
+	if k := c.recordKeeper(s, &f.net); k != nil {
+		diags = append(diags, k.Forgotten(ctx, s.cfg.Project, p.Backends)...)
+	}
 	include, err := parseAddrs(f.targets)
 	if err == nil {
 		var exclude []provision.Addr
@@ -89,6 +92,16 @@ func (c *cli) makePlan(ctx context.Context, s *specs, bs []provision.Backend, f 
 	p.Diagnostics = provision.JSONDiagnostics(diags)
 	p.Secrets = s.cfg.Secrets
 	return p, diags
+}
+
+// recordKeeper is the cluster's agent, which keeps the record of the
+// agents the project's services are on; nil when the specs use no Consul.
+func (c *cli) recordKeeper(s *specs, f *netFlags) *consul.Backend {
+	k, _ := consul.Locker(s.cfg)
+	if k != nil {
+		k.SetDeadlines(f.deadlines())
+	}
+	return k
 }
 
 // planDir plans dir with all its backends, for the commands that only

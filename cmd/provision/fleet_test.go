@@ -61,8 +61,8 @@ func (w *wire) reset() {
 	w.reads, w.writes = map[string][]string{}, nil
 }
 
-// fleetSpecs writes specs of two services on the agents named, with
-// the cluster (the server) holding the lock.
+// fleetSpecs writes specs of two services on the agents named (none when
+// web is empty), with the cluster (the server) holding the lock.
 func fleetSpecs(t *testing.T, dir, server string, agents map[string]string, web, jobs string) {
 	t.Helper()
 	var b strings.Builder
@@ -76,7 +76,8 @@ func fleetSpecs(t *testing.T, dir, server string, agents map[string]string, web,
 	}) {
 		fmt.Fprintf(&b, "\nagent %q {\n  address = %q\n}\n", name, agents[name])
 	}
-	fmt.Fprintf(&b, `
+	if web != "" {
+		fmt.Fprintf(&b, `
 service "web" {
   agent = %q
   port  = 9001
@@ -92,6 +93,7 @@ service "jobs" {
   port  = 9002
 }
 `, web, jobs)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -265,6 +267,34 @@ func TestFleet(t *testing.T) {
 		// Nothing was deregistered from node-b: the moves' deletes wait
 		// for the registrations.
 		waitCatalog(t, server.Addr, "jobs", []string{"node-b/jobs"})
+	})
+
+	t.Run("an agent block removed is noticed", func(t *testing.T) {
+		fleetSpecs(t, dir, server.Addr, map[string]string{"node-a": agents["node-a"]}, "node-a", "node-a")
+		code, _, errOut := runCLI(t, env, "plan", dir)
+		if code != exitOK {
+			t.Fatalf("plan: exit %d\n%s", code, errOut)
+		}
+		for _, want := range []string{"Services on an agent this plan does not read", "had its services on agent.node-b at http://" + agents["node-b"]} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("the plan does not warn %q:\n%s", want, errOut)
+			}
+		}
+	})
+
+	t.Run("no service declared prunes", func(t *testing.T) {
+		fleetSpecs(t, dir, server.Addr, agents, "", "")
+		code, out, errOut := runCLI(t, env, "apply", "-auto-approve", dir)
+		if code != exitOK {
+			t.Fatalf("apply: exit %d\n%s%s", code, out, errOut)
+		}
+		for _, want := range []string{"agent.node-b.service.jobs: PUT /v1/agent/service/deregister/jobs: ok", "agent.node-b.service.web: PUT /v1/agent/service/deregister/web: ok", "0 created, 0 updated, 2 deleted."} {
+			if !strings.Contains(out, want) {
+				t.Errorf("apply output lacks %q:\n%s", want, out)
+			}
+		}
+		waitCatalog(t, server.Addr, "web", nil)
+		waitCatalog(t, server.Addr, "jobs", nil)
 	})
 
 	t.Run("one agent stalled, one down", func(t *testing.T) {

@@ -1,0 +1,94 @@
+package consul
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/hashicorp/consul/api"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
+)
+
+// RecordPrefix is the KV folder of the record of each project's agents:
+// where its services were registered at its last complete apply. An agent
+// block that goes away, or an address that changes, would otherwise
+// silently leave the services there unread and never pruned.
+const RecordPrefix = "provision/agents/"
+
+// agentsOf is the record of a plan: each Consul backend by name ("consul"
+// or "agent.<name>") and address.
+func agentsOf(backends []provision.BackendInfo) map[string]string {
+	m := map[string]string{}
+	for _, b := range backends {
+		if b.Kind == "consul" {
+			m[b.Name] = b.Address
+		}
+	}
+	return m
+}
+
+// recorded reads the project's record; nil when there is none.
+func (b *Backend) recorded(ctx context.Context, project string) (map[string]string, error) {
+	var rec map[string]string
+	err := b.net.Call(ctx, true, func(ctx context.Context) error {
+		pair, _, err := b.client.KV().Get(RecordPrefix+project, (&api.QueryOptions{}).WithContext(ctx))
+		if err != nil || pair == nil {
+			return statusError(err)
+		}
+		return json.Unmarshal(pair.Value, &rec)
+	})
+	return rec, err
+}
+
+// Forgotten warns about each agent of the record that the plan does not
+// read (its block is gone, or its address changed): the services of the
+// project there are neither planned nor pruned. It reads one key.
+func (b *Backend) Forgotten(ctx context.Context, project string, backends []provision.BackendInfo) hcl.Diagnostics {
+	rec, err := b.recorded(ctx, project)
+	if err != nil {
+		return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Cannot read the record of the project's agents",
+			Detail: fmt.Sprintf("Reading %s%s from %s: %s. A removed agent block is not noticed.", RecordPrefix, project, b.Info().Address, err), Subject: b.where.Ptr()}}
+	}
+	now := agentsOf(backends)
+	var diags hcl.Diagnostics
+	for _, name := range slices.Sorted(maps.Keys(rec)) {
+		if now[name] == rec[name] {
+			continue
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Services on an agent this plan does not read",
+			Detail: fmt.Sprintf("At the last apply, project %s had its services on %s at %s, which the specs no longer declare at that address. "+
+				"An agent's services can only be read and deregistered through that agent, so whatever the project registered there is neither planned nor pruned, and the next apply forgets it. "+
+				"To prune them, declare the agent again (an agent block with that address, no service naming it) and apply; if the node is gone, its services went with it.",
+				project, name, rec[name]),
+			Subject: b.where.Ptr(),
+		})
+	}
+	return diags
+}
+
+// Remember records the agents of a plan after its complete apply (none
+// after a destroy), writing only when the record changed: a converged
+// apply writes nothing.
+func (b *Backend) Remember(ctx context.Context, project string, backends []provision.BackendInfo) error {
+	now := agentsOf(backends)
+	rec, err := b.recorded(ctx, project)
+	if err != nil || maps.Equal(rec, now) {
+		return err
+	}
+	key := RecordPrefix + project
+	return b.net.Call(provision.Sending(ctx), true, func(ctx context.Context) error {
+		q := (&api.WriteOptions{}).WithContext(ctx)
+		if len(now) == 0 {
+			_, err := b.client.KV().Delete(key, q)
+			return statusError(err)
+		}
+		value, _ := json.Marshal(now)
+		_, err := b.client.KV().Put(&api.KVPair{Key: key, Value: value}, q)
+		return statusError(err)
+	})
+}
