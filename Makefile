@@ -34,9 +34,10 @@ demo: servers build
 # also written to bench.json (see provision/internal/bench).
 BENCH_SERVICES ?= 1000,10000
 BENCH_INDICES  ?= 10,100
+BENCH_AGENTS   ?= 10
 bench: servers build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	$(GO) run ./provision/internal/bench -services $(BENCH_SERVICES) -indices $(BENCH_INDICES) -json bench.json
+	$(GO) run ./provision/internal/bench -services $(BENCH_SERVICES) -indices $(BENCH_INDICES) -agents $(BENCH_AGENTS) -json bench.json
 
 # Each fuzz target for FUZZTIME; inputs that fail are written under the
 # package's testdata/fuzz and rerun by make test from then on.

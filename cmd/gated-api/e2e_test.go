@@ -237,3 +237,65 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestFleetThroughTraefik registers the shipped gated API on the agent of
+// a client node of a real cluster (an agent block), while Traefik 2 and 3
+// read the catalog through the server: the service is gated there too.
+func TestFleetThroughTraefik(t *testing.T) {
+	cluster := servers.NewConsulCluster(t, "node-a")
+	server, nodeA := cluster[0], cluster[1]
+	proxies := map[string]*servers.Traefik{}
+	for _, gen := range []int{2, 3} {
+		proxies[fmt.Sprintf("traefik%d", gen)] = servers.NewTraefik(t, server.Addr, servers.TraefikOptions{Generation: gen, ExposedByDefault: true})
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(newHandler(testTokens(t), io.Discard))
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	port := ln.Addr().(*net.TCPAddr).Port
+
+	specs := t.TempDir()
+	for _, name := range []string{"project.hcl", "gated-api.hcl"} {
+		copyFile(t, "../../specs/"+name, filepath.Join(specs, name))
+	}
+	agent := fmt.Sprintf("agent \"node-a\" {\n  address = %q\n}\n", nodeA.Addr)
+	if err := os.WriteFile(filepath.Join(specs, "agents.hcl"), []byte(agent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "CONSUL_HTTP_ADDR=", "NO_COLOR=1")
+	out := runProvision(t, buildProvision(t), env, "apply", "-auto-approve", "-var", fmt.Sprintf("api_port=%d", port), specs)
+	if !strings.Contains(out, "Apply complete: 1 created, 0 updated, 0 deleted.") {
+		t.Fatalf("apply:\n%s", out)
+	}
+	resp, err := http.Get("http://" + server.Addr + "/v1/catalog/service/gated-api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"Node":"node-a"`) {
+		t.Fatalf("the server's catalog does not have gated-api on node-a: %s", body)
+	}
+	for name, p := range proxies {
+		status := func(token string) int {
+			req, _ := http.NewRequest("GET", p.URL+"/api", nil)
+			if token != "" {
+				req.Header.Set("X-Auth-Token", token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		waitStatus(t, func() int { return status("") }, 401)
+		if code := status(testToken); code != 200 {
+			t.Errorf("%s: /api with the token: %d, want 200", name, code)
+		}
+		t.Logf("%s, service on node-a, catalog read through the server: no token %d, token %d", name, status(""), status(testToken))
+	}
+}

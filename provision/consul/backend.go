@@ -273,7 +273,4 @@ func (b *Backend) Send(ctx context.Context, r provision.Request) error {
 
 func isService(im *schema.Import) bool { return im.Kind == "service" }
 
-func envSet(name string) bool {
-	_, ok := os.LookupEnv(name)
-	return ok
-}
+func envSet(name string) bool { return os.Getenv(name) != "" }

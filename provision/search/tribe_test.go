@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -151,5 +152,60 @@ func TestTribeWithoutTheMember(t *testing.T) {
 	}
 	if !strings.Contains(diags[0].Detail, "joins t2 (cluster t2), but not the cluster \"t1\"") {
 		t.Errorf("detail: %s", diags[0].Detail)
+	}
+}
+
+// TestSameIndexOnTwoClusters declares one index name on both members:
+// each address names its cluster, a short -target that would hit both is
+// refused, and a full one plans the one copy it names.
+func TestSameIndexOnTwoClusters(t *testing.T) {
+	cfg := load(t, map[string]string{"main.hcl": fmt.Sprintf(`project = "twice"
+
+search "t1" {
+  url          = %q
+  cluster_name = "t1"
+}
+
+search "t2" {
+  url          = %q
+  cluster_name = "t2"
+}
+
+index "twice" {
+  search = "t1"
+  mapping "doc" {
+    properties = { title = "string" }
+  }
+}
+
+index "twice" {
+  search = "t2"
+  mapping "doc" {
+    properties = { title = "string" }
+  }
+}
+`, tribe.T1.URL, tribe.T2.URL)})
+	bs, diags := New(cfg, noEnv)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	p, diags := provision.MakePlan(context.Background(), cfg.Project, provision.Converge, bs)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var got []string
+	for _, c := range p.Changes {
+		got = append(got, c.Addr.String()+" on "+c.Backend)
+	}
+	if diff := cmp.Diff([]string{"search.t1.index.twice on search.t1", "search.t2.index.twice on search.t2"}, got); diff != "" {
+		t.Errorf("addresses (-want +got):\n%s", diff)
+	}
+	short, _ := provision.ParseAddr("index.twice")
+	if err := p.Target([]provision.Addr{short}, nil); err == nil || !strings.Contains(err.Error(), "index.twice matches 2 objects of this plan (search.t1.index.twice, search.t2.index.twice)") {
+		t.Errorf("a short target that hits both: %v", err)
+	}
+	full, _ := provision.ParseAddr("search.t2.index.twice")
+	if err := p.Target([]provision.Addr{full}, nil); err != nil || len(p.Changes) != 1 || p.Changes[0].Backend != "search.t2" {
+		t.Errorf("-target search.t2.index.twice: %v, %d changes", err, len(p.Changes))
 	}
 }

@@ -5,9 +5,12 @@
 // process and the requests it made, next to a floor measured in the same
 // run by the same harness (parsing the same specs with hcl alone; one GET
 // and decode of the agent; a plain Go PUT loop at the same parallelism),
-// and printed as one table, also written as JSON (-json FILE).
+// and printed as one table, also written as JSON (-json FILE). The fleet
+// rows spread the same services over the client agents of a real cluster
+// (-agents, 10 by default, or as many as start on the machine) and set
+// the converged plan beside the one-agent plan of the same run.
 //
-//	go run ./provision/internal/bench -services 1000,10000 -indices 10,100
+//	go run ./provision/internal/bench -services 1000,10000 -indices 10,100 -agents 10
 package main
 
 import (
@@ -47,8 +50,9 @@ func main() {
 	indices := flag.String("indices", "10", "comma-separated numbers of indices")
 	jsonOut := flag.String("json", "bench.json", "write the rows as JSON to `FILE`")
 	bin := flag.String("provision", "bin/provision", "the provision binary to measure")
+	agents := flag.Int("agents", 10, "client agents of the cluster the fleet rows spread the services over (0: no fleet rows)")
 	flag.Parse()
-	if err := run(*bin, ints(*services), ints(*indices), *jsonOut); err != nil {
+	if err := run(*bin, ints(*services), ints(*indices), *agents, *jsonOut); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
@@ -64,7 +68,7 @@ func ints(s string) []int {
 	return out
 }
 
-func run(bin string, services, indices []int, jsonOut string) error {
+func run(bin string, services, indices []int, agents int, jsonOut string) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "provision-bench")
 	if err != nil {
@@ -91,7 +95,7 @@ func run(bin string, services, indices []int, jsonOut string) error {
 			return err
 		}
 		parse := parseFloor(specs)
-		read := readFloor(agent.Addr)
+		read := readFloor(agent.Addr, "services") + readFloor(agent.Addr, "checks")
 		put := putFloor(agent.Addr, n)
 		cmd := func(job string, floorName string, floor float64, args ...string) {
 			r := measure(bin, env, args...)
@@ -108,6 +112,13 @@ func run(bin string, services, indices []int, jsonOut string) error {
 		cmd("converged apply", "", 0, "apply", "-auto-approve", "-lock=false", specs)
 		cmd("update all (apply)", "PUT loop, parallelism 10", put, "apply", "-auto-approve", "-lock=false", "-var", "port_base=20000", specs)
 		cmd("destroy", "", 0, "destroy", "-auto-approve", "-lock=false", specs)
+	}
+	if agents > 0 {
+		fleet, err := fleetRows(ctx, bin, env, dir, agent, agents, services, rows)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, fleet...)
 	}
 	for _, m := range indices {
 		specs := filepath.Join(dir, fmt.Sprintf("ix-%d", m))
@@ -211,6 +222,75 @@ func writeSpec(dir string, src []byte) error {
 	return os.WriteFile(filepath.Join(dir, "main.hcl"), src, 0o644)
 }
 
+// fleetRows starts k client agents joined to the server agent (fewer if
+// the machine cannot start more, as said on stderr), and for each n
+// creates n services spread over them, plans them converged and destroys
+// them. The converged plan is set beside its floor (hcl parse + every
+// agent's two GETs, side by side) and beside the one-agent plan of rows.
+func fleetRows(ctx context.Context, bin string, env []string, dir string, server *servers.Consul, k int, services []int, rows []row) ([]row, error) {
+	var clients []*servers.Consul
+	var logs servers.LogBuffer
+	for i := range k {
+		c, err := server.StartClient(ctx, dir, fmt.Sprintf("node-%d", i), &logs)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %d client agents started, not %d: %v\n", len(clients), k, err)
+			break
+		}
+		defer c.Stop()
+		clients = append(clients, c)
+	}
+	if len(clients) == 0 {
+		return nil, fmt.Errorf("no client agent started\n%s", logs.Tail(2000))
+	}
+	fmt.Fprintf(os.Stderr, "bench: fleet rows over %d client agents of one cluster\n", len(clients))
+	var out []row
+	for _, n := range services {
+		specs := filepath.Join(dir, fmt.Sprintf("fleet-%d", n))
+		if err := writeFleet(specs, n, clients); err != nil {
+			return nil, err
+		}
+		parse := parseFloor(specs)
+		add := func(job, floorName string, floor float64, args ...string) {
+			r := measure(bin, env, args...)
+			r.Job, r.N = fmt.Sprintf("fleet of %d: %s", len(clients), job), n
+			if floor > 0 {
+				r.Floor, r.FloorSec, r.Ratio = floorName, floor, r.Seconds/floor
+			}
+			out = append(out, r)
+		}
+		add("create", "", 0, "apply", "-auto-approve", "-lock=false", specs)
+		reads := time.Now()
+		var wg sync.WaitGroup
+		for _, c := range clients {
+			wg.Add(1)
+			go func() { defer wg.Done(); readFloor(c.Addr, "services"); readFloor(c.Addr, "checks") }()
+		}
+		wg.Wait()
+		add("converged plan", "hcl parse + GETs side by side", parse+time.Since(reads).Seconds(), "plan", "-detailed-exitcode", specs)
+		for _, r := range rows {
+			if r.Job == "converged plan" && r.N == n {
+				add("converged plan", "converged plan, one agent", r.Seconds, "plan", "-detailed-exitcode", specs)
+			}
+		}
+		add("destroy", "", 0, "destroy", "-auto-approve", "-lock=false", specs)
+	}
+	return out, nil
+}
+
+// writeFleet writes n services spread round-robin over the agents.
+func writeFleet(dir string, n int, agents []*servers.Consul) error {
+	var b bytes.Buffer
+	b.WriteString("project = \"bench\"\n")
+	for i, a := range agents {
+		fmt.Fprintf(&b, "\nagent \"node-%d\" {\n  address = %q\n}\n", i, a.Addr)
+	}
+	for i := range n {
+		fmt.Fprintf(&b, "\nservice \"svc-%d\" {\n  agent   = \"node-%d\"\n  address = \"127.0.0.1\"\n  port    = %d\n  frontend {\n    rule = \"PathPrefix:/svc-%d\"\n  }\n}\n",
+			i, i%len(agents), 10000+i%50000, i)
+	}
+	return writeSpec(dir, b.Bytes())
+}
+
 // parseFloor is the time hcl alone takes to parse the specs.
 func parseFloor(dir string) float64 {
 	start := time.Now()
@@ -218,10 +298,10 @@ func parseFloor(dir string) float64 {
 	return time.Since(start).Seconds()
 }
 
-// readFloor is one GET /v1/agent/services and its decoding.
-func readFloor(addr string) float64 {
+// readFloor is one GET /v1/agent/<what> and its decoding.
+func readFloor(addr, what string) float64 {
 	start := time.Now()
-	resp, err := http.Get("http://" + addr + "/v1/agent/services")
+	resp, err := http.Get("http://" + addr + "/v1/agent/" + what)
 	if err == nil {
 		var v map[string]any
 		_ = json.NewDecoder(resp.Body).Decode(&v)
