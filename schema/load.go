@@ -79,15 +79,10 @@ func (p *Parser) LoadDir(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 
 // LoadFiles is LoadDir for a given list of files, read in that order.
 func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics) {
-	var diags hcl.Diagnostics
+	bodies, diags := p.parseFiles(paths)
 	var contents []*hcl.BodyContent
-	for _, path := range paths {
-		f, fdiags := p.p.ParseHCLFile(path)
-		diags = append(diags, fdiags...)
-		if f == nil {
-			continue
-		}
-		c, cdiags := f.Body.Content(fileSchema)
+	for _, body := range bodies {
+		c, cdiags := body.Content(fileSchema)
 		diags = append(diags, cdiags...)
 		contents = append(contents, c)
 	}

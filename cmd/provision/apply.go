@@ -247,7 +247,10 @@ func matchSaved(saved, now *provision.Plan) string {
 	for _, b := range saved.Backends {
 		cur, ok := live[b.Name]
 		switch {
-		case !ok || cur.Kind != b.Kind || cur.Address != b.Address:
+		case !ok:
+			return fmt.Sprintf("It names the backend %s at %s, which the specs no longer declare: its objects cannot be read now, and the plan's requests there are not sent. "+
+				"Plan again; the plan warns about what the project left there.", b.Name, b.Address)
+		case cur.Kind != b.Kind || cur.Address != b.Address:
 			return fmt.Sprintf("It names the backend %s at %s, but the specs and the environment resolve %s to %q. "+
 				"Credentials are only ever sent to the backends the specs name.", b.Name, b.Address, b.Name, cur.Address)
 		case compactJSON(cur.Scope) != compactJSON(b.Scope):

@@ -156,10 +156,23 @@ func (b *Backend) Info() provision.BackendInfo {
 	}
 }
 
+// agentService is what a plan reads of a service in GET
+// /v1/agent/services: what a declaration controls. The rest of the answer
+// (tagged addresses, weights, proxy and connect settings) is skipped
+// while decoding, not built.
+type agentService struct {
+	ID      string
+	Service string
+	Tags    []string
+	Meta    map[string]string
+	Port    int
+	Address string
+}
+
 // agentState is what a plan reads of an agent: its services and their
 // health checks.
 type agentState struct {
-	services map[string]*api.AgentService
+	services map[string]*agentService
 	checks   map[string]liveCheck // by check ID
 }
 
@@ -173,7 +186,7 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 			var err error
 			q := (&api.QueryOptions{}).WithContext(ctx)
 			if i == 0 {
-				st.services, err = b.client.Agent().ServicesWithFilterOpts("", q)
+				_, err = b.client.Raw().Query("/v1/agent/services", &st.services, q)
 			} else {
 				_, err = b.client.Raw().Query("/v1/agent/checks", &st.checks, q)
 			}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/consul/api"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/schema"
@@ -87,7 +86,7 @@ func desired(project string, p schema.Proxy, s *schema.Service) registration {
 }
 
 // live is a live service in the shape of a registration.
-func live(s *api.AgentService) registration {
+func live(s *agentService) registration {
 	return registration{
 		ID:      s.ID,
 		Name:    s.Service,
@@ -110,7 +109,7 @@ type scope struct {
 	Agent string `json:"agent,omitempty"`
 }
 
-func (sc scope) relevant(s *api.AgentService) bool {
+func (sc scope) relevant(s *agentService) bool {
 	if provision.OwnerOf(s.Meta) == sc.Project {
 		return true
 	}
@@ -122,7 +121,7 @@ func (sc scope) relevant(s *api.AgentService) bool {
 // checks.
 func (sc scope) fingerprint(st agentState) string {
 	type entry struct {
-		Service *api.AgentService
+		Service *agentService
 		Checks  map[string]liveCheck
 	}
 	var rel []entry
@@ -339,7 +338,7 @@ func withoutDigest(meta map[string]string) map[string]string {
 
 // liveOf is the live service of that ID and what the ownership decision
 // needs to know of it.
-func liveOf(services map[string]*api.AgentService, id string) (*api.AgentService, provision.Live) {
+func liveOf(services map[string]*agentService, id string) (*agentService, provision.Live) {
 	l, exists := services[id]
 	if !exists {
 		return nil, provision.Live{}
@@ -347,7 +346,7 @@ func liveOf(services map[string]*api.AgentService, id string) (*api.AgentService
 	return l, provision.Live{Exists: true, Owner: provision.OwnerOf(l.Meta), What: fmt.Sprintf("a registration named %q", l.Service)}
 }
 
-func sortedIDs(services map[string]*api.AgentService) []string {
+func sortedIDs(services map[string]*agentService) []string {
 	ids := make([]string, 0, len(services))
 	for id := range services {
 		ids = append(ids, id)

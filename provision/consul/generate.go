@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hashicorp/consul/api"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/provision-dev/provision/provision"
@@ -52,7 +51,7 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 }
 
 // serviceBlock is the declaration of a live registration.
-func (b *Backend) serviceBlock(l *api.AgentService, checks map[string]liveCheck) *hclwrite.Block {
+func (b *Backend) serviceBlock(l *agentService, checks map[string]liveCheck) *hclwrite.Block {
 	blk := hclwrite.NewBlock("service", []string{l.Service})
 	body := blk.Body()
 	if l.ID != l.Service {

@@ -20,10 +20,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,7 +48,44 @@ type row struct {
 	FloorSec float64 `json:"floor_seconds,omitempty"`
 	Ratio    float64 `json:"ratio,omitempty"`
 	Exit     int     `json:"exit"`
+	// Requests counts the requests the job made, per backend, at the
+	// wire ("agents" sums the client agents of the fleet rows).
+	Requests map[string]int `json:"requests,omitempty"`
 }
+
+// counter is a reverse proxy in front of a server that counts requests,
+// so that each row says how many the job made. The floors go through the
+// same proxies, so that ratios compare like with like.
+type counter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// front starts a counting proxy for the server at base (http://host:port)
+// and returns its host:port; its requests count under label.
+func (c *counter) front(base, label string) string {
+	target, _ := url.Parse(base)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = &http.Transport{MaxIdleConnsPerHost: 100}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		c.n[label]++
+		c.mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// take returns the counts since the last take.
+func (c *counter) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = map[string]int{}
+	return n
+}
+
+var wire = &counter{n: map[string]int{}}
 
 func main() {
 	services := flag.String("services", "1000", "comma-separated numbers of services")
@@ -86,7 +128,9 @@ func run(bin string, services, indices []int, agents int, jsonOut string) error 
 		return fmt.Errorf("%w\n%s", err, logs.Tail(2000))
 	}
 	defer es.Stop()
-	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
+	consulAddr := wire.front("http://"+agent.Addr, "consul")
+	esURL := "http://" + wire.front(es.URL, "search.t1")
+	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+consulAddr, "NO_COLOR=1")
 
 	var rows []row
 	for _, n := range services {
@@ -95,9 +139,10 @@ func run(bin string, services, indices []int, agents int, jsonOut string) error 
 			return err
 		}
 		parse := parseFloor(specs)
-		read := readFloor(agent.Addr, "services") + readFloor(agent.Addr, "checks")
-		put := putFloor(agent.Addr, n)
+		read := readFloor(consulAddr, "services") + readFloor(consulAddr, "checks")
+		put := putFloor(consulAddr, n)
 		cmd := func(job string, floorName string, floor float64, args ...string) {
+			wire.take()
 			r := measure(bin, env, args...)
 			r.Job, r.N = job, n
 			if floor > 0 {
@@ -122,7 +167,7 @@ func run(bin string, services, indices []int, agents int, jsonOut string) error 
 	}
 	for _, m := range indices {
 		specs := filepath.Join(dir, fmt.Sprintf("ix-%d", m))
-		if err := writeIndices(specs, m, es.URL); err != nil {
+		if err := writeIndices(specs, m, esURL); err != nil {
 			return err
 		}
 		parse := parseFloor(specs)
@@ -134,6 +179,7 @@ func run(bin string, services, indices []int, agents int, jsonOut string) error 
 			{"indices: converged plan", []string{"plan", "-detailed-exitcode", specs}},
 			{"indices: destroy -indices", []string{"destroy", "-auto-approve", "-lock=false", "-indices", specs}},
 		} {
+			wire.take()
 			r := measure(bin, env, job.args...)
 			r.Job, r.N = job.name, m
 			if job.name == "indices: converged plan" {
@@ -142,12 +188,21 @@ func run(bin string, services, indices []int, agents int, jsonOut string) error 
 			rows = append(rows, r)
 		}
 	}
-	fmt.Printf("%-26s %7s %9s %9s %6s  %-28s %9s %7s\n", "job", "n", "seconds", "peak MB", "exit", "floor", "seconds", "ratio")
+	fmt.Printf("%-30s %6s %8s %8s %4s  %-30s %8s %6s  %s\n", "job", "n", "seconds", "peak MB", "exit", "floor", "seconds", "ratio", "requests")
 	for _, r := range rows {
-		fmt.Printf("%-26s %7d %9.3f %9.1f %6d  %-28s %9.3f %7.2f\n", r.Job, r.N, r.Seconds, r.PeakMB, r.Exit, r.Floor, r.FloorSec, r.Ratio)
+		fmt.Printf("%-30s %6d %8.3f %8.1f %4d  %-30s %8.3f %6.2f  %s\n", r.Job, r.N, r.Seconds, r.PeakMB, r.Exit, r.Floor, r.FloorSec, r.Ratio, counts(r.Requests))
 	}
 	b, _ := json.MarshalIndent(rows, "", "  ")
 	return os.WriteFile(jsonOut, append(b, '\n'), 0o644)
+}
+
+// counts renders the request counts of a row: "consul 2, search.t1 4".
+func counts(n map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(n)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, n[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // measure runs the binary and returns its wall time, peak RSS and exit
@@ -182,7 +237,7 @@ func measure(bin string, env []string, args ...string) row {
 	}()
 	_ = cmd.Wait()
 	close(done)
-	return row{Seconds: time.Since(start).Seconds(), Exit: cmd.ProcessState.ExitCode(), PeakMB: peak}
+	return row{Seconds: time.Since(start).Seconds(), Exit: cmd.ProcessState.ExitCode(), PeakMB: peak, Requests: wire.take()}
 }
 
 func writeServices(dir string, n int) error {
@@ -230,6 +285,7 @@ func writeSpec(dir string, src []byte) error {
 func fleetRows(ctx context.Context, bin string, env []string, dir string, server *servers.Consul, k int, services []int, rows []row) ([]row, error) {
 	var clients []*servers.Consul
 	var logs servers.LogBuffer
+	var addrs []string
 	for i := range k {
 		c, err := server.StartClient(ctx, dir, fmt.Sprintf("node-%d", i), &logs)
 		if err != nil {
@@ -238,6 +294,7 @@ func fleetRows(ctx context.Context, bin string, env []string, dir string, server
 		}
 		defer c.Stop()
 		clients = append(clients, c)
+		addrs = append(addrs, wire.front("http://"+c.Addr, "agents"))
 	}
 	if len(clients) == 0 {
 		return nil, fmt.Errorf("no client agent started\n%s", logs.Tail(2000))
@@ -246,11 +303,12 @@ func fleetRows(ctx context.Context, bin string, env []string, dir string, server
 	var out []row
 	for _, n := range services {
 		specs := filepath.Join(dir, fmt.Sprintf("fleet-%d", n))
-		if err := writeFleet(specs, n, clients); err != nil {
+		if err := writeFleet(specs, n, addrs); err != nil {
 			return nil, err
 		}
 		parse := parseFloor(specs)
 		add := func(job, floorName string, floor float64, args ...string) {
+			wire.take()
 			r := measure(bin, env, args...)
 			r.Job, r.N = fmt.Sprintf("fleet of %d: %s", len(clients), job), n
 			if floor > 0 {
@@ -261,9 +319,9 @@ func fleetRows(ctx context.Context, bin string, env []string, dir string, server
 		add("create", "", 0, "apply", "-auto-approve", "-lock=false", specs)
 		reads := time.Now()
 		var wg sync.WaitGroup
-		for _, c := range clients {
+		for _, a := range addrs {
 			wg.Add(1)
-			go func() { defer wg.Done(); readFloor(c.Addr, "services"); readFloor(c.Addr, "checks") }()
+			go func() { defer wg.Done(); readFloor(a, "services"); readFloor(a, "checks") }()
 		}
 		wg.Wait()
 		add("converged plan", "hcl parse + GETs side by side", parse+time.Since(reads).Seconds(), "plan", "-detailed-exitcode", specs)
@@ -278,11 +336,11 @@ func fleetRows(ctx context.Context, bin string, env []string, dir string, server
 }
 
 // writeFleet writes n services spread round-robin over the agents.
-func writeFleet(dir string, n int, agents []*servers.Consul) error {
+func writeFleet(dir string, n int, agents []string) error {
 	var b bytes.Buffer
 	b.WriteString("project = \"bench\"\n")
 	for i, a := range agents {
-		fmt.Fprintf(&b, "\nagent \"node-%d\" {\n  address = %q\n}\n", i, a.Addr)
+		fmt.Fprintf(&b, "\nagent \"node-%d\" {\n  address = %q\n}\n", i, a)
 	}
 	for i := range n {
 		fmt.Fprintf(&b, "\nservice \"svc-%d\" {\n  agent   = \"node-%d\"\n  address = \"127.0.0.1\"\n  port    = %d\n  frontend {\n    rule = \"PathPrefix:/svc-%d\"\n  }\n}\n",

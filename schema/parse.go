@@ -1,0 +1,118 @@
+package schema
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// chunkMin is the size of a file below which it is parsed in one piece.
+var chunkMin = 64 << 10
+
+// piece is a part of a spec file that starts at a top-level item: a
+// whole file, or, in a large file, a run of top-level blocks.
+type piece struct {
+	path  string
+	src   []byte
+	start hcl.Pos
+	file  *hcl.File
+	diags hcl.Diagnostics
+}
+
+// parseFiles parses the spec files side by side, each large file in
+// pieces cut after lines that are a lone "}" (where a top-level block
+// ends), and returns the bodies in file order. hcl's scanner is most of
+// the time a large spec takes to load, and it is single-threaded, so the
+// pieces keep every core busy. A cut that is not really at the top level
+// (inside a heredoc, a comment or a nested block) leaves the piece before
+// it unterminated, which hcl reports; such a file is parsed again in one
+// piece, so that its diagnostics are exactly hcl's.
+func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	srcs := make([][]byte, len(paths))
+	pieces := make([][]*piece, len(paths))
+	var all []*piece
+	for i, path := range paths {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Failed to read file",
+				Detail: fmt.Sprintf("The configuration file %q could not be read.", path)})
+			continue
+		}
+		srcs[i] = src
+		pieces[i] = cut(path, src, runtime.GOMAXPROCS(0)*4)
+		all = append(all, pieces[i]...)
+	}
+	work := make(chan *piece)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for pc := range work {
+				pc.file, pc.diags = hclsyntax.ParseConfig(pc.src, pc.path, pc.start)
+			}
+		}()
+	}
+	for _, pc := range all {
+		work <- pc
+	}
+	close(work)
+	wg.Wait()
+	var bodies []hcl.Body
+	for i, path := range paths {
+		if srcs[i] == nil {
+			continue
+		}
+		whole := len(pieces[i]) == 1
+		for _, pc := range pieces[i] {
+			whole = whole || pc.diags.HasErrors()
+		}
+		if whole {
+			f, fdiags := hclsyntax.ParseConfig(srcs[i], path, hcl.InitialPos)
+			p.p.AddFile(path, f)
+			diags = append(diags, fdiags...)
+			bodies = append(bodies, f.Body)
+			continue
+		}
+		var bs []hcl.Body
+		for _, pc := range pieces[i] {
+			diags = append(diags, pc.diags...)
+			bs = append(bs, pc.file.Body)
+		}
+		p.p.AddFile(path, &hcl.File{Body: hcl.MergeBodies(bs), Bytes: srcs[i]})
+		bodies = append(bodies, bs...)
+	}
+	return bodies, diags
+}
+
+// cut splits src after lines that are a lone "}" into at most about n
+// pieces of similar size; a small file is one piece.
+func cut(path string, src []byte, n int) []*piece {
+	if len(src) < chunkMin || n < 2 {
+		return []*piece{{path: path, src: src, start: hcl.InitialPos}}
+	}
+	target := len(src)/n + 1
+	var out []*piece
+	start, line := 0, 1
+	pos, ln := 0, 1
+	for pos < len(src) {
+		nl := bytes.IndexByte(src[pos:], '\n')
+		if nl < 0 {
+			break
+		}
+		end := pos + nl + 1
+		isClose := bytes.Equal(bytes.TrimRight(src[pos:end], " \t\r\n"), []byte("}"))
+		pos, ln = end, ln+1
+		if isClose && pos-start >= target && pos < len(src) {
+			out = append(out, &piece{path: path, src: src[start:pos], start: hcl.Pos{Line: line, Column: 1, Byte: start}})
+			start, line = pos, ln
+		}
+	}
+	return append(out, &piece{path: path, src: src[start:], start: hcl.Pos{Line: line, Column: 1, Byte: start}})
+}

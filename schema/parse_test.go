@@ -1,0 +1,70 @@
+package schema
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// TestPiecesParseAsTheWhole loads the shipped specs, every case of the
+// bad-input corpus and files with heredocs, comments and nested blocks
+// around the cuts, once in one piece and once cut after every lone "}",
+// and requires the same config and the same diagnostics, positions
+// included.
+func TestPiecesParseAsTheWhole(t *testing.T) {
+	var cases [][]string
+	if files, _ := SpecFiles("../specs"); len(files) > 0 {
+		cases = append(cases, files)
+	}
+	entries, _ := os.ReadDir("../testdata/invalid")
+	for _, e := range entries {
+		path := filepath.Join("../testdata/invalid", e.Name())
+		files := []string{path}
+		if e.IsDir() {
+			files, _ = SpecFiles(path)
+		}
+		cases = append(cases, files)
+	}
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"heredoc.hcl": "project = \"x\"\n\nservice \"a\" {\n  port = 1\n  meta = {\n    note = <<EOT\n}\nservice \"b\" {\n}\nEOT\n  }\n}\n\nservice \"c\" {\n  port = 3\n}\n",
+		"comment.hcl": "project = \"x\"\n/*\n}\nservice \"b\" {\n*/\nservice \"a\" {\n  port = 1\n}\n# }\nservice \"c\" {\n  port = 2\n  frontend {\n    rule = \"Path:/c\"\n}\n}\n",
+		"object.hcl":  "project = \"x\"\n\nservice \"a\" {\n  port = 1\n  meta = {\n    team = \"edge\"\n}\n}\n\nservice \"b\" {\n  port = 2\n}\n",
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, []string{path})
+	}
+	load := func(files []string, min int) (*Config, []string) {
+		defer func(old int) { chunkMin = old }(chunkMin)
+		chunkMin = min
+		cfg, diags := NewParser().LoadFiles(files, Inputs{})
+		var out []string
+		for _, d := range diags {
+			out = append(out, fmt.Sprintf("%s: %s: %s", d.Subject, d.Summary, d.Detail))
+		}
+		return cfg, out
+	}
+	opts := cmp.Options{
+		cmp.Comparer(func(a, b cty.Value) bool { return a.RawEquals(b) }),
+		cmp.Comparer(func(a, b cty.Type) bool { return a.Equals(b) }),
+		cmp.Comparer(func(a, b hcl.Expression) bool { return a.Range() == b.Range() }),
+	}
+	for _, files := range cases {
+		wholeCfg, wholeDiags := load(files, 1<<30)
+		cutCfg, cutDiags := load(files, 1)
+		if diff := cmp.Diff(wholeDiags, cutDiags); diff != "" {
+			t.Errorf("%v: diagnostics (-whole +pieces):\n%s", files, diff)
+		}
+		if diff := cmp.Diff(wholeCfg, cutCfg, opts); diff != "" {
+			t.Errorf("%v: config (-whole +pieces):\n%s", files, diff)
+		}
+	}
+}
