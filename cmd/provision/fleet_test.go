@@ -61,6 +61,16 @@ func (w *wire) reset() {
 	w.reads, w.writes = map[string][]string{}, nil
 }
 
+// containsAll reports each of wants that text, named what, lacks.
+func containsAll(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, text)
+		}
+	}
+}
+
 // fleetSpecs writes specs of two services on the agents named (none when
 // web is empty), with the cluster (the server) holding the lock.
 func fleetSpecs(t *testing.T, dir, server string, agents map[string]string, web, jobs string) {
@@ -157,15 +167,9 @@ func TestFleet(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("apply: exit %d\n%s%s", code, out, errOut)
 		}
-		for _, want := range []string{
-			"agent.node-a.service.web: PUT /v1/agent/service/register: ok",
+		containsAll(t, "apply output", out, "agent.node-a.service.web: PUT /v1/agent/service/register: ok",
 			"agent.node-b.service.jobs: PUT /v1/agent/service/register: ok",
-			"Apply complete: 2 created, 0 updated, 0 deleted.",
-		} {
-			if !strings.Contains(out, want) {
-				t.Errorf("apply output lacks %q:\n%s", want, out)
-			}
-		}
+			"Apply complete: 2 created, 0 updated, 0 deleted.")
 		waitCatalog(t, server.Addr, "web", []string{"node-a/web"})
 		waitCatalog(t, server.Addr, "jobs", []string{"node-b/jobs"})
 	})
@@ -252,18 +256,12 @@ func TestFleet(t *testing.T) {
 		if code != exitError {
 			t.Fatalf("apply with node-a refusing: exit %d\n%s", code, out)
 		}
-		for _, want := range []string{
-			"agent.node-a (http://" + agents["node-a"] + "):",
+		containsAll(t, "the failure report", errOut, "agent.node-a (http://"+agents["node-a"]+"):",
 			"failed:   agent.node-a.service.jobs (0 of 1 requests sent)",
 			"not done: agent.node-a.service.web (0 of 1 requests sent)",
-			"agent.node-b (http://" + agents["node-b"] + "):",
+			"agent.node-b (http://"+agents["node-b"]+"):",
 			"not done: agent.node-b.service.jobs (0 of 1 requests sent)",
-			"not done: agent.node-b.service.web (0 of 1 requests sent)",
-		} {
-			if !strings.Contains(errOut, want) {
-				t.Errorf("the failure report lacks %q:\n%s", want, errOut)
-			}
-		}
+			"not done: agent.node-b.service.web (0 of 1 requests sent)")
 		// Nothing was deregistered from node-b: the moves' deletes wait
 		// for the registrations.
 		waitCatalog(t, server.Addr, "jobs", []string{"node-b/jobs"})
@@ -275,11 +273,7 @@ func TestFleet(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("plan: exit %d\n%s", code, errOut)
 		}
-		for _, want := range []string{"Services on an agent this plan does not read", "had its services on agent.node-b at http://" + agents["node-b"]} {
-			if !strings.Contains(errOut, want) {
-				t.Errorf("the plan does not warn %q:\n%s", want, errOut)
-			}
-		}
+		containsAll(t, "the plan", errOut, "Services on an agent this plan does not read", "had its services on agent.node-b at http://"+agents["node-b"])
 	})
 
 	t.Run("no service declared prunes", func(t *testing.T) {
@@ -288,11 +282,7 @@ func TestFleet(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("apply: exit %d\n%s%s", code, out, errOut)
 		}
-		for _, want := range []string{"agent.node-b.service.jobs: PUT /v1/agent/service/deregister/jobs: ok", "agent.node-b.service.web: PUT /v1/agent/service/deregister/web: ok", "0 created, 0 updated, 2 deleted."} {
-			if !strings.Contains(out, want) {
-				t.Errorf("apply output lacks %q:\n%s", want, out)
-			}
-		}
+		containsAll(t, "apply output", out, "agent.node-b.service.jobs: PUT /v1/agent/service/deregister/jobs: ok", "agent.node-b.service.web: PUT /v1/agent/service/deregister/web: ok", "0 created, 0 updated, 2 deleted.")
 		waitCatalog(t, server.Addr, "web", nil)
 		waitCatalog(t, server.Addr, "jobs", nil)
 	})
@@ -312,14 +302,8 @@ func TestFleet(t *testing.T) {
 		if code != exitError {
 			t.Fatalf("plan with node-a stalled and node-b down: exit %d\n%s", code, errOut)
 		}
-		for _, want := range []string{
-			`Cannot read the Consul agent "node-a"`, "runs at http://" + stalled.Addr().String(), "main.hcl line 7",
-			`Cannot read the Consul agent "node-b"`, "runs at http://" + nodeB.Addr, "main.hcl line 11",
-		} {
-			if !strings.Contains(errOut, want) {
-				t.Errorf("the diagnostics lack %q:\n%s", want, errOut)
-			}
-		}
+		containsAll(t, "the diagnostics", errOut, `Cannot read the Consul agent "node-a"`, "runs at http://"+stalled.Addr().String(), "main.hcl line 7",
+			`Cannot read the Consul agent "node-b"`, "runs at http://"+nodeB.Addr, "main.hcl line 11")
 		// Both are read side by side: the stall's 1 s bound, not more.
 		if took > 5*time.Second {
 			t.Errorf("plan took %s with -request-timeout=1s", took)

@@ -174,6 +174,20 @@ type agentService struct {
 type agentState struct {
 	services map[string]*agentService
 	checks   map[string]liveCheck // by check ID
+	// byService indexes checks by service ID, then check ID.
+	byService map[string]map[string]liveCheck
+}
+
+// indexChecks fills byService, so that finding a service's checks does
+// not scan every check of the agent.
+func (st *agentState) indexChecks() {
+	st.byService = map[string]map[string]liveCheck{}
+	for id, c := range st.checks {
+		if st.byService[c.ServiceID] == nil {
+			st.byService[c.ServiceID] = map[string]liveCheck{}
+		}
+		st.byService[c.ServiceID][id] = c
+	}
 }
 
 // read makes the two requests a plan makes of an agent, side by side:
@@ -198,6 +212,7 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 			return agentState{}, fmt.Errorf("reading %s%s: %w", b.Info().Address, path, errs[i])
 		}
 	}
+	st.indexChecks()
 	return st, nil
 }
 

@@ -251,15 +251,10 @@ func (b *Backend) elsewhere(id string) string {
 	return ""
 }
 
-// checksOf returns the live checks of a service, by check ID.
+// checksOf returns the live checks of a service, by check ID, in a map
+// of the caller's own.
 func (st agentState) checksOf(serviceID string) map[string]liveCheck {
-	out := map[string]liveCheck{}
-	for id, c := range st.checks {
-		if c.ServiceID == serviceID {
-			out[id] = c
-		}
-	}
-	return out
+	return maps.Clone(st.byService[serviceID])
 }
 
 // checkDrift says how the live checks of a service differ from the

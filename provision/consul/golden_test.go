@@ -44,6 +44,7 @@ func readFixture(t *testing.T, state string) agentState {
 			t.Fatal(err)
 		}
 	}
+	st.indexChecks()
 	return st
 }
 
