@@ -146,7 +146,7 @@ func HideSecrets(s string, secrets []string) string {
 // hide one) is decoded and walked: a plan of 10,000 objects has 20,000
 // values to show.
 func redactJSON(raw json.RawMessage) json.RawMessage {
-	if !sensitiveKey.Match(raw) && !bytes.Contains(raw, []byte(`\u`)) {
+	if !mayNameSensitiveKey(raw) {
 		return raw
 	}
 	var v any
@@ -155,6 +155,27 @@ func redactJSON(raw json.RawMessage) json.RawMessage {
 	}
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// sensitiveWords are lowercase substrings of every key sensitiveKey
+// matches.
+var sensitiveWords = [][]byte{[]byte("token"), []byte("secret"), []byte("passw"), []byte("apikey"), []byte("api_key"), []byte("api-key"), []byte("credential"), []byte("authorization")}
+
+// mayNameSensitiveKey reports whether raw could hold a key sensitiveKey
+// matches: it holds one of sensitiveWords in any case, or an escape,
+// which could spell one. It is a plain scan, far cheaper than the
+// regular expression or decoding.
+func mayNameSensitiveKey(raw []byte) bool {
+	if bytes.Contains(raw, []byte(`\u`)) {
+		return true
+	}
+	lower := bytes.ToLower(raw)
+	for _, w := range sensitiveWords {
+		if bytes.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // redactValue replaces sensitive values in place and reports whether it did.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -270,15 +271,19 @@ func TestFleetThroughTraefik(t *testing.T) {
 	if !strings.Contains(out, "Apply complete: 1 created, 0 updated, 0 deleted.") {
 		t.Fatalf("apply:\n%s", out)
 	}
-	resp, err := http.Get("http://" + server.Addr + "/v1/catalog/service/gated-api")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(body), `"Node":"node-a"`) {
-		t.Fatalf("the server's catalog does not have gated-api on node-a: %s", body)
-	}
+	var nodes []struct{ Node string }
+	waitStatus(t, func() int {
+		resp, err := http.Get("http://" + server.Addr + "/v1/catalog/service/gated-api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		nodes = nil
+		if json.NewDecoder(resp.Body).Decode(&nodes) != nil || len(nodes) != 1 || nodes[0].Node != "node-a" {
+			return 0
+		}
+		return 200
+	}, 200)
 	for name, p := range proxies {
 		status := func(token string) int {
 			req, _ := http.NewRequest("GET", p.URL+"/api", nil)
