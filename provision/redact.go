@@ -38,7 +38,12 @@ func (p *Plan) Redacted() *Plan {
 	q.Changes = make([]*Change, len(p.Changes))
 	for i, c := range p.Changes {
 		d := *c
-		d.Before, d.After = red(maskBefore(c.Before, c.After, p.Secrets)), red(c.After)
+		d.After = red(c.After)
+		if d.Before = maskBefore(c.Before, c.After, p.Secrets); sameBytes(d.Before, c.After) {
+			d.Before = d.After // a no-op: one value for both sides
+		} else {
+			d.Before = red(d.Before)
+		}
 		d.Reason = str(c.Reason)
 		d.Notes = make([]string, len(c.Notes))
 		for j, n := range c.Notes {
@@ -68,6 +73,11 @@ func (p *Plan) Redacted() *Plan {
 		q.Diagnostics[i] = d
 	}
 	return &q
+}
+
+// sameBytes reports whether a and b are the same bytes in memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
 }
 
 // maskBefore hides in before (the live object) every value that sits where
@@ -169,13 +179,32 @@ func mayNameSensitiveKey(raw []byte) bool {
 	if bytes.Contains(raw, []byte(`\u`)) {
 		return true
 	}
-	lower := bytes.ToLower(raw)
-	for _, w := range sensitiveWords {
-		if bytes.Contains(lower, w) {
-			return true
+	for i := range raw {
+		for _, w := range sensitiveWords {
+			if lower(raw[i]) == w[0] && len(raw)-i >= len(w) && foldEqual(raw[i:i+len(w)], w) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// lower is c in lower case, for ASCII letters.
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// foldEqual reports whether b is w (lowercase) in any case.
+func foldEqual(b, w []byte) bool {
+	for i := range w {
+		if lower(b[i]) != w[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // redactValue replaces sensitive values in place and reports whether it did.

@@ -103,6 +103,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	d := &decoder{ctx: evalContext(cfg.Variables), vars: cfg.Variables}
 
 	var proxyBlock, consulBlock *hcl.Block
+	var serviceBlocks []*hcl.Block
 	var imports []*Import
 	for _, c := range contents {
 		if attr, ok := c.Attributes["project"]; ok {
@@ -134,7 +135,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 			case "agent":
 				cfg.Agents = append(cfg.Agents, d.agentBlock(b))
 			case "service":
-				cfg.Services = append(cfg.Services, d.serviceBlock(b))
+				serviceBlocks = append(serviceBlocks, b)
 			case "search":
 				cfg.Searches = append(cfg.Searches, d.searchBlock(b))
 			case "index":
@@ -144,6 +145,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 			}
 		}
 	}
+	cfg.Services = d.serviceBlocks(serviceBlocks)
 	if cfg.ProjectRange.Filename == "" {
 		d.diags = append(d.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,

@@ -31,7 +31,9 @@ type piece struct {
 // pieces keep every core busy. A cut that is not really at the top level
 // (inside a heredoc, a comment or a nested block) leaves the piece before
 // it unterminated, which hcl reports; such a file is parsed again in one
-// piece, so that its diagnostics are exactly hcl's.
+// piece, so that its diagnostics are exactly hcl's. The parser keeps only
+// what diagnostics print, the sources and an outline of the top-level
+// blocks: the syntax trees are garbage once decoded.
 func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	srcs := make([][]byte, len(paths))
@@ -75,7 +77,7 @@ func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
 		}
 		if whole {
 			f, fdiags := hclsyntax.ParseConfig(srcs[i], path, hcl.InitialPos)
-			p.p.AddFile(path, f)
+			p.p.AddFile(path, &hcl.File{Body: hcl.EmptyBody(), Bytes: srcs[i], Nav: outlineOf(f.Body)})
 			diags = append(diags, fdiags...)
 			bodies = append(bodies, f.Body)
 			continue
@@ -85,7 +87,7 @@ func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
 			diags = append(diags, pc.diags...)
 			bs = append(bs, pc.file.Body)
 		}
-		p.p.AddFile(path, &hcl.File{Body: hcl.MergeBodies(bs), Bytes: srcs[i]})
+		p.p.AddFile(path, &hcl.File{Body: hcl.EmptyBody(), Bytes: srcs[i], Nav: outlineOf(bs...)})
 		bodies = append(bodies, bs...)
 	}
 	return bodies, diags
@@ -115,4 +117,43 @@ func cut(path string, src []byte, n int) []*piece {
 		}
 	}
 	return append(out, &piece{path: path, src: src[start:], start: hcl.Pos{Line: line, Column: 1, Byte: start}})
+}
+
+// outline is where each top-level block of a file is and how hcl names
+// it ("service \"api\""), so that a diagnostic says which block it is in
+// ("on main.hcl line 4, in service \"api\":") without the syntax tree.
+type outline []struct {
+	rng    hcl.Range
+	header string
+}
+
+func outlineOf(bodies ...hcl.Body) outline {
+	var o outline
+	for _, b := range bodies {
+		sb, ok := b.(*hclsyntax.Body)
+		if !ok {
+			continue
+		}
+		for _, blk := range sb.Blocks {
+			header := blk.Type
+			for _, l := range blk.Labels {
+				header += fmt.Sprintf(" %q", l)
+			}
+			o = append(o, struct {
+				rng    hcl.Range
+				header string
+			}{blk.Range(), header})
+		}
+	}
+	return o
+}
+
+// ContextString is hcl's hook for the "in ..." part of a diagnostic.
+func (o outline) ContextString(offset int) string {
+	for _, b := range o {
+		if b.rng.ContainsOffset(offset) {
+			return b.header
+		}
+	}
+	return ""
 }

@@ -45,10 +45,15 @@ func TestPiecesParseAsTheWhole(t *testing.T) {
 	load := func(files []string, min int) (*Config, []string) {
 		defer func(old int) { chunkMin = old }(chunkMin)
 		chunkMin = min
-		cfg, diags := NewParser().LoadFiles(files, Inputs{})
+		p := NewParser()
+		cfg, diags := p.LoadFiles(files, Inputs{})
 		var out []string
 		for _, d := range diags {
-			out = append(out, fmt.Sprintf("%s: %s: %s", d.Subject, d.Summary, d.Detail))
+			in := ""
+			if d.Subject != nil && p.Files()[d.Subject.Filename] != nil {
+				in = p.Files()[d.Subject.Filename].Nav.(outline).ContextString(d.Subject.Start.Byte)
+			}
+			out = append(out, fmt.Sprintf("%s (in %s): %s: %s", d.Subject, in, d.Summary, d.Detail))
 		}
 		return cfg, out
 	}

@@ -180,7 +180,6 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 			continue
 		}
 		have := live(l)
-		c.Before = provision.RawJSON(have)
 		changed := changedFields(have, want.view())
 		drift := checkDrift(want.Checks, st.checksOf(s.ID))
 		if len(drift) > 0 && !slices.Contains(changed, "checks") {
@@ -203,6 +202,11 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 			c.Notes = append(c.Notes, drift...)
 		default:
 			c.Action = provision.NoOp
+		}
+		if c.Action == provision.NoOp {
+			c.Before = c.After // every field shown is equal: one encoding serves both
+		} else {
+			c.Before = provision.RawJSON(have)
 		}
 	}
 	for _, id := range sortedIDs(st.services) {
