@@ -228,12 +228,38 @@ func (c *cli) printDiags(diags hcl.Diagnostics, files map[string]*hcl.File, colo
 	}
 	diags = c.hide(diags)
 	w := hcl.NewDiagnosticTextWriter(c.stderr, files, 0, color)
-	_ = w.WriteDiagnostics(diags)
+	shown := diags[:min(len(diags), snippets)]
+	_ = w.WriteDiagnostics(shown)
+	if rest := diags[len(shown):]; len(rest) > 0 {
+		// hcl finds a snippet by scanning the file from its start: a
+		// thousand diagnostics in a large spec took half a minute.
+		fmt.Fprintf(c.stderr, "%d more diagnostics, without source snippets:\n\n", len(rest))
+		for _, d := range rest {
+			fmt.Fprintln(c.stderr, shortDiag(d))
+		}
+	}
 	if c.getenv("GITHUB_ACTIONS") == "true" {
 		for _, d := range diags {
 			fmt.Fprintln(c.stdout, annotation(d))
 		}
 	}
+}
+
+// snippets is how many diagnostics are printed with their source lines.
+const snippets = 20
+
+// shortDiag is a diagnostic on one line, for those past the first
+// snippets: "Error: summary (file:line,col): detail".
+func shortDiag(d *hcl.Diagnostic) string {
+	kind := "Error"
+	if d.Severity == hcl.DiagWarning {
+		kind = "Warning"
+	}
+	at := ""
+	if r := d.Subject; r != nil {
+		at = fmt.Sprintf(" (%s:%d,%d)", r.Filename, r.Start.Line, r.Start.Column)
+	}
+	return fmt.Sprintf("%s: %s%s: %s", kind, d.Summary, at, d.Detail)
 }
 
 // hide returns diagnostics whose texts hold no secret.
