@@ -201,18 +201,13 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	if len(f.Tribe) > 0 {
 		return f, nil // never read further through a tribe node
 	}
-	// GET /<indices> answers mappings and settings in one request.
-	path := "/" + strings.Join(b.scope.Indices, ",") + "?ignore_unavailable=true&flat_settings=true"
-	if f.major() >= 7 {
-		path += "&include_type_name=true"
-	}
-	if err := b.get(ctx, b.es, path, &f.Indices); err != nil {
+	if err := b.readIndices(ctx, &f); err != nil {
 		return f, err
 	}
 	// The marks of every type of every index, to find the project's
 	// indices that the specs no longer declare: a fixed, small answer.
 	var marks map[string]liveIndex
-	path = "/_mapping?filter_path=*.mappings.*._meta"
+	path := "/_mapping?filter_path=*.mappings.*._meta"
 	if f.major() >= 7 {
 		path += "&include_type_name=true"
 	}
@@ -226,6 +221,44 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	}
 	sort.Strings(f.Undeclared)
 	return f, nil
+}
+
+// maxLine bounds the request line of a read: Elasticsearch refuses a
+// line longer than http.max_initial_line_length, 4 KB by default.
+const maxLine = 3 << 10
+
+// readIndices reads the mappings and settings of the declared indices
+// that exist: GET /<indices> in one request while their names fit in a
+// request line, else GET /_mapping and GET /_settings of every index, two
+// answers that grow with the cluster instead of a line that grows with
+// the specs.
+func (b *Backend) readIndices(ctx context.Context, f *facts) error {
+	typeName := ""
+	if f.major() >= 7 {
+		typeName = "include_type_name=true"
+	}
+	path := "/" + strings.Join(b.scope.Indices, ",") + "?ignore_unavailable=true&flat_settings=true"
+	if typeName != "" {
+		path += "&" + typeName
+	}
+	if len(path) <= maxLine {
+		return b.get(ctx, b.es, path, &f.Indices)
+	}
+	var mappings, settings map[string]liveIndex
+	if err := b.get(ctx, b.es, "/_mapping?"+typeName, &mappings); err != nil {
+		return err
+	}
+	if err := b.get(ctx, b.es, "/_settings?flat_settings=true", &settings); err != nil {
+		return err
+	}
+	f.Indices = map[string]liveIndex{}
+	for _, name := range b.scope.Indices {
+		if ix, ok := mappings[name]; ok {
+			ix.Settings = settings[name].Settings
+			f.Indices[name] = ix
+		}
+	}
+	return nil
 }
 
 // PruneIndices makes the plan delete the project's indices that the specs

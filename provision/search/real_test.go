@@ -486,3 +486,44 @@ func TestIndexSettings(t *testing.T) {
 		t.Errorf("detail: %s", diags[0].Detail)
 	}
 }
+
+// TestManyLongIndexNames declares more indices than one request line can
+// name (80 names of 60 characters: 4.9 KB, past Elasticsearch's 4 KB
+// http.max_initial_line_length), two of which exist: the plan still reads
+// the cluster in a fixed number of requests and sees the two.
+func TestManyLongIndexNames(t *testing.T) {
+	var src strings.Builder
+	fmt.Fprintf(&src, "project = \"longnames\"\n\nsearch \"t1\" {\n  url          = %q\n  cluster_name = \"t1\"\n}\n", tribe.T1.URL)
+	var names []string
+	for i := range 80 {
+		name := fmt.Sprintf("longnames-%050d", i)
+		names = append(names, name)
+		fmt.Fprintf(&src, "\nindex %q {\n  search = \"t1\"\n  mapping \"doc\" {\n    properties = { title = \"string\" }\n  }\n}\n", name)
+	}
+	cfg := load(t, map[string]string{"main.hcl": src.String()})
+	b, changes, diags := plan(t, cfg, provision.Converge)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var first []*provision.Change
+	for _, c := range changes {
+		if c.Addr.Name == names[0] || c.Addr.Name == names[1] {
+			first = append(first, c)
+		}
+	}
+	send(t, b, first)
+	for _, name := range names[:2] {
+		t.Cleanup(func() { esDo(t, tribe.T1.URL, "DELETE", "/"+name, "") })
+	}
+	_, changes, diags = plan(t, cfg, provision.Converge)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	count := map[provision.Action]int{}
+	for _, c := range changes {
+		count[c.Action]++
+	}
+	if count[provision.NoOp] != 2 || count[provision.Create] != 78 {
+		t.Errorf("plan of 80 declared indices, 2 live: %v", count)
+	}
+}
