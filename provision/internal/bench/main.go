@@ -49,7 +49,8 @@ type row struct {
 	Ratio    float64 `json:"ratio,omitempty"`
 	Exit     int     `json:"exit"`
 	// Requests counts the requests the job made, per backend, at the
-	// wire ("agents" sums the client agents of the fleet rows).
+	// wire ("agents" sums the client agents of the fleet rows); writes
+	// are counted apart ("consul writes").
 	Requests map[string]int `json:"requests,omitempty"`
 }
 
@@ -68,8 +69,12 @@ func (c *counter) front(base, label string) string {
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.Transport = &http.Transport{MaxIdleConnsPerHost: 100}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := label
+		if r.Method != http.MethodGet {
+			key += " writes"
+		}
 		c.mu.Lock()
-		c.n[label]++
+		c.n[key]++
 		c.mu.Unlock()
 		proxy.ServeHTTP(w, r)
 	}))
@@ -143,7 +148,7 @@ func run(bin string, services, indices []int, agents int, jsonOut string) error 
 		put := putFloor(consulAddr, n)
 		cmd := func(job string, floorName string, floor float64, args ...string) {
 			wire.take()
-			r := measure(bin, env, args...)
+			r := best(job, bin, env, args...)
 			r.Job, r.N = job, n
 			if floor > 0 {
 				r.Floor, r.FloorSec, r.Ratio = floorName, floor, r.Seconds/floor
@@ -180,10 +185,11 @@ func run(bin string, services, indices []int, agents int, jsonOut string) error 
 			{"indices: destroy -indices", []string{"destroy", "-auto-approve", "-lock=false", "-indices", specs}},
 		} {
 			wire.take()
-			r := measure(bin, env, job.args...)
+			r := best(job.name, bin, env, job.args...)
 			r.Job, r.N = job.name, m
 			if job.name == "indices: converged plan" {
-				r.Floor, r.FloorSec, r.Ratio = "hcl parse", parse, r.Seconds/parse
+				floor := parse + esReadFloor(esURL, m)
+				r.Floor, r.FloorSec, r.Ratio = "hcl parse + the 4 GETs", floor, r.Seconds/floor
 			}
 			rows = append(rows, r)
 		}
@@ -203,6 +209,21 @@ func counts(n map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s %d", k, n[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// best measures a job that changes nothing (a plan, validate) three
+// times and keeps the fastest run; other jobs run once.
+func best(job, bin string, env []string, args ...string) row {
+	r := measure(bin, env, args...)
+	if !strings.Contains(job, "plan") && job != "validate" {
+		return r
+	}
+	for range 2 {
+		if again := measure(bin, env, args...); again.Seconds < r.Seconds {
+			r = again
+		}
+	}
+	return r
 }
 
 // measure runs the binary and returns its wall time, peak RSS and exit
@@ -309,7 +330,7 @@ func fleetRows(ctx context.Context, bin string, env []string, dir string, server
 		parse := parseFloor(specs)
 		add := func(job, floorName string, floor float64, args ...string) {
 			wire.take()
-			r := measure(bin, env, args...)
+			r := best(job, bin, env, args...)
 			r.Job, r.N = fmt.Sprintf("fleet of %d: %s", len(clients), job), n
 			if floor > 0 {
 				r.Floor, r.FloorSec, r.Ratio = floorName, floor, r.Seconds/floor
@@ -317,14 +338,17 @@ func fleetRows(ctx context.Context, bin string, env []string, dir string, server
 			out = append(out, r)
 		}
 		add("create", "", 0, "apply", "-auto-approve", "-lock=false", specs)
-		reads := time.Now()
-		var wg sync.WaitGroup
-		for _, a := range addrs {
-			wg.Add(1)
-			go func() { defer wg.Done(); readFloor(a, "services"); readFloor(a, "checks") }()
-		}
-		wg.Wait()
-		add("converged plan", "hcl parse + GETs side by side", parse+time.Since(reads).Seconds(), "plan", "-detailed-exitcode", specs)
+		reads := fastest(func() {
+			var wg sync.WaitGroup
+			for _, a := range addrs {
+				for _, what := range []string{"services", "checks"} {
+					wg.Add(1)
+					go func() { defer wg.Done(); getDecode("http://" + a + "/v1/agent/" + what) }()
+				}
+			}
+			wg.Wait()
+		})
+		add("converged plan", "hcl parse + GETs side by side", parse+reads, "plan", "-detailed-exitcode", specs)
 		for _, r := range rows {
 			if r.Job == "converged plan" && r.N == n {
 				add("converged plan", "converged plan, one agent", r.Seconds, "plan", "-detailed-exitcode", specs)
@@ -349,23 +373,52 @@ func writeFleet(dir string, n int, agents []string) error {
 	return writeSpec(dir, b.Bytes())
 }
 
-// parseFloor is the time hcl alone takes to parse the specs.
+// parseFloor is the time hcl alone takes to parse the specs, best of
+// three.
 func parseFloor(dir string) float64 {
-	start := time.Now()
-	_, _ = hclparse.NewParser().ParseHCLFile(filepath.Join(dir, "main.hcl"))
-	return time.Since(start).Seconds()
+	return fastest(func() { _, _ = hclparse.NewParser().ParseHCLFile(filepath.Join(dir, "main.hcl")) })
 }
 
-// readFloor is one GET /v1/agent/<what> and its decoding.
-func readFloor(addr, what string) float64 {
-	start := time.Now()
-	resp, err := http.Get("http://" + addr + "/v1/agent/" + what)
+// fastest is the shortest of three runs of f, in seconds.
+func fastest(f func()) float64 {
+	var best float64
+	for i := range 3 {
+		start := time.Now()
+		f()
+		if took := time.Since(start).Seconds(); i == 0 || took < best {
+			best = took
+		}
+	}
+	return best
+}
+
+// esReadFloor is the four GETs a plan makes of a cluster of m declared
+// indices, one after the other, with their answers decoded; best of three.
+func esReadFloor(base string, m int) float64 {
+	var names []string
+	for i := range m {
+		names = append(names, fmt.Sprintf("bench-%d", i))
+	}
+	return fastest(func() {
+		for _, path := range []string{"/", "/_nodes/_local/settings", "/" + strings.Join(names, ",") + "?ignore_unavailable=true&flat_settings=true", "/_mapping?filter_path=*.mappings.*._meta"} {
+			getDecode(base + path)
+		}
+	})
+}
+
+// getDecode is one GET and the decoding of its JSON answer.
+func getDecode(url string) {
+	resp, err := http.Get(url)
 	if err == nil {
 		var v map[string]any
 		_ = json.NewDecoder(resp.Body).Decode(&v)
 		resp.Body.Close()
 	}
-	return time.Since(start).Seconds()
+}
+
+// readFloor is one GET /v1/agent/<what> and its decoding, best of three.
+func readFloor(addr, what string) float64 {
+	return fastest(func() { getDecode("http://" + addr + "/v1/agent/" + what) })
 }
 
 // putFloor registers n bare services with a plain PUT loop at parallelism
