@@ -51,7 +51,7 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 	f.net.register(fs, 30*time.Minute)
 	f.prune = fs.Bool("prune-indices", false, "delete the project's indices that the specs no longer declare (kept by default: they hold data)")
 	f.vars.register(fs)
-	fs.Var(&f.targets, "target", "plan only this object: service.<id> or index.<name> (repeatable)")
+	fs.Var(&f.targets, "target", "plan only this object: service.<id> or index.<name>, after agent.<name>. or search.<name>. when several are declared (repeatable)")
 	fs.Var(&f.excludes, "exclude", "leave this object out of the plan (repeatable)")
 }
 

@@ -18,14 +18,18 @@ import (
 // silently leave the services there unread and never pruned.
 const RecordPrefix = "provision/agents/"
 
-// agentsOf is the record of a plan: each Consul backend by name ("consul"
-// or "agent.<name>") and address.
-func agentsOf(backends []provision.BackendInfo) map[string]string {
+// agentsOf is each Consul backend of a plan by name ("consul" or
+// "agent.<name>") and address; with holding, only those the specs declare
+// services on (the record: where the project's services are after an
+// apply, whatever -target left out of it).
+func agentsOf(backends []provision.BackendInfo, holding bool) map[string]string {
 	m := map[string]string{}
 	for _, b := range backends {
-		if b.Kind == "consul" {
-			m[b.Name] = b.Address
+		var sc scope
+		if b.Kind != "consul" || holding && (json.Unmarshal(b.Scope, &sc) != nil || len(sc.IDs) == 0) {
+			continue
 		}
+		m[b.Name] = b.Address
 	}
 	return m
 }
@@ -52,7 +56,7 @@ func (b *Backend) Forgotten(ctx context.Context, project string, backends []prov
 		return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Cannot read the record of the project's agents",
 			Detail: fmt.Sprintf("Reading %s%s from %s: %s. A removed agent block is not noticed.", RecordPrefix, project, b.Info().Address, err), Subject: b.where.Ptr()}}
 	}
-	now := agentsOf(backends)
+	now := agentsOf(backends, false)
 	var diags hcl.Diagnostics
 	for _, name := range slices.Sorted(maps.Keys(rec)) {
 		if now[name] == rec[name] {
@@ -71,11 +75,11 @@ func (b *Backend) Forgotten(ctx context.Context, project string, backends []prov
 	return diags
 }
 
-// Remember records the agents of a plan after its complete apply (none
-// after a destroy), writing only when the record changed: a converged
-// apply writes nothing.
+// Remember records the agents the project's services are on after a
+// complete apply of the plan (none after a destroy), writing only when the
+// record changed: a converged apply writes nothing.
 func (b *Backend) Remember(ctx context.Context, project string, backends []provision.BackendInfo) error {
-	now := agentsOf(backends)
+	now := agentsOf(backends, true)
 	rec, err := b.recorded(ctx, project)
 	if err != nil || maps.Equal(rec, now) {
 		return err
