@@ -144,7 +144,6 @@ func run(bin string, services, indices []int, agents int, jsonOut string) error 
 			return err
 		}
 		parse := parseFloor(specs)
-		read := readFloor(consulAddr, "services") + readFloor(consulAddr, "checks")
 		put := putFloor(consulAddr, n)
 		cmd := func(job string, floorName string, floor float64, args ...string) {
 			wire.take()
@@ -157,6 +156,8 @@ func run(bin string, services, indices []int, agents int, jsonOut string) error 
 		}
 		cmd("validate", "hcl parse", parse, "validate", specs)
 		cmd("create (apply)", "PUT loop, parallelism 10", put, "apply", "-auto-approve", "-lock=false", specs)
+		// The read floor is measured once the services are there to read.
+		read := readFloor(consulAddr, "services") + readFloor(consulAddr, "checks")
 		cmd("converged plan", "hcl parse + GET and decode", parse+read, "plan", "-detailed-exitcode", specs)
 		cmd("plan -json", "hcl parse + GET and decode", parse+read, "plan", "-json", specs)
 		cmd("converged apply", "", 0, "apply", "-auto-approve", "-lock=false", specs)
