@@ -3,6 +3,7 @@ package servers
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -59,33 +61,72 @@ type Consul struct {
 // until it has elected itself leader and its node is in the catalog (a
 // fresh agent answers "Missing node registration" to a session until then).
 func StartConsul(ctx context.Context, dir string, logw io.Writer) (*Consul, error) {
+	return retryBind(logw, func(attempt int, w io.Writer) (*Consul, error) {
+		ports, err := FreePorts(6)
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"agent", "-dev", "-bind=127.0.0.1", "-client=127.0.0.1", "-node=provision-test", "-dns-port=-1",
+			"-data-dir=" + filepath.Join(dir, fmt.Sprintf("consul-data-%d", attempt))}
+		for i, flag := range []string{"http-port", "serf-lan-port", "serf-wan-port", "server-port", "grpc-port", "grpc-tls-port"} {
+			args = append(args, "-"+flag+"="+strconv.Itoa(ports[i]))
+		}
+		c := &Consul{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), Node: "provision-test", serfLAN: ports[1]}
+		return c, c.start(ctx, args, w, func() bool {
+			body, ok := get("http://" + c.Addr + "/v1/status/leader")
+			return ok && len(bytes.Trim(body, "\"\n")) > 0 && c.inCatalog(c.Node)
+		}, "elect a leader and register its node")
+	})
+}
+
+// start runs the agent with args and waits until ready, or fails when it
+// exits first or after 30 s.
+func (c *Consul) start(ctx context.Context, args []string, w io.Writer, ready func() bool, what string) error {
 	bin, err := ConsulBinary()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	ports, err := FreePorts(7)
-	if err != nil {
-		return nil, err
+	if c.proc, err = startProcess(bin, args, w); err != nil {
+		return err
 	}
-	args := []string{"agent", "-dev", "-bind=127.0.0.1", "-client=127.0.0.1", "-node=provision-test",
-		"-data-dir=" + filepath.Join(dir, "consul-data")}
-	for i, flag := range []string{"http-port", "dns-port", "serf-lan-port", "serf-wan-port", "server-port", "grpc-port", "grpc-tls-port"} {
-		args = append(args, "-"+flag+"="+strconv.Itoa(ports[i]))
+	err = waitFor(ctx, 30*time.Second, func() bool { return c.proc.exited() || ready() })
+	if err == nil && c.proc.exited() {
+		err = errors.New("the agent exited")
 	}
-	p, err := startProcess(bin, args, logw)
-	if err != nil {
-		return nil, err
-	}
-	c := &Consul{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), Node: "provision-test", serfLAN: ports[2], proc: p}
-	err = waitFor(ctx, 30*time.Second, func() bool {
-		body, ok := get("http://" + c.Addr + "/v1/status/leader")
-		return ok && len(bytes.Trim(body, "\"\n")) > 0 && c.inCatalog(c.Node)
-	})
 	if err != nil {
 		c.Stop()
-		return nil, fmt.Errorf("consul did not elect a leader and register its node: %w", err)
+		return fmt.Errorf("consul %s did not %s: %w", c.Node, what, err)
 	}
-	return c, nil
+	return nil
+}
+
+// retryBind starts an agent up to three times, with new ports each time,
+// when it could not bind one of them: a free port picked by FreePorts can
+// be taken (as another connection's local port) before the agent binds it.
+func retryBind(logw io.Writer, start func(attempt int, w io.Writer) (*Consul, error)) (*Consul, error) {
+	for attempt := 1; ; attempt++ {
+		watch := &bindWatch{w: logw}
+		c, err := start(attempt, watch)
+		switch {
+		case err == nil:
+			return c, nil
+		case !watch.failed.Load() || attempt == 3:
+			return nil, err
+		}
+	}
+}
+
+// bindWatch passes output through and notes a failed bind.
+type bindWatch struct {
+	w      io.Writer
+	failed atomic.Bool
+}
+
+func (b *bindWatch) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte("address already in use")) {
+		b.failed.Store(true)
+	}
+	return b.w.Write(p)
 }
 
 // inCatalog reports whether the node is in the catalog, as this agent
@@ -99,28 +140,18 @@ func (c *Consul) inCatalog(node string) bool {
 // the server c, with its own data directory and ports, and waits until
 // its node is in the cluster's catalog.
 func (c *Consul) StartClient(ctx context.Context, dir, node string, logw io.Writer) (*Consul, error) {
-	bin, err := ConsulBinary()
-	if err != nil {
-		return nil, err
-	}
-	ports, err := FreePorts(3)
-	if err != nil {
-		return nil, err
-	}
-	args := []string{"agent", "-bind=127.0.0.1", "-client=127.0.0.1", "-node=" + node,
-		"-data-dir=" + filepath.Join(dir, "consul-"+node),
-		"-http-port=" + strconv.Itoa(ports[0]), "-dns-port=" + strconv.Itoa(ports[1]), "-serf-lan-port=" + strconv.Itoa(ports[2]),
-		"-grpc-port=-1", "-retry-join=127.0.0.1:" + strconv.Itoa(c.serfLAN)}
-	p, err := startProcess(bin, args, logw)
-	if err != nil {
-		return nil, err
-	}
-	a := &Consul{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), Node: node, serfLAN: ports[2], proc: p}
-	if err := waitFor(ctx, 30*time.Second, func() bool { return c.inCatalog(node) && a.inCatalog(node) }); err != nil {
-		a.Stop()
-		return nil, fmt.Errorf("the client agent %s did not join the cluster: %w", node, err)
-	}
-	return a, nil
+	return retryBind(logw, func(attempt int, w io.Writer) (*Consul, error) {
+		ports, err := FreePorts(2)
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"agent", "-bind=127.0.0.1", "-client=127.0.0.1", "-node=" + node,
+			"-data-dir=" + filepath.Join(dir, fmt.Sprintf("consul-%s-%d", node, attempt)),
+			"-http-port=" + strconv.Itoa(ports[0]), "-dns-port=-1", "-serf-lan-port=" + strconv.Itoa(ports[1]),
+			"-grpc-port=-1", "-retry-join=127.0.0.1:" + strconv.Itoa(c.serfLAN)}
+		a := &Consul{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), Node: node, serfLAN: ports[1]}
+		return a, a.start(ctx, args, w, func() bool { return c.inCatalog(node) && a.inCatalog(node) }, "join the cluster")
+	})
 }
 
 // Stop stops the agent.
@@ -185,7 +216,18 @@ func portFree(p int) bool {
 type process struct {
 	cmd     *exec.Cmd
 	done    chan error
+	gone    chan struct{} // closed when the process has exited
 	stopped sync.Once
+}
+
+// exited reports whether the process has ended.
+func (p *process) exited() bool {
+	select {
+	case <-p.gone:
+		return true
+	default:
+		return false
+	}
 }
 
 func startProcess(bin string, args []string, logw io.Writer) (*process, error) {
@@ -195,8 +237,12 @@ func startProcess(bin string, args []string, logw io.Writer) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &process{cmd: cmd, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait() }()
+	p := &process{cmd: cmd, done: make(chan error, 1), gone: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		close(p.gone)
+		p.done <- err
+	}()
 	return p, nil
 }
 
