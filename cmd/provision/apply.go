@@ -84,16 +84,11 @@ func (c *cli) lock(ctx context.Context, s *specs, operation string, f *applyFlag
 	if !*f.lock {
 		return ctx, func() {}, true
 	}
-	l, diags := consul.Locker(s.cfg)
-	if diags.HasErrors() {
-		c.printDiags(diags, s.parser.Files(), false)
-		return nil, nil, false
-	}
+	l := c.clusterAgent(s, &f.plan.net)
 	if l == nil {
 		fmt.Fprintf(c.stderr, "Warning: no Consul agent is configured to hold the lock, so this %s runs without one.\n", operation)
 		return ctx, func() {}, true
 	}
-	l.SetDeadlines(f.plan.net.deadlines())
 	lctx, unlock, err := l.Lock(ctx, s.cfg.Project, operation, *f.lockTimeout)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "Error: cannot take the lock: %s\n\nNothing was sent. Try again later, or raise -lock-timeout.\n", err)
@@ -299,7 +294,7 @@ func sameRequests(a, b []provision.Request) bool {
 // updated, so that a plan notices an agent block that goes away.
 func (c *cli) remember(s *specs, f *netFlags, mode provision.Mode) func(context.Context, *provision.Plan) {
 	return func(ctx context.Context, p *provision.Plan) {
-		k := c.recordKeeper(s, f)
+		k := c.clusterAgent(s, f)
 		if k == nil {
 			return
 		}

@@ -76,7 +76,7 @@ func (c *cli) makePlan(ctx context.Context, s *specs, bs []provision.Backend, f 
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	if k := c.recordKeeper(s, &f.net); k != nil {
+	if k := c.clusterAgent(s, &f.net); k != nil {
 		diags = append(diags, k.Forgotten(ctx, s.cfg.Project, p.Backends)...)
 	}
 	include, err := parseAddrs(f.targets)
@@ -94,9 +94,11 @@ func (c *cli) makePlan(ctx context.Context, s *specs, bs []provision.Backend, f 
 	return p, diags
 }
 
-// recordKeeper is the cluster's agent, which keeps the record of the
-// agents the project's services are on; nil when the specs use no Consul.
-func (c *cli) recordKeeper(s *specs, f *netFlags) *consul.Backend {
+// clusterAgent is the cluster's agent, which holds the lock and keeps the
+// record of the agents the project's services are on, with the flags'
+// deadlines; nil when the specs use no Consul. Its settings are those of
+// the backends, whose errors the commands have reported already.
+func (c *cli) clusterAgent(s *specs, f *netFlags) *consul.Backend {
 	k, _ := consul.Locker(s.cfg)
 	if k != nil {
 		k.SetDeadlines(f.deadlines())

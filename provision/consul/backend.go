@@ -50,10 +50,10 @@ var _ provision.Backend = (*Backend)(nil)
 // even when no service names it, so that what the project owns there is
 // found and pruned.
 func New(cfg *schema.Config) ([]provision.Backend, hcl.Diagnostics) {
+	if !usesConsul(cfg) {
+		return nil, nil
+	}
 	if len(cfg.Agents) == 0 {
-		if cfg.Consul == nil && len(cfg.Services) == 0 && !slices.ContainsFunc(cfg.Imports, isService) && !envSet(api.HTTPAddrEnvName) {
-			return nil, nil
-		}
 		b, diags := openConfig(cfg, nil)
 		if b == nil {
 			return nil, diags
@@ -80,10 +80,17 @@ func Locker(cfg *schema.Config) (*Backend, hcl.Diagnostics) {
 	if len(cfg.Agents) > 0 && (cfg.Consul == nil || cfg.Consul.Address == "") && !envSet(api.HTTPAddrEnvName) {
 		a = cfg.Agents[0]
 	}
-	if a == nil && cfg.Consul == nil && len(cfg.Agents) == 0 && len(cfg.Services) == 0 && !slices.ContainsFunc(cfg.Imports, isService) && !envSet(api.HTTPAddrEnvName) {
+	if !usesConsul(cfg) {
 		return nil, nil
 	}
 	return openConfig(cfg, a)
+}
+
+// usesConsul reports whether the specs and the environment name Consul at
+// all: an agent, a service, an import of one, a consul block or
+// CONSUL_HTTP_ADDR.
+func usesConsul(cfg *schema.Config) bool {
+	return len(cfg.Agents) > 0 || len(cfg.Services) > 0 || slices.ContainsFunc(cfg.Imports, isService) || cfg.Consul != nil || envSet(api.HTTPAddrEnvName)
 }
 
 // openConfig opens the agent a (nil: Consul's one agent) with the
@@ -173,27 +180,29 @@ type agentService struct {
 // health checks.
 type agentState struct {
 	services map[string]*agentService
-	checks   map[string]liveCheck // by check ID
-	// byService indexes checks by service ID, then check ID.
-	byService map[string]map[string]liveCheck
+	// checks are by service ID, then check ID, so that finding a
+	// service's checks does not scan every check of the agent.
+	checks map[string]map[string]liveCheck
 }
 
-// indexChecks fills byService, so that finding a service's checks does
-// not scan every check of the agent.
-func (st *agentState) indexChecks() {
-	st.byService = map[string]map[string]liveCheck{}
-	for id, c := range st.checks {
-		if st.byService[c.ServiceID] == nil {
-			st.byService[c.ServiceID] = map[string]liveCheck{}
+// byService indexes checks, as GET /v1/agent/checks answers them (by
+// check ID), by service ID.
+func byService(checks map[string]liveCheck) map[string]map[string]liveCheck {
+	out := map[string]map[string]liveCheck{}
+	for id, c := range checks {
+		if out[c.ServiceID] == nil {
+			out[c.ServiceID] = map[string]liveCheck{}
 		}
-		st.byService[c.ServiceID][id] = c
+		out[c.ServiceID][id] = c
 	}
+	return out
 }
 
 // read makes the two requests a plan makes of an agent, side by side:
 // GET /v1/agent/services and GET /v1/agent/checks.
 func (b *Backend) read(ctx context.Context) (agentState, error) {
 	var st agentState
+	var checks map[string]liveCheck
 	errs := make([]error, 2)
 	provision.Parallel(2, 2, func(i int) {
 		errs[i] = b.net.Call(ctx, true, func(ctx context.Context) error {
@@ -202,7 +211,7 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 			if i == 0 {
 				_, err = b.client.Raw().Query("/v1/agent/services", &st.services, q)
 			} else {
-				_, err = b.client.Raw().Query("/v1/agent/checks", &st.checks, q)
+				_, err = b.client.Raw().Query("/v1/agent/checks", &checks, q)
 			}
 			return statusError(err)
 		})
@@ -212,7 +221,7 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 			return agentState{}, fmt.Errorf("reading %s%s: %w", b.Info().Address, path, errs[i])
 		}
 	}
-	st.indexChecks()
+	st.checks = byService(checks)
 	return st, nil
 }
 

@@ -139,6 +139,7 @@ func (sc scope) fingerprint(st agentState) string {
 // what may be done with it, is the engine's decision (provision.Decide).
 func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change, hcl.Diagnostics) {
 	cfg, backend := b.cfg, b.Info().Name
+	elsewhere := b.declaredElsewhere()
 	var changes []*provision.Change
 	var diags hcl.Diagnostics
 	declared := map[string]bool{}
@@ -174,7 +175,7 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 		if claim == provision.ClaimCreate {
 			c.Action = provision.Create
 			c.Requests = []provision.Request{registerRequest(want, false)}
-			if moved := b.elsewhere(s.ID); moved != "" {
+			if moved := elsewhere[s.ID]; moved != "" {
 				c.Reason = "moved here from " + moved + "; deregistered there once registered here"
 			}
 			continue
@@ -218,8 +219,8 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 		switch {
 		case mode == provision.Destroy:
 			reason = "owned by project " + cfg.Project
-		case b.elsewhere(id) != "":
-			reason = "moved to " + b.elsewhere(id) + ", where it is registered first"
+		case elsewhere[id] != "":
+			reason = "moved to " + elsewhere[id] + ", where it is registered first"
 		}
 		changes = append(changes, &provision.Change{
 			Addr:     provision.Addr{In: b.in, Kind: "service", Name: id},
@@ -241,24 +242,27 @@ func importedChecks(have map[string]liveCheck, declared int) string {
 	return fmt.Sprintf("the health checks on the agent (%s) are replaced by the %d declared", strings.Join(slices.Sorted(maps.Keys(have)), ", "), declared)
 }
 
-// elsewhere names the other agent the service id is declared on; empty
-// when it is declared on this one or on none.
-func (b *Backend) elsewhere(id string) string {
+// declaredElsewhere is, for each service ID declared on another agent
+// than this one, that agent's block ("agent.node-b"); empty without agent
+// blocks. It is built once per plan: a move is looked up for every create
+// and delete.
+func (b *Backend) declaredElsewhere() map[string]string {
+	out := map[string]string{}
 	if b.agent == nil {
-		return ""
+		return out
 	}
 	for _, s := range b.cfg.Services {
-		if s.ID == id && s.Agent != b.agent.Name {
-			return "agent." + s.Agent
+		if s.Agent != b.agent.Name {
+			out[s.ID] = "agent." + s.Agent
 		}
 	}
-	return ""
+	return out
 }
 
 // checksOf returns the live checks of a service, by check ID, in a map
 // of the caller's own.
 func (st agentState) checksOf(serviceID string) map[string]liveCheck {
-	return maps.Clone(st.byService[serviceID])
+	return maps.Clone(st.checks[serviceID])
 }
 
 // checkDrift says how the live checks of a service differ from the

@@ -45,12 +45,13 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 			diags = append(diags, refusal)
 			continue
 		}
-		blocks = append(blocks, b.serviceBlock(l, st.checks))
+		blocks = append(blocks, b.serviceBlock(l, st.checksOf(l.ID)))
 	}
 	return blocks, diags
 }
 
-// serviceBlock is the declaration of a live registration.
+// serviceBlock is the declaration of a live registration with its live
+// checks (by check ID).
 func (b *Backend) serviceBlock(l *agentService, checks map[string]liveCheck) *hclwrite.Block {
 	blk := hclwrite.NewBlock("service", []string{l.Service})
 	body := blk.Body()
@@ -115,14 +116,13 @@ func (b *Backend) serviceBlock(l *agentService, checks map[string]liveCheck) *hc
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(checks)) {
-		if ch := checks[id]; ch.ServiceID == l.ID {
-			body.AppendNewline()
-			body.AppendUnstructuredTokens(provision.Comment(fmt.Sprintf(
-				"The live check %q (%s, interval %s, timeout %s) is not read back: the agent does not report a check's URL or address.\n"+
-					"Declare it here, or the import replaces it with the checks declared (none):\n"+
-					"check %q {\n  %-8s = \"...\"\n  interval = %q\n  timeout  = %q\n}",
-				ch.Name, ch.Type, ch.Interval, ch.Timeout, ch.Name, ch.Type, ch.Interval, ch.Timeout)))
-		}
+		ch := checks[id]
+		body.AppendNewline()
+		body.AppendUnstructuredTokens(provision.Comment(fmt.Sprintf(
+			"The live check %q (%s, interval %s, timeout %s) is not read back: the agent does not report a check's URL or address.\n"+
+				"Declare it here, or the import replaces it with the checks declared (none):\n"+
+				"check %q {\n  %-8s = \"...\"\n  interval = %q\n  timeout  = %q\n}",
+			ch.Name, ch.Type, ch.Interval, ch.Timeout, ch.Name, ch.Type, ch.Interval, ch.Timeout)))
 	}
 	return blk
 }

@@ -32,7 +32,8 @@ func (f fixture) Plan(_ context.Context, mode provision.Mode) ([]*provision.Chan
 func readFixture(t *testing.T, state string) agentState {
 	t.Helper()
 	var st agentState
-	for file, to := range map[string]any{state + ".json": &st.services, state + "-checks.json": &st.checks} {
+	var checks map[string]liveCheck
+	for file, to := range map[string]any{state + ".json": &st.services, state + "-checks.json": &checks} {
 		raw, err := os.ReadFile("../../testdata/live/consul/" + file)
 		if errors.Is(err, fs.ErrNotExist) && file != state+".json" {
 			continue
@@ -44,7 +45,7 @@ func readFixture(t *testing.T, state string) agentState {
 			t.Fatal(err)
 		}
 	}
-	st.indexChecks()
+	st.checks = byService(checks)
 	return st
 }
 
