@@ -50,22 +50,11 @@ func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
 		pieces[i] = cut(path, src, runtime.GOMAXPROCS(0)*4)
 		all = append(all, pieces[i]...)
 	}
-	work := make(chan *piece)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for pc := range work {
-				pc.file, pc.diags = hclsyntax.ParseConfig(pc.src, pc.path, pc.start)
-			}
-		}()
-	}
-	for _, pc := range all {
-		work <- pc
-	}
-	close(work)
-	wg.Wait()
+	spread(len(all), runtime.GOMAXPROCS(0), func(_, lo, hi int) {
+		for _, pc := range all[lo:hi] {
+			pc.file, pc.diags = hclsyntax.ParseConfig(pc.src, pc.path, pc.start)
+		}
+	})
 	var bodies []hcl.Body
 	for i, path := range paths {
 		if srcs[i] == nil {
@@ -156,4 +145,19 @@ func (o outline) ContextString(offset int) string {
 		}
 	}
 	return ""
+}
+
+// spread splits 0..n into at most workers runs of similar length and
+// calls f(w, lo, hi) for run w, side by side; it returns when all have.
+func spread(n, workers int, f func(w, lo, hi int)) {
+	workers = max(1, min(workers, n))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(w, w*n/workers, (w+1)*n/workers)
+		}()
+	}
+	wg.Wait()
 }

@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -57,21 +56,17 @@ var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 // block order: a spec of 10,000 services spends most of its decoding here.
 func (d *decoder) serviceBlocks(blocks []*hcl.Block) []*Service {
 	out := make([]*Service, len(blocks))
-	workers := min(runtime.GOMAXPROCS(0), len(blocks)/256+1)
-	parts := make([]*decoder, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
+	parts := make([]*decoder, min(runtime.GOMAXPROCS(0), len(blocks)/256+1))
+	spread(len(blocks), len(parts), func(w, lo, hi int) {
 		parts[w] = &decoder{ctx: d.ctx, vars: d.vars}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w * len(blocks) / workers; i < (w+1)*len(blocks)/workers; i++ {
-				out[i] = parts[w].serviceBlock(blocks[i])
-			}
-		}()
-	}
-	wg.Wait()
+		for i := lo; i < hi; i++ {
+			out[i] = parts[w].serviceBlock(blocks[i])
+		}
+	})
 	for _, p := range parts {
+		if p == nil {
+			continue // spread ran fewer workers than parts
+		}
 		d.diags = append(d.diags, p.diags...)
 		d.secrets = append(d.secrets, p.secrets...)
 	}
