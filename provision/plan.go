@@ -17,7 +17,8 @@ import (
 // fields are added. 2.0: an address may start with its place
 // (agent.<name>. when several agents are declared, search.<name>. when
 // several search clusters are), and deletes come after every other change.
-const FormatVersion = "2.0"
+// 2.1: a change of an instance of a block with for_each has each_key.
+const FormatVersion = "2.1"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
 // what the text view is rendered from.
@@ -95,6 +96,9 @@ type Change struct {
 	// live fields that are not declared and are left alone.
 	Notes      []string `json:"notes,omitempty"`
 	DeclaredAt string   `json:"declared_at,omitempty"`
+	// EachKey is the for_each key of the instance the change is for, when
+	// its block has for_each: the block's lines are every instance's.
+	EachKey *string `json:"each_key,omitempty"`
 }
 
 // Request is one HTTP request exactly as it is sent, less the credentials

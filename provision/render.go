@@ -65,7 +65,9 @@ func (r *renderer) change(c *Change) {
 		r.printf(" (%s)", c.Reason)
 	}
 	r.printf("\n")
-	if c.DeclaredAt != "" {
+	if c.DeclaredAt != "" && c.EachKey != nil {
+		r.printf("  # declared at %s, each.key = %q\n", c.DeclaredAt, *c.EachKey)
+	} else if c.DeclaredAt != "" {
 		r.printf("  # declared at %s\n", c.DeclaredAt)
 	}
 	r.printf("  %s %s {\n", r.paint(c.Action, c.Action.Symbol()), c.Addr)

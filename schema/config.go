@@ -15,6 +15,7 @@ type Config struct {
 	Agents []*Agent
 
 	Variables map[string]*Variable
+	Locals    map[string]*Local
 	Services  []*Service
 	Searches  []*Search
 	Indices   []*Index
@@ -85,8 +86,8 @@ type Consul struct {
 
 // Service is one Consul service registration.
 type Service struct {
-	Name string // the block label, Consul's service name
-	ID   string // defaults to Name
+	Name string // Consul's service name: the name attribute, or the block label
+	ID   string // the id attribute; defaults to the label, "<label>-<each.key>" with for_each
 	// Agent names the agent block of the node the service is registered
 	// on; empty when no agent block is declared.
 	Agent      string
@@ -100,6 +101,9 @@ type Service struct {
 	DeclRange  hcl.Range
 	IDRange    hcl.Range // the id attribute, or the label when id is absent
 	Import     *Import   // the import block that takes it over, if any
+	// Instance is the for_each key the service was made for; nil for a
+	// block without for_each.
+	Instance *Instance
 }
 
 // Frontend is the route a reverse proxy claims for a service.
@@ -163,6 +167,9 @@ type Index struct {
 	DeclRange     hcl.Range
 	NameRange     hcl.Range
 	Import        *Import // the import block that takes it over, if any
+	// Instance is the for_each key the index was made for; nil for a
+	// block without for_each.
+	Instance *Instance
 }
 
 // Mapping is one mapping type of an index.

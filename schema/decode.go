@@ -12,22 +12,39 @@ import (
 // decoder evaluates attribute expressions against the declared variables
 // and collects every diagnostic instead of stopping at the first.
 type decoder struct {
-	ctx   *hcl.EvalContext
-	vars  map[string]*Variable
+	ctx    *hcl.EvalContext
+	vars   map[string]*Variable
+	locals map[string]*Local
+	// each is the instance of a block with for_each being decoded; nil
+	// elsewhere, where each.key and each.value are errors.
+	each  *Instance
 	diags hcl.Diagnostics
 	// secrets are the strings computed from sensitive variables.
 	secrets []string
 }
 
+// eval evaluates expr, unmarked (the strings that were sensitive are
+// recorded as secrets). ok is false when it failed (a diagnostic was
+// recorded) or is not wholly known (a variable without a value, reported
+// once at the variable).
+func (d *decoder) eval(expr hcl.Expression) (cty.Value, bool) {
+	if !d.checkRefs(expr) {
+		return cty.NilVal, false
+	}
+	v, diags := expr.Value(d.ctx)
+	d.diags = append(d.diags, diags...)
+	if diags.HasErrors() {
+		return cty.NilVal, false
+	}
+	v = d.unmark(v)
+	return v, v.IsWhollyKnown()
+}
+
 // value evaluates attr and converts it to ty. ok is false when the
 // attribute is invalid (a diagnostic was recorded) or null.
 func (d *decoder) value(attr *hcl.Attribute, ty cty.Type) (cty.Value, bool) {
-	if !d.checkRefs(attr.Expr) {
-		return cty.NilVal, false
-	}
-	val, diags := attr.Expr.Value(d.ctx)
-	d.diags = append(d.diags, diags...)
-	if diags.HasErrors() {
+	val, ok := d.eval(attr.Expr)
+	if !ok {
 		return cty.NilVal, false
 	}
 	conv, err := convert.Convert(val, ty)
@@ -41,13 +58,8 @@ func (d *decoder) value(attr *hcl.Attribute, ty cty.Type) (cty.Value, bool) {
 		})
 		return cty.NilVal, false
 	}
-	conv = d.unmark(conv)
-	if conv.IsNull() || !conv.IsWhollyKnown() {
-		// Null means unset; unknown means a variable without a value,
-		// which is reported once at the variable.
-		return cty.NilVal, false
-	}
-	return conv, true
+	// Null means unset.
+	return conv, !conv.IsNull()
 }
 
 // unmark returns v without the marks of sensitive variables, and records
@@ -75,47 +87,61 @@ func stringLeaves(v cty.Value) []string {
 	return out
 }
 
-// checkRefs reports every reference in expr that is not var.<declared>.
+// checkRefs reports every reference in expr that names nothing: only
+// var.<declared>, local.<declared> and, inside a block with for_each,
+// each.key and each.value exist.
 func (d *decoder) checkRefs(expr hcl.Expression) bool {
 	ok := true
 	for _, tr := range expr.Variables() {
-		if tr.RootName() != "var" {
+		if diag := d.checkRef(tr); diag != nil {
 			ok = false
-			d.diags = append(d.diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Unknown reference",
-				Detail:   fmt.Sprintf("There is nothing named %q here; an expression can only refer to input variables, as var.<name>.", tr.RootName()),
-				Subject:  tr.SourceRange().Ptr(),
-			})
-			continue
-		}
-		name := ""
-		if len(tr) > 1 {
-			if a, isAttr := tr[1].(hcl.TraverseAttr); isAttr {
-				name = a.Name
-			}
-		}
-		if name == "" {
-			ok = false
-			d.diags = append(d.diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid variable reference",
-				Detail:   "An input variable is referred to as var.<name>.",
-				Subject:  tr.SourceRange().Ptr(),
-			})
-			continue
-		}
-		if _, declared := d.vars[name]; !declared {
-			ok = false
-			d.diags = append(d.diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Reference to undeclared input variable",
-				Detail:   fmt.Sprintf("An input variable with the name %q has not been declared. Declare it with a variable %q {} block.", name, name),
-				Subject:  tr.SourceRange().Ptr(),
-			})
+			d.diags = append(d.diags, diag)
 		}
 	}
 	return ok
+}
+
+func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
+	bad := func(summary, format string, args ...any) *hcl.Diagnostic {
+		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: tr.SourceRange().Ptr()}
+	}
+	root := tr.RootName()
+	name := ""
+	if len(tr) > 1 {
+		if a, isAttr := tr[1].(hcl.TraverseAttr); isAttr {
+			name = a.Name
+		}
+	}
+	switch root {
+	case "var":
+		if name == "" {
+			return bad("Invalid variable reference", "An input variable is referred to as var.<name>.")
+		}
+		if _, declared := d.vars[name]; !declared {
+			return bad("Reference to undeclared input variable",
+				"An input variable with the name %q has not been declared. Declare it with a variable %q {} block.", name, name)
+		}
+	case "local":
+		if name == "" {
+			return bad("Invalid local value reference", "A local value is referred to as local.<name>.")
+		}
+		if _, declared := d.locals[name]; !declared {
+			return bad("Reference to undeclared local value",
+				"A local value with the name %q has not been declared. Declare it in a locals { %s = ... } block.", name, name)
+		}
+	case "each":
+		if d.each == nil {
+			return bad("Reference to \"each\" in a block without for_each",
+				"each.key and each.value exist only inside a service or index block that sets for_each; here there is no instance for them to name.")
+		}
+		if name != "key" && name != "value" {
+			return bad("Invalid each reference", "Inside a block with for_each, each.key is the instance's key and each.value its value; there is no each.%s.", name)
+		}
+	default:
+		return bad("Unknown reference",
+			"There is nothing named %q here; an expression can refer to input variables (var.<name>), local values (local.<name>) and, inside a block with for_each, each.key and each.value.", root)
+	}
+	return nil
 }
 
 func (d *decoder) str(attr *hcl.Attribute) string {
@@ -127,6 +153,25 @@ func (d *decoder) str(attr *hcl.Attribute) string {
 		return ""
 	}
 	return v.AsString()
+}
+
+// override sets *to, and *rng when it is not nil, from attr: a string
+// that replaces a default (a service's ID, an index's name). It says
+// false when attr failed, which is reported already, so that the value is
+// not checked again as if it were empty. A nil or null attr keeps the
+// default.
+func (d *decoder) override(attr *hcl.Attribute, to *string, rng *hcl.Range) bool {
+	if attr == nil {
+		return true
+	}
+	n := len(d.diags)
+	if v, ok := d.value(attr, cty.String); ok {
+		*to = v.AsString()
+		if rng != nil {
+			*rng = attr.Expr.Range()
+		}
+	}
+	return !d.diags[n:].HasErrors()
 }
 
 func (d *decoder) boolean(attr *hcl.Attribute) bool {

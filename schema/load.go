@@ -50,6 +50,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "consul"},
 		{Type: "agent", LabelNames: []string{"name"}},
 		{Type: "variable", LabelNames: []string{"name"}},
+		{Type: "locals"},
 		{Type: "service", LabelNames: []string{"name"}},
 		{Type: "search", LabelNames: []string{"name"}},
 		{Type: "index", LabelNames: []string{"name"}},
@@ -88,7 +89,9 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	}
 
 	cfg := &Config{Variables: map[string]*Variable{}}
+	var localsBlocks []*hcl.Block
 	for _, c := range contents {
+		localsBlocks = append(localsBlocks, c.Blocks.OfType("locals")...)
 		for _, b := range c.Blocks.OfType("variable") {
 			v, vdiags := decodeVariableBlock(b)
 			diags = append(diags, vdiags...)
@@ -100,10 +103,14 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 		}
 	}
 	diags = append(diags, assignValues(cfg.Variables, in, p.p.ParseHCLFile)...)
-	d := &decoder{ctx: evalContext(cfg.Variables), vars: cfg.Variables}
+	var ldiags hcl.Diagnostics
+	cfg.Locals, ldiags = decodeLocals(localsBlocks)
+	diags = append(diags, ldiags...)
+	d := &decoder{ctx: evalContext(cfg.Variables), vars: cfg.Variables, locals: cfg.Locals}
+	d.evalLocals(cfg.Locals)
 
 	var proxyBlock, consulBlock *hcl.Block
-	var serviceBlocks []*hcl.Block
+	var serviceBlocks, indexBlocks []*hcl.Block
 	var imports []*Import
 	for _, c := range contents {
 		if attr, ok := c.Attributes["project"]; ok {
@@ -139,13 +146,14 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 			case "search":
 				cfg.Searches = append(cfg.Searches, d.searchBlock(b))
 			case "index":
-				cfg.Indices = append(cfg.Indices, d.indexBlock(b))
+				indexBlocks = append(indexBlocks, b)
 			case "import":
 				imports = append(imports, d.importBlock(b))
 			}
 		}
 	}
-	cfg.Services = d.serviceBlocks(serviceBlocks)
+	cfg.Services = d.serviceBlocks(d.expand(serviceBlocks))
+	cfg.Indices = d.indexBlocks(d.expand(indexBlocks))
 	if cfg.ProjectRange.Filename == "" {
 		d.diags = append(d.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -16,7 +17,7 @@ var searchSchema = &hcl.BodySchema{
 }
 
 var indexSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "search", Required: true}, {Name: "settings"}},
+	Attributes: []hcl.AttributeSchema{{Name: "name"}, {Name: "search", Required: true}, {Name: "settings"}},
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "mapping", LabelNames: []string{"type"}}},
 }
 
@@ -69,12 +70,34 @@ func (d *decoder) checkSearchURL(attr *hcl.Attribute, s string) {
 	}
 }
 
-func (d *decoder) indexBlock(b *hcl.Block) *Index {
-	ix := &Index{Name: b.Labels[0], DeclRange: b.DefRange, NameRange: b.LabelRanges[0]}
-	if err := checkIndexName(ix.Name); err != nil {
-		d.errorf(b.LabelRanges[0], b.DefRange, "Invalid index name", "The index name %q is refused by Elasticsearch: %s.", ix.Name, err)
+// indexBlocks decodes the index blocks, one index per block or per
+// instance of its for_each.
+func (d *decoder) indexBlocks(units []unit) []*Index {
+	out := make([]*Index, len(units))
+	ctx := d.ctx
+	for i, u := range units {
+		out[i] = d.indexBlock(u)
 	}
-	c := d.content(b.Body, indexSchema)
+	d.ctx, d.each = ctx, nil
+	return out
+}
+
+func (d *decoder) indexBlock(u unit) *Index {
+	b := u.block
+	ix := &Index{Name: b.Labels[0], DeclRange: b.DefRange, NameRange: b.LabelRanges[0], Instance: u.each}
+	d.instance(u, func() { d.indexBody(ix, b, u.body) })
+	return ix
+}
+
+// indexBody decodes what an index block holds.
+func (d *decoder) indexBody(ix *Index, b *hcl.Block, body hcl.Body) {
+	if ix.Instance != nil {
+		ix.Name += "-" + ix.Instance.Key
+	}
+	c := d.content(body, indexSchema)
+	if d.override(c.Attributes["name"], &ix.Name, &ix.NameRange) {
+		d.checkIndexName(ix, b)
+	}
 	if attr, ok := c.Attributes["search"]; ok {
 		ix.Search, ix.SearchRange = d.str(attr), attr.Expr.Range()
 	}
@@ -90,20 +113,27 @@ func (d *decoder) indexBlock(b *hcl.Block) *Index {
 		}
 	}
 	seen := map[string]*Mapping{}
-	for _, mb := range c.Blocks.OfType("mapping") {
-		m := d.mappingBlock(mb)
-		if prev, dup := seen[m.Type]; dup {
-			d.diags = append(d.diags, duplicate("Duplicate mapping type", fmt.Sprintf("mapping type %q of index %q", m.Type, ix.Name), mb.LabelRanges[0], prev.DeclRange))
-			continue
-		}
-		seen[m.Type] = m
-		ix.Mappings = append(ix.Mappings, m)
+	for _, mb := range d.blocksOf(b.Body, c, "mapping") {
+		d.within(mb.iter, func() {
+			m := d.mappingBlock(mb.Block)
+			if prev, dup := seen[m.Type]; dup {
+				d.diags = append(d.diags, duplicate("Duplicate mapping type", fmt.Sprintf("mapping type %q of index %q", m.Type, ix.Name), mb.LabelRanges[0], prev.DeclRange))
+				return
+			}
+			seen[m.Type] = m
+			ix.Mappings = append(ix.Mappings, m)
+		})
 	}
 	if len(ix.Mappings) == 0 {
 		d.errorf(b.LabelRanges[0], b.DefRange, "Index without mapping types",
 			"The index %q declares no mapping block. An index declares at least one mapping type: provision marks the index as its own in the first type's _meta when it creates it.", ix.Name)
 	}
-	return ix
+}
+
+func (d *decoder) checkIndexName(ix *Index, b *hcl.Block) {
+	if err := checkIndexName(ix.Name); err != nil {
+		d.errorf(ix.NameRange, b.DefRange, "Invalid index name", "The index name %q is refused by Elasticsearch: %s.", ix.Name, err)
+	}
 }
 
 // flattenSettings writes nested settings as the flat keys Elasticsearch
@@ -157,30 +187,92 @@ func (d *decoder) mappingBlock(b *hcl.Block) *Mapping {
 
 // properties decodes an object of fields, in declared order. A value is a
 // type name or an object passed through as the field's mapping; a dotted
-// key ("a.b") declares field b inside object field a.
+// key ("a.b") declares field b inside object field a. An object written
+// out keeps each field's own range; one computed (local.fields, merge(...),
+// a dynamic block's iterator) is decoded from its value, in key order,
+// every field at the expression.
 func (d *decoder) properties(expr hcl.Expression) []*Field {
-	pairs, diags := hcl.ExprMap(expr)
-	if diags.HasErrors() {
-		d.errorf(expr.Range(), expr.Range(), "Invalid properties",
-			"properties is an object that maps each field name to a type name, as in { title = \"string\" }, or to a field mapping object.")
+	items, ok := d.propertyItems(expr)
+	if !ok {
 		return nil
 	}
+	return d.fields(items)
+}
+
+// property is one key of a properties object: written out (expr is the
+// value's expression) or computed (val is the value).
+type property struct {
+	key           string
+	keyRange, rng hcl.Range
+	expr          hcl.Expression
+	val           cty.Value
+}
+
+func (d *decoder) propertyItems(expr hcl.Expression) ([]property, bool) {
+	if _, literal := expr.(*hclsyntax.ObjectConsExpr); literal {
+		pairs, _ := hcl.ExprMap(expr)
+		items := make([]property, 0, len(pairs))
+		for _, kv := range pairs {
+			key, ok := d.exprString(kv.Key)
+			if !ok {
+				continue
+			}
+			items = append(items, property{key: key, keyRange: kv.Key.Range(), rng: hcl.RangeBetween(kv.Key.Range(), kv.Value.Range()), expr: kv.Value})
+		}
+		return items, true
+	}
+	v, ok := d.eval(expr)
+	if !ok {
+		return nil, false
+	}
+	items, ok := valueItems(v, expr.Range())
+	if !ok {
+		d.errorf(expr.Range(), expr.Range(), "Invalid properties",
+			"properties is an object that maps each field name to a type name, as in { title = \"string\" }, or to a field mapping object; this expression is %s.", typeName(v))
+	}
+	return items, ok
+}
+
+// valueItems are the properties of a computed object, in key order.
+func valueItems(v cty.Value, rng hcl.Range) ([]property, bool) {
+	if v.IsNull() || !(v.Type().IsObjectType() || v.Type().IsMapType()) {
+		return nil, false
+	}
+	var items []property
+	for it := v.ElementIterator(); it.Next(); {
+		k, e := it.Element()
+		items = append(items, property{key: k.AsString(), keyRange: rng, rng: rng, val: e})
+	}
+	return items, true
+}
+
+// typeName says what a value is, for a diagnostic.
+func typeName(v cty.Value) string {
+	if v.IsNull() {
+		return "null"
+	}
+	return "a " + v.Type().FriendlyName()
+}
+
+// fields turns properties into fields, nesting the dotted keys.
+func (d *decoder) fields(items []property) []*Field {
 	var fields []*Field
 	byName := map[string]*Field{}
-	for _, kv := range pairs {
-		key, ok := d.exprString(kv.Key)
-		if !ok {
-			continue
+	for _, it := range items {
+		key, rng := it.key, it.rng
+		var f *Field
+		if it.expr != nil {
+			f = d.field(it.expr, rng)
+		} else {
+			f = d.fieldValue(it.val, rng)
 		}
-		rng := hcl.RangeBetween(kv.Key.Range(), kv.Value.Range())
-		f := d.field(kv.Value, rng)
 		if f == nil {
 			continue
 		}
 		parts := strings.Split(key, ".")
 		for _, p := range parts {
 			if p == "" {
-				d.errorf(kv.Key.Range(), rng, "Invalid field name", "The field name %q has an empty part.", key)
+				d.errorf(it.keyRange, rng, "Invalid field name", "The field name %q has an empty part.", key)
 				f = nil
 				break
 			}
@@ -193,11 +285,11 @@ func (d *decoder) properties(expr hcl.Expression) []*Field {
 		for _, p := range parts[:len(parts)-1] {
 			parent := index[p]
 			if parent == nil {
-				parent = &Field{Name: p, Params: map[string]any{}, Range: kv.Key.Range()}
+				parent = &Field{Name: p, Params: map[string]any{}, Range: it.keyRange}
 				*level = append(*level, parent)
 				index[p] = parent
 			} else if t := parent.Type(); t != "object" && t != "nested" {
-				d.errorf(kv.Key.Range(), rng, "Field is not an object",
+				d.errorf(it.keyRange, rng, "Field is not an object",
 					"The key %q puts a field inside %q, which is declared at %s with type %q; only object and nested fields hold properties.", key, p, parent.Range, t)
 				f = nil
 				break
@@ -208,13 +300,41 @@ func (d *decoder) properties(expr hcl.Expression) []*Field {
 			continue
 		}
 		if prev, dup := index[f.Name]; dup {
-			d.diags = append(d.diags, duplicate("Duplicate field", fmt.Sprintf("field %q", key), kv.Key.Range(), prev.Range))
+			d.diags = append(d.diags, duplicate("Duplicate field", fmt.Sprintf("field %q", key), it.keyRange, prev.Range))
 			continue
 		}
 		*level = append(*level, f)
 		index[f.Name] = f
 	}
 	return fields
+}
+
+// fieldValue decodes a computed property's value: a type name, or a
+// field mapping object whose properties are computed too.
+func (d *decoder) fieldValue(v cty.Value, rng hcl.Range) *Field {
+	f := &Field{Params: map[string]any{}, Range: rng}
+	switch {
+	case !v.IsNull() && v.Type() == cty.String:
+		f.Params["type"] = v.AsString()
+	case !v.IsNull() && (v.Type().IsObjectType() || v.Type().IsMapType()):
+		for it := v.ElementIterator(); it.Next(); {
+			k, e := it.Element()
+			if k.AsString() != "properties" {
+				f.Params[k.AsString()] = goValue(e)
+				continue
+			}
+			items, ok := valueItems(e, rng)
+			if !ok {
+				d.errorf(rng, rng, "Invalid properties", "The properties of a field mapping are an object of fields; got %s.", typeName(e))
+				return nil
+			}
+			f.Properties = d.fields(items)
+		}
+	default:
+		d.errorf(rng, rng, "Invalid field", "A field is a type name, as \"string\", or a field mapping object; got %s.", typeName(v))
+		return nil
+	}
+	return d.checkFieldType(f, rng, rng)
 }
 
 // childIndex indexes a field's properties by name.
@@ -228,47 +348,48 @@ func childIndex(f *Field) map[string]*Field {
 
 // field decodes the value of one property: a type name or a mapping object.
 func (d *decoder) field(expr hcl.Expression, rng hcl.Range) *Field {
-	f := &Field{Params: map[string]any{}, Range: rng}
-	if pairs, diags := hcl.ExprMap(expr); !diags.HasErrors() {
-		for _, kv := range pairs {
-			key, ok := d.exprString(kv.Key)
-			if !ok {
-				return nil
-			}
-			if key == "properties" {
-				f.Properties = d.properties(kv.Value)
-				continue
-			}
-			if !d.checkRefs(kv.Value) {
-				return nil
-			}
-			v, vdiags := kv.Value.Value(d.ctx)
-			d.diags = append(d.diags, vdiags...)
-			if vdiags.HasErrors() || !v.IsWhollyKnown() {
-				return nil
-			}
-			f.Params[key] = goValue(d.unmark(v))
-		}
-		if t, has := f.Params["type"]; has {
-			if s, isString := t.(string); !isString || !knownFieldType(s) {
-				d.unknownType(fmt.Sprint(t), expr.Range(), rng)
-				return nil
-			}
-		} else if len(f.Properties) == 0 {
-			d.errorf(expr.Range(), rng, "Field mapping without type", "A field mapping object needs a type, or properties for an object field.")
+	if _, literal := expr.(*hclsyntax.ObjectConsExpr); !literal {
+		v, ok := d.eval(expr)
+		if !ok {
 			return nil
 		}
-		return f
+		if v.Type() == cty.String && !v.IsNull() {
+			return d.checkFieldType(&Field{Params: map[string]any{"type": v.AsString()}, Range: rng}, expr.Range(), rng)
+		}
+		return d.fieldValue(v, rng)
 	}
-	t, ok := d.exprString(expr)
-	if !ok {
+	f := &Field{Params: map[string]any{}, Range: rng}
+	pairs, _ := hcl.ExprMap(expr)
+	for _, kv := range pairs {
+		key, ok := d.exprString(kv.Key)
+		if !ok {
+			return nil
+		}
+		if key == "properties" {
+			f.Properties = d.properties(kv.Value)
+			continue
+		}
+		v, ok := d.eval(kv.Value)
+		if !ok {
+			return nil
+		}
+		f.Params[key] = goValue(v)
+	}
+	return d.checkFieldType(f, expr.Range(), rng)
+}
+
+// checkFieldType refuses a field whose type is not Elasticsearch's, and a
+// mapping object with neither a type nor properties.
+func (d *decoder) checkFieldType(f *Field, subject, context hcl.Range) *Field {
+	if t, has := f.Params["type"]; has {
+		if s, isString := t.(string); !isString || !knownFieldType(s) {
+			d.unknownType(fmt.Sprint(t), subject, context)
+			return nil
+		}
+	} else if len(f.Properties) == 0 {
+		d.errorf(subject, context, "Field mapping without type", "A field mapping object needs a type, or properties for an object field.")
 		return nil
 	}
-	if !knownFieldType(t) {
-		d.unknownType(t, expr.Range(), rng)
-		return nil
-	}
-	f.Params["type"] = t
 	return f
 }
 
@@ -279,16 +400,11 @@ func (d *decoder) unknownType(t string, subject, context hcl.Range) {
 
 // exprString evaluates expr as a string, recording a diagnostic if it is not.
 func (d *decoder) exprString(expr hcl.Expression) (string, bool) {
-	if !d.checkRefs(expr) {
+	v, ok := d.eval(expr)
+	if !ok {
 		return "", false
 	}
-	v, diags := expr.Value(d.ctx)
-	d.diags = append(d.diags, diags...)
-	if diags.HasErrors() {
-		return "", false
-	}
-	v = d.unmark(v)
-	if v.IsNull() || !v.IsWhollyKnown() || v.Type() != cty.String {
+	if v.IsNull() || v.Type() != cty.String {
 		d.errorf(expr.Range(), expr.Range(), "Invalid value", "A string is required here.")
 		return "", false
 	}
@@ -348,6 +464,12 @@ func (d *decoder) checkIndices(cfg *Config) {
 		}
 		k := key{ix.Search, ix.Name}
 		if prev, dup := indices[k]; dup {
+			if sameBlock(ix.Instance, prev.Instance, ix.DeclRange, prev.DeclRange) {
+				d.errorf(ix.NameRange, ix.DeclRange, "Duplicate instance index name",
+					"The instances %s and %s of this index block both name the index %q. Each instance needs a name of its own: leave name out (it defaults to \"<label>-<each.key>\") or build it from each.key.",
+					prev.Instance, ix.Instance, ix.Name)
+				continue
+			}
 			d.diags = append(d.diags, duplicate("Duplicate index", fmt.Sprintf("index %q on search %q", ix.Name, ix.Search), ix.NameRange, prev.NameRange))
 			continue
 		}

@@ -14,7 +14,7 @@ import (
 
 var serviceSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "id"}, {Name: "agent"}, {Name: "address"}, {Name: "port", Required: true}, {Name: "tags"}, {Name: "meta"},
+		{Name: "id"}, {Name: "name"}, {Name: "agent"}, {Name: "address"}, {Name: "port", Required: true}, {Name: "tags"}, {Name: "meta"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "frontend"}, {Type: "check", LabelNames: []string{"name"}}},
 }
@@ -51,16 +51,17 @@ var metaKey = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
-// serviceBlocks decodes the service blocks side by side, each run of them
-// with a decoder of its own whose diagnostics and secrets join d's in
-// block order: a spec of 10,000 services spends most of its decoding here.
-func (d *decoder) serviceBlocks(blocks []*hcl.Block) []*Service {
-	out := make([]*Service, len(blocks))
-	parts := make([]*decoder, min(runtime.GOMAXPROCS(0), len(blocks)/256+1))
-	spread(len(blocks), len(parts), func(w, lo, hi int) {
-		parts[w] = &decoder{ctx: d.ctx, vars: d.vars}
+// serviceBlocks decodes the services side by side, each run of them with
+// a decoder of its own whose diagnostics and secrets join d's in block
+// order: a spec of 10,000 services spends most of its decoding here,
+// whether they are written out or made by one for_each.
+func (d *decoder) serviceBlocks(units []unit) []*Service {
+	out := make([]*Service, len(units))
+	parts := make([]*decoder, min(runtime.GOMAXPROCS(0), len(units)/256+1))
+	spread(len(units), len(parts), func(w, lo, hi int) {
+		parts[w] = &decoder{vars: d.vars, locals: d.locals}
 		for i := lo; i < hi; i++ {
-			out[i] = parts[w].serviceBlock(blocks[i])
+			out[i] = parts[w].serviceBlock(units[i])
 		}
 	})
 	for _, p := range parts {
@@ -73,16 +74,43 @@ func (d *decoder) serviceBlocks(blocks []*hcl.Block) []*Service {
 	return out
 }
 
-func (d *decoder) serviceBlock(b *hcl.Block) *Service {
-	s := &Service{Name: b.Labels[0], ID: b.Labels[0], DeclRange: b.DefRange, IDRange: b.LabelRanges[0]}
-	c := d.content(b.Body, serviceSchema)
-	if attr, ok := c.Attributes["id"]; ok {
-		s.ID, s.IDRange = d.str(attr), attr.Expr.Range()
+// instance decodes one unit with its context, and names its instance in
+// the diagnostics.
+func (d *decoder) instance(u unit, decode func()) {
+	d.ctx, d.each = u.ctx, u.each
+	iter := ""
+	if u.each != nil {
+		iter = u.each.String()
 	}
+	d.within(iter, decode)
+}
+
+func (d *decoder) serviceBlock(u unit) *Service {
+	b := u.block
+	s := &Service{Name: b.Labels[0], ID: b.Labels[0], DeclRange: b.DefRange, IDRange: b.LabelRanges[0], Instance: u.each}
+	d.instance(u, func() {
+		if u.each != nil {
+			s.ID = s.Name + "-" + u.each.Key
+		}
+		c := d.content(u.body, serviceSchema)
+		if attr, ok := c.Attributes["name"]; ok && d.override(attr, &s.Name, nil) {
+			if !serviceID.MatchString(s.Name) {
+				d.errorf(attr.Expr.Range(), b.DefRange, "Invalid service name",
+					"The service name %q must start with a letter or digit and hold only letters, digits, \".\", \"_\" and \"-\".", s.Name)
+			}
+		}
+		d.serviceBody(s, b, c)
+	})
+	return s
+}
+
+// serviceBody decodes what a service block holds but its name.
+func (d *decoder) serviceBody(s *Service, b *hcl.Block, c *hcl.BodyContent) {
+	idOK := d.override(c.Attributes["id"], &s.ID, &s.IDRange)
 	if attr, ok := c.Attributes["agent"]; ok {
 		s.Agent, s.AgentRange = d.str(attr), attr.Expr.Range()
 	}
-	if !serviceID.MatchString(s.ID) {
+	if idOK && !serviceID.MatchString(s.ID) {
 		d.errorf(s.IDRange, b.DefRange, "Invalid service ID",
 			"The service ID %q must start with a letter or digit and hold only letters, digits, \".\", \"_\" and \"-\".", s.ID)
 	}
@@ -98,27 +126,30 @@ func (d *decoder) serviceBlock(b *hcl.Block) *Service {
 			}
 		}
 	}
-	for _, fb := range c.Blocks.OfType("frontend") {
-		if s.Frontend != nil {
-			d.diags = append(d.diags, duplicate("Duplicate frontend block", "frontend block of this service", fb.DefRange, s.Frontend.DeclRange))
-			continue
-		}
-		s.Frontend = d.frontendBlock(fb)
+	for _, fb := range d.blocksOf(b.Body, c, "frontend") {
+		d.within(fb.iter, func() {
+			if s.Frontend != nil {
+				d.diags = append(d.diags, duplicate("Duplicate frontend block", "frontend block of this service", fb.DefRange, s.Frontend.DeclRange))
+				return
+			}
+			s.Frontend = d.frontendBlock(fb)
+		})
 	}
 	seen := map[string]*Check{}
-	for _, cb := range c.Blocks.OfType("check") {
-		ch := d.checkBlock(cb)
-		if prev, dup := seen[ch.Name]; dup {
-			d.diags = append(d.diags, duplicate("Duplicate check block", fmt.Sprintf("check %q of this service", ch.Name), cb.LabelRanges[0], prev.DeclRange))
-			continue
-		}
-		seen[ch.Name] = ch
-		s.Checks = append(s.Checks, ch)
+	for _, cb := range d.blocksOf(b.Body, c, "check") {
+		d.within(cb.iter, func() {
+			ch := d.checkBlock(cb.Block)
+			if prev, dup := seen[ch.Name]; dup {
+				d.diags = append(d.diags, duplicate("Duplicate check block", fmt.Sprintf("check %q of this service", ch.Name), cb.LabelRanges[0], prev.DeclRange))
+				return
+			}
+			seen[ch.Name] = ch
+			s.Checks = append(s.Checks, ch)
+		})
 	}
-	return s
 }
 
-func (d *decoder) frontendBlock(b *hcl.Block) *Frontend {
+func (d *decoder) frontendBlock(b nested) *Frontend {
 	f := &Frontend{DeclRange: b.DefRange}
 	c := d.content(b.Body, frontendSchema)
 	if attr, ok := c.Attributes["rule"]; ok {
@@ -133,17 +164,19 @@ func (d *decoder) frontendBlock(b *hcl.Block) *Frontend {
 		}
 	}
 	f.EntryPoints = d.strList(c.Attributes["entrypoints"])
-	for _, ab := range c.Blocks.OfType("forward_auth") {
-		if f.ForwardAuth != nil {
-			d.diags = append(d.diags, duplicate("Duplicate forward_auth block", "forward_auth block of this frontend", ab.DefRange, f.ForwardAuth.DeclRange))
-			continue
-		}
-		f.ForwardAuth = d.forwardAuthBlock(ab)
+	for _, ab := range d.blocksOf(b.raw, c, "forward_auth") {
+		d.within(ab.iter, func() {
+			if f.ForwardAuth != nil {
+				d.diags = append(d.diags, duplicate("Duplicate forward_auth block", "forward_auth block of this frontend", ab.DefRange, f.ForwardAuth.DeclRange))
+				return
+			}
+			f.ForwardAuth = d.forwardAuthBlock(ab)
+		})
 	}
 	return f
 }
 
-func (d *decoder) forwardAuthBlock(b *hcl.Block) *ForwardAuth {
+func (d *decoder) forwardAuthBlock(b nested) *ForwardAuth {
 	a := &ForwardAuth{DeclRange: b.DefRange}
 	c := d.content(b.Body, forwardAuthSchema)
 	if attr, ok := c.Attributes["address"]; ok {
@@ -157,8 +190,8 @@ func (d *decoder) forwardAuthBlock(b *hcl.Block) *ForwardAuth {
 			}
 		}
 	}
-	a.AuthResponseHeaders = d.headers(c.Attributes["auth_response_headers"], b)
-	a.AuthRequestHeaders = d.headers(c.Attributes["auth_request_headers"], b)
+	a.AuthResponseHeaders = d.headers(c.Attributes["auth_response_headers"], b.Block)
+	a.AuthRequestHeaders = d.headers(c.Attributes["auth_request_headers"], b.Block)
 	if attr, ok := c.Attributes["auth_response_headers_regex"]; ok {
 		a.AuthResponseHeadersRegex = d.str(attr)
 		if _, err := regexp.Compile(a.AuthResponseHeadersRegex); err != nil {
@@ -166,7 +199,7 @@ func (d *decoder) forwardAuthBlock(b *hcl.Block) *ForwardAuth {
 		}
 	}
 	a.TrustForwardHeader = d.boolean(c.Attributes["trust_forward_header"])
-	for _, tb := range c.Blocks.OfType("tls") {
+	for _, tb := range d.blocksOf(b.raw, c, "tls") {
 		if a.TLS != nil {
 			d.diags = append(d.diags, duplicate("Duplicate tls block", "tls block of this forward_auth", tb.DefRange, b.DefRange))
 			continue
@@ -314,6 +347,12 @@ func (d *decoder) checkServices(cfg *Config) {
 	ids := map[string]*Service{}
 	for _, s := range cfg.Services {
 		if prev, dup := ids[s.ID]; dup {
+			if sameBlock(s.Instance, prev.Instance, s.DeclRange, prev.DeclRange) {
+				d.errorf(s.IDRange, s.DeclRange, "Duplicate instance ID",
+					"The instances %s and %s of service %q both have the ID %q. Each instance needs an ID of its own: leave id out (it defaults to \"<label>-<each.key>\") or build it from each.key.",
+					prev.Instance, s.Instance, s.Name, s.ID)
+				continue
+			}
 			d.diags = append(d.diags, duplicate("Duplicate service ID", fmt.Sprintf("service ID %q", s.ID), s.IDRange, prev.IDRange))
 			continue
 		}

@@ -251,7 +251,8 @@ func sortedVariables(vars map[string]*Variable) []*Variable {
 	return out
 }
 
-// evalContext exposes the variables as var.<name>.
+// evalContext exposes the variables as var.<name> and the function
+// table; evalLocals adds local.<name>.
 func evalContext(vars map[string]*Variable) *hcl.EvalContext {
 	vals := map[string]cty.Value{}
 	for name, v := range vars {
@@ -263,5 +264,5 @@ func evalContext(vars map[string]*Variable) *hcl.EvalContext {
 			vals[name] = cty.DynamicVal
 		}
 	}
-	return &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(vals)}}
+	return &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(vals)}, Functions: Functions}
 }

@@ -1,6 +1,6 @@
 project = "edge"
 
 service "api" {
-  address = local.host # ERROR: Unknown reference
+  address = data.host # ERROR: Unknown reference
   port    = 8080
 }

@@ -1,0 +1,127 @@
+package schema
+
+import (
+	"sort"
+
+	"github.com/hashicorp/hcl/v2/ext/tryfunc"
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+	"github.com/zclconf/go-cty/cty/function/stdlib"
+)
+
+// Functions is the fixed table of functions a spec may call, by name.
+// Every one is a library's: cty's stdlib, hcl's try and can, typeexpr's
+// convert. None reads the clock, the environment, a file or a random
+// source, so that the same specs always make the same plan. Where tools
+// differ on a name, Terraform's meaning wins: reverse reverses a list
+// (strrev a string), and length counts a string's characters as well as
+// a collection's elements. cty's index (an element by its key) is left
+// out: Terraform's index finds a value's position, and one name must not
+// mean both.
+var Functions = map[string]function.Function{
+	// Strings.
+	"chomp":         stdlib.ChompFunc,
+	"format":        stdlib.FormatFunc,
+	"formatlist":    stdlib.FormatListFunc,
+	"indent":        stdlib.IndentFunc,
+	"join":          stdlib.JoinFunc,
+	"lower":         stdlib.LowerFunc,
+	"regex":         stdlib.RegexFunc,
+	"regexall":      stdlib.RegexAllFunc,
+	"regex_replace": stdlib.RegexReplaceFunc,
+	"replace":       stdlib.ReplaceFunc,
+	"split":         stdlib.SplitFunc,
+	"strlen":        stdlib.StrlenFunc,
+	"strrev":        stdlib.ReverseFunc,
+	"substr":        stdlib.SubstrFunc,
+	"title":         stdlib.TitleFunc,
+	"trim":          stdlib.TrimFunc,
+	"trimprefix":    stdlib.TrimPrefixFunc,
+	"trimspace":     stdlib.TrimSpaceFunc,
+	"trimsuffix":    stdlib.TrimSuffixFunc,
+	"upper":         stdlib.UpperFunc,
+
+	// Collections.
+	"chunklist":       stdlib.ChunklistFunc,
+	"coalesce":        stdlib.CoalesceFunc,
+	"coalescelist":    stdlib.CoalesceListFunc,
+	"compact":         stdlib.CompactFunc,
+	"concat":          stdlib.ConcatFunc,
+	"contains":        stdlib.ContainsFunc,
+	"distinct":        stdlib.DistinctFunc,
+	"element":         stdlib.ElementFunc,
+	"flatten":         stdlib.FlattenFunc,
+	"keys":            stdlib.KeysFunc,
+	"length":          lengthFunc,
+	"lookup":          stdlib.LookupFunc,
+	"merge":           stdlib.MergeFunc,
+	"range":           stdlib.RangeFunc,
+	"reverse":         stdlib.ReverseListFunc,
+	"setintersection": stdlib.SetIntersectionFunc,
+	"setproduct":      stdlib.SetProductFunc,
+	"setsubtract":     stdlib.SetSubtractFunc,
+	"setunion":        stdlib.SetUnionFunc,
+	"slice":           stdlib.SliceFunc,
+	"sort":            stdlib.SortFunc,
+	"values":          stdlib.ValuesFunc,
+	"zipmap":          stdlib.ZipmapFunc,
+
+	// Numbers.
+	"abs":      stdlib.AbsoluteFunc,
+	"ceil":     stdlib.CeilFunc,
+	"floor":    stdlib.FloorFunc,
+	"log":      stdlib.LogFunc,
+	"max":      stdlib.MaxFunc,
+	"min":      stdlib.MinFunc,
+	"parseint": stdlib.ParseIntFunc,
+	"pow":      stdlib.PowFunc,
+	"signum":   stdlib.SignumFunc,
+
+	// Encodings.
+	"csvdecode":  stdlib.CSVDecodeFunc,
+	"jsondecode": stdlib.JSONDecodeFunc,
+	"jsonencode": stdlib.JSONEncodeFunc,
+
+	// Types.
+	"tobool":   stdlib.MakeToFunc(cty.Bool),
+	"tolist":   stdlib.MakeToFunc(cty.List(cty.DynamicPseudoType)),
+	"tomap":    stdlib.MakeToFunc(cty.Map(cty.DynamicPseudoType)),
+	"tonumber": stdlib.MakeToFunc(cty.Number),
+	"toset":    stdlib.MakeToFunc(cty.Set(cty.DynamicPseudoType)),
+	"tostring": stdlib.MakeToFunc(cty.String),
+	"convert":  typeexpr.ConvertFunc,
+	"try":      tryfunc.TryFunc,
+	"can":      tryfunc.CanFunc,
+}
+
+// FunctionNames lists the table's names, sorted.
+func FunctionNames() []string {
+	out := make([]string, 0, len(Functions))
+	for name := range Functions {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// lengthFunc is stdlib's length for collections and strlen for a string,
+// as Terraform's length: length("api") is 3, not an error.
+var lengthFunc = function.New(&function.Spec{
+	Description: "The number of elements of a collection, or of characters of a string.",
+	Params: []function.Parameter{{
+		Name:             "value",
+		Type:             cty.DynamicPseudoType,
+		AllowDynamicType: true,
+		AllowUnknown:     true,
+		AllowMarked:      true,
+	}},
+	Type: function.StaticReturnType(cty.Number),
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		if args[0].Type() == cty.String {
+			return stdlib.Strlen(args[0])
+		}
+		return stdlib.Length(args[0])
+	},
+	RefineResult: func(b *cty.RefinementBuilder) *cty.RefinementBuilder { return b.NotNull() },
+})
