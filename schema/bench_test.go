@@ -13,12 +13,16 @@ import (
 
 // BenchmarkLoad loads a spec of 10,000 services with meta and a check
 // each, next to the baseline of hcl parsing the same file alone: decoding
-// and checking should stay of the order of parsing. (make bench measures
-// the frontend-heavy shape end to end.)
+// and checking should stay of the order of parsing. The same services
+// from one for_each over a local map load beside them: a for_each should
+// cost about what the blocks written out cost. (make bench measures the
+// frontend-heavy shape end to end.)
 func BenchmarkLoad(b *testing.B) {
-	var src bytes.Buffer
-	src.WriteString("project = \"bench\"\n\nvariable \"port_base\" {\n  type    = number\n  default = 10000\n}\n")
-	for i := range 10000 {
+	const n = 10000
+	var src, each bytes.Buffer
+	header := "project = \"bench\"\n\nvariable \"port_base\" {\n  type    = number\n  default = 10000\n}\n"
+	src.WriteString(header)
+	for i := range n {
 		fmt.Fprintf(&src, `
 service "svc-%d" {
   port = var.port_base + %d
@@ -30,10 +34,29 @@ service "svc-%d" {
 }
 `, i, i, i%16, i)
 	}
-	dir := b.TempDir()
-	path := filepath.Join(dir, "main.hcl")
-	if err := os.WriteFile(path, src.Bytes(), 0o644); err != nil {
-		b.Fatal(err)
+	each.WriteString(header + "\nlocals {\n  services = {\n")
+	for i := range n {
+		fmt.Fprintf(&each, "    \"%d\" = { offset = %d, shard = \"%d\" }\n", i, i, i%16)
+	}
+	each.WriteString(`  }
+}
+
+service "svc" {
+  for_each = local.services
+  port     = var.port_base + each.value.offset
+  meta     = { team = "edge", shard = each.value.shard }
+  check "alive" {
+    tcp      = "127.0.0.1:${var.port_base + each.value.offset}"
+    interval = "10s"
+  }
+}
+`)
+	written, forEach := b.TempDir(), b.TempDir()
+	path := filepath.Join(written, "main.hcl")
+	for dir, spec := range map[string][]byte{written: src.Bytes(), forEach: each.Bytes()} {
+		if err := os.WriteFile(filepath.Join(dir, "main.hcl"), spec, 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.Run("baseline-hcl-parse", func(b *testing.B) {
 		for b.Loop() {
@@ -42,11 +65,14 @@ service "svc-%d" {
 			}
 		}
 	})
-	b.Run("load", func(b *testing.B) {
-		for b.Loop() {
-			if _, diags := schema.NewParser().LoadDir(dir, schema.Inputs{}); diags.HasErrors() {
-				b.Fatal(diags)
+	for name, dir := range map[string]string{"load": written, "load-for-each": forEach} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				cfg, diags := schema.NewParser().LoadDir(dir, schema.Inputs{})
+				if diags.HasErrors() || len(cfg.Services) != n {
+					b.Fatalf("%d services, %s", len(cfg.Services), diags)
+				}
 			}
-		}
-	})
+		})
+	}
 }

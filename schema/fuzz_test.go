@@ -11,12 +11,14 @@ import (
 // FuzzLoad feeds the spec decoder arbitrary files: it must never panic,
 // and whatever it refuses it refuses with a diagnostic that has a summary.
 func FuzzLoad(f *testing.F) {
-	for _, seed := range []string{"../specs/gated-api.hcl", "../specs/dashboard.hcl", "../specs/project.hcl", "../testdata/import/index.hcl"} {
+	for _, seed := range []string{"../specs/gated-api.hcl", "../specs/dashboard.hcl", "../specs/project.hcl", "../testdata/import/index.hcl",
+		"../testdata/language/main.hcl", "../testdata/invalid/locals-cycle.hcl", "../testdata/invalid/dynamic-bad-interval.hcl"} {
 		if b, err := os.ReadFile(seed); err == nil {
 			f.Add(b)
 		}
 	}
 	f.Add([]byte(`project = "x"` + "\nimport {\n  to = index[\".d\"]\n}\n"))
+	f.Add([]byte(`project = "x"` + "\nlocals {\n  m = { a = 1 }\n}\nservice \"s\" {\n  for_each = local.m\n  port = each.value + length(keys(local.m))\n}\n"))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, src []byte) {
 		path := filepath.Join(dir, "main.hcl")

@@ -143,9 +143,13 @@ func run(bin string, services, indices []int, agents int, jsonOut string) error 
 		if err := writeServices(specs, n); err != nil {
 			return err
 		}
+		each := filepath.Join(dir, fmt.Sprintf("svc-for-each-%d", n))
+		if err := writeServicesForEach(each, n); err != nil {
+			return err
+		}
 		parse := parseFloor(specs)
 		put := putFloor(consulAddr, n)
-		cmd := func(job string, floorName string, floor float64, args ...string) {
+		cmd := func(job string, floorName string, floor float64, args ...string) row {
 			wire.take()
 			r := best(job, bin, env, args...)
 			r.Job, r.N = job, n
@@ -153,12 +157,16 @@ func run(bin string, services, indices []int, agents int, jsonOut string) error 
 				r.Floor, r.FloorSec, r.Ratio = floorName, floor, r.Seconds/floor
 			}
 			rows = append(rows, r)
+			return r
 		}
-		cmd("validate", "hcl parse", parse, "validate", specs)
+		validate := cmd("validate", "hcl parse", parse, "validate", specs)
+		cmd("validate, for_each", "validate, written out", validate.Seconds, "validate", each)
 		cmd("create (apply)", "PUT loop, parallelism 10", put, "apply", "-auto-approve", "-lock=false", specs)
 		// The read floor is measured once the services are there to read.
 		read := readFloor(consulAddr, "services") + readFloor(consulAddr, "checks")
-		cmd("converged plan", "hcl parse + GET and decode", parse+read, "plan", "-detailed-exitcode", specs)
+		converged := cmd("converged plan", "hcl parse + GET and decode", parse+read, "plan", "-detailed-exitcode", specs)
+		// The same services from one for_each plan as no changes (exit 0).
+		cmd("converged plan, for_each", "converged plan, written out", converged.Seconds, "plan", "-detailed-exitcode", each)
 		cmd("plan -json", "hcl parse + GET and decode", parse+read, "plan", "-json", specs)
 		cmd("converged apply", "", 0, "apply", "-auto-approve", "-lock=false", specs)
 		cmd("update all (apply)", "PUT loop, parallelism 10", put, "apply", "-auto-approve", "-lock=false", "-var", "port_base=20000", specs)
@@ -280,6 +288,35 @@ service "svc-%d" {
 }
 `, i, i%50000, i)
 	}
+	return writeSpec(dir, b.Bytes())
+}
+
+// writeServicesForEach declares the services of writeServices with one
+// block: a for_each over a map of n keys, each service's ID, name and rule
+// built from its key, so that both specs declare the same live state.
+func writeServicesForEach(dir string, n int) error {
+	var b bytes.Buffer
+	b.WriteString("project = \"bench\"\n\nvariable \"port_base\" {\n  type    = number\n  default = 10000\n}\n\nlocals {\n  offsets = {\n")
+	for i := range n {
+		fmt.Fprintf(&b, "    \"%d\" = %d\n", i, i%50000)
+	}
+	b.WriteString(`  }
+}
+
+service "svc" {
+  for_each = local.offsets
+  name     = "svc-${each.key}"
+  address  = "127.0.0.1"
+  port     = var.port_base + each.value
+  frontend {
+    rule = "PathPrefix:/svc-${each.key}"
+    forward_auth {
+      address               = "http://127.0.0.1:8080/auth"
+      auth_response_headers = ["X-Auth-User"]
+    }
+  }
+}
+`)
 	return writeSpec(dir, b.Bytes())
 }
 
