@@ -17,7 +17,8 @@ import (
 // fields are added. 2.0: an address may start with its place
 // (agent.<name>. when several agents are declared, search.<name>. when
 // several search clusters are), and deletes come after every other change.
-// 2.1: a change of an instance of a block with for_each has each_key.
+// 2.1: a change of an instance of a block with for_each has each_key, and
+// gates say how each declared traefik proxy serves the gated frontends.
 const FormatVersion = "2.1"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
@@ -33,6 +34,9 @@ type Plan struct {
 	// address; the requests of one change run in the order listed.
 	Changes []*Change `json:"changes"`
 	Summary Summary   `json:"summary"`
+	// Gates are the gated paths of the declared frontends as each declared
+	// proxy serves them when the plan is made.
+	Gates []Gate `json:"gates,omitempty"`
 	// Diagnostics are the warnings the plan was made with.
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 	// Secrets are the values of sensitive variables; Redacted hides them.
@@ -128,13 +132,6 @@ type Backend interface {
 	Send(ctx context.Context, r Request) error
 }
 
-// Verifier is a Backend that can check, after an apply, that its changes
-// are visible where they are read (a search cluster through its tribe
-// node). It returns one line for a person.
-type Verifier interface {
-	Verify(ctx context.Context, changes []*Change) (string, error)
-}
-
 // Mode says what a plan is for.
 type Mode int
 
@@ -171,9 +168,23 @@ func MakePlan(ctx context.Context, project string, mode Mode, backends []Backend
 		info.Fingerprint = r.fp
 		p.Backends = append(p.Backends, info)
 		p.Changes = append(p.Changes, r.changes...)
+		if g, ok := b.(GateReader); ok {
+			p.Gates = append(p.Gates, g.Gates()...)
+		}
 	}
 	p.sort()
 	return p, diags
+}
+
+// ChangesOf are the changes of one backend that send requests.
+func (p *Plan) ChangesOf(backend string) []*Change {
+	var out []*Change
+	for _, c := range p.Changes {
+		if c.Backend == backend && c.Action != NoOp {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Parallel calls f(0) ... f(n-1), at most limit at a time, and returns

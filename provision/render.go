@@ -22,6 +22,7 @@ func RenderText(w io.Writer, p *Plan, opts TextOptions) error {
 	if !p.Summary.HasChanges() {
 		r.printf("No changes. The live state matches the specs (%d %s up to date).\n", p.Summary.NoOp, plural(p.Summary.NoOp, "object"))
 		r.notes(p)
+		r.gates(p)
 		_, err := w.Write(r.buf.Bytes())
 		return err
 	}
@@ -36,6 +37,7 @@ func RenderText(w io.Writer, p *Plan, opts TextOptions) error {
 		}
 	}
 	r.notes(p)
+	r.gates(p)
 	r.printf("\nPlan: %s\n", p.Summary.Line())
 	_, err := w.Write(r.buf.Bytes())
 	return err
@@ -271,4 +273,36 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// gateWords say what each status of a gate means to a person.
+var gateWords = map[GateStatus]string{
+	Gated:     "gated by %s (router %s)",
+	NotServed: "not served yet",
+	Ungated:   "SERVED WITHOUT THE GATE by %s",
+	Unread:    "unknown: the proxy's API could not be read",
+}
+
+// gates prints how each declared proxy serves the gated frontends now.
+func (r *renderer) gates(p *Plan) {
+	if len(p.Gates) == 0 {
+		return
+	}
+	r.printf("\nGates, as each proxy serves them now:\n")
+	for _, g := range p.Gates {
+		at := g.Path
+		if g.Host != "" {
+			at += " (Host " + g.Host + ")"
+		}
+		var state string
+		switch g.Status {
+		case Gated:
+			state = fmt.Sprintf(gateWords[g.Status], g.Middleware, g.Router)
+		case Ungated:
+			state = fmt.Sprintf(gateWords[g.Status], g.Router)
+		default:
+			state = gateWords[g.Status]
+		}
+		r.printf("  %s: %s of %s: %s\n", g.Proxy, at, g.Address, state)
+	}
 }

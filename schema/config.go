@@ -13,6 +13,9 @@ type Config struct {
 	// Agents are the agent blocks: the Consul agents of the nodes services
 	// are registered on. None means the one agent of Consul.
 	Agents []*Agent
+	// Traefiks are the traefik blocks: live proxies through which apply
+	// proves the gate.
+	Traefiks []*Traefik
 
 	Variables map[string]*Variable
 	Locals    map[string]*Local

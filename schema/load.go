@@ -55,6 +55,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "search", LabelNames: []string{"name"}},
 		{Type: "index", LabelNames: []string{"name"}},
 		{Type: "import"},
+		{Type: "traefik", LabelNames: []string{"name"}},
 	},
 }
 
@@ -149,6 +150,8 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 				indexBlocks = append(indexBlocks, b)
 			case "import":
 				imports = append(imports, d.importBlock(b))
+			case "traefik":
+				cfg.Traefiks = append(cfg.Traefiks, d.traefikBlock(b))
 			}
 		}
 	}
@@ -164,6 +167,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	}
 	cfg.Proxy = d.proxyBlock(proxyBlock, cfg.ProjectRange)
 	d.checkAgents(cfg)
+	d.checkTraefiks(cfg)
 	d.checkServices(cfg)
 	d.checkIndices(cfg)
 	d.checkImports(cfg, imports, in.GenerateConfig)

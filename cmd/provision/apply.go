@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/traefik"
 )
 
 // applyFlags are the options apply and destroy share.
@@ -40,6 +41,7 @@ func registerApplyFlags(fs *flag.FlagSet) *applyFlags {
 		lockTimeout: fs.Duration("lock-timeout", 0, "wait this long for the lock held by another run"),
 	}
 	f.plan.register(fs)
+	fs.DurationVar(&f.plan.verifyTimeout, "verify-timeout", traefik.DefaultWait, "wait this long for each declared traefik proxy to serve every gated path through its forward-auth middleware, then probe it")
 	return f
 }
 
@@ -163,7 +165,7 @@ func (c *cli) planAndApply(ctx context.Context, dir string, f *applyFlags, mode 
 	remember := c.remember(s, &f.plan.net, mode)
 	if !p.Summary.HasChanges() {
 		remember(ctx, p)
-		return exitOK
+		return c.verifyUnchanged(ctx, v, p, byName(bs))
 	}
 	if !*f.autoApprove && !c.confirm(ctx, command, question) {
 		return exitError
@@ -221,7 +223,7 @@ func (c *cli) applySaved(ctx context.Context, path string, f *applyFlags) int {
 	now.Dir = saved.Dir
 	v.plan(now, nil)
 	if !now.Summary.HasChanges() {
-		return exitOK
+		return c.verifyUnchanged(ctx, v, now, byName(bs))
 	}
 	return c.execute(ctx, v, now, byName(bs), *f.parallelism, c.remember(s, &f.plan.net, provision.Converge))
 }
@@ -328,25 +330,7 @@ func (c *cli) execute(ctx context.Context, v applyView, p *provision.Plan, backe
 		return exitError
 	}
 	done(ctx, p)
-	type verification struct {
-		msg string
-		err error
-	}
-	checks := make([]verification, len(p.Backends))
-	provision.Parallel(len(p.Backends), len(p.Backends), func(i int) {
-		if vb, ok := backends[p.Backends[i].Name].(provision.Verifier); ok {
-			checks[i].msg, checks[i].err = vb.Verify(ctx, changesOf(p, p.Backends[i].Name))
-		}
-	})
-	var diags hcl.Diagnostics
-	for i, info := range p.Backends {
-		if err := checks[i].err; err != nil {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Not what the readers see",
-				Detail: fmt.Sprintf("Every request succeeded, but %s: %s. What was written is live on the cluster; the dashboard tool, which reads through the tribe node, does not see it.", info.Name, err)})
-		} else if checks[i].msg != "" {
-			v.verified(info.Name, checks[i].msg)
-		}
-	}
+	diags := c.verify(ctx, v, p, backends)
 	v.result(p, res, diags)
 	if diags.HasErrors() {
 		return exitError
@@ -354,14 +338,26 @@ func (c *cli) execute(ctx context.Context, v applyView, p *provision.Plan, backe
 	return exitOK
 }
 
-func changesOf(p *provision.Plan, backend string) []*provision.Change {
-	var out []*provision.Change
-	for _, ch := range p.Changes {
-		if ch.Backend == backend && ch.Action != provision.NoOp {
-			out = append(out, ch)
-		}
+// verify runs what the backends can verify of an applied plan (the
+// indices through the tribe node, the gates through the proxies), side by
+// side, and shows their lines.
+func (c *cli) verify(ctx context.Context, v applyView, p *provision.Plan, backends map[string]provision.Backend) hcl.Diagnostics {
+	lines, diags := provision.Verify(ctx, p, backends)
+	for _, l := range lines {
+		v.verified(l.Backend, l.Line)
 	}
-	return out
+	return diags
+}
+
+// verifyUnchanged ends an apply that had nothing to send: what was
+// declared must still be what readers see (a gate a proxy serves open is
+// no less open for a converged plan).
+func (c *cli) verifyUnchanged(ctx context.Context, v applyView, p *provision.Plan, backends map[string]provision.Backend) int {
+	if diags := c.verify(ctx, v, p, backends); diags.HasErrors() {
+		v.result(p, provision.Result{}, diags)
+		return exitError
+	}
+	return exitOK
 }
 
 // confirm asks for "yes" on a terminal; anywhere else it refuses, since a

@@ -14,6 +14,7 @@ import (
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/search"
+	"github.com/provision-dev/provision/provision/traefik"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -27,6 +28,7 @@ func (c *cli) backends(s *specs, f *planFlags, indices bool) ([]provision.Backen
 		out = append(out, sbs...)
 		diags = append(diags, sdiags...)
 	}
+	out = append(out, traefik.New(s.cfg, c.getenv, f.verifyTimeout)...)
 	provision.SetDeadlines(out, f.net.deadlines())
 	for _, b := range out {
 		if p, ok := b.(interface{ PruneIndices() }); ok && *f.prune {
@@ -45,6 +47,9 @@ type planFlags struct {
 	generated string
 	net       netFlags
 	prune     *bool
+	// verifyTimeout bounds the proof through the declared proxies after
+	// an apply; set by apply's and destroy's -verify-timeout.
+	verifyTimeout time.Duration
 }
 
 func (f *planFlags) register(fs *flag.FlagSet) {

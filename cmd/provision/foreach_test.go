@@ -66,15 +66,15 @@ func TestForEachInstances(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(forEachSpec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "PROVISION_VAR_search_url": es.URL, "NO_COLOR": "1"}
-	both := []string{"-var", "apps={ api = 18500, jobs = 18501 }", "-var", `logs=["a", "b"]`}
-	one := []string{"-var", "apps={ api = 18500 }", "-var", `logs=["a"]`}
+	env := map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"}
+	both := []string{"-var", "search_url=" + es.URL, "-var", "apps={ api = 18500, jobs = 18501 }", "-var", `logs=["a", "b"]`}
+	one := []string{"-var", "search_url=" + es.URL, "-var", "apps={ api = 18500 }", "-var", `logs=["a"]`}
 
 	changes := func(t *testing.T, args ...string) []string {
 		t.Helper()
-		code, out, errOut := runCLI(t, env, append([]string{"plan", "-json", "-prune-indices"}, args...)...)
+		code, out, errOut := runCLI(t, env, append(append([]string{"plan", "-json", "-prune-indices"}, args...), dir)...)
 		if code != exitOK {
-			t.Fatalf("plan: exit %d\n%s", code, errOut)
+			t.Fatalf("plan: exit %d\n%s%s", code, out, errOut)
 		}
 		var p provision.Plan
 		if err := json.Unmarshal([]byte(out), &p); err != nil {
@@ -95,7 +95,7 @@ func TestForEachInstances(t *testing.T) {
 	}
 	apply := func(t *testing.T, args ...string) {
 		t.Helper()
-		if code, out, errOut := runCLI(t, env, append([]string{"apply", "-auto-approve", "-prune-indices"}, args...)...); code != exitOK {
+		if code, out, errOut := runCLI(t, env, append(append([]string{"apply", "-auto-approve", "-prune-indices"}, args...), dir)...); code != exitOK {
 			t.Fatalf("apply: exit %d\n%s%s", code, out, errOut)
 		}
 	}

@@ -371,7 +371,19 @@ func esError(status string, body []byte) string {
 // wrote shows through the tribe node with all its declared types, and
 // checks that the copy the tribe node serves is the declared cluster's,
 // not another member's of the same name.
-func (b *Backend) Verify(ctx context.Context, changes []*provision.Change) (string, error) {
+func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]string, hcl.Diagnostics) {
+	line, err := b.verify(ctx, p.ChangesOf(b.target.backend))
+	if err != nil {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Not what the readers see",
+			Detail: fmt.Sprintf("Every request succeeded, but %s: %s. What was written is live on the cluster; the dashboard tool, which reads through the tribe node, does not see it.", b.target.backend, err)}}
+	}
+	if line == "" {
+		return nil, nil
+	}
+	return []string{line}, nil
+}
+
+func (b *Backend) verify(ctx context.Context, changes []*provision.Change) (string, error) {
 	if b.tribe == nil || len(changes) == 0 {
 		return "", nil
 	}

@@ -111,7 +111,7 @@ func TestSearchFaults(t *testing.T) {
 	vb.SetDeadlines(d)
 	trToxic(stall)
 	start = time.Now()
-	_, err = vb.Verify(context.Background(), changes)
+	_, err = vb.verify(context.Background(), changes)
 	bounded("stall x tribe verification", start, 20*time.Second, errString(err), "not visible through the tribe node")
 	trToxic("")
 }

@@ -75,7 +75,7 @@ func TestImportHandMade(t *testing.T) {
 		t.Errorf("the dashboard tool's own type is not noted: %q", changes[0].Notes)
 	}
 	send(t, b, changes)
-	if msg, err := b.Verify(context.Background(), changes); err != nil {
+	if msg, err := b.verify(context.Background(), changes); err != nil {
 		t.Errorf("Verify: %v", err)
 	} else {
 		t.Log(msg)

@@ -181,7 +181,7 @@ func TestSeedDashboard(t *testing.T) {
 		}
 	}
 	send(t, b, changes)
-	msg, err := b.Verify(context.Background(), changes)
+	msg, err := b.verify(context.Background(), changes)
 	if err != nil || !strings.Contains(msg, `".dashboard" and 4 mapping types are visible through the tribe node `+tribe.Tribe.URL) {
 		t.Errorf("Verify = %q, %v", msg, err)
 	}

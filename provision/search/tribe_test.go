@@ -97,7 +97,7 @@ func TestTribeServesAnotherCopy(t *testing.T) {
 	}
 	t.Logf("plan: %s", got[0])
 	send(t, b, changes)
-	_, err := b.Verify(context.Background(), changes)
+	_, err := b.verify(context.Background(), changes)
 	if err == nil || !strings.Contains(err.Error(), `the tribe node serves another member's copy, not the one written on t1: ".dashboard" is served from t2`) {
 		t.Fatalf("Verify after the apply: %v", err)
 	}
@@ -121,7 +121,7 @@ func TestTribeOnConflict(t *testing.T) {
 		t.Fatalf("prefer_t1, plan warnings:\n%s", strings.Join(got, "\n"))
 	}
 	send(t, b, changes)
-	msg, err := b.Verify(context.Background(), changes)
+	msg, err := b.verify(context.Background(), changes)
 	if err != nil || !strings.Contains(msg, "served from t1's copy") {
 		t.Fatalf("prefer_t1, Verify = %q, %v", msg, err)
 	}
@@ -136,7 +136,7 @@ func TestTribeOnConflict(t *testing.T) {
 		t.Fatalf("drop, plan warnings:\n%s", strings.Join(got, "\n"))
 	}
 	t.Logf("drop: served from %q; plan: %s", servedFrom(t, drop.URL, ".dashboard"), got[0])
-	if _, err := b.Verify(context.Background(), []*provision.Change{{Addr: provision.Addr{Kind: "index", Name: ".dashboard"}, Action: provision.NoOp,
+	if _, err := b.verify(context.Background(), []*provision.Change{{Addr: provision.Addr{Kind: "index", Name: ".dashboard"}, Action: provision.NoOp,
 		After: changes[0].After}}); err == nil || !strings.Contains(err.Error(), `tribe.on_conflict is "drop"`) {
 		t.Errorf("drop, Verify: %v", err)
 	}

@@ -38,23 +38,28 @@ func TraefikBinary(generation int) (string, error) {
 
 // Traefik is a reverse proxy whose routes come from a Consul catalog.
 type Traefik struct {
-	URL  string // the "web" entrypoint, http://127.0.0.1:PORT
+	URL string // the "web" entrypoint, http://127.0.0.1:PORT
+	// API is the proxy's API (api.insecure on the "traefik" entrypoint),
+	// http://127.0.0.1:PORT.
+	API  string
 	proc *process
 }
 
 // StartTraefik starts Traefik with the Consul catalog provider, refreshed
-// every second.
+// every second, and its API on an entrypoint of its own.
 func StartTraefik(ctx context.Context, consulAddr string, opts TraefikOptions, logw io.Writer) (*Traefik, error) {
 	bin, err := TraefikBinary(opts.Generation)
 	if err != nil {
 		return nil, err
 	}
-	ports, err := FreePorts(1)
+	ports, err := FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
 	p, err := startProcess(bin, []string{
 		"--entrypoints.web.address=127.0.0.1:" + strconv.Itoa(ports[0]),
+		"--entrypoints.traefik.address=127.0.0.1:" + strconv.Itoa(ports[1]),
+		"--api.insecure=true",
 		"--providers.consulcatalog=true",
 		"--providers.consulcatalog.endpoint.address=" + consulAddr,
 		"--providers.consulcatalog.exposedByDefault=" + strconv.FormatBool(opts.ExposedByDefault),
@@ -64,9 +69,9 @@ func StartTraefik(ctx context.Context, consulAddr string, opts TraefikOptions, l
 	if err != nil {
 		return nil, err
 	}
-	tr := &Traefik{URL: "http://127.0.0.1:" + strconv.Itoa(ports[0]), proc: p}
+	tr := &Traefik{URL: "http://127.0.0.1:" + strconv.Itoa(ports[0]), API: "http://127.0.0.1:" + strconv.Itoa(ports[1]), proc: p}
 	if err := waitFor(ctx, 30*time.Second, func() bool {
-		resp, err := http.Get(tr.URL + "/")
+		resp, err := http.Get(tr.API + "/api/version")
 		if err == nil {
 			resp.Body.Close()
 		}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/provision-dev/provision/provision/servers"
+)
+
+// TestProveTheGate: every apply ends with the proof, through real
+// Traefik 2.11 and 3.6 (exposedByDefault true, their default), that each
+// gated path is served through its forward-auth middleware and refuses a
+// request without a token and with a wrong one; an open gate, a rogue
+// router and a proxy that is down each fail the apply.
+func TestProveTheGate(t *testing.T) {
+	agent := servers.NewConsul(t)
+	v2 := servers.NewTraefik(t, agent.Addr, servers.TraefikOptions{Generation: 2, ExposedByDefault: true})
+	v3 := servers.NewTraefik(t, agent.Addr, servers.TraefikOptions{Generation: 3, ExposedByDefault: true})
+
+	// The application: every gated path of the test reaches its /api.
+	app := newHandler(testTokens(t), io.Discard)
+	port := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/auth" && r.URL.Path != "/healthz" {
+			r.URL.Path = "/api"
+		}
+		app.ServeHTTP(w, r)
+	}))
+	// An auth endpoint that lets everybody in: a misconfigured gate.
+	open := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
+
+	specs := t.TempDir()
+	for _, name := range []string{"project.hcl", "gated-api.hcl"} {
+		copyFile(t, "../../specs/"+name, filepath.Join(specs, name))
+	}
+	proxies := fmt.Sprintf("traefik \"v2\" {\n  api = %q\n  url = %q\n}\n\ntraefik \"v3\" {\n  api = %q\n  url = %q\n}\n", v2.API, v2.URL, v3.API, v3.URL)
+	for name, src := range map[string]string{"more.hcl": moreRules, "proxies.hcl": proxies} {
+		if err := os.WriteFile(filepath.Join(specs, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := buildProvision(t)
+	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
+	run := func(args ...string) (int, string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		out, _ := cmd.CombinedOutput()
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	portVar := fmt.Sprintf("api_port=%d", port)
+
+	t.Run("proven", func(t *testing.T) {
+		code, out := run("apply", "-auto-approve", "-var", portVar, specs)
+		if code != 0 {
+			t.Fatalf("apply: exit %d\n%s", code, out)
+		}
+		for _, proxy := range []string{"traefik.v2", "traefik.v3"} {
+			for _, want := range []string{
+				proxy + ": /api gated by gated-api-auth (no token 401, wrong token 401) in ",
+				proxy + ": /two gated by two-paths-auth (no token 401, wrong token 401) in ",
+				proxy + ": /v2/two gated by two-paths-auth (no token 401, wrong token 401) in ",
+				proxy + ": /hp (Host a.example.com) gated by host-prefix-auth (no token 401, wrong token 401) in ",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("apply output lacks %q:\n%s", want, out)
+				}
+			}
+		}
+		t.Log(out)
+		// Converged: the plan shows the gates, and an apply with nothing
+		// to change still proves them.
+		code, out = run("plan", "-var", portVar, specs)
+		if code != 0 || !strings.Contains(out, "traefik.v3: /api of service.gated-api-1: gated by gated-api-auth@consulcatalog (router gated-api@consulcatalog)") {
+			t.Errorf("converged plan: exit %d\n%s", code, out)
+		}
+		code, out = run("apply", "-auto-approve", "-var", portVar, specs)
+		if code != 0 || !strings.Contains(out, "No changes.") || !strings.Contains(out, "traefik.v2: /api gated by gated-api-auth") {
+			t.Errorf("converged apply: exit %d\n%s", code, out)
+		}
+	})
+
+	t.Run("open gate", func(t *testing.T) {
+		// The service and its auth endpoint on the open server: the gate
+		// exists and lets everybody in.
+		code, out := run("apply", "-auto-approve", "-verify-timeout", "20s", "-var", fmt.Sprintf("api_port=%d", open), specs)
+		if code != 1 || strings.Count(out, "Error: Gate not proven") != 8 || !strings.Contains(out, "traefik.v3: /api, served by the router gated-api@consulcatalog: the gate is open: the request without a token answered 200.") {
+			t.Errorf("open gate: exit %d\n%s", code, out)
+		}
+		t.Log(out)
+		if code, out := run("apply", "-auto-approve", "-var", portVar, specs); code != 0 {
+			t.Fatalf("closing the gate again: exit %d\n%s", code, out)
+		}
+	})
+
+	t.Run("rogue router", func(t *testing.T) {
+		rogue := fmt.Sprintf(`{"ID":"rogue","Name":"rogue","Address":"127.0.0.1","Port":%d,"Tags":["traefik.enable=true",
+			"traefik.http.routers.rogue.rule=Path(`+"`/api`"+`)","traefik.http.routers.rogue.priority=10000"]}`, port)
+		consulPut(t, agent.Addr, "/v1/agent/service/register", rogue)
+		defer consulPut(t, agent.Addr, "/v1/agent/service/deregister/rogue", "")
+		var out string
+		waitStatus(t, func() int {
+			_, out = run("plan", "-var", portVar, specs)
+			if strings.Count(out, "Warning: Gated path served without the gate") == 2 {
+				return 1
+			}
+			return 0
+		}, 1)
+		for _, want := range []string{"traefik.v2 serves /api through the router rogue@consulcatalog (rule Path(`/api`), priority 10000)",
+			"traefik.v3 serves /api through the router rogue@consulcatalog", "SERVED WITHOUT THE GATE by rogue@consulcatalog"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("plan lacks %q:\n%s", want, out)
+			}
+		}
+		code, out := run("apply", "-auto-approve", "-verify-timeout", "3s", "-var", portVar, specs)
+		if code != 1 || strings.Count(out, "Error: Gate not proven") != 2 || !strings.Contains(out, "rogue@consulcatalog") {
+			t.Errorf("apply with a rogue router: exit %d\n%s", code, out)
+		}
+		t.Log(out)
+	})
+
+	t.Run("proxy down", func(t *testing.T) {
+		down := t.TempDir()
+		for _, name := range []string{"project.hcl", "gated-api.hcl"} {
+			copyFile(t, "../../specs/"+name, filepath.Join(down, name))
+		}
+		ports, err := servers.FreePorts(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := fmt.Sprintf("traefik \"gone\" {\n  api = \"http://127.0.0.1:%d\"\n  url = \"http://127.0.0.1:%d\"\n}\n", ports[0], ports[1])
+		if err := os.WriteFile(filepath.Join(down, "proxies.hcl"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		code, out := run("apply", "-auto-approve", "-verify-timeout", "2s", "-var", portVar, down)
+		took := time.Since(start)
+		if code != 1 || !strings.Contains(out, "Warning: Cannot read the proxy") || !strings.Contains(out, "traefik.gone could not be read within -verify-timeout=2s") {
+			t.Errorf("proxy down: exit %d\n%s", code, out)
+		}
+		if took > 20*time.Second {
+			t.Errorf("a proxy that is down took %s to fail an apply bounded by -verify-timeout=2s", took)
+		}
+	})
+}
+
+// listen serves h on a free loopback port until the test ends.
+func listen(t *testing.T, h http.Handler) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(h)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func consulPut(t *testing.T, addr, path, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+path, strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT %s: %s", path, resp.Status)
+	}
+}

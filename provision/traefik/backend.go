@@ -1,0 +1,514 @@
+package traefik
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/schema"
+)
+
+// DefaultWait bounds how long an apply waits for a proxy to serve the
+// declared gates: Traefik's Consul catalog provider picks a change up
+// within its refresh interval (15 s by default) plus a health check.
+const DefaultWait = 30 * time.Second
+
+// Environment variables of a proxy API behind basic auth.
+const (
+	UsernameEnv = "TRAEFIK_API_USERNAME"
+	PasswordEnv = "TRAEFIK_API_PASSWORD"
+)
+
+// wrongToken is what the probe sends as a token that no auth endpoint
+// accepts; the probe never sends a real one.
+const wrongToken = "provision-probe-not-a-token"
+
+// Backend is one declared Traefik proxy.
+type Backend struct {
+	proxy  *schema.Traefik
+	prefix string // the tag prefix, as the proxy block says
+	fronts []frontend
+	http   *http.Client
+	user   string
+	pass   string
+	net    provision.Deadlines
+	wait   time.Duration
+	// gates are what the last Plan read.
+	gates []provision.Gate
+}
+
+// frontend is a declared gated frontend, as a proxy must serve it.
+type frontend struct {
+	addr    provision.Addr
+	service string // Consul's service name
+	auth    string // the forward-auth address
+	probes  []probe
+	at      hcl.Range // the service block
+}
+
+var (
+	_ provision.Backend    = (*Backend)(nil)
+	_ provision.Verifier   = (*Backend)(nil)
+	_ provision.GateReader = (*Backend)(nil)
+)
+
+// SetDeadlines bounds every request to the proxy.
+func (b *Backend) SetDeadlines(d provision.Deadlines) { b.net = d }
+
+// New returns a backend per traefik block; wait bounds the proof after an
+// apply (DefaultWait when 0).
+func New(cfg *schema.Config, env func(string) string, wait time.Duration) []provision.Backend {
+	if wait <= 0 {
+		wait = DefaultWait
+	}
+	var fronts []frontend
+	for _, s := range cfg.Services {
+		f := s.Frontend
+		if f == nil || f.ForwardAuth == nil || f.Rule == nil {
+			continue
+		}
+		a := provision.Addr{Kind: "service", Name: s.ID}
+		if len(cfg.Agents) > 1 {
+			a.In = "agent." + s.Agent
+		}
+		fronts = append(fronts, frontend{addr: a, service: s.Name, auth: f.ForwardAuth.Address, probes: probes(f.Rule), at: s.DeclRange})
+	}
+	var out []provision.Backend
+	for _, t := range cfg.Traefiks {
+		out = append(out, &Backend{
+			proxy: t, prefix: cfg.Proxy.Prefix, fronts: fronts, wait: wait, net: provision.DefaultDeadlines,
+			user: env(UsernameEnv), pass: env(PasswordEnv),
+			http: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		})
+	}
+	return out
+}
+
+func (b *Backend) name() string { return "traefik." + b.proxy.Name }
+
+// Info names the proxy by its API; it has no scope of its own.
+func (b *Backend) Info() provision.BackendInfo {
+	return provision.BackendInfo{Name: b.name(), Kind: "traefik", Address: strings.TrimSuffix(b.proxy.API, "/"), Scope: provision.RawJSON(struct{}{})}
+}
+
+// Plan reads how the proxy serves the gated frontends now. It plans no
+// change and its fingerprint is empty: what a proxy serves follows the
+// catalog and never makes a saved plan stale. A router that serves a gated
+// path without the gate is a warning at the service; a proxy that cannot
+// be read is a warning at its block.
+func (b *Backend) Plan(ctx context.Context, _ provision.Mode) ([]*provision.Change, string, hcl.Diagnostics) {
+	st, err := b.read(ctx)
+	if err != nil {
+		b.gates = b.unread()
+		return nil, "", hcl.Diagnostics{{
+			Severity: hcl.DiagWarning,
+			Summary:  "Cannot read the proxy",
+			Detail:   fmt.Sprintf("%s: %s. The plan does not say how it serves the gated frontends, and an apply fails unless it can prove them within -verify-timeout.", b.name(), err),
+			Subject:  b.proxy.APIRange.Ptr(),
+			Context:  b.proxy.DeclRange.Ptr(),
+		}}
+	}
+	b.gates = st.gates(b)
+	var diags hcl.Diagnostics
+	for i, g := range b.gates {
+		if g.Status == provision.Ungated {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagWarning,
+				Summary:  "Gated path served without the gate",
+				Detail:   ungated(g) + " Find who registered it (its tags are in the Consul catalog) and remove it or give it the forward-auth middleware; an apply fails while it is there.",
+				Subject:  b.frontOf(i).at.Ptr(),
+			})
+		}
+	}
+	return nil, "", diags
+}
+
+// Gates are the gates the last Plan read.
+func (b *Backend) Gates() []provision.Gate { return b.gates }
+
+// Fingerprint is empty: see Plan.
+func (b *Backend) Fingerprint(context.Context) (string, error) { return "", nil }
+
+// Send refuses: a proxy is only read and probed.
+func (b *Backend) Send(context.Context, provision.Request) error {
+	return errors.New("a traefik proxy takes no requests: provision only reads and probes it")
+}
+
+// frontOf is the frontend of the i-th gate (gates are made frontend by
+// frontend, probe by probe).
+func (b *Backend) frontOf(i int) frontend {
+	for _, f := range b.fronts {
+		if i < len(f.probes) {
+			return f
+		}
+		i -= len(f.probes)
+	}
+	return frontend{}
+}
+
+func (b *Backend) unread() []provision.Gate {
+	var out []provision.Gate
+	for _, f := range b.fronts {
+		for _, p := range f.probes {
+			out = append(out, provision.Gate{Proxy: b.name(), Address: f.addr, Path: p.path, Host: p.host, Status: provision.Unread})
+		}
+	}
+	return out
+}
+
+// ungated says which router bypasses a gate, for a diagnostic.
+func ungated(g provision.Gate) string {
+	return fmt.Sprintf("%s serves %s through the router %s (rule %s, priority %d), which does not use the frontend's forward-auth middleware: requests there reach the service without the auth check.",
+		g.Proxy, where(g), g.Router, g.Rule, g.Priority)
+}
+
+func where(g provision.Gate) string {
+	if g.Host != "" {
+		return g.Path + " (Host " + g.Host + ")"
+	}
+	return g.Path
+}
+
+// router and middleware are what the API lists, as far as a gate goes.
+type router struct {
+	Name        string   `json:"name"`
+	Rule        string   `json:"rule"`
+	Priority    int64    `json:"priority"`
+	Status      string   `json:"status"`
+	EntryPoints []string `json:"entryPoints"`
+	Middlewares []string `json:"middlewares"`
+	Service     string   `json:"service"`
+}
+
+type middleware struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	ForwardAuth *struct {
+		Address string `json:"address"`
+	} `json:"forwardAuth"`
+}
+
+type entrypoint struct {
+	Name    string `json:"name"`
+	Address string `json:"address"`
+}
+
+// state is one read of the proxy's API.
+type state struct {
+	routers     []router
+	middlewares map[string]middleware
+	// entrypoints are the names of the entrypoints at the probe URL's
+	// port; all but Traefik's own API entrypoint when none is.
+	entrypoints []string
+}
+
+func (b *Backend) read(ctx context.Context) (*state, error) {
+	st := &state{middlewares: map[string]middleware{}}
+	var mws []middleware
+	var eps []entrypoint
+	for path, to := range map[string]any{"/api/http/routers": &st.routers, "/api/http/middlewares": &mws, "/api/entrypoints": &eps} {
+		if err := b.get(ctx, path, to); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range mws {
+		st.middlewares[m.Name] = m
+	}
+	u, _ := url.Parse(b.proxy.URL)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	for _, e := range eps {
+		if _, p, err := net.SplitHostPort(e.Address); err == nil && p == port {
+			st.entrypoints = append(st.entrypoints, e.Name)
+		}
+	}
+	if len(st.entrypoints) == 0 {
+		for _, e := range eps {
+			if e.Name != "traefik" {
+				st.entrypoints = append(st.entrypoints, e.Name)
+			}
+		}
+	}
+	return st, nil
+}
+
+// get reads one list of the API, every page of it.
+func (b *Backend) get(ctx context.Context, path string, to any) error {
+	base := strings.TrimSuffix(b.proxy.API, "/")
+	var all []json.RawMessage
+	for page := 1; ; {
+		var items []json.RawMessage
+		next := ""
+		err := b.net.Call(ctx, true, func(ctx context.Context) error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s%s?per_page=1000&page=%d", base, path, page), nil)
+			if err != nil {
+				return err
+			}
+			if b.user != "" || b.pass != "" {
+				req.SetBasicAuth(b.user, b.pass)
+			}
+			resp, err := b.http.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+			if err != nil {
+				return err
+			}
+			if resp.StatusCode != http.StatusOK {
+				return &provision.StatusError{Code: resp.StatusCode, Message: fmt.Sprintf("GET %s answered %s: %s", path, resp.Status, strings.TrimSpace(string(body[:min(len(body), 300)])))}
+			}
+			next = resp.Header.Get("X-Next-Page")
+			return json.Unmarshal(body, &items)
+		})
+		if err != nil {
+			return fmt.Errorf("reading %s%s: %w", base, path, err)
+		}
+		all = append(all, items...)
+		if n, err := strconv.Atoi(next); err != nil || n <= page {
+			break
+		} else {
+			page = n
+		}
+	}
+	raw, _ := json.Marshal(all)
+	return json.Unmarshal(raw, to)
+}
+
+// gates judges every probe of every frontend against the routers of the
+// probe's entrypoints: ungated when an enabled router claims it without
+// the frontend's forward-auth middleware (the one of highest priority
+// is named), gated when one claims it with it, not served otherwise.
+func (st *state) gates(b *Backend) []provision.Gate {
+	var out []provision.Gate
+	for _, f := range b.fronts {
+		for _, p := range f.probes {
+			g := provision.Gate{Proxy: b.name(), Address: f.addr, Path: p.path, Host: p.host, Status: provision.NotServed}
+			var open *router
+			for i := range st.routers {
+				r := &st.routers[i]
+				if r.Status != "enabled" || !slices.ContainsFunc(r.EntryPoints, func(e string) bool { return slices.Contains(st.entrypoints, e) }) || !readRule(r.Rule).claims(p) {
+					continue
+				}
+				if mw := st.gate(r, f.auth); mw != "" {
+					if g.Status == provision.NotServed {
+						g.Status, g.Router, g.Middleware = provision.Gated, r.Name, mw
+					}
+				} else if open == nil || priority(r) > priority(open) {
+					open = r
+				}
+			}
+			if open != nil {
+				g = provision.Gate{Proxy: b.name(), Address: f.addr, Path: p.path, Host: p.host, Status: provision.Ungated,
+					Router: open.Name, Rule: open.Rule, Priority: priority(open)}
+			}
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// gate is the middleware of r that forwards to the auth address; "".
+func (st *state) gate(r *router, auth string) string {
+	for _, name := range r.Middlewares {
+		if m, ok := st.middlewares[name]; ok && m.ForwardAuth != nil && m.ForwardAuth.Address == auth {
+			return name
+		}
+	}
+	return ""
+}
+
+// priority is a router's priority as Traefik orders them: the one set,
+// else the length of its rule.
+func priority(r *router) int64 {
+	if r.Priority != 0 {
+		return r.Priority
+	}
+	return int64(len(r.Rule))
+}
+
+// Verify waits, up to the bound, until the proxy serves every gated path
+// through its forward-auth middleware and by no other router, and until
+// the routers of the frontends this plan removes are gone; then it probes
+// each path at the entrypoint without a token and with a wrong one.
+func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]string, hcl.Diagnostics) {
+	removed := b.removed(p)
+	if len(b.fronts) == 0 && len(removed) == 0 {
+		return nil, nil
+	}
+	start := time.Now()
+	deadline := start.Add(b.wait)
+	var st *state
+	var gates []provision.Gate
+	var gone []string
+	var err error
+	for {
+		st, err = b.read(ctx)
+		if err == nil {
+			gates, gone = st.gates(b), st.left(removed)
+			if proven(gates) && len(gone) == 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, b.unproven(gates, gone, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	var lines []string
+	var diags hcl.Diagnostics
+	for i, g := range gates {
+		f := b.frontOf(i)
+		none, perr := b.probe(ctx, g, "")
+		var wrong int
+		if perr == nil {
+			wrong, perr = b.probe(ctx, g, wrongToken)
+		}
+		if perr != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: f.at.Ptr(),
+				Detail: fmt.Sprintf("%s: %s, served by the router %s: %s.", b.name(), where(g), g.Router, perr)})
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%s: %s gated by %s (no token %d, wrong token %d) in %s",
+			b.name(), where(g), strings.TrimSuffix(g.Middleware, "@consulcatalog"), none, wrong, time.Since(start).Round(100*time.Millisecond)))
+	}
+	for _, r := range removed {
+		lines = append(lines, fmt.Sprintf("%s: the router %s of a removed frontend is no longer served", b.name(), r))
+	}
+	return lines, diags
+}
+
+// proven: every gate is gated.
+func proven(gates []provision.Gate) bool {
+	return !slices.ContainsFunc(gates, func(g provision.Gate) bool { return g.Status != provision.Gated })
+}
+
+// unproven turns what the last read showed, when the wait ran out, into
+// one error per path that is not gated and per removed router still
+// served, at the declaration concerned.
+func (b *Backend) unproven(gates []provision.Gate, gone []string, readErr error) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	if readErr != nil {
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: b.proxy.APIRange.Ptr(), Context: b.proxy.DeclRange.Ptr(),
+			Detail: fmt.Sprintf("%s could not be read within -verify-timeout=%s: %s. What was applied is live in Consul; whether the proxy gates it is not known.", b.name(), b.wait, readErr)}}
+	}
+	for i, g := range gates {
+		var detail string
+		switch g.Status {
+		case provision.Gated:
+			continue
+		case provision.Ungated:
+			detail = ungated(g)
+		default:
+			detail = fmt.Sprintf("%s does not serve %s: no router of its entrypoint claims it (the catalog not read yet, the service's health check not passing, or a rule the proxy drops).", g.Proxy, where(g))
+		}
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: b.frontOf(i).at.Ptr(),
+			Detail: detail + fmt.Sprintf(" This is what the proxy showed after -verify-timeout=%s.", b.wait)})
+	}
+	for _, r := range gone {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Removed frontend still served", Subject: b.proxy.DeclRange.Ptr(),
+			Detail: fmt.Sprintf("%s still serves the router %s of a service this apply removed, after -verify-timeout=%s.", b.name(), r, b.wait)})
+	}
+	return diags
+}
+
+// removed are the routers of the services the plan deletes that no
+// declared service still has, as the proxy names them.
+func (b *Backend) removed(p *provision.Plan) []string {
+	rule := regexp.MustCompile("^" + regexp.QuoteMeta(b.prefix) + `\.http\.routers\.([^.]+)\.rule=`)
+	declared := map[string]bool{}
+	for _, f := range b.fronts {
+		declared[f.service] = true
+	}
+	var out []string
+	for _, c := range p.Changes {
+		if c.Action != provision.Delete || c.Addr.Kind != "service" {
+			continue
+		}
+		var before struct {
+			Name string
+			Tags []string
+		}
+		if json.Unmarshal(c.Before, &before) != nil || declared[before.Name] {
+			continue
+		}
+		for _, t := range before.Tags {
+			if m := rule.FindStringSubmatch(t); m != nil {
+				out = append(out, m[1]+"@consulcatalog")
+			}
+		}
+	}
+	return out
+}
+
+// left are the routers of removed that the proxy still has.
+func (st *state) left(removed []string) []string {
+	var out []string
+	for _, r := range removed {
+		if slices.ContainsFunc(st.routers, func(x router) bool { return x.Name == r }) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// probe sends one request for a gate at the proxy's entrypoint, with the
+// token given ("" for none), and returns the status. Only the auth
+// endpoint's refusal (401 or 403) proves the gate: a 2xx is an open gate,
+// a 404 a path not served, anything else (a 502 from a backend that is
+// down) proves nothing.
+func (b *Backend) probe(ctx context.Context, g provision.Gate, token string) (int, error) {
+	var code int
+	err := b.net.Call(ctx, true, func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(b.proxy.URL, "/")+g.Path, nil)
+		if err != nil {
+			return err
+		}
+		if g.Host != "" {
+			req.Host = g.Host
+		}
+		if token != "" {
+			req.Header.Set("X-Auth-Token", token)
+		}
+		resp, err := b.http.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		code = resp.StatusCode
+		return nil
+	})
+	what := "without a token"
+	if token != "" {
+		what = "with a wrong token"
+	}
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("the request %s failed: %w", what, err)
+	case code/100 == 2:
+		return code, fmt.Errorf("the gate is open: the request %s answered %d", what, code)
+	case code == http.StatusNotFound:
+		return code, fmt.Errorf("not served: the request %s answered 404", what)
+	case code != http.StatusUnauthorized && code != http.StatusForbidden:
+		return code, fmt.Errorf("the request %s answered %d, not the auth endpoint's refusal (401 or 403)", what, code)
+	}
+	return code, nil
+}

@@ -1,0 +1,13 @@
+// Package traefik is the backend for a live Traefik proxy that reads the
+// Consul catalog provision writes to. It never writes: when a plan is
+// made it reads the proxy's API (its routers, middlewares and
+// entrypoints) and says how each path of every gated frontend is served
+// now; after an apply it waits until the proxy serves each one through
+// the frontend's forward-auth middleware and by no other router, then
+// proves it with requests at the entrypoint, without a token and with a
+// wrong one, each of which must get the auth endpoint's refusal.
+//
+// It reads the API of Traefik 2 and 3 (GET /api/http/routers,
+// /api/http/middlewares, /api/entrypoints), as 2.11.10 and 3.6.0 answer
+// (shared/reference/consul-traefik.md).
+package traefik
