@@ -126,6 +126,22 @@ func TestProveTheGate(t *testing.T) {
 		t.Log(out)
 	})
 
+	t.Run("removed frontends", func(t *testing.T) {
+		if err := os.Remove(filepath.Join(specs, "more.hcl")); err != nil {
+			t.Fatal(err)
+		}
+		code, out := run("apply", "-auto-approve", "-var", portVar, specs)
+		for _, want := range []string{"traefik.v2: the router two-paths@consulcatalog of a removed frontend is no longer served",
+			"traefik.v3: the router host-prefix@consulcatalog of a removed frontend is no longer served", "traefik.v3: /api gated by gated-api-auth"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("apply lacks %q:\n%s", want, out)
+			}
+		}
+		if code != 0 {
+			t.Errorf("apply that removes two frontends: exit %d\n%s", code, out)
+		}
+	})
+
 	t.Run("proxy down", func(t *testing.T) {
 		down := t.TempDir()
 		for _, name := range []string{"project.hcl", "gated-api.hcl"} {

@@ -44,6 +44,7 @@ Environment:
   CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN, CONSUL_CACERT, ...   the Consul agent
   ELASTICSEARCH_URL, ELASTICSEARCH_USERNAME, ELASTICSEARCH_PASSWORD,
   ELASTICSEARCH_API_KEY, ELASTICSEARCH_CA_CERT              the search clusters
+  TRAEFIK_API_USERNAME, TRAEFIK_API_PASSWORD                a proxy API behind basic auth
   PROVISION_VAR_<name>                                      input variables
   NO_COLOR                                                  plain output
 

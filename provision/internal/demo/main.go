@@ -1,9 +1,10 @@
 // Command demo brings up the seed's whole system on loopback and
 // provisions it with specs/: a Consul agent, gated-api, Traefik 2 reading
 // the catalog, and Elasticsearch member clusters t1 and t2 with a tribe
-// node. It runs provision plan and apply, shows three requests through
-// Traefik and their answers, and stops everything it started, also on
-// Ctrl-C. "make demo" builds bin/ and installs the servers first.
+// node. It runs provision plan and apply with that Traefik declared, so
+// that the apply ends with the proof of the gate, shows three requests
+// through Traefik and their answers, and stops everything it started,
+// also on Ctrl-C. "make demo" builds bin/ and installs the servers first.
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -91,12 +93,19 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	defer proxy.Stop()
 
+	// The shipped specs, and the demo's Traefik declared beside them, so
+	// that every apply ends with the proof that it gates /api.
+	specs, err := withProxy(dir, proxy)
+	if err != nil {
+		return err
+	}
+	step("specs: specs/*.hcl, and %s declaring this Traefik:\n%s", specs+"/traefik.hcl", proxyBlock(proxy))
 	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
 	vars := []string{"-var", "api_port=" + strconv.Itoa(port), "-var", "search_url=" + search.T1.URL, "-var", "tribe_url=" + search.Tribe.URL}
 	for _, args := range [][]string{
-		append(append([]string{"plan"}, vars...), "specs"),
-		append(append([]string{"apply", "-auto-approve"}, vars...), "specs"),
-		append(append([]string{"plan", "-detailed-exitcode"}, vars...), "specs"),
+		append(append([]string{"plan"}, vars...), specs),
+		append(append([]string{"apply", "-auto-approve"}, vars...), specs),
+		append(append([]string{"plan", "-detailed-exitcode"}, vars...), specs),
 	} {
 		step("provision %s", strings.Join(args, " "))
 		cmd := exec.CommandContext(ctx, "bin/provision", args...)
@@ -138,4 +147,32 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	step("stopping everything the demo started")
 	return nil
+}
+
+// proxyBlock declares the demo's Traefik in the specs.
+func proxyBlock(t *servers.Traefik) string {
+	return fmt.Sprintf("traefik \"demo\" {\n  api = %q\n  url = %q\n}\n", t.API, t.URL)
+}
+
+// withProxy copies specs/ into dir/specs with the demo's Traefik
+// declared beside them.
+func withProxy(dir string, t *servers.Traefik) (string, error) {
+	out := filepath.Join(dir, "specs")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", err
+	}
+	files, err := filepath.Glob("specs/*.hcl")
+	if err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(out, filepath.Base(f)), b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	return out, os.WriteFile(filepath.Join(out, "traefik.hcl"), []byte(proxyBlock(t)), 0o644)
 }

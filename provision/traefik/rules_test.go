@@ -1,0 +1,58 @@
+package traefik
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/schema"
+)
+
+// TestClaims: which live routers serve a probe's request, for the rule
+// forms Traefik 2 and 3 list (the rules provision writes, a rogue one, the
+// default Host routers, and rules it cannot read).
+func TestClaims(t *testing.T) {
+	api, hp := probe{path: "/api"}, probe{path: "/hp", host: "a.example.com"}
+	tests := map[string]struct {
+		rule    string
+		api, hp bool
+	}{
+		"Path":                            {"Path(`/api`)", true, false},
+		"Path, another path":              {"Path(`/v2/api`)", false, false},
+		"two paths (the common form)":     {"(Path(`/two`) || Path(`/api`))", true, false},
+		"Traefik 2 list of paths":         {"Path(`/two`, `/api`)", true, false},
+		"PathPrefix":                      {"PathPrefix(`/a`)", true, false},
+		"PathPrefix /":                    {"PathPrefix(`/`)", true, true},
+		"Host and PathPrefix":             {"Host(`a.example.com`) && PathPrefix(`/hp`)", false, true},
+		"Host in another case":            {"Host(`A.Example.com`) && PathPrefix(`/hp`)", false, true},
+		"default router of a service":     {"Host(`gated-api`)", false, false},
+		"a rule with no path, no host":    {"Method(`GET`)", true, true},
+		"a regexp it does not read":       {"PathRegexp(`^/api`)", false, false},
+		"api@internal (other entrypoint)": {"PathPrefix(`/api`) || PathPrefix(`/dashboard`)", true, false},
+	}
+	for name, tt := range tests {
+		c := readRule(tt.rule)
+		if got := [2]bool{c.claims(api), c.claims(hp)}; got != [2]bool{tt.api, tt.hp} {
+			t.Errorf("%s: %s claims /api, /hp (Host a.example.com) = %v, want %v", name, tt.rule, got, [2]bool{tt.api, tt.hp})
+		}
+	}
+}
+
+// TestProbes: each path of a rule, with the Host of a Host matcher; a
+// PathPrefix at the prefix itself; "/" for a rule without a path.
+func TestProbes(t *testing.T) {
+	tests := map[string][]probe{
+		"Path:/api":                         {{path: "/api"}},
+		"Path:/two,/v2/two":                 {{path: "/two"}, {path: "/v2/two"}},
+		"Host:a.example.com;PathPrefix:/hp": {{path: "/hp", host: "a.example.com"}},
+		"Host:a.example.com,b.example.com":  {{path: "/", host: "a.example.com"}, {path: "/", host: "b.example.com"}},
+	}
+	for rule, want := range tests {
+		r, err := schema.ParseRule(rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, probes(r), cmp.AllowUnexported(probe{})); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", rule, diff)
+		}
+	}
+}
