@@ -39,17 +39,20 @@ bench: servers build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./provision/internal/bench -services $(BENCH_SERVICES) -indices $(BENCH_INDICES) -agents $(BENCH_AGENTS) -json bench.json
 
-# Each fuzz target for FUZZTIME; inputs that fail are written under the
+# Each fuzz target for FUZZTIME, then the mapping-pairs property test against
+# a real Elasticsearch for as long; fuzz inputs that fail are written under the
 # package's testdata/fuzz and rerun by make test from then on.
 FUZZTIME ?= 5m
 FUZZ_TARGETS := ./schema:FuzzLoad ./schema:FuzzParseRule ./provision/consul:FuzzReadTags \
 	./provision:FuzzReadPlanFile ./provision/search:FuzzMapping
-fuzz:
+fuzz: servers
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	done
+	@echo "mapping pairs against a real Elasticsearch 2.4.1 for $(FUZZTIME)"
+	$(GO) test -run '^TestMappingPairs$$' -pairs-time $(FUZZTIME) -pairs-seed 0 -timeout 0 -v ./provision/search
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

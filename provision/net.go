@@ -35,6 +35,18 @@ type StatusError struct {
 
 func (e *StatusError) Error() string { return e.Message }
 
+// Refused reports whether err is the server's refusal of a request: an
+// answer in the 4xx range. A re-run sends the same request and gets the
+// same answer, so it does not converge until the declaration (or the live
+// object) changes. Transport errors, timeouts and 5xx answers may.
+func Refused(err error) (*StatusError, bool) {
+	var se *StatusError
+	if errors.As(err, &se) && se.Code >= 400 && se.Code < 500 {
+		return se, true
+	}
+	return nil, false
+}
+
 // errStalled is the error of an attempt that got no answer in time.
 var errStalled = errors.New("no answer")
 

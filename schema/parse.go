@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"regexp"
 	"runtime"
 	"sync"
 
@@ -66,7 +67,7 @@ func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
 		}
 		if whole {
 			f, fdiags := hclsyntax.ParseConfig(srcs[i], path, hcl.InitialPos)
-			p.p.AddFile(path, &hcl.File{Body: hcl.EmptyBody(), Bytes: srcs[i], Nav: outlineOf(f.Body)})
+			p.p.AddFile(path, &hcl.File{Body: hcl.EmptyBody(), Bytes: maskCredentials(srcs[i]), Nav: outlineOf(f.Body)})
 			diags = append(diags, fdiags...)
 			bodies = append(bodies, f.Body)
 			continue
@@ -76,7 +77,7 @@ func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
 			diags = append(diags, pc.diags...)
 			bs = append(bs, pc.file.Body)
 		}
-		p.p.AddFile(path, &hcl.File{Body: hcl.EmptyBody(), Bytes: srcs[i], Nav: outlineOf(bs...)})
+		p.p.AddFile(path, &hcl.File{Body: hcl.EmptyBody(), Bytes: maskCredentials(srcs[i]), Nav: outlineOf(bs...)})
 		bodies = append(bodies, bs...)
 	}
 	return bodies, diags
@@ -160,4 +161,46 @@ func spread(n, workers int, f func(w, lo, hi int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+var (
+	// userInfo is the user information of a URL: "user:password@" or
+	// "token@" after the scheme.
+	userInfo = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://([^/?#@\s"'` + "`" + `]+)@`)
+	// queryValue is a query parameter of a URL.
+	queryValue = regexp.MustCompile(`[?&]([^=&#\s"]+)=([^&#\s"]*)`)
+)
+
+// maskCredentials is src with the credentials in its URLs masked, for the
+// sources diagnostics quote: a password after "user:" (or the whole user
+// information when it is one word, a token), and the value of a query
+// parameter named like a secret. Each masked byte becomes "*", so that
+// every position a diagnostic points at stays where it was. src itself is
+// returned when there is nothing to mask.
+func maskCredentials(src []byte) []byte {
+	var out []byte
+	mask := func(from, to int) {
+		if out == nil {
+			out = bytes.Clone(src)
+		}
+		for i := from; i < to; i++ {
+			out[i] = '*'
+		}
+	}
+	for _, m := range userInfo.FindAllSubmatchIndex(src, -1) {
+		from, to := m[2], m[3]
+		if colon := bytes.IndexByte(src[from:to], ':'); colon >= 0 {
+			from += colon + 1
+		}
+		mask(from, to)
+	}
+	for _, m := range queryValue.FindAllSubmatchIndex(src, -1) {
+		if SensitiveKey.Match(src[m[2]:m[3]]) {
+			mask(m[4], m[5])
+		}
+	}
+	if out == nil {
+		return src
+	}
+	return out
 }

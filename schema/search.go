@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"net/url"
@@ -462,6 +463,7 @@ func (d *decoder) checkIndices(cfg *Config) {
 			d.errorf(ix.SearchRange, ix.DeclRange, "Reference to undeclared search cluster",
 				"The index %q names the search cluster %q, but there is no search %q {} block (%s).", ix.Name, ix.Search, ix.Search, declaredNames(searches))
 		}
+		d.checkSharedFields(ix)
 		k := key{ix.Search, ix.Name}
 		if prev, dup := indices[k]; dup {
 			if sameBlock(ix.Instance, prev.Instance, ix.DeclRange, prev.DeclRange) {
@@ -475,4 +477,47 @@ func (d *decoder) checkIndices(cfg *Config) {
 		}
 		indices[k] = ix
 	}
+}
+
+// checkSharedFields refuses a field path that two declared types of one
+// index map differently: on servers with several types per index (2.x,
+// 5.x) the types share a field's mapping, and the server refuses the
+// second type after the index and the first type are made; on later
+// servers an index has one type anyway.
+func (d *decoder) checkSharedFields(ix *Index) {
+	type first struct {
+		typ   string
+		field *Field
+	}
+	seen := map[string]first{}
+	for _, m := range ix.Mappings {
+		walkFields("", m.Properties, func(path string, f *Field) {
+			prev, ok := seen[path]
+			if !ok {
+				seen[path] = first{m.Type, f}
+				return
+			}
+			if prev.typ == m.Type || paramsJSON(prev.field) == paramsJSON(f) {
+				return
+			}
+			d.errorf(f.Range, m.DeclRange, "Field mapped differently in two types",
+				"The field %q is %s in type %q and %s in type %q (at %s) of index %q. The types of one index share a field's mapping (Elasticsearch 2.x and 5.x refuse the second type; later versions allow one type), so declare the field the same way in both, or give it another name.",
+				path, paramsJSON(f), m.Type, paramsJSON(prev.field), prev.typ, prev.field.Range, ix.Name)
+		})
+	}
+}
+
+// walkFields calls f for every field, nested ones by dotted path.
+func walkFields(prefix string, fields []*Field, f func(path string, field *Field)) {
+	for _, fl := range fields {
+		f(prefix+fl.Name, fl)
+		walkFields(prefix+fl.Name+".", fl.Properties, f)
+	}
+}
+
+// paramsJSON is a field's mapping but its nested properties, as JSON with
+// sorted keys.
+func paramsJSON(f *Field) string {
+	b, _ := json.Marshal(f.Params)
+	return string(b)
 }

@@ -34,14 +34,21 @@ func outcomeDiagnostics(res provision.Result) hcl.Diagnostics {
 			continue
 		}
 		r := o.Change.Requests[o.Sent]
-		diags = append(diags, &hcl.Diagnostic{
+		d := &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Request failed",
 			Detail: fmt.Sprintf("%s: request %d of %d (%s %s) failed: %s. No new request was started after it; requests under way finished. "+
-				"What was done is live: run provision plan again to see what is left, and apply converges from there.",
+				"This may converge on a re-run (a transport error, a timeout or a 5xx answer): what was done is live; run provision plan again to see what is left, and apply from there.",
 				o.Change.Addr, o.Sent+1, len(o.Change.Requests), r.Method, r.Path, o.Err),
 			Subject: o.Change.DeclRange(),
-		})
+		}
+		if _, refused := provision.Refused(o.Err); refused {
+			d.Summary = "Request refused by the server"
+			d.Detail = fmt.Sprintf("%s: request %d of %d (%s %s) was refused: %s. No new request was started after it; requests under way finished. "+
+				"A refusal does not converge on a re-run: the next run sends the same request and gets the same answer. Change the declaration here (or the live object) so that the server accepts it, plan again, and apply; what was done before it is live.",
+				o.Change.Addr, o.Sent+1, len(o.Change.Requests), r.Method, r.Path, o.Err)
+		}
+		diags = append(diags, d)
 	}
 	if res.Stopped != nil {
 		what := "Apply interrupted"
@@ -204,7 +211,8 @@ func (v jsonApply) progress(e provision.Event, n, total int) {
 	case !e.Done:
 		v.event("apply_start", f)
 	case e.Err != nil:
-		f["error"], f["elapsed_ms"] = provision.HideSecrets(e.Err.Error(), v.c.secrets), e.Elapsed.Milliseconds()
+		_, refused := provision.Refused(e.Err)
+		f["error"], f["elapsed_ms"], f["refused"] = provision.HideSecrets(e.Err.Error(), v.c.secrets), e.Elapsed.Milliseconds(), refused
 		v.event("apply_errored", f)
 	default:
 		f["n"], f["total"], f["elapsed_ms"] = n, total, e.Elapsed.Milliseconds()

@@ -154,7 +154,7 @@ func TestFaults(t *testing.T) {
 		f.add(fmt.Sprintf(`{"name":"second","type":"nth_write","stream":"upstream","attributes":{"after":1,"mode":%q}}`, mode))
 		r := run(f.proxy.Listen, "apply", "-auto-approve", "-parallelism=1", rt, "../../testdata/three")
 		check(mode+" x 2nd write", r, 12*time.Second,
-			"Error: Request failed", "done:     service.a-1 (1 of 1 requests sent)",
+			"Error: Request failed", "This may converge on a re-run", "done:     service.a-1 (1 of 1 requests sent)",
 			"failed:   service.b-1 (0 of 1 requests sent)", "not done: service.c-1 (0 of 1 requests sent)")
 		f.clear()
 		if code, out, _ := runCLI(t, map[string]string{"CONSUL_HTTP_ADDR": agent.Addr}, "plan", "-detailed-exitcode", "../../testdata/three"); code != exitChanges ||

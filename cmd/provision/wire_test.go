@@ -180,7 +180,8 @@ func TestFailedApplyStopsAndReruns(t *testing.T) {
 		t.Fatalf("apply with a failing request: exit %d, want %d\n%s", code, exitError, out)
 	}
 	for _, want := range []string{
-		"Error: Request failed",
+		"Error: Request refused by the server",
+		"A refusal does not converge on a re-run",
 		"on ../../testdata/three/main.hcl line 9:",
 		"service.b-1: request 1 of 1 (PUT /v1/agent/service/register) failed: consul answered 403 Forbidden: Permission denied",
 		"done:     service.a-1 (1 of 1 requests sent)",

@@ -144,6 +144,10 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 			continue
 		}
 		c.Before = provision.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live)))
+		if shared := sharedFieldConflicts(ix, live, f.major()); len(shared) > 0 {
+			diags = append(diags, shared...)
+			continue
+		}
 		var reasons []string
 		if changed, conflicts := settingsDiff(ix, live); len(conflicts) > 0 {
 			diags = append(diags, conflicts...)

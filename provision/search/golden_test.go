@@ -1,12 +1,15 @@
 package search
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/internal/golden"
+	"github.com/provision-dev/provision/schema"
 )
 
 // TestGoldenPlans renders the plan of the shipped .dashboard against an
@@ -43,6 +46,36 @@ func TestGoldenPlans(t *testing.T) {
 			p := &provision.Plan{FormatVersion: provision.FormatVersion, Project: cfg.Project, Backends: []provision.BackendInfo{info}, Changes: changes}
 			p.Target(nil, nil)
 			golden.CheckPlan(t, "../../testdata/golden/search/"+state, p)
+		})
+	}
+}
+
+// TestGoldenConflicts renders, as text diagnostics with their snippets,
+// the conflicts of declarations that Elasticsearch 2.4.1 would refuse,
+// against live mappings in the shape it answers (testdata/search/conflicts:
+// a parameter the declaration leaves to its default; a field a live type
+// the specs do not declare maps otherwise).
+func TestGoldenConflicts(t *testing.T) {
+	for _, name := range []string{"undeclared-default", "shared-live-type"} {
+		t.Run(name, func(t *testing.T) {
+			dir := "../../testdata/search/conflicts/" + name
+			p := schema.NewParser()
+			cfg, diags := p.LoadDir(dir, schema.Inputs{})
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			bs, _ := New(cfg, noEnv)
+			f := facts{Version: "2.4.1", ClusterName: "t1"}
+			readJSON(t, dir+"/live.json", &f.Indices)
+			changes, diags := bs[0].(*Backend).diff(f, provision.Converge)
+			if !diags.HasErrors() {
+				t.Fatalf("no conflict; changes: %v", requestLines(changes))
+			}
+			var out bytes.Buffer
+			if err := hcl.NewDiagnosticTextWriter(&out, p.Files(), 100, false).WriteDiagnostics(diags); err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, "../../testdata/golden/search/conflicts/"+name+".txt", out.Bytes())
 		})
 	}
 }

@@ -1,0 +1,20 @@
+project = "edge"
+
+search "t1" {
+  url          = "http://127.0.0.1:9200"
+  cluster_name = "t1"
+}
+
+index "shared" {
+  search = "t1"
+  mapping "a" {
+    properties = {
+      "meta.hits" = "integer"
+    }
+  }
+  mapping "b" {
+    properties = {
+      "meta.hits" = "long" # ERROR: Field mapped differently in two types
+    }
+  }
+}
