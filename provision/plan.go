@@ -103,6 +103,10 @@ type Change struct {
 	// EachKey is the for_each key of the instance the change is for, when
 	// its block has for_each: the block's lines are every instance's.
 	EachKey *string `json:"each_key,omitempty"`
+	// Declared is where the object is declared, as the specs were loaded
+	// (with byte offsets, for a diagnostic's snippet); DeclaredAt is its
+	// form in JSON.
+	Declared *hcl.Range `json:"-"`
 }
 
 // Request is one HTTP request exactly as it is sent, less the credentials
@@ -238,6 +242,9 @@ var rangeForm = regexp.MustCompile(`^(.+):(\d+),(\d+)-(?:(\d+),)?(\d+)$`)
 // (hcl.Range's String form), so that a failure of a saved plan's request
 // points at the spec too; nil for an object no block declares.
 func (c *Change) DeclRange() *hcl.Range {
+	if c.Declared != nil {
+		return c.Declared
+	}
 	m := rangeForm.FindStringSubmatch(c.DeclaredAt)
 	if m == nil {
 		return nil

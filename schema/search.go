@@ -448,14 +448,7 @@ func goValue(v cty.Value) any {
 // checkIndices resolves each index's search cluster and reports
 // duplicates across files.
 func (d *decoder) checkIndices(cfg *Config) {
-	searches := map[string]*Search{}
-	for _, s := range cfg.Searches {
-		if prev, dup := searches[s.Name]; dup {
-			d.diags = append(d.diags, duplicate("Duplicate search block", fmt.Sprintf("search %q", s.Name), s.DeclRange, prev.DeclRange))
-			continue
-		}
-		searches[s.Name] = s
-	}
+	searches := unique(d, "Duplicate search block", "search", cfg.Searches, func(s *Search) (string, hcl.Range) { return s.Name, s.DeclRange })
 	type key struct{ search, index string }
 	indices := map[key]*Index{}
 	for _, ix := range cfg.Indices {

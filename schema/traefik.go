@@ -69,12 +69,21 @@ func (d *decoder) traefikBlock(b *hcl.Block) *Traefik {
 
 // checkTraefiks reports duplicate traefik blocks.
 func (d *decoder) checkTraefiks(cfg *Config) {
-	seen := map[string]*Traefik{}
-	for _, t := range cfg.Traefiks {
-		if prev, dup := seen[t.Name]; dup {
-			d.diags = append(d.diags, duplicate("Duplicate traefik block", fmt.Sprintf("traefik %q", t.Name), t.DeclRange, prev.DeclRange))
+	unique(d, "Duplicate traefik block", "traefik", cfg.Traefiks, func(t *Traefik) (string, hcl.Range) { return t.Name, t.DeclRange })
+}
+
+// unique indexes blocks by name, and reports each block whose name an
+// earlier one has (summary; noun names the kind: "search").
+func unique[T any](d *decoder, summary, noun string, blocks []T, name func(T) (string, hcl.Range)) map[string]T {
+	seen := map[string]T{}
+	for _, b := range blocks {
+		n, at := name(b)
+		if prev, dup := seen[n]; dup {
+			_, prevAt := name(prev)
+			d.diags = append(d.diags, duplicate(summary, fmt.Sprintf("%s %q", noun, n), at, prevAt))
 			continue
 		}
-		seen[t.Name] = t
+		seen[n] = b
 	}
+	return seen
 }

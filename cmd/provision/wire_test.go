@@ -182,8 +182,9 @@ func TestFailedApplyStopsAndReruns(t *testing.T) {
 	for _, want := range []string{
 		"Error: Request refused by the server",
 		"A refusal does not converge on a re-run",
-		"on ../../testdata/three/main.hcl line 9:",
-		"service.b-1: request 1 of 1 (PUT /v1/agent/service/register) failed: consul answered 403 Forbidden: Permission denied",
+		"on ../../testdata/three/main.hcl line 9, in service \"b\":",
+		"service.b-1: request 1 of 1 (PUT /v1/agent/service/register) was refused: consul answered 403 Forbidden: Permission denied",
+		"   9: service \"b\" {",
 		"done:     service.a-1 (1 of 1 requests sent)",
 		"failed:   service.b-1 (0 of 1 requests sent)",
 		"not done: service.c-1 (0 of 1 requests sent)",

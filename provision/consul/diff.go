@@ -166,6 +166,7 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 			Backend:    backend,
 			After:      provision.RawJSON(want.view()),
 			DeclaredAt: s.DeclRange.String(),
+			Declared:   s.DeclRange.Ptr(),
 			EachKey:    s.Instance.KeyPtr(),
 			Requests:   []provision.Request{},
 		}

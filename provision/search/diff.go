@@ -108,6 +108,7 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 			Backend:    t.backend,
 			After:      provision.RawJSON(t.view(t.declaredMappings(ix), ix.Settings)),
 			DeclaredAt: ix.DeclRange.String(),
+			Declared:   ix.DeclRange.Ptr(),
 			EachKey:    ix.Instance.KeyPtr(),
 			Requests:   []provision.Request{},
 		}

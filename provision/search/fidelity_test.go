@@ -5,9 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -255,7 +256,7 @@ func paramValues(typ string) map[string][]any {
 func randomField(r *rand.Rand, typ string) map[string]any {
 	f := map[string]any{"type": typ}
 	values := paramValues(typ)
-	for _, p := range sortedKeys(values) {
+	for _, p := range slices.Sorted(maps.Keys(values)) {
 		if r.IntN(4) == 0 {
 			f[p] = values[p][r.IntN(len(values[p]))]
 		}
@@ -274,7 +275,7 @@ func mutate(r *rand.Rand, typ string, live map[string]any) map[string]any {
 		f[k] = v
 	}
 	values := paramValues(typ)
-	keys := sortedKeys(values)
+	keys := slices.Sorted(maps.Keys(values))
 	for range 1 + r.IntN(2) {
 		p := keys[r.IntN(len(keys))]
 		if _, set := f[p]; set && r.IntN(2) == 0 {
@@ -286,19 +287,10 @@ func mutate(r *rand.Rand, typ string, live map[string]any) map[string]any {
 	return f
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // fieldMapping is the mapping block of one field f, in HCL.
 func fieldMapping(f map[string]any) string {
 	var parts []string
-	for _, k := range sortedKeys(f) {
+	for _, k := range slices.Sorted(maps.Keys(f)) {
 		parts = append(parts, k+" = "+hclValue(f[k]))
 	}
 	return "  mapping \"doc\" {\n    properties = { f = { " + strings.Join(parts, ", ") + " } }\n  }\n"
@@ -307,7 +299,7 @@ func fieldMapping(f map[string]any) string {
 func hclValue(v any) string {
 	if m, ok := v.(map[string]any); ok {
 		var parts []string
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			parts = append(parts, k+" = "+hclValue(m[k]))
 		}
 		return "{ " + strings.Join(parts, ", ") + " }"

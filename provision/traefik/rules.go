@@ -51,7 +51,7 @@ type claim struct {
 	opaque bool
 }
 
-var matcherCall = regexp.MustCompile("(Path|PathPrefix|Host|PathRegexp|HostRegexp|HostSNI)\\(([^)]*)\\)")
+var matcherCall = regexp.MustCompile(`(Path|PathPrefix|Host|PathRegexp|HostRegexp|HostSNI)\(([^)]*)\)`)
 var quoted = regexp.MustCompile("`([^`]*)`|\"([^\"]*)\"")
 
 // readRule reads the path and host matchers of a router's rule.
