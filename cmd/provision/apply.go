@@ -93,7 +93,11 @@ func (c *cli) lock(ctx context.Context, s *specs, operation string, f *applyFlag
 	}
 	lctx, unlock, err := l.Lock(ctx, s.cfg.Project, operation, *f.lockTimeout)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "Error: cannot take the lock: %s\n\nNothing was sent. Try again later, or raise -lock-timeout.\n", err)
+		advice := "Try again later, or raise -lock-timeout."
+		if _, refused := provision.Refused(err); refused {
+			advice = fmt.Sprintf("The token may not take the lock: it needs session:write on the node of that agent and key:write on %s%s. Retrying will not help; provision policy prints the policy these specs need.", consul.LockPrefix, s.cfg.Project)
+		}
+		fmt.Fprintf(c.stderr, "Error: cannot take the lock: %s\n\nNothing was sent. %s\n", err, advice)
 		return nil, nil, false
 	}
 	return lctx, unlock, true
@@ -146,7 +150,7 @@ func (c *cli) planAndApply(ctx context.Context, dir string, f *applyFlags, mode 
 	}
 	s, bs, diags := c.open(dir, &f.plan, indices)
 	v := c.applyView(f, s)
-	if diags.HasErrors() {
+	if diags = append(diags, provision.Preflight(ctx, bs)...); diags.HasErrors() {
 		v.failed(diags)
 		return exitError
 	}
@@ -194,6 +198,10 @@ func (c *cli) applySaved(ctx context.Context, path string, f *applyFlags) int {
 	if !saved.Summary.HasChanges() || len(saved.Changes) == 0 {
 		v.plan(saved, nil)
 		return exitOK // nothing to apply: a saved plan never widens to what is planned now
+	}
+	if diags := provision.Preflight(ctx, bs); diags.HasErrors() {
+		v.failed(diags)
+		return exitError
 	}
 	ctx, unlock, ok := c.lock(ctx, s, "apply", f)
 	if !ok {

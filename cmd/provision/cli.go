@@ -36,6 +36,7 @@ Commands:
   fmt       Rewrite the specs in canonical layout
   show      Print a saved plan
   graph     Print the apply order as a Graphviz (DOT) graph
+  policy    Print the least-privilege Consul ACL policy the specs need
   version   Print the version
 
 DIR defaults to specs/. Run "provision <command> -help" for its options.
@@ -99,6 +100,8 @@ func (c *cli) run(args []string) int {
 		return c.show(rest)
 	case "graph":
 		return c.graph(rest)
+	case "policy":
+		return c.policy(rest)
 	case "version", "-version", "--version":
 		fmt.Fprintf(c.stdout, "provision %s\n", version)
 		return exitOK

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,9 +31,16 @@ func (c *cli) backends(s *specs, f *planFlags, indices bool) ([]provision.Backen
 	}
 	out = append(out, traefik.New(s.cfg, c.getenv, f.verifyTimeout)...)
 	provision.SetDeadlines(out, f.net.deadlines())
+	replace, err := parseAddrs(f.replace)
+	if err != nil {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid -replace address", Detail: err.Error() + "."})
+	}
 	for _, b := range out {
 		if p, ok := b.(interface{ PruneIndices() }); ok && *f.prune {
 			p.PruneIndices()
+		}
+		if r, ok := b.(interface{ Replace([]provision.Addr) }); ok && len(replace) > 0 {
+			r.Replace(replace)
 		}
 	}
 	return out, diags
@@ -42,6 +50,7 @@ func (c *cli) backends(s *specs, f *planFlags, indices bool) ([]provision.Backen
 type planFlags struct {
 	vars              varFlags
 	targets, excludes listFlag
+	replace           listFlag
 	// generated is a spec file written by -generate-config-out, read
 	// beside the directory's files.
 	generated string
@@ -58,6 +67,7 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 	f.vars.register(fs)
 	fs.Var(&f.targets, "target", "plan only this object: service.<id> or index.<name>, after agent.<name>. or search.<name>. when several are declared (repeatable)")
 	fs.Var(&f.excludes, "exclude", "leave this object out of the plan (repeatable)")
+	fs.Var(&f.replace, "replace", "register this owned service again in place even when converged, as after rotating the Consul token: service.<id> (repeatable)")
 }
 
 // open loads the specs of dir and opens the backends they need.
@@ -83,6 +93,9 @@ func (c *cli) makePlan(ctx context.Context, s *specs, bs []provision.Backend, f 
 	}
 	if k := c.clusterAgent(s, &f.net); k != nil {
 		diags = append(diags, k.Forgotten(ctx, s.cfg.Project, p.Backends)...)
+	}
+	if err := replaced(p, f.replace); err != nil {
+		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid -replace address", Detail: err.Error()})
 	}
 	include, err := parseAddrs(f.targets)
 	if err == nil {
@@ -122,6 +135,19 @@ func (c *cli) planDir(dir string, pf *planFlags) (*specs, *provision.Plan, hcl.D
 	defer cancel()
 	p, diags := c.makePlan(ctx, s, bs, pf, provision.Converge)
 	return s, p, diags
+}
+
+// replaced checks that every -replace address is a service the plan
+// registers again: one the project owns and the specs declare.
+func replaced(p *provision.Plan, addrs []string) error {
+	for _, a := range addrs {
+		addr, _ := provision.ParseAddr(a)
+		i := slices.IndexFunc(p.Changes, func(c *provision.Change) bool { return c.Addr == addr })
+		if i < 0 || addr.Kind != "service" || p.Changes[i].Action == provision.Delete || p.Changes[i].Action == provision.Create {
+			return fmt.Errorf("-replace %s names no service that the specs declare and the project owns: only such a service is registered again in place", a)
+		}
+	}
+	return nil
 }
 
 func parseAddrs(ss []string) ([]provision.Addr, error) {

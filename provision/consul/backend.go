@@ -3,7 +3,8 @@ package consul
 import (
 	"bytes"
 	"context"
-	"errors"
+	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -34,6 +35,20 @@ type Backend struct {
 	in string
 	// where points a diagnostic about the agent itself at the spec.
 	where hcl.Range
+	// locker is true for the agent that also holds the lock and the
+	// record: its plan checks that the token may write them.
+	locker bool
+	// replace are the services to register again even when converged.
+	replace map[provision.Addr]bool
+}
+
+// Replace has the plan register the services at addrs again in place even
+// when they are converged (apply -replace), as after a token rotation.
+func (b *Backend) Replace(addrs []provision.Addr) {
+	b.replace = map[provision.Addr]bool{}
+	for _, a := range addrs {
+		b.replace[a] = true
+	}
 }
 
 // SetDeadlines bounds every request to the agent.
@@ -58,14 +73,16 @@ func New(cfg *schema.Config) ([]provision.Backend, hcl.Diagnostics) {
 		if b == nil {
 			return nil, diags
 		}
+		b.locker = true
 		return []provision.Backend{b}, diags
 	}
 	var out []provision.Backend
 	var diags hcl.Diagnostics
-	for _, a := range cfg.Agents {
+	for i, a := range cfg.Agents {
 		b, bdiags := openConfig(cfg, a)
 		diags = append(diags, bdiags...)
 		if b != nil {
+			b.locker = i == 0 && lockerIsFirstAgent(cfg)
 			out = append(out, b)
 		}
 	}
@@ -77,13 +94,20 @@ func New(cfg *schema.Config) ([]provision.Backend, hcl.Diagnostics) {
 // first agent block's; nil when the specs use no Consul at all.
 func Locker(cfg *schema.Config) (*Backend, hcl.Diagnostics) {
 	var a *schema.Agent
-	if len(cfg.Agents) > 0 && (cfg.Consul == nil || cfg.Consul.Address == "") && !envSet(api.HTTPAddrEnvName) {
+	if lockerIsFirstAgent(cfg) {
 		a = cfg.Agents[0]
 	}
 	if !usesConsul(cfg) {
 		return nil, nil
 	}
 	return openConfig(cfg, a)
+}
+
+// lockerIsFirstAgent: with agent blocks and no other address for the
+// cluster (a consul block's, CONSUL_HTTP_ADDR), the first agent holds the
+// lock.
+func lockerIsFirstAgent(cfg *schema.Config) bool {
+	return len(cfg.Agents) > 0 && (cfg.Consul == nil || cfg.Consul.Address == "") && !envSet(api.HTTPAddrEnvName)
 }
 
 // usesConsul reports whether the specs and the environment name Consul at
@@ -146,6 +170,13 @@ func open(conf *api.Config, sc scope) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t, ok := hc.Transport.(*http.Transport); ok {
+		// HTTP/1.1: behind HTTP/2 a refused handshake is only "client conn
+		// could not be established", and the TLS alert that names the
+		// missing setting (a client certificate required) is lost.
+		t.ForceAttemptHTTP2 = false
+		t.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	}
 	return &Backend{scope: sc, conf: conf, client: client, http: hc, net: provision.DefaultDeadlines}, nil
 }
 
@@ -183,6 +214,7 @@ type agentState struct {
 	// checks are by service ID, then check ID, so that finding a
 	// service's checks does not scan every check of the agent.
 	checks map[string]map[string]liveCheck
+	acl    aclState
 }
 
 // byService indexes checks, as GET /v1/agent/checks answers them (by
@@ -204,16 +236,16 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 	var st agentState
 	var checks map[string]liveCheck
 	errs := make([]error, 2)
+	headers := make([]http.Header, 2)
 	provision.Parallel(2, 2, func(i int) {
 		errs[i] = b.net.Call(ctx, true, func(ctx context.Context) error {
 			var err error
-			q := (&api.QueryOptions{}).WithContext(ctx)
 			if i == 0 {
-				_, err = b.client.Raw().Query("/v1/agent/services", &st.services, q)
+				headers[i], err = b.get(ctx, "/v1/agent/services", &st.services)
 			} else {
-				_, err = b.client.Raw().Query("/v1/agent/checks", &checks, q)
+				headers[i], err = b.get(ctx, "/v1/agent/checks", &checks)
 			}
-			return statusError(err)
+			return err
 		})
 	})
 	for i, path := range []string{"/v1/agent/services", "/v1/agent/checks"} {
@@ -222,17 +254,35 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 		}
 	}
 	st.checks = byService(checks)
+	for _, h := range headers {
+		st.acl.deny = st.acl.deny || h.Get("X-Consul-Default-ACL-Policy") == "deny"
+		st.acl.filtered = st.acl.filtered || h.Get("X-Consul-Results-Filtered-By-ACLs") == "true"
+	}
 	return st, nil
 }
 
-// statusError turns the API client's error for an answer outside 2xx into
-// the engine's, so that a 5xx is retried and the reason is quoted.
-func statusError(err error) error {
-	var se api.StatusError
-	if errors.As(err, &se) {
-		return &provision.StatusError{Code: se.Code, Message: fmt.Sprintf("consul answered %d: %s", se.Code, se.Body)}
+// get reads one endpoint of the agent with the token into out, and
+// returns the answer's headers, which say what the ACLs did (the API
+// client drops them: it stops reading headers at the X-Consul-LastContact
+// the agent endpoints do not send).
+func (b *Backend) get(ctx context.Context, path string, out any) (http.Header, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.Info().Address+path, nil)
+	if err != nil {
+		return nil, err
 	}
-	return err
+	if b.conf.Token != "" {
+		req.Header.Set("X-Consul-Token", b.conf.Token)
+	}
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return nil, b.answered(resp.StatusCode, string(msg))
+	}
+	return resp.Header, json.NewDecoder(resp.Body).Decode(out)
 }
 
 // Plan reads the agent and diffs it against the services declared on it.
@@ -241,7 +291,16 @@ func (b *Backend) Plan(ctx context.Context, mode provision.Mode) ([]*provision.C
 	if err != nil {
 		return nil, "", hcl.Diagnostics{b.unreadable(err)}
 	}
-	return b.planFrom(st, mode)
+	diags := b.aclDiagnostics(st)
+	if diags.HasErrors() {
+		return nil, "", diags
+	}
+	changes, fp, pdiags := b.planFrom(st, mode)
+	diags = append(diags, pdiags...)
+	if st.acl.deny && !pdiags.HasErrors() {
+		diags = append(diags, b.checkPermissions(ctx, changes)...)
+	}
+	return changes, fp, diags
 }
 
 // unreadable is the diagnostic of a failed read of the agent, at its
@@ -252,6 +311,11 @@ func (b *Backend) unreadable(err error) *hcl.Diagnostic {
 		Summary:  "Cannot read the Consul agent",
 		Detail:   fmt.Sprintf("%s. Check that the agent runs and that CONSUL_HTTP_ADDR (or the consul block's address) points at it; an ACL token goes in CONSUL_HTTP_TOKEN.", err),
 		Subject:  b.where.Ptr(),
+	}
+	if setting := tlsSetting(err); setting != "" {
+		d.Summary = "Cannot reach the Consul agent over TLS"
+		d.Detail = fmt.Sprintf("%s: %s. Nothing was sent.", err, setting)
+		return d
 	}
 	if b.agent != nil {
 		d.Summary = fmt.Sprintf("Cannot read the Consul agent %q", b.agent.Name)
@@ -302,7 +366,7 @@ func (b *Backend) Send(ctx context.Context, r provision.Request) error {
 			return nil // already gone (a retry after a lost answer): the goal
 		}
 		if resp.StatusCode/100 != 2 {
-			return &provision.StatusError{Code: resp.StatusCode, Message: fmt.Sprintf("consul answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))}
+			return b.answered(resp.StatusCode, string(msg))
 		}
 		return nil
 	})

@@ -203,6 +203,12 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 			c.Reason = strings.Join(changed, ", ") + " changed"
 			c.Requests = []provision.Request{registerRequest(want, true)}
 			c.Notes = append(c.Notes, drift...)
+		case b.replace[addr]:
+			// The agent keeps the token a service was registered with for
+			// its anti-entropy; registering again in place (no deregister,
+			// so no moment without it) hands it the current one.
+			c.Action, c.Reason = provision.Update, "replaced (-replace): registered again in place, with the current token"
+			c.Requests = []provision.Request{registerRequest(want, true)}
 		default:
 			c.Action = provision.NoOp
 		}

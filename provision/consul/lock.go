@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/consul/api"
@@ -32,56 +31,50 @@ func (h holder) String() string {
 }
 
 // Lock takes provision/locks/<project> through a Consul session with a
-// TTL: if the holder dies, the session expires and the lock is released.
-// Taking it is bounded by the request deadline (the API's lock call has no
-// context of its own), and a fresh agent's "Missing node registration"
-// answer to the session is retried briefly. The returned context is
-// canceled with provision.ErrLockLost when the session is invalidated;
-// one failed blocking read of the lock's monitor is not taken for a loss.
+// TTL, renewed while held: if the holder dies, the session expires and the
+// lock is released. The session is made first, so that its refusals are
+// Consul's own answers: a 403 for a token without session:write (a
+// refusal that no retry helps), a fresh agent's 500 "Missing node
+// registration" (retried briefly). Taking it is bounded by the request
+// deadline (the API's lock call has no context of its own). The returned
+// context is canceled with provision.ErrLockLost when the session is
+// invalidated; one failed blocking read of the lock's monitor is not taken
+// for a loss.
 func (b *Backend) Lock(ctx context.Context, project, operation string, wait time.Duration) (context.Context, func(), error) {
 	host, _ := os.Hostname()
 	value, _ := json.Marshal(holder{Host: host, PID: os.Getpid(), Operation: operation, Since: time.Now().UTC().Truncate(time.Second)})
 	key := LockPrefix + project
 	var lock *api.Lock
 	var lost <-chan struct{}
+	var session string
 	err := b.net.Call(ctx, true, func(actx context.Context) error {
-		var err error
+		id, _, err := b.client.Session().Create(&api.SessionEntry{
+			Name:      "provision " + operation + " " + project,
+			TTL:       sessionTTL,
+			LockDelay: time.Second,
+			Behavior:  api.SessionBehaviorRelease,
+		}, (&api.WriteOptions{}).WithContext(actx))
+		if err != nil {
+			return b.statusError(err)
+		}
 		lock, err = b.client.LockOpts(&api.LockOptions{
-			Key:   key,
-			Value: value,
-			SessionOpts: &api.SessionEntry{
-				Name:      "provision " + operation + " " + project,
-				TTL:       "10s",
-				LockDelay: time.Second,
-				Behavior:  api.SessionBehaviorRelease,
-			},
+			Key:              key,
+			Value:            value,
+			Session:          id,
 			LockTryOnce:      true,
 			LockWaitTime:     max(wait, time.Millisecond), // zero would mean Consul's default, 15 s
 			MonitorRetries:   5,
 			MonitorRetryTime: time.Second,
 		})
-		if err != nil {
+		if err == nil {
+			lost, err = b.acquire(ctx, lock, wait)
+		}
+		if err != nil || lost == nil {
+			b.destroy(id)
 			return err
 		}
-		// The wait for a held lock is the caller's, not a stall.
-		// Consul adds up to wait/16 of jitter to a blocking query.
-		lctx, cancel := context.WithTimeout(ctx, wait+wait/16+b.net.Request)
-		defer cancel()
-		done := make(chan error, 1)
-		go func() {
-			var err error
-			lost, err = lock.Lock(lctx.Done())
-			done <- err
-		}()
-		select {
-		case err = <-done:
-		case <-lctx.Done():
-			return lctx.Err()
-		}
-		if err != nil && strings.Contains(err.Error(), "Missing node registration") {
-			return &provision.StatusError{Code: 500, Message: err.Error()} // the agent is still starting
-		}
-		return err
+		session = id
+		return nil
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("taking the lock %s on %s: %w", key, b.Info().Address, err)
@@ -90,6 +83,10 @@ func (b *Backend) Lock(ctx context.Context, project, operation string, wait time
 		return nil, nil, b.heldError(key, wait)
 	}
 	lockCtx, cancel := context.WithCancelCause(ctx)
+	renewing := make(chan struct{})
+	go func() {
+		_ = b.client.Session().RenewPeriodic(sessionTTL, session, nil, renewing)
+	}()
 	go func() {
 		select {
 		case <-lost:
@@ -105,6 +102,10 @@ func (b *Backend) Lock(ctx context.Context, project, operation string, wait time
 		go func() {
 			_ = lock.Unlock()
 			_ = lock.Destroy() // removes the key unless another waiter uses it
+			// Ending the renewal destroys the session; only now, since a
+			// session destroyed while it holds the lock would leave the
+			// key in its lock-delay.
+			close(renewing)
 			close(done)
 		}()
 		select {
@@ -113,6 +114,41 @@ func (b *Backend) Lock(ctx context.Context, project, operation string, wait time
 		}
 	}
 	return lockCtx, unlock, nil
+}
+
+// sessionTTL is the TTL of the lock's session: the lock of a run that
+// dies is released that long after.
+const sessionTTL = "10s"
+
+// acquire tries the lock once, waiting up to wait for a holder to let go;
+// the channel of a lost lock is nil when another run holds it.
+func (b *Backend) acquire(ctx context.Context, lock *api.Lock, wait time.Duration) (<-chan struct{}, error) {
+	// The wait for a held lock is the caller's, not a stall. Consul adds
+	// up to wait/16 of jitter to a blocking query.
+	lctx, cancel := context.WithTimeout(ctx, wait+wait/16+b.net.Request)
+	defer cancel()
+	type result struct {
+		lost <-chan struct{}
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		l, err := lock.Lock(lctx.Done())
+		done <- result{l, err}
+	}()
+	select {
+	case r := <-done:
+		return r.lost, r.err
+	case <-lctx.Done():
+		return nil, lctx.Err()
+	}
+}
+
+// destroy ends a session, bounded by the request deadline.
+func (b *Backend) destroy(session string) {
+	ctx, cancel := context.WithTimeout(context.Background(), b.net.Request)
+	defer cancel()
+	_, _ = b.client.Session().Destroy(session, (&api.WriteOptions{}).WithContext(ctx))
 }
 
 // heldError names the holder of a lock that could not be taken.

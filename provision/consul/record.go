@@ -40,7 +40,7 @@ func (b *Backend) recorded(ctx context.Context, project string) (map[string]stri
 	err := b.net.Call(ctx, true, func(ctx context.Context) error {
 		pair, _, err := b.client.KV().Get(RecordPrefix+project, (&api.QueryOptions{}).WithContext(ctx))
 		if err != nil || pair == nil {
-			return statusError(err)
+			return b.statusError(err)
 		}
 		return json.Unmarshal(pair.Value, &rec)
 	})
@@ -53,7 +53,11 @@ func (b *Backend) recorded(ctx context.Context, project string) (map[string]stri
 func (b *Backend) Forgotten(ctx context.Context, project string, backends []provision.BackendInfo) hcl.Diagnostics {
 	rec, err := b.recorded(ctx, project)
 	if err != nil {
-		return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Cannot read the record of the project's agents",
+		summary := "Cannot read the record of the project's agents"
+		if _, refused := provision.Refused(err); refused {
+			summary = "No permission to read the record of the project's agents"
+		}
+		return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: summary,
 			Detail: fmt.Sprintf("Reading %s%s from %s: %s. A removed agent block is not noticed.", RecordPrefix, project, b.Info().Address, err), Subject: b.where.Ptr()}}
 	}
 	now := agentsOf(backends, false)
@@ -89,10 +93,10 @@ func (b *Backend) Remember(ctx context.Context, project string, backends []provi
 		q := (&api.WriteOptions{}).WithContext(ctx)
 		if len(now) == 0 {
 			_, err := b.client.KV().Delete(key, q)
-			return statusError(err)
+			return b.statusError(err)
 		}
 		value, _ := json.Marshal(now)
 		_, err := b.client.KV().Put(&api.KVPair{Key: key, Value: value}, q)
-		return statusError(err)
+		return b.statusError(err)
 	})
 }

@@ -1,0 +1,357 @@
+package consul
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/consul/api"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/schema"
+)
+
+// aclState is what an agent's answers to a plan's reads say of its ACLs
+// (Consul 1.15: X-Consul-Default-ACL-Policy on every answer,
+// X-Consul-Results-Filtered-By-ACLs when a token's read was filtered).
+type aclState struct {
+	deny     bool
+	filtered bool
+}
+
+// Permission is one thing the token must be allowed, in the terms of
+// Consul's rules and of its authorize endpoint.
+type Permission struct {
+	Resource string `json:"resource"` // service, key, session, agent
+	Segment  string `json:"segment"`
+	Access   string `json:"access"` // read, write
+	// Why says what needs it, for a person.
+	Why string `json:"why"`
+	// at is the declaration that needs it.
+	at *hcl.Range
+}
+
+func (p Permission) String() string {
+	return fmt.Sprintf("%s:%s on %q", p.Resource, p.Access, p.Segment)
+}
+
+// Permissions are what the specs' project needs of a token, least first:
+// write on each service name it registers or deregisters (deleting: the
+// names of owned services no longer declared, where known), write on its
+// two keys (the lock and the record), and, on the node of the agent that
+// holds the lock (empty when not known), write on sessions and read of
+// the agent (whose node name the policy looks up).
+func Permissions(cfg *schema.Config, deleting []string, node string) []Permission {
+	var out []Permission
+	names := map[string]bool{}
+	for _, s := range cfg.Services {
+		if !names[s.Name] {
+			names[s.Name] = true
+			out = append(out, Permission{Resource: "service", Segment: s.Name, Access: "write", Why: "register service " + s.ID, at: s.DeclRange.Ptr()})
+		}
+	}
+	for _, n := range deleting {
+		if !names[n] {
+			names[n] = true
+			out = append(out, Permission{Resource: "service", Segment: n, Access: "write", Why: "deregister owned services named " + n + ", no longer declared"})
+		}
+	}
+	at := cfg.ProjectRange.Ptr()
+	out = append(out,
+		Permission{Resource: "key", Segment: LockPrefix + cfg.Project, Access: "write", Why: "the apply lock", at: at},
+		Permission{Resource: "key", Segment: RecordPrefix + cfg.Project, Access: "write", Why: "the record of the project's agents", at: at})
+	if node != "" {
+		out = append(out,
+			Permission{Resource: "session", Segment: node, Access: "write", Why: "the lock's session, on the node of the agent that holds it", at: at},
+			Permission{Resource: "agent", Segment: node, Access: "read", Why: "provision policy looks up that node's name", at: at})
+	}
+	return out
+}
+
+// PolicyRules renders permissions as Consul ACL rules in HCL, ready for
+// consul acl policy create -rules @- or PUT /v1/acl/policy.
+func PolicyRules(perms []Permission) string {
+	var b strings.Builder
+	for _, p := range perms {
+		fmt.Fprintf(&b, "# %s\n%s %q {\n  policy = %q\n}\n\n", p.Why, p.Resource, p.Segment, p.Access)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// NodeName is the node of the agent, from GET /v1/agent/self (which needs
+// agent:read).
+func (b *Backend) NodeName(ctx context.Context) (string, error) {
+	var self struct{ Config struct{ NodeName string } }
+	err := b.net.Call(ctx, true, func(ctx context.Context) error {
+		_, err := b.client.Raw().Query("/v1/agent/self", &self, (&api.QueryOptions{}).WithContext(ctx))
+		return b.statusError(err)
+	})
+	return self.Config.NodeName, err
+}
+
+// Owned are the names of the services of the project on this agent that
+// the specs no longer declare: a policy must let the token deregister them.
+func (b *Backend) Owned(ctx context.Context) ([]string, error) {
+	st, err := b.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	declared := map[string]bool{}
+	for _, s := range b.cfg.Services {
+		declared[s.ID] = true
+	}
+	var out []string
+	for id, s := range st.services {
+		if provision.OwnerOf(s.Meta) == b.cfg.Project && !declared[id] && !slices.Contains(out, s.Service) {
+			out = append(out, s.Service)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// authorizeBatch is how many checks Consul takes in one authorize request.
+const authorizeBatch = 64
+
+// authorize asks the agent whether the token may do each of perms:
+// POST /v1/internal/acl/authorize (Consul 1.15, the endpoint its UI uses).
+func (b *Backend) authorize(ctx context.Context, perms []Permission) ([]bool, error) {
+	var out []bool
+	for lo := 0; lo < len(perms); lo += authorizeBatch {
+		batch := perms[lo:min(lo+authorizeBatch, len(perms))]
+		type check struct{ Resource, Segment, Access string }
+		checks := make([]check, len(batch))
+		for i, p := range batch {
+			checks[i] = check{p.Resource, p.Segment, p.Access}
+		}
+		body, _ := json.Marshal(checks)
+		var answer []struct{ Allow bool }
+		err := b.net.Call(ctx, true, func(ctx context.Context) error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.Info().Address+"/v1/internal/acl/authorize", bytes.NewReader(body))
+			if err != nil {
+				return err
+			}
+			if b.conf.Token != "" {
+				req.Header.Set("X-Consul-Token", b.conf.Token)
+			}
+			resp, err := b.http.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			if resp.StatusCode/100 != 2 {
+				return b.answered(resp.StatusCode, string(msg))
+			}
+			return json.Unmarshal(msg, &answer)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(answer) != len(batch) {
+			return nil, fmt.Errorf("authorize answered %d results for %d checks", len(answer), len(batch))
+		}
+		for _, a := range answer {
+			out = append(out, a.Allow)
+		}
+	}
+	return out, nil
+}
+
+// checkPermissions asks the agent, in one request, whether the token may
+// send every write of the plan's changes and, on the agent that holds the
+// lock, take the lock and write the record.
+func (b *Backend) checkPermissions(ctx context.Context, changes []*provision.Change) hcl.Diagnostics {
+	var perms []Permission
+	seen := map[string]bool{}
+	for _, c := range changes {
+		if len(c.Requests) == 0 {
+			continue
+		}
+		var obj struct{ Name string }
+		side := c.After
+		if c.Action == provision.Delete {
+			side = c.Before
+		}
+		if json.Unmarshal(side, &obj) != nil || obj.Name == "" || seen[obj.Name] {
+			continue
+		}
+		seen[obj.Name] = true
+		perms = append(perms, Permission{Resource: "service", Segment: obj.Name, Access: "write", Why: c.Action.String() + " " + c.Addr.String(), at: c.DeclRange()})
+	}
+	diags, _ := b.permitted(ctx, append(perms, b.lockPermissions(ctx)...))
+	return diags
+}
+
+// Preflight is the permission check of an apply before its lock: whether
+// the token may register every service the specs declare on this agent
+// and, on the agent that holds the lock, take the lock and write the
+// record. One request; none is made of an agent without ACLs, which
+// answers it 401 "ACL support disabled".
+func (b *Backend) Preflight(ctx context.Context) hcl.Diagnostics {
+	var perms []Permission
+	for _, p := range Permissions(b.cfg, nil, "") {
+		if p.Resource == "service" && b.agent != nil && !slices.ContainsFunc(b.cfg.Services, func(s *schema.Service) bool { return s.Name == p.Segment && s.Agent == b.agent.Name }) {
+			continue
+		}
+		if p.Resource == "service" {
+			perms = append(perms, p)
+		}
+	}
+	diags, err := b.permitted(ctx, append(perms, b.lockPermissions(ctx)...))
+	if _, answered := err.(*provision.StatusError); err != nil && !answered {
+		// An agent that does not answer stops the apply here, as its read
+		// would: nothing is locked or sent.
+		return hcl.Diagnostics{b.unreadable(err)}
+	}
+	return diags
+}
+
+// lockPermissions are what the agent that holds the lock needs besides:
+// its keys, and a session on its node when the node's name can be read.
+func (b *Backend) lockPermissions(ctx context.Context) []Permission {
+	if !b.locker {
+		return nil
+	}
+	node, _ := b.NodeName(ctx) // without agent:read, the session is checked when the lock is taken
+	var out []Permission
+	for _, p := range Permissions(&schema.Config{Project: b.cfg.Project, ProjectRange: b.cfg.ProjectRange}, nil, node) {
+		if p.Resource != "agent" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// permitted is an error at the declaration for each permission the token
+// lacks; a Consul without ACLs has nothing to check, and one that cannot
+// answer (an older one without the authorize endpoint, or none at all)
+// gets a warning, with the error.
+func (b *Backend) permitted(ctx context.Context, perms []Permission) (hcl.Diagnostics, error) {
+	if len(perms) == 0 {
+		return nil, nil
+	}
+	allowed, err := b.authorize(ctx, perms)
+	var se *provision.StatusError
+	if errors.As(err, &se) && se.Code == http.StatusUnauthorized && strings.Contains(se.Message, "ACL support disabled") {
+		return nil, nil
+	}
+	if err == nil && b.conf.Token == "" && slices.Contains(allowed, false) {
+		return hcl.Diagnostics{b.noToken()}, nil
+	}
+	if err != nil {
+		return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Cannot check the token's permissions",
+			Detail:  fmt.Sprintf("Asking %s whether the token may do what the plan needs (POST /v1/internal/acl/authorize, Consul 1.15): %s. A missing permission shows as a 403 when the request is sent.", b.Info().Address, err),
+			Subject: b.where.Ptr()}}, err
+	}
+	var diags hcl.Diagnostics
+	for i, p := range perms {
+		if allowed[i] {
+			continue
+		}
+		at := p.at
+		if at == nil {
+			at = b.where.Ptr()
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing ACL permission",
+			Detail: fmt.Sprintf("The Consul token lacks %s (for %s), as %s answers. The request would be refused with 403, and retrying will not help, so nothing is sent. "+
+				"Give the token a policy with the rules provision policy prints for these specs.", p, p.Why, b.Info().Address),
+			Subject: at,
+		})
+	}
+	return diags, nil
+}
+
+// aclDiagnostics are what the ACLs of the agent, as read, say about the
+// plan: under default deny, a plan with the anonymous token would read an
+// empty agent and plan false creates (an error); a read the agent
+// filtered hides objects (a warning).
+func (b *Backend) aclDiagnostics(st agentState) hcl.Diagnostics {
+	switch {
+	case st.acl.deny && b.conf.Token == "":
+		return hcl.Diagnostics{b.noToken()}
+	case st.acl.filtered:
+		return hcl.Diagnostics{{
+			Severity: hcl.DiagWarning,
+			Summary:  "The token hides objects of the agent",
+			Detail: fmt.Sprintf("%s filtered its answer for this token (X-Consul-Results-Filtered-By-ACLs): services it may not read are not in the plan, so an owned service it cannot see is neither deleted nor checked for conflicts. "+
+				"Give the token service:read (service:write implies it) on every service name the project has; provision policy prints the rules.", b.Info().Address),
+			Subject: b.where.Ptr(),
+		}}
+	}
+	return nil
+}
+
+// noToken is the error of a run without a token on an agent whose ACLs
+// deny by default.
+func (b *Backend) noToken() *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "No Consul ACL token",
+		Detail: fmt.Sprintf("%s runs ACLs with default_policy = \"deny\" and no token was given: the anonymous token reads nothing under default_policy deny, so a plan would show every service as new. "+
+			"Set CONSUL_HTTP_TOKEN (or CONSUL_HTTP_TOKEN_FILE) to a token with the policy provision policy prints.", b.Info().Address),
+		Subject: b.where.Ptr(),
+	}
+}
+
+// answered is the engine's error for an answer of the agent outside 2xx.
+// A 403 says which permission it lacks, that retrying will not help, and
+// where the policy comes from.
+func (b *Backend) answered(code int, msg string) error {
+	msg = strings.TrimSpace(msg)
+	text := fmt.Sprintf("consul answered %d: %s", code, msg)
+	if code == http.StatusForbidden {
+		why := "the token lacks this permission"
+		if strings.Contains(msg, "ACL not found") {
+			why = "Consul does not know the token (unknown, or deleted)"
+		}
+		text = fmt.Sprintf("consul answered 403 Forbidden: %s (%s; retrying will not help: give the token the policy provision policy prints)", strings.TrimSuffix(msg, "."), why)
+	}
+	return &provision.StatusError{Code: code, Message: text}
+}
+
+// statusError turns the API client's error for an answer outside 2xx into
+// the engine's, so that a 5xx is retried, a 4xx is a refusal and the
+// reason is quoted.
+func (b *Backend) statusError(err error) error {
+	var se api.StatusError
+	if errors.As(err, &se) {
+		return b.answered(se.Code, se.Body)
+	}
+	return err
+}
+
+// tlsSetting names the setting a TLS failure points at, or "".
+func tlsSetting(err error) string {
+	var alert tls.AlertError
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var header tls.RecordHeaderError
+	// A TLS alert from the server reaches a TCP client as an unexported
+	// type behind "remote error: tls: ..."; only QUIC's is an AlertError.
+	text := fmt.Sprint(err)
+	switch {
+	case errors.As(err, &alert) && (alert == 116 || alert == 42), // certificate_required, bad_certificate
+		strings.Contains(text, "tls: certificate required"), strings.Contains(text, "tls: bad certificate"):
+		return "the agent requires a client certificate: set CONSUL_CLIENT_CERT and CONSUL_CLIENT_KEY to the PEM files of one its CA signed"
+	case errors.As(err, &unknown):
+		return "the agent's certificate is signed by an authority this machine does not trust: set CONSUL_CACERT to the CA's PEM file (consul-agent-ca.pem)"
+	case errors.As(err, &host):
+		return "the agent's certificate is not for the name in the address: set CONSUL_TLS_SERVER_NAME to a name it is for (Consul's own are server.<datacenter>.consul and localhost)"
+	case errors.As(err, &header):
+		return "the agent does not speak TLS at this address: use http:// (or CONSUL_HTTP_SSL=false), or the agent's HTTPS port"
+	case strings.Contains(text, "server gave HTTP response to HTTPS client"):
+		return "the agent answers plain HTTP at this address: use http:// and its HTTP port, or the agent's HTTPS port"
+	}
+	return ""
+}
