@@ -192,3 +192,33 @@ func consulPut(t *testing.T, addr, path, body string) {
 		t.Fatalf("PUT %s: %s", path, resp.Status)
 	}
 }
+
+// TestGateUnderACLs is the seed's chain on a Consul with ACLs on (default
+// deny): provision applies with exactly the token made from the policy it
+// prints, Traefik 2 reads the catalog with a read-only token, and the
+// apply proves the gate through it.
+func TestGateUnderACLs(t *testing.T) {
+	agent := servers.NewACLConsul(t)
+	proxy := servers.NewTraefik(t, agent.Addr, servers.TraefikOptions{Generation: 2, ExposedByDefault: true,
+		Token: agent.NewToken(t, "traefik", servers.TraefikReadRules)})
+	app := newHandler(testTokens(t), io.Discard)
+	port := listen(t, app)
+
+	specs := t.TempDir()
+	for _, name := range []string{"project.hcl", "gated-api.hcl"} {
+		copyFile(t, "../../specs/"+name, filepath.Join(specs, name))
+	}
+	block := fmt.Sprintf("traefik \"v2\" {\n  api = %q\n  url = %q\n}\n", proxy.API, proxy.URL)
+	if err := os.WriteFile(filepath.Join(specs, "proxies.hcl"), []byte(block), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := buildProvision(t)
+	base := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
+	rules := runProvision(t, bin, append(base, "CONSUL_HTTP_TOKEN="+agent.Token), "policy", specs)
+	env := append(base, "CONSUL_HTTP_TOKEN="+agent.NewToken(t, "provision", rules))
+	out := runProvision(t, bin, env, "apply", "-auto-approve", "-var", fmt.Sprintf("api_port=%d", port), specs)
+	if !strings.Contains(out, "traefik.v2: /api gated by gated-api-auth (no token 401, wrong token 401)") || strings.Contains(out, "Warning") {
+		t.Fatalf("apply under ACLs:\n%s", out)
+	}
+	t.Log(out)
+}

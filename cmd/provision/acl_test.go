@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -224,5 +225,50 @@ func TestTLS(t *testing.T) {
 		if code != exitError || !strings.Contains(errOut, "Error: Cannot reach the Consul agent over TLS") || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%s: exit %d\n%s", name, code, errOut)
 		}
+	}
+}
+
+// TestACLFleet: services on two client agents of a cluster with ACLs on,
+// applied with the token made from provision policy (the lock on the
+// first agent's node), then planned as converged without a warning.
+func TestACLFleet(t *testing.T) {
+	cluster := servers.NewACLCluster(t, "node-a", "node-b")
+	server, a, b := cluster[0], cluster[1], cluster[2]
+	dir := t.TempDir()
+	spec := fmt.Sprintf(`project = "aclfleet"
+
+agent "node-a" {
+  address = %q
+}
+
+agent "node-b" {
+  address = %q
+}
+
+service "web" {
+  agent = "node-a"
+  port  = 19401
+}
+
+service "jobs" {
+  agent = "node-b"
+  port  = 19402
+}
+`, a.Addr, b.Addr)
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, rules, errOut := runCLI(t, map[string]string{"CONSUL_HTTP_TOKEN": server.Token}, "policy", dir)
+	if code != exitOK || !strings.Contains(rules, `session "node-a"`) {
+		t.Fatalf("policy: exit %d\n%s%s", code, rules, errOut)
+	}
+	env := map[string]string{"CONSUL_HTTP_TOKEN": server.NewToken(t, "provision-fleet", rules), "NO_COLOR": "1"}
+	code, out, errOut := runCLI(t, env, "apply", "-auto-approve", dir)
+	if code != exitOK || !strings.Contains(out, "Apply complete: 2 created") || strings.Contains(out+errOut, "Warning") {
+		t.Fatalf("apply on an ACL fleet: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, env, "plan", "-detailed-exitcode", dir)
+	if code != exitOK || strings.Contains(out+errOut, "Warning") {
+		t.Errorf("converged plan on an ACL fleet: exit %d\n%s%s", code, out, errOut)
 	}
 }

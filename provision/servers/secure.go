@@ -143,23 +143,30 @@ func (s *Secured) Do(method, path, body, token string) (int, []byte, error) {
 	return resp.StatusCode, b, err
 }
 
-// NewToken makes a policy with rules, and a token with it, through the
+// MakeToken makes a policy with rules, and a token with it, through the
 // ACL HTTP API with the management token; it returns the token's secret.
-func (s *Secured) NewToken(t testing.TB, name, rules string) string {
-	t.Helper()
+func (s *Secured) MakeToken(name, rules string) (string, error) {
 	policy, _ := json.Marshal(map[string]string{"Name": name, "Rules": rules})
 	if code, body, err := s.Do(http.MethodPut, "/v1/acl/policy", string(policy), s.Token); err != nil || code != http.StatusOK {
-		t.Fatalf("PUT /v1/acl/policy %s: %d %s %v", name, code, body, err)
+		return "", fmt.Errorf("PUT /v1/acl/policy %s: %d %s %v", name, code, body, err)
 	}
 	code, body, err := s.Do(http.MethodPut, "/v1/acl/token", fmt.Sprintf(`{"Description":%q,"Policies":[{"Name":%q}]}`, name, name), s.Token)
 	if err != nil || code != http.StatusOK {
-		t.Fatalf("PUT /v1/acl/token %s: %d %s %v", name, code, body, err)
+		return "", fmt.Errorf("PUT /v1/acl/token %s: %d %s %v", name, code, body, err)
 	}
 	var tok struct{ SecretID string }
-	if err := json.Unmarshal(body, &tok); err != nil {
+	err = json.Unmarshal(body, &tok)
+	return tok.SecretID, err
+}
+
+// NewToken is MakeToken for a test, which fails when it cannot.
+func (s *Secured) NewToken(t testing.TB, name, rules string) string {
+	t.Helper()
+	token, err := s.MakeToken(name, rules)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return tok.SecretID
+	return token
 }
 
 // NewACLConsul starts an ACL agent for the test and stops it at its end.
@@ -183,4 +190,53 @@ func uuid() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// StartACLClient starts a client agent of node name that joins the ACL
+// agent s, with s's management token as its agent token, and waits until
+// its node is in the cluster's catalog.
+func (s *Secured) StartACLClient(ctx context.Context, dir, node string, logw io.Writer) (*Secured, error) {
+	file := filepath.Join(dir, "acl.hcl")
+	conf := fmt.Sprintf("acl {\n  enabled = true\n  default_policy = \"deny\"\n  tokens {\n    agent = %q\n  }\n}\n", s.Token)
+	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
+		return nil, err
+	}
+	client := &Secured{Token: s.Token, client: http.DefaultClient}
+	c, err := retryBind(logw, func(attempt int, w io.Writer) (*Consul, error) {
+		ports, err := FreePorts(2)
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"agent", "-bind=127.0.0.1", "-client=127.0.0.1", "-node=" + node, "-config-file=" + file,
+			"-data-dir=" + filepath.Join(dir, fmt.Sprintf("consul-%s-%d", node, attempt)),
+			"-http-port=" + strconv.Itoa(ports[0]), "-dns-port=-1", "-serf-lan-port=" + strconv.Itoa(ports[1]),
+			"-grpc-port=-1", "-retry-join=127.0.0.1:" + strconv.Itoa(s.serfLAN)}
+		a := &Consul{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), Node: node, serfLAN: ports[1]}
+		client.URL = "http://" + a.Addr
+		return a, a.start(ctx, args, w, func() bool {
+			for _, at := range []*Secured{s, client} {
+				if body, ok := at.get("/v1/catalog/node/" + node); !ok || !bytes.Contains(body, []byte(`"Node"`)) {
+					return false
+				}
+			}
+			return true
+		}, "join the cluster")
+	})
+	client.Consul = c
+	return client, err
+}
+
+// NewACLCluster starts an ACL agent and a client agent per node name
+// joined to it, for the test; the server comes first.
+func NewACLCluster(t testing.TB, nodes ...string) []*Secured {
+	t.Helper()
+	server := NewACLConsul(t)
+	agents := []*Secured{server}
+	for _, n := range nodes {
+		dir := t.TempDir()
+		agents = append(agents, forTest(t, "consul (ACLs) "+n, func(log io.Writer) (*Secured, error) {
+			return server.StartACLClient(context.Background(), dir, n, log)
+		}))
+	}
+	return agents
 }

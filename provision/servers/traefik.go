@@ -18,6 +18,11 @@ const (
 	Traefik3Version = "3.6.0"
 )
 
+// TraefikReadRules are the Consul ACL rules a Traefik consul-catalog
+// provider needs to read the catalog: every service, and every node (the
+// health checks are dropped without node read).
+const TraefikReadRules = "service_prefix \"\" {\n  policy = \"read\"\n}\n\nnode_prefix \"\" {\n  policy = \"read\"\n}\n"
+
 // TraefikOptions choose the Traefik to start.
 type TraefikOptions struct {
 	// Generation is 2 (the default) or 3.
@@ -26,6 +31,9 @@ type TraefikOptions struct {
 	// Traefik's own default, under which a service tagged with nothing but
 	// traefik.enable=true, or nothing at all, gets a default Host router.
 	ExposedByDefault bool
+	// Token is the Consul ACL token the catalog provider reads with; empty
+	// for an agent without ACLs.
+	Token string
 }
 
 // TraefikBinary is the installed Traefik of a generation (2 or 3).
@@ -56,7 +64,7 @@ func StartTraefik(ctx context.Context, consulAddr string, opts TraefikOptions, l
 	if err != nil {
 		return nil, err
 	}
-	p, err := startProcess(bin, []string{
+	args := []string{
 		"--entrypoints.web.address=127.0.0.1:" + strconv.Itoa(ports[0]),
 		"--entrypoints.traefik.address=127.0.0.1:" + strconv.Itoa(ports[1]),
 		"--api.insecure=true",
@@ -65,7 +73,11 @@ func StartTraefik(ctx context.Context, consulAddr string, opts TraefikOptions, l
 		"--providers.consulcatalog.exposedByDefault=" + strconv.FormatBool(opts.ExposedByDefault),
 		"--providers.consulcatalog.refreshInterval=1s",
 		"--log.level=INFO",
-	}, logw)
+	}
+	if opts.Token != "" {
+		args = append(args, "--providers.consulcatalog.endpoint.token="+opts.Token)
+	}
+	p, err := startProcess(bin, args, logw)
 	if err != nil {
 		return nil, err
 	}

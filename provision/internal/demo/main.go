@@ -1,7 +1,8 @@
 // Command demo brings up the seed's whole system on loopback and
-// provisions it with specs/: a Consul agent, gated-api, Traefik 2 reading
-// the catalog, and Elasticsearch member clusters t1 and t2 with a tribe
-// node. It runs provision plan and apply with that Traefik declared, so
+// provisions it with specs/: a Consul agent with ACLs on (default deny),
+// gated-api, Traefik 2 reading the catalog with a read-only token, and Elasticsearch member clusters t1 and t2 with a tribe
+// node. It makes provision's token from the policy provision policy
+// prints, runs provision plan and apply with that Traefik declared, so
 // that the apply ends with the proof of the gate, shows three requests
 // through Traefik and their answers, and stops everything it started,
 // also on Ctrl-C. "make demo" builds bin/ and installs the servers first.
@@ -48,8 +49,8 @@ func run(ctx context.Context, out io.Writer) error {
 	var logs servers.LogBuffer
 	step := func(format string, args ...any) { fmt.Fprintf(out, "==> "+format+"\n", args...) }
 
-	step("starting Consul %s", servers.ConsulVersion)
-	agent, err := servers.StartConsul(ctx, dir, &logs)
+	step("starting Consul %s with ACLs on (default_policy deny)", servers.ConsulVersion)
+	agent, err := servers.StartACLConsul(ctx, dir, &logs)
 	if err != nil {
 		return fmt.Errorf("%w\n%s", err, logs.Tail(2000))
 	}
@@ -86,8 +87,12 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	defer func() { app.Process.Signal(syscall.SIGTERM); app.Wait() }()
 
-	step("starting Traefik %s with the Consul catalog provider", servers.TraefikVersion)
-	proxy, err := servers.StartTraefik(ctx, agent.Addr, servers.TraefikOptions{Generation: 2}, &logs)
+	step("starting Traefik %s with the Consul catalog provider, reading with a token of policy \"traefik\":\n%s", servers.TraefikVersion, servers.TraefikReadRules)
+	readOnly, err := agent.MakeToken("traefik", servers.TraefikReadRules)
+	if err != nil {
+		return err
+	}
+	proxy, err := servers.StartTraefik(ctx, agent.Addr, servers.TraefikOptions{Generation: 2, Token: readOnly}, &logs)
 	if err != nil {
 		return fmt.Errorf("%w\n%s", err, logs.Tail(2000))
 	}
@@ -100,8 +105,22 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	step("specs: specs/*.hcl, and %s declaring this Traefik:\n%s", specs+"/traefik.hcl", proxyBlock(proxy))
-	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
+	base := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
 	vars := []string{"-var", "api_port=" + strconv.Itoa(port), "-var", "search_url=" + search.T1.URL, "-var", "tribe_url=" + search.Tribe.URL}
+	step("provision policy %s (with the management token): provision's own token gets exactly these rules", specs)
+	policy := exec.CommandContext(ctx, "bin/provision", append(append([]string{"policy"}, vars...), specs)...)
+	policy.Env = append(base, "CONSUL_HTTP_TOKEN="+agent.Token)
+	rules, err := policy.Output()
+	if err != nil {
+		return fmt.Errorf("provision policy: %w", err)
+	}
+	fmt.Fprintf(out, "%s\n", rules)
+	own, err := agent.MakeToken("provision-edge", string(rules))
+	if err != nil {
+		return err
+	}
+	step("provision runs with a token of policy \"provision-edge\", Traefik with one of policy \"traefik\"; the management token is the demo's only")
+	env := append(base, "CONSUL_HTTP_TOKEN="+own)
 	for _, args := range [][]string{
 		append(append([]string{"plan"}, vars...), specs),
 		append(append([]string{"apply", "-auto-approve"}, vars...), specs),
