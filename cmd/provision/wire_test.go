@@ -183,7 +183,7 @@ func TestFailedApplyStopsAndReruns(t *testing.T) {
 		"Error: Request refused by the server",
 		"A refusal does not converge on a re-run",
 		"on ../../testdata/three/main.hcl line 9, in service \"b\":",
-		"service.b-1: request 1 of 1 (PUT /v1/agent/service/register) was refused: consul answered 403 Forbidden: Permission denied: token lacks permission 'service:write' on \"b\" (the token lacks this permission; retrying will not help",
+		"service.b-1: request 1 of 1 (PUT /v1/agent/service/register) was refused: consul answered 403 Forbidden: Permission denied: token lacks permission 'service:write' on \"b\" (the token lacks this permission on http://",
 		"   9: service \"b\" {",
 		"done:     service.a-1 (1 of 1 requests sent)",
 		"failed:   service.b-1 (0 of 1 requests sent)",

@@ -311,9 +311,9 @@ func (b *Backend) answered(code int, msg string) error {
 	msg = strings.TrimSpace(msg)
 	text := fmt.Sprintf("consul answered %d: %s", code, msg)
 	if code == http.StatusForbidden {
-		why := "the token lacks this permission"
+		why := "the token lacks this permission on " + b.Info().Address
 		if strings.Contains(msg, "ACL not found") {
-			why = "Consul does not know the token (unknown, or deleted)"
+			why = b.Info().Address + " does not know the token (unknown, or deleted)"
 		}
 		text = fmt.Sprintf("consul answered 403 Forbidden: %s (%s; retrying will not help: give the token the policy provision policy prints)", strings.TrimSuffix(msg, "."), why)
 	}
