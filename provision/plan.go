@@ -130,8 +130,6 @@ type Backend interface {
 	// With mode Destroy, the changes delete every object the project owns
 	// within the backend's scope.
 	Plan(ctx context.Context, mode Mode) ([]*Change, string, hcl.Diagnostics)
-	// Fingerprint reads the live state again, as Plan did, and digests it.
-	Fingerprint(ctx context.Context) (string, error)
 	// Send performs one request of a change.
 	Send(ctx context.Context, r Request) error
 }

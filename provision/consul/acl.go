@@ -135,7 +135,7 @@ func (b *Backend) authorize(ctx context.Context, perms []Permission) ([]bool, er
 		body, _ := json.Marshal(checks)
 		var answer []struct{ Allow bool }
 		err := b.net.Call(ctx, true, func(ctx context.Context) error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.Info().Address+"/v1/internal/acl/authorize", bytes.NewReader(body))
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.address()+"/v1/internal/acl/authorize", bytes.NewReader(body))
 			if err != nil {
 				return err
 			}
@@ -249,7 +249,7 @@ func (b *Backend) permitted(ctx context.Context, perms []Permission) (hcl.Diagno
 	}
 	if err != nil {
 		return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Cannot check the token's permissions",
-			Detail:  fmt.Sprintf("Asking %s whether the token may do what the plan needs (POST /v1/internal/acl/authorize, Consul 1.15): %s. A missing permission shows as a 403 when the request is sent.", b.Info().Address, err),
+			Detail:  fmt.Sprintf("Asking %s whether the token may do what the plan needs (POST /v1/internal/acl/authorize, Consul 1.15): %s. A missing permission shows as a 403 when the request is sent.", b.address(), err),
 			Subject: b.where.Ptr()}}, err
 	}
 	var diags hcl.Diagnostics
@@ -265,7 +265,7 @@ func (b *Backend) permitted(ctx context.Context, perms []Permission) (hcl.Diagno
 			Severity: hcl.DiagError,
 			Summary:  "Missing ACL permission",
 			Detail: fmt.Sprintf("The Consul token lacks %s (for %s), as %s answers. The request would be refused with 403, and retrying will not help, so nothing is sent. "+
-				"Give the token a policy with the rules provision policy prints for these specs.", p, p.Why, b.Info().Address),
+				"Give the token a policy with the rules provision policy prints for these specs.", p, p.Why, b.address()),
 			Subject: at,
 		})
 	}
@@ -285,7 +285,7 @@ func (b *Backend) aclDiagnostics(st agentState) hcl.Diagnostics {
 			Severity: hcl.DiagWarning,
 			Summary:  "The token hides objects of the agent",
 			Detail: fmt.Sprintf("%s filtered its answer for this token (X-Consul-Results-Filtered-By-ACLs): services it may not read are not in the plan, so an owned service it cannot see is neither deleted nor checked for conflicts. "+
-				"Give the token service:read (service:write implies it) on every service name the project has; provision policy prints the rules.", b.Info().Address),
+				"Give the token service:read (service:write implies it) on every service name the project has; provision policy prints the rules.", b.address()),
 			Subject: b.where.Ptr(),
 		}}
 	}
@@ -299,7 +299,7 @@ func (b *Backend) noToken() *hcl.Diagnostic {
 		Severity: hcl.DiagError,
 		Summary:  "No Consul ACL token",
 		Detail: fmt.Sprintf("%s runs ACLs with default_policy = \"deny\" and no token was given: the anonymous token reads nothing under default_policy deny, so a plan would show every service as new. "+
-			"Set CONSUL_HTTP_TOKEN (or CONSUL_HTTP_TOKEN_FILE) to a token with the policy provision policy prints.", b.Info().Address),
+			"Set CONSUL_HTTP_TOKEN (or CONSUL_HTTP_TOKEN_FILE) to a token with the policy provision policy prints.", b.address()),
 		Subject: b.where.Ptr(),
 	}
 }
@@ -311,9 +311,9 @@ func (b *Backend) answered(code int, msg string) error {
 	msg = strings.TrimSpace(msg)
 	text := fmt.Sprintf("consul answered %d: %s", code, msg)
 	if code == http.StatusForbidden {
-		why := "the token lacks this permission on " + b.Info().Address
+		why := "the token lacks this permission on " + b.address()
 		if strings.Contains(msg, "ACL not found") {
-			why = b.Info().Address + " does not know the token (unknown, or deleted)"
+			why = b.address() + " does not know the token (unknown, or deleted)"
 		}
 		text = fmt.Sprintf("consul answered 403 Forbidden: %s (%s; retrying will not help: give the token the policy provision policy prints)", strings.TrimSuffix(msg, "."), why)
 	}

@@ -180,6 +180,10 @@ func open(conf *api.Config, sc scope) (*Backend, error) {
 	return &Backend{scope: sc, conf: conf, client: client, http: hc, net: provision.DefaultDeadlines}, nil
 }
 
+// address is the agent's base URL. (Info encodes the whole scope, every
+// service ID: a request of an apply must not pay for it.)
+func (b *Backend) address() string { return b.conf.Scheme + "://" + b.conf.Address }
+
 // Info names the agent by its base URL; the token is never part of it.
 func (b *Backend) Info() provision.BackendInfo {
 	name := "consul"
@@ -189,7 +193,7 @@ func (b *Backend) Info() provision.BackendInfo {
 	return provision.BackendInfo{
 		Name:    name,
 		Kind:    "consul",
-		Address: b.conf.Scheme + "://" + b.conf.Address,
+		Address: b.address(),
 		Scope:   provision.RawJSON(b.scope),
 	}
 }
@@ -250,7 +254,7 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 	})
 	for i, path := range []string{"/v1/agent/services", "/v1/agent/checks"} {
 		if errs[i] != nil {
-			return agentState{}, fmt.Errorf("reading %s%s: %w", b.Info().Address, path, errs[i])
+			return agentState{}, fmt.Errorf("reading %s%s: %w", b.address(), path, errs[i])
 		}
 	}
 	st.checks = byService(checks)
@@ -266,7 +270,7 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 // client drops them: it stops reading headers at the X-Consul-LastContact
 // the agent endpoints do not send).
 func (b *Backend) get(ctx context.Context, path string, out any) (http.Header, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.Info().Address+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.address()+path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +323,7 @@ func (b *Backend) unreadable(err error) *hcl.Diagnostic {
 	}
 	if b.agent != nil {
 		d.Summary = fmt.Sprintf("Cannot read the Consul agent %q", b.agent.Name)
-		d.Detail = fmt.Sprintf("%s. Check that the agent of this node runs at %s (the agent block's address); an ACL token goes in CONSUL_HTTP_TOKEN. Nothing was sent to any agent.", err, b.Info().Address)
+		d.Detail = fmt.Sprintf("%s. Check that the agent of this node runs at %s (the agent block's address); an ACL token goes in CONSUL_HTTP_TOKEN. Nothing was sent to any agent.", err, b.address())
 	}
 	return d
 }
@@ -330,23 +334,13 @@ func (b *Backend) planFrom(st agentState, mode provision.Mode) ([]*provision.Cha
 	return changes, b.scope.fingerprint(st), diags
 }
 
-// Fingerprint reads the agent again and digests the services in scope
-// and their checks.
-func (b *Backend) Fingerprint(ctx context.Context) (string, error) {
-	st, err := b.read(ctx)
-	if err != nil {
-		return "", err
-	}
-	return b.scope.fingerprint(st), nil
-}
-
 // Send performs one planned request, adding the ACL token from the
 // environment. Registering and deregistering are idempotent, so a refused
 // or reset connection and a 5xx answer are retried. Consul answers errors
 // in plain text, which the error quotes.
 func (b *Backend) Send(ctx context.Context, r provision.Request) error {
 	return b.net.Call(ctx, true, func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, r.Method, b.Info().Address+r.Path, bytes.NewReader(r.Body))
+		req, err := http.NewRequestWithContext(ctx, r.Method, b.address()+r.Path, bytes.NewReader(r.Body))
 		if err != nil {
 			return err
 		}

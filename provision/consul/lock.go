@@ -77,7 +77,7 @@ func (b *Backend) Lock(ctx context.Context, project, operation string, wait time
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("taking the lock %s on %s: %w", key, b.Info().Address, err)
+		return nil, nil, fmt.Errorf("taking the lock %s on %s: %w", key, b.address(), err)
 	}
 	if lost == nil {
 		return nil, nil, b.heldError(key, wait)

@@ -58,7 +58,7 @@ func (b *Backend) Forgotten(ctx context.Context, project string, backends []prov
 			summary = "No permission to read the record of the project's agents"
 		}
 		return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: summary,
-			Detail: fmt.Sprintf("Reading %s%s from %s: %s. A removed agent block is not noticed.", RecordPrefix, project, b.Info().Address, err), Subject: b.where.Ptr()}}
+			Detail: fmt.Sprintf("Reading %s%s from %s: %s. A removed agent block is not noticed.", RecordPrefix, project, b.address(), err), Subject: b.where.Ptr()}}
 	}
 	now := agentsOf(backends, false)
 	var diags hcl.Diagnostics

@@ -330,15 +330,6 @@ func (b *Backend) unreadable(err error) *hcl.Diagnostic {
 	}
 }
 
-// Fingerprint reads the cluster again and digests what Plan read.
-func (b *Backend) Fingerprint(ctx context.Context) (string, error) {
-	f, err := b.read(ctx)
-	if err != nil {
-		return "", err
-	}
-	return fingerprint(f), nil
-}
-
 func fingerprint(f facts) string { return provision.Digest(f) }
 
 // Send performs one planned request on the write URL. A mapping PUT is

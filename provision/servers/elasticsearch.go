@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -213,12 +212,4 @@ func StartTribe(ctx context.Context, dir string, logw io.Writer) (*Tribe, error)
 		return nil, err
 	}
 	return t, nil
-}
-
-// NewTribe starts the tribe setup for a test and stops it when the test
-// ends. Tests of one package should share one (see TestMain).
-func NewTribe(t testing.TB) *Tribe {
-	t.Helper()
-	dir := t.TempDir()
-	return forTest(t, "elasticsearch", func(log io.Writer) (*Tribe, error) { return StartTribe(context.Background(), dir, log) })
 }

@@ -138,9 +138,6 @@ func (b *Backend) Plan(ctx context.Context, _ provision.Mode) ([]*provision.Chan
 // Gates are the gates the last Plan read.
 func (b *Backend) Gates() []provision.Gate { return b.gates }
 
-// Fingerprint is empty: see Plan.
-func (b *Backend) Fingerprint(context.Context) (string, error) { return "", nil }
-
 // Send refuses: a proxy is only read and probed.
 func (b *Backend) Send(context.Context, provision.Request) error {
 	return errors.New("a traefik proxy takes no requests: provision only reads and probes it")
