@@ -1,0 +1,168 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// recorder is a Backend that records the requests sent to it, fails the
+// ones whose path is in fail, and holds each request long enough for
+// requests of other changes to overlap.
+type recorder struct {
+	mu      sync.Mutex
+	sent    []string
+	fail    map[string]bool
+	running atomic.Int32
+	peak    atomic.Int32
+}
+
+func (r *recorder) Info() BackendInfo { return BackendInfo{Name: "b"} }
+func (r *recorder) Plan(context.Context, Mode) ([]*Change, string, hcl.Diagnostics) {
+	return nil, "", nil
+}
+
+func (r *recorder) Send(_ context.Context, req Request) error {
+	n := r.running.Add(1)
+	defer r.running.Add(-1)
+	for {
+		p := r.peak.Load()
+		if n <= p || r.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	time.Sleep(2 * time.Millisecond)
+	r.mu.Lock()
+	r.sent = append(r.sent, req.Path)
+	r.mu.Unlock()
+	if r.fail[req.Path] {
+		return &StatusError{Code: 400, Message: "refused"}
+	}
+	return nil
+}
+
+func change(name string, action Action, paths ...string) *Change {
+	c := &Change{Addr: Addr{Kind: "service", Name: name}, Backend: "b", Action: action}
+	for _, p := range paths {
+		c.Requests = append(c.Requests, Request{Method: "PUT", Path: p})
+	}
+	return c
+}
+
+// TestApplyOrder: the requests of one change run in order, deletes start
+// after every other change, and at most parallelism changes run at once.
+func TestApplyOrder(t *testing.T) {
+	var changes []*Change
+	for i := range 12 {
+		changes = append(changes, change(fmt.Sprintf("s%02d", i), Create, fmt.Sprintf("/s%02d/1", i), fmt.Sprintf("/s%02d/2", i)))
+	}
+	changes = append(changes, change("old", Delete, "/old/1"), change("same", NoOp))
+	r := &recorder{}
+	res := Apply(context.Background(), &Plan{Changes: changes}, map[string]Backend{"b": r}, 3, nil)
+	if res.Err() != nil || res.Stopped != nil || !res.complete() {
+		t.Fatalf("apply: %v %v", res.Err(), res.Stopped)
+	}
+	if len(res.Outcomes) != 13 {
+		t.Errorf("%d outcomes, want one per change with requests (13)", len(res.Outcomes))
+	}
+	pos := map[string]int{}
+	for i, p := range r.sent {
+		pos[p] = i
+	}
+	for i := range 12 {
+		if first, second := pos[fmt.Sprintf("/s%02d/1", i)], pos[fmt.Sprintf("/s%02d/2", i)]; first > second {
+			t.Errorf("s%02d: its second request was sent before its first", i)
+		}
+	}
+	if pos["/old/1"] != len(r.sent)-1 {
+		t.Errorf("the delete was not last: %v", r.sent)
+	}
+	if p := r.peak.Load(); p > 3 || p < 2 {
+		t.Errorf("at most %d requests ran at once with parallelism 3; want 2 or 3", p)
+	}
+}
+
+// TestApplyStopsOnFirstFailure: after a failure no new request starts,
+// and the outcomes say what was done, what failed and what was not.
+func TestApplyStopsOnFirstFailure(t *testing.T) {
+	changes := []*Change{change("a", Create, "/a/1"), change("b", Create, "/b/1", "/b/2"), change("c", Create, "/c/1"), change("d", Delete, "/d/1")}
+	r := &recorder{fail: map[string]bool{"/b/1": true}}
+	res := Apply(context.Background(), &Plan{Changes: changes}, map[string]Backend{"b": r}, 1, nil)
+	var got []string
+	for _, o := range res.Outcomes {
+		word := "not done"
+		switch {
+		case o.Complete():
+			word = "done"
+		case o.Err != nil:
+			word = "failed"
+		}
+		got = append(got, fmt.Sprintf("%s %s %d", word, o.Change.Addr.Name, o.Sent))
+	}
+	if diff := cmp.Diff([]string{"done a 1", "failed b 0", "not done c 0", "not done d 0"}, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/a/1", "/b/1"}, r.sent); diff != "" {
+		t.Errorf("sent (-want +got):\n%s", diff)
+	}
+	if err := res.Err(); err == nil || !strings.Contains(err.Error(), "service.b: request 1 of 2 (PUT /b/1)") {
+		t.Errorf("Err = %v", err)
+	}
+	if _, refused := Refused(res.Outcomes[1].Err); !refused {
+		t.Errorf("a 400 is not a refusal: %v", res.Outcomes[1].Err)
+	}
+}
+
+// TestApplyInterrupted: a canceled context starts no request and says why.
+func TestApplyInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("interrupted"))
+	r := &recorder{}
+	res := Apply(ctx, &Plan{Changes: []*Change{change("a", Create, "/a/1")}}, map[string]Backend{"b": r}, 2, nil)
+	if len(r.sent) != 0 || res.Stopped == nil || res.Stopped.Error() != "interrupted" {
+		t.Errorf("sent %v, stopped %v", r.sent, res.Stopped)
+	}
+}
+
+// TestDecide: the ownership rule, every case.
+func TestDecide(t *testing.T) {
+	at := &hcl.Range{Filename: "main.hcl", Start: hcl.Pos{Line: 3}}
+	imp := &hcl.Range{Filename: "main.hcl", Start: hcl.Pos{Line: 9}}
+	d := Declared{Addr: Addr{Kind: "service", Name: "api"}, Noun: "service", Subject: at}
+	withImport := d
+	withImport.Import = imp
+	tests := map[string]struct {
+		declared Declared
+		live     Live
+		claim    Claim
+		summary  string
+		note     bool
+	}{
+		"absent: created": {d, Live{}, ClaimCreate, "", false},
+		"absent, with an import: nothing to import": {withImport, Live{}, ClaimRefused, "Nothing to import", false},
+		"own: managed":                         {d, Live{Exists: true, Owner: "edge"}, ClaimManage, "", false},
+		"own, with an import: managed, a note": {withImport, Live{Exists: true, Owner: "edge"}, ClaimManage, "", true},
+		"another project's: refused":           {d, Live{Exists: true, Owner: "other"}, ClaimRefused, "The service belongs to another project", false},
+		"another project's, with an import":    {withImport, Live{Exists: true, Owner: "other"}, ClaimRefused, "The service belongs to another project", false},
+		"nobody's, with an import: imported":   {withImport, Live{Exists: true}, ClaimImport, "", false},
+		"nobody's: refused":                    {d, Live{Exists: true}, ClaimRefused, "The service exists and provision does not own it", false},
+	}
+	for name, tt := range tests {
+		claim, note, refusal := Decide("edge", tt.declared, tt.live)
+		summary := ""
+		if refusal != nil {
+			summary = refusal.Summary
+		}
+		if claim != tt.claim || summary != tt.summary || (note != "") != tt.note {
+			t.Errorf("%s: Decide = %v, %q, %q; want %v, %q, note %v", name, claim, note, summary, tt.claim, tt.summary, tt.note)
+		}
+	}
+}
