@@ -82,13 +82,14 @@ func (f *netFlags) bound(ctx context.Context) (context.Context, context.CancelFu
 // lock takes the project's lock in Consul: on the cluster's agent (the
 // consul block's, CONSUL_HTTP_ADDR's, or the first agent block's). It
 // returns false when the command must stop.
-func (c *cli) lock(ctx context.Context, s *specs, operation string, f *applyFlags) (context.Context, func(), bool) {
+func (c *cli) lock(ctx context.Context, v applyView, s *specs, operation string, f *applyFlags) (context.Context, func(), bool) {
 	if !*f.lock {
 		return ctx, func() {}, true
 	}
 	l := c.clusterAgent(s, &f.plan.net)
 	if l == nil {
-		fmt.Fprintf(c.stderr, "Warning: no Consul agent is configured to hold the lock, so this %s runs without one.\n", operation)
+		v.failed(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Running without the lock",
+			Detail: fmt.Sprintf("No Consul agent is configured to hold the lock, so this %s runs without one.", operation)}})
 		return ctx, func() {}, true
 	}
 	lctx, unlock, err := l.Lock(ctx, s.cfg.Project, operation, *f.lockTimeout)
@@ -97,10 +98,16 @@ func (c *cli) lock(ctx context.Context, s *specs, operation string, f *applyFlag
 		if _, refused := provision.Refused(err); refused {
 			advice = fmt.Sprintf("The token may not take the lock: it needs session:write on the node of that agent and key:write on %s%s. Retrying will not help; provision policy prints the policy these specs need.", consul.LockPrefix, s.cfg.Project)
 		}
-		fmt.Fprintf(c.stderr, "Error: cannot take the lock: %s\n\nNothing was sent. %s\n", err, advice)
+		v.failed(refusal("Cannot take the lock", fmt.Sprintf("%s. Nothing was sent. %s", err, advice), s.cfg.ProjectRange.Ptr()))
 		return nil, nil, false
 	}
 	return lctx, unlock, true
+}
+
+// refusal is a command's own refusal to go on, as the one error a view
+// shows (with its range when it has one).
+func refusal(summary, detail string, at *hcl.Range) hcl.Diagnostics {
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: at}}
 }
 
 func (c *cli) apply(args []string) int {
@@ -145,7 +152,7 @@ func (c *cli) applyView(f *applyFlags, s *specs) applyView {
 // applies it.
 func (c *cli) planAndApply(ctx context.Context, dir string, f *applyFlags, mode provision.Mode, indices bool, command, question string) int {
 	if *f.json && !*f.autoApprove {
-		fmt.Fprintf(c.stderr, "Error: %s -json needs -auto-approve: a JSON stream cannot ask for confirmation.\n", command)
+		c.applyView(f, nil).failed(refusal("Confirmation needed", fmt.Sprintf("%s -json needs -auto-approve: a JSON stream cannot ask for confirmation.", command), nil))
 		return exitError
 	}
 	s, bs, diags := c.open(dir, &f.plan, indices)
@@ -154,7 +161,7 @@ func (c *cli) planAndApply(ctx context.Context, dir string, f *applyFlags, mode 
 		v.failed(diags)
 		return exitError
 	}
-	ctx, unlock, ok := c.lock(ctx, s, command, f)
+	ctx, unlock, ok := c.lock(ctx, v, s, command, f)
 	if !ok {
 		return exitError
 	}
@@ -166,7 +173,7 @@ func (c *cli) planAndApply(ctx context.Context, dir string, f *applyFlags, mode 
 	}
 	p.Dir = dir
 	v.plan(p, diags)
-	remember := c.remember(s, &f.plan.net, mode)
+	remember := c.remember(v, s, &f.plan.net, mode)
 	if !p.Summary.HasChanges() {
 		remember(ctx, p)
 		return c.verifyUnchanged(ctx, v, p, byName(bs))
@@ -186,7 +193,7 @@ func (c *cli) planAndApply(ctx context.Context, dir string, f *applyFlags, mode 
 func (c *cli) applySaved(ctx context.Context, path string, f *applyFlags) int {
 	saved, err := provision.ReadPlanFile(path)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "Error: %s\n", err)
+		c.applyView(f, nil).failed(refusal("Cannot read the saved plan", err.Error()+".", nil))
 		return exitError
 	}
 	s, bs, diags := c.open(saved.Dir, &f.plan, true)
@@ -203,7 +210,7 @@ func (c *cli) applySaved(ctx context.Context, path string, f *applyFlags) int {
 		v.failed(diags)
 		return exitError
 	}
-	ctx, unlock, ok := c.lock(ctx, s, "apply", f)
+	ctx, unlock, ok := c.lock(ctx, v, s, "apply", f)
 	if !ok {
 		return exitError
 	}
@@ -215,7 +222,7 @@ func (c *cli) applySaved(ctx context.Context, path string, f *applyFlags) int {
 	}
 	now.Secrets = s.cfg.Secrets
 	if why := matchSaved(saved, now.Redacted()); why != "" {
-		fmt.Fprintf(c.stderr, "Error: the saved plan %s cannot be applied\n\n%s Nothing was sent. Make a new plan.\n", path, why)
+		v.failed(refusal("Saved plan cannot be applied", fmt.Sprintf("The saved plan %s cannot be applied. %s Nothing was sent. Make a new plan.", path, why), nil))
 		return exitError
 	}
 	// The saved plan is redacted; the fresh one, which matches it, holds
@@ -225,7 +232,7 @@ func (c *cli) applySaved(ctx context.Context, path string, f *applyFlags) int {
 		addrs = append(addrs, ch.Addr)
 	}
 	if err := now.Target(addrs, nil); err != nil {
-		fmt.Fprintf(c.stderr, "Error: %s\n", err)
+		v.failed(refusal("Saved plan cannot be applied", err.Error()+".", nil))
 		return exitError
 	}
 	now.Dir = saved.Dir
@@ -233,7 +240,7 @@ func (c *cli) applySaved(ctx context.Context, path string, f *applyFlags) int {
 	if !now.Summary.HasChanges() {
 		return c.verifyUnchanged(ctx, v, now, byName(bs))
 	}
-	return c.execute(ctx, v, now, byName(bs), *f.parallelism, c.remember(s, &f.plan.net, provision.Converge))
+	return c.execute(ctx, v, now, byName(bs), *f.parallelism, c.remember(v, s, &f.plan.net, provision.Converge))
 }
 
 // matchSaved checks a saved plan against the plan made now, both
@@ -302,7 +309,7 @@ func sameRequests(a, b []provision.Request) bool {
 // remember returns what follows a complete apply: the record of the
 // agents the project's services are now on (none after a destroy) is
 // updated, so that a plan notices an agent block that goes away.
-func (c *cli) remember(s *specs, f *netFlags, mode provision.Mode) func(context.Context, *provision.Plan) {
+func (c *cli) remember(v applyView, s *specs, f *netFlags, mode provision.Mode) func(context.Context, *provision.Plan) {
 	return func(ctx context.Context, p *provision.Plan) {
 		k := c.clusterAgent(s, f)
 		if k == nil {
@@ -313,7 +320,8 @@ func (c *cli) remember(s *specs, f *netFlags, mode provision.Mode) func(context.
 			backends = nil
 		}
 		if err := k.Remember(ctx, p.Project, backends); err != nil {
-			fmt.Fprintf(c.stderr, "Warning: the record of the project's agents (%s%s) was not updated: %s\n", consul.RecordPrefix, p.Project, err)
+			v.failed(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Record not updated",
+				Detail: fmt.Sprintf("The record of the project's agents (%s%s) was not updated: %s.", consul.RecordPrefix, p.Project, err)}})
 		}
 	}
 }
@@ -325,7 +333,6 @@ func (c *cli) execute(ctx context.Context, v applyView, p *provision.Plan, backe
 	for _, ch := range p.Changes {
 		total += len(ch.Requests)
 	}
-	fmt.Fprintln(c.stdout)
 	n := 0
 	res := provision.Apply(ctx, p, backends, parallelism, func(e provision.Event) {
 		if e.Done {

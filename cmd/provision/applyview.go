@@ -90,11 +90,16 @@ func completeLine(s provision.Summary) string {
 // with counts, rate and time left.
 type humanApply struct {
 	textView
-	live  bool // stderr is a terminal
-	start time.Time
+	live    bool // stderr is a terminal
+	start   time.Time
+	started bool
 }
 
 func (v *humanApply) progress(e provision.Event, n, total int) {
+	if !v.started && !v.live {
+		v.started = true
+		fmt.Fprintln(v.c.stdout) // the requests' lines start under the plan
+	}
 	if !e.Done {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/servers"
 	"github.com/provision-dev/provision/schema"
@@ -116,6 +117,21 @@ func TestLockHeldNamesHolder(t *testing.T) {
 	if waited := time.Since(start); waited < time.Second {
 		t.Errorf("apply gave up after %s, before -lock-timeout", waited)
 	}
+	// Under -json the refusal is a diagnostic event on stdout, and stdout
+	// is nothing but the JSON stream.
+	stdout.Reset()
+	stderr.Reset()
+	code = newCLI(strings.NewReader(""), &stdout, &stderr).run([]string{"apply", "-json", "-auto-approve", "-var", "base=22000", "../../testdata/race"})
+	var event struct {
+		Type       string
+		Diagnostic provision.Diagnostic
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if code != exitError || stderr.Len() != 0 || json.Unmarshal([]byte(lines[len(lines)-1]), &event) != nil ||
+		event.Type != "diagnostic" || event.Diagnostic.Summary != "Cannot take the lock" || !strings.Contains(event.Diagnostic.Detail, "is held: apply by ") {
+		t.Errorf("apply -json under a held lock: exit %d\nstdout: %s\nstderr: %s", code, stdout.String(), stderr.String())
+	}
+	t.Logf("apply -json under a held lock: %s", lines[len(lines)-1])
 	code = newCLI(strings.NewReader(""), &stdout, &stderr).run([]string{"apply", "-auto-approve", "-lock=false", "-var", "base=22000", "../../testdata/race"})
 	if code != exitOK {
 		t.Fatalf("apply -lock=false: exit %d\n%s", code, stderr.String())
