@@ -110,12 +110,20 @@ type Change struct {
 }
 
 // Request is one HTTP request exactly as it is sent, less the credentials
-// that the backend adds at send time from the environment.
+// that the backend adds at send time from the environment, with what the
+// backend decided of it when it planned it.
 type Request struct {
 	Method string            `json:"method"`
 	Path   string            `json:"path"`
 	Header map[string]string `json:"header,omitempty"`
 	Body   json.RawMessage   `json:"body,omitempty"`
+	// Idempotent requests may be sent again when an answer was lost (a
+	// refused or reset connection, a 5xx): sending one twice does what
+	// sending it once does.
+	Idempotent bool `json:"idempotent,omitempty"`
+	// GoneOK: a 404 answer means the request's goal is reached (the
+	// deregistration of what is already gone, after a lost answer).
+	GoneOK bool `json:"gone_ok,omitempty"`
 }
 
 // Backend is one live system that provision reads and writes.

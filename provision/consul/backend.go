@@ -335,11 +335,13 @@ func (b *Backend) planFrom(st agentState, mode provision.Mode) ([]*provision.Cha
 }
 
 // Send performs one planned request, adding the ACL token from the
-// environment. Registering and deregistering are idempotent, so a refused
-// or reset connection and a 5xx answer are retried. Consul answers errors
-// in plain text, which the error quotes.
+// environment. What the plan decided of it holds: an idempotent request
+// (a register, a deregister) is retried on a refused or reset connection
+// and a 5xx answer, and a 404 to a request whose goal that is (a
+// deregister) is done. Consul answers errors in plain text, which the
+// error quotes.
 func (b *Backend) Send(ctx context.Context, r provision.Request) error {
-	return b.net.Call(ctx, true, func(ctx context.Context) error {
+	return b.net.Call(ctx, r.Idempotent, func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, r.Method, b.address()+r.Path, bytes.NewReader(r.Body))
 		if err != nil {
 			return err
@@ -356,7 +358,7 @@ func (b *Backend) Send(ctx context.Context, r provision.Request) error {
 		}
 		defer resp.Body.Close()
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		if resp.StatusCode == http.StatusNotFound && strings.Contains(r.Path, "/deregister/") {
+		if resp.StatusCode == http.StatusNotFound && r.GoneOK {
 			return nil // already gone (a retry after a lost answer): the goal
 		}
 		if resp.StatusCode/100 != 2 {

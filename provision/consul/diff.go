@@ -375,7 +375,7 @@ func registerRequest(r registration, update bool) provision.Request {
 	if update {
 		path += "?replace-existing-checks=true"
 	}
-	return provision.Request{Method: "PUT", Path: path, Header: jsonHeaders, Body: provision.RawJSON(r)}
+	return provision.Request{Method: "PUT", Path: path, Header: jsonHeaders, Body: provision.RawJSON(r), Idempotent: true}
 }
 
 func deregisterRequest(id string) provision.Request {
@@ -383,5 +383,9 @@ func deregisterRequest(id string) provision.Request {
 		Method: "PUT",
 		Path:   "/v1/agent/service/deregister/" + url.PathEscape(id),
 		Header: map[string]string{"Accept": "application/json"},
+		// Registering and deregistering are idempotent; a deregister that
+		// finds nothing is done.
+		Idempotent: true,
+		GoneOK:     true,
 	}
 }

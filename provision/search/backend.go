@@ -332,13 +332,13 @@ func (b *Backend) unreadable(err error) *hcl.Diagnostic {
 
 func fingerprint(f facts) string { return provision.Digest(f) }
 
-// Send performs one planned request on the write URL. A mapping PUT is
-// idempotent and retried on a refused or reset connection or a 5xx; the
-// PUT that creates an index and a DELETE are sent once, since a repeat
-// after a lost answer would fail on what the first one did.
+// Send performs one planned request on the write URL, retried on a
+// refused or reset connection or a 5xx when the plan made it idempotent
+// (a mapping or settings PUT); the PUT that creates an index and a DELETE
+// are sent once, since a repeat after a lost answer would fail on what the
+// first one did.
 func (b *Backend) Send(ctx context.Context, r provision.Request) error {
-	retry := r.Method == http.MethodPut && (strings.Contains(r.Path, "/_mapping/") || strings.HasSuffix(r.Path, "/_settings"))
-	return b.net.Call(ctx, retry, func(ctx context.Context) error {
+	return b.net.Call(ctx, r.Idempotent, func(ctx context.Context) error {
 		_, err := b.perform(ctx, b.es, r, 64<<10)
 		return err
 	})

@@ -154,7 +154,7 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 			diags = append(diags, conflicts...)
 		} else if len(changed) > 0 {
 			reasons = append(reasons, "dynamic settings change")
-			c.Requests = append(c.Requests, provision.Request{Method: "PUT", Path: "/" + ix.Name + "/_settings", Header: jsonBody, Body: provision.RawJSON(changed)})
+			c.Requests = append(c.Requests, provision.Request{Method: "PUT", Path: "/" + ix.Name + "/_settings", Header: jsonBody, Body: provision.RawJSON(changed), Idempotent: true})
 		}
 		for _, m := range ix.Mappings {
 			lt, ok := live.Mappings[m.Type]
@@ -434,7 +434,7 @@ func (t target) putMapping(ix *schema.Index, m *schema.Mapping, major int, liveM
 		meta[k] = v
 	}
 	body := map[string]any{m.Type: map[string]any{"_meta": meta, "properties": properties(m.Properties)}}
-	return provision.Request{Method: "PUT", Path: path, Header: jsonBody, Body: provision.RawJSON(body)}
+	return provision.Request{Method: "PUT", Path: path, Header: jsonBody, Body: provision.RawJSON(body), Idempotent: true}
 }
 
 // declaredMappings is a plan's After: each declared type with its marks
