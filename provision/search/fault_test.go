@@ -43,9 +43,9 @@ const stall = `{"name":"stall","type":"timeout","stream":"downstream","attribute
 func TestSearchFaults(t *testing.T) {
 	d := provision.DefaultDeadlines
 	d.Request = 2 * time.Second
-	t1, t1Toxic := toxic(t, tribe.T1.URL)
-	tr, trToxic := toxic(t, tribe.Tribe.URL)
-	fresh(t, tribe.T1.URL, "faulty")
+	t1, t1Toxic := toxic(t, cluster(t).T1.URL)
+	tr, trToxic := toxic(t, cluster(t).Tribe.URL)
+	fresh(t, cluster(t).T1.URL, "faulty")
 	cfg := fields(t, t1, "t1", "faulty", "string", "")
 	open := func() *Backend {
 		bs, diags := New(cfg, noEnv)
@@ -104,7 +104,7 @@ func TestSearchFaults(t *testing.T) {
 	}
 
 	// On the check through the tribe node.
-	withTribe := load(t, map[string]string{"main.hcl": strings.Replace(fmt.Sprintf(fieldsSpec, tribe.T1.URL, "t1", "faulty", "string", ""),
+	withTribe := load(t, map[string]string{"main.hcl": strings.Replace(fmt.Sprintf(fieldsSpec, cluster(t).T1.URL, "t1", "faulty", "string", ""),
 		`cluster_name = "t1"`, `cluster_name = "t1"`+"\n  tribe_url    = \""+tr+"\"", 1)})
 	bs, _ := New(withTribe, noEnv)
 	vb := bs[0].(*Backend)

@@ -33,13 +33,13 @@ index %q {
 // typed writes an index of one project with the given mapping blocks.
 func typed(t *testing.T, index, mappings string) *schema.Config {
 	t.Helper()
-	return load(t, map[string]string{"main.hcl": fmt.Sprintf(oneFieldSpec, index, tribe.T1.URL, index, mappings)})
+	return load(t, map[string]string{"main.hcl": fmt.Sprintf(oneFieldSpec, index, cluster(t).T1.URL, index, mappings)})
 }
 
 // TestUndeclaredParameterIsDefault: a parameter the declaration leaves
 // out is the server's default, not "whatever is live" (real ES 2.4.1).
 func TestUndeclaredParameterIsDefault(t *testing.T) {
-	fresh(t, tribe.T1.URL, "fid")
+	fresh(t, cluster(t).T1.URL, "fid")
 	doc := func(props string) string {
 		return "  mapping \"doc\" {\n    properties = {\n" + props + "\n    }\n  }\n"
 	}
@@ -61,7 +61,7 @@ func TestUndeclaredParameterIsDefault(t *testing.T) {
 		}
 	}
 	// The server would indeed refuse it.
-	if code, body := esStatus(t, tribe.T1.URL, "PUT", "/fid/_mapping/doc", `{"doc":{"properties":{"title":{"type":"string"}}}}`); code != 400 || !strings.Contains(body, "different [index] values") {
+	if code, body := esStatus(t, cluster(t).T1.URL, "PUT", "/fid/_mapping/doc", `{"doc":{"properties":{"title":{"type":"string"}}}}`); code != 400 || !strings.Contains(body, "different [index] values") {
 		t.Errorf("ES 2.4.1 accepted what the plan refuses: %d %s", code, body)
 	}
 
@@ -81,14 +81,14 @@ func TestUndeclaredParameterIsDefault(t *testing.T) {
 // live type the specs do not declare maps otherwise (ES 2.4.1 refuses the
 // type: "conflicts with existing mapping in other types").
 func TestFieldSharedWithLiveType(t *testing.T) {
-	fresh(t, tribe.T1.URL, "shared")
+	fresh(t, cluster(t).T1.URL, "shared")
 	search := "  mapping \"search\" {\n    properties = { title = \"string\" }\n  }\n"
 	b, changes, diags := plan(t, typed(t, "shared", search), provision.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
 	send(t, b, changes)
-	esDo(t, tribe.T1.URL, "PUT", "/shared/_mapping/config", `{"config":{"properties":{"buildNum":{"type":"string","index":"not_analyzed"}}}}`)
+	esDo(t, cluster(t).T1.URL, "PUT", "/shared/_mapping/config", `{"config":{"properties":{"buildNum":{"type":"string","index":"not_analyzed"}}}}`)
 
 	dashboard := "  mapping \"dashboard\" {\n    properties = { buildNum = \"string\" }\n  }\n"
 	_, changes, diags = plan(t, typed(t, "shared", search+dashboard), provision.Converge)
@@ -98,7 +98,7 @@ func TestFieldSharedWithLiveType(t *testing.T) {
 	if !strings.Contains(diags[0].Detail, `the live type "config" of index "shared"`) {
 		t.Errorf("the conflict does not name the live type: %s", diags[0].Detail)
 	}
-	if code, body := esStatus(t, tribe.T1.URL, "PUT", "/shared/_mapping/dashboard", `{"dashboard":{"properties":{"buildNum":{"type":"string"}}}}`); code != 400 || !strings.Contains(body, "conflicts with existing mapping in other types") {
+	if code, body := esStatus(t, cluster(t).T1.URL, "PUT", "/shared/_mapping/dashboard", `{"dashboard":{"properties":{"buildNum":{"type":"string"}}}}`); code != 400 || !strings.Contains(body, "conflicts with existing mapping in other types") {
 		t.Errorf("ES 2.4.1 accepted what the plan refuses: %d %s", code, body)
 	}
 	// Declared as the live type has it, the new type is planned.
@@ -113,7 +113,7 @@ func TestFieldSharedWithLiveType(t *testing.T) {
 // TestRefusalOrFault: a 4xx answer is a refusal (the next run gets the
 // same answer), a transport error is not.
 func TestRefusalOrFault(t *testing.T) {
-	fresh(t, tribe.T1.URL, "refused")
+	fresh(t, cluster(t).T1.URL, "refused")
 	b, changes, diags := plan(t, typed(t, "refused", "  mapping \"doc\" {\n    properties = { title = { type = \"string\", analyzer = \"nope\" } }\n  }\n"), provision.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
@@ -174,11 +174,11 @@ func TestMappingPairs(t *testing.T) {
 			skipped++
 			continue
 		}
-		fresh(t, tribe.T1.URL, index)
+		fresh(t, cluster(t).T1.URL, index)
 		b, changes, diags := plan(t, typed(t, index, fieldMapping(live)), provision.Converge)
 		if diags.HasErrors() || sendAll(b, changes) != nil {
 			skipped++ // a live mapping the server or the plan refuses to create
-			fresh(t, tribe.T1.URL, index)
+			fresh(t, cluster(t).T1.URL, index)
 			continue
 		}
 		b, changes, diags = plan(t, typed(t, index, fieldMapping(declared)), provision.Converge)
@@ -195,7 +195,7 @@ func TestMappingPairs(t *testing.T) {
 			}
 			applied++
 		}
-		fresh(t, tribe.T1.URL, index)
+		fresh(t, cluster(t).T1.URL, index)
 	}
 	t.Logf("seed %d: %d pairs applied without a refusal, %d planned as conflicts, %d skipped", seed, applied, conflicts, skipped)
 	if applied == 0 {
@@ -217,9 +217,9 @@ func sendAll(b *Backend, changes []*provision.Change) error {
 // creatable reports whether ES accepts the field mapping on a fresh index.
 func creatable(t *testing.T, f map[string]any) bool {
 	t.Helper()
-	fresh(t, tribe.T1.URL, "pair-scratch")
-	defer fresh(t, tribe.T1.URL, "pair-scratch")
-	code, _ := esStatus(t, tribe.T1.URL, "PUT", "/pair-scratch", fmt.Sprintf(`{"mappings":{"doc":{"properties":{"f":%s}}}}`, compact(f)))
+	fresh(t, cluster(t).T1.URL, "pair-scratch")
+	defer fresh(t, cluster(t).T1.URL, "pair-scratch")
+	code, _ := esStatus(t, cluster(t).T1.URL, "PUT", "/pair-scratch", fmt.Sprintf(`{"mappings":{"doc":{"properties":{"f":%s}}}}`, compact(f)))
 	return code == 200
 }
 

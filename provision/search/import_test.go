@@ -25,7 +25,7 @@ var seedCalls = []struct{ path, body string }{
 
 // handMade makes .dashboard on t1 exactly as the seed does, and saves one
 // document in it as the dashboard tool would, with a type of its own.
-func handMade(t *testing.T) { handMadeOn(t, tribe.T1.URL) }
+func handMade(t *testing.T) { handMadeOn(t, cluster(t).T1.URL) }
 
 // handMadeOn does the seed's calls on the cluster at base.
 func handMadeOn(t *testing.T, base string) {
@@ -40,7 +40,7 @@ func handMadeOn(t *testing.T, base string) {
 func importSpec(t *testing.T, extra ...string) *schema.Config {
 	t.Helper()
 	files := append([]string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../testdata/import/index.hcl"}, extra...)
-	return loadFiles(t, files, "search_url="+tribe.T1.URL, "tribe_url="+tribe.Tribe.URL)
+	return loadFiles(t, files, "search_url="+cluster(t).T1.URL, "tribe_url="+cluster(t).Tribe.URL)
 }
 
 // TestImportHandMade takes over the seed's hand-made .dashboard: the plan
@@ -51,8 +51,8 @@ func importSpec(t *testing.T, extra ...string) *schema.Config {
 func TestImportHandMade(t *testing.T) {
 	handMade(t)
 	// The dashboard tool keeps its own _meta, with object values, on a type.
-	esDo(t, tribe.T1.URL, "PUT", "/.dashboard/_mapping/search", `{"search":{"_meta":{"tool":{"schema":2}}}}`)
-	_, _, diags := plan(t, seed(t, "search_url="+tribe.T1.URL), provision.Converge)
+	esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/_mapping/search", `{"search":{"_meta":{"tool":{"schema":2}}}}`)
+	_, _, diags := plan(t, seed(t, "search_url="+cluster(t).T1.URL), provision.Converge)
 	if diff := cmp.Diff([]string{"dashboard.hcl:23: The index exists and provision does not own it"}, diagLines(diags)); diff != "" {
 		t.Fatalf("without an import block (-want +got):\n%s", diff)
 	}
@@ -85,27 +85,27 @@ func TestImportHandMade(t *testing.T) {
 	if len(again) != 1 || again[0].Action != provision.NoOp || !strings.Contains(strings.Join(again[0].Notes, "\n"), "the import block at ../../testdata/import/index.hcl:5,8-27 can be removed") {
 		t.Fatalf("re-plan after the import: %v %+v", requestLines(again), again)
 	}
-	if got := esDo(t, tribe.T1.URL, "GET", "/.dashboard/config/4.6.1", ""); !strings.Contains(got, `"defaultIndex":"logstash-*"`) {
+	if got := esDo(t, cluster(t).T1.URL, "GET", "/.dashboard/config/4.6.1", ""); !strings.Contains(got, `"defaultIndex":"logstash-*"`) {
 		t.Errorf("the saved document is gone: %s", got)
 	}
-	if got := esDo(t, tribe.T1.URL, "GET", "/.dashboard/_mapping", ""); !strings.Contains(got, `"config":{"properties":{"buildNum"`) ||
+	if got := esDo(t, cluster(t).T1.URL, "GET", "/.dashboard/_mapping", ""); !strings.Contains(got, `"config":{"properties":{"buildNum"`) ||
 		!strings.Contains(got, `"_meta":{"managed-by":"provision","provision-project":"edge"}`) ||
 		!strings.Contains(got, `"_meta":{"managed-by":"provision","provision-project":"edge","tool":{"schema":2}}`) {
 		t.Errorf("after the import the mapping lacks the tool's type, its _meta or the marks: %s", got)
 	}
 	// Without the import block, the imported index is simply owned.
-	if _, c, d := plan(t, seed(t, "search_url="+tribe.T1.URL), provision.Converge); d.HasErrors() || c[0].Action != provision.NoOp {
+	if _, c, d := plan(t, seed(t, "search_url="+cluster(t).T1.URL), provision.Converge); d.HasErrors() || c[0].Action != provision.NoOp {
 		t.Errorf("plan without the import block: %v %v", requestLines(c), d)
 	}
 }
 
 // TestImportOtherProject never imports an index another project owns.
 func TestImportOtherProject(t *testing.T) {
-	fresh(t, tribe.T1.URL, "theirs")
-	esDo(t, tribe.T1.URL, "PUT", "/theirs/", "")
-	esDo(t, tribe.T1.URL, "PUT", "/theirs/_mapping/search", `{"search":{"_meta":{"managed-by":"provision","provision-project":"other"},"properties":{"title":{"type":"string"}}}}`)
+	fresh(t, cluster(t).T1.URL, "theirs")
+	esDo(t, cluster(t).T1.URL, "PUT", "/theirs/", "")
+	esDo(t, cluster(t).T1.URL, "PUT", "/theirs/_mapping/search", `{"search":{"_meta":{"managed-by":"provision","provision-project":"other"},"properties":{"title":{"type":"string"}}}}`)
 	spec := strings.Replace(fieldsSpec, "index %q {", "import {\n  to = index.theirs\n}\n\nindex %q {", 1)
-	cfg := load(t, map[string]string{"main.hcl": fmt.Sprintf(spec, tribe.T1.URL, "t1", "theirs", "string", "")})
+	cfg := load(t, map[string]string{"main.hcl": fmt.Sprintf(spec, cluster(t).T1.URL, "t1", "theirs", "string", "")})
 	_, changes, diags := plan(t, cfg, provision.Converge)
 	if diff := cmp.Diff([]string{"main.hcl:9: The index belongs to another project"}, diagLines(diags)); diff != "" || len(changes) != 0 {
 		t.Fatalf("(-want +got):\n%s%v", diff, requestLines(changes))
@@ -124,7 +124,7 @@ func TestGenerateRoundTrip(t *testing.T) {
 	main := `project = "edge"
 
 search "t1" {
-  url          = "` + tribe.T1.URL + `"
+  url          = "` + cluster(t).T1.URL + `"
   cluster_name = "t1"
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,30 +21,43 @@ import (
 	"github.com/provision-dev/provision/schema"
 )
 
-// tribe is the one tribe setup of this package's tests (ES 2.4.1: member
-// clusters t1 and t2 and a tribe node), started by TestMain.
-var tribe *servers.Tribe
+// shared is the one tribe setup of this package's real-server tests
+// (ES 2.4.1: member clusters t1 and t2 and a tribe node), started by the
+// first test that needs it: the unit and fake tests run without Java.
+var shared struct {
+	once  sync.Once
+	tribe *servers.Tribe
+	err   error
+	dir   string
+	log   servers.LogBuffer
+}
+
+// cluster is the shared tribe setup, started on first use; a test fails
+// (never skips) when it cannot start.
+func cluster(t testing.TB) *servers.Tribe {
+	t.Helper()
+	shared.once.Do(func() {
+		if shared.dir, shared.err = os.MkdirTemp("", "provision-search"); shared.err == nil {
+			shared.tribe, shared.err = servers.StartTribe(context.Background(), shared.dir, &shared.log)
+		}
+	})
+	if shared.err != nil {
+		t.Fatalf("starting elasticsearch: %v\n%s", shared.err, shared.log.Tail(4000))
+	}
+	return shared.tribe
+}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" || flag.Lookup("test.fuzzworker").Value.String() == "true" {
-		os.Exit(m.Run()) // fuzzing needs no servers
-	}
-	dir, err := os.MkdirTemp("", "provision-search")
-	if err != nil {
-		panic(err)
-	}
-	var log servers.LogBuffer
-	tribe, err = servers.StartTribe(context.Background(), dir, &log)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting elasticsearch: %v\n%s\n", err, log.Tail(4000))
-		os.Exit(1)
-	}
 	code := m.Run()
-	tribe.Stop()
-	os.RemoveAll(dir)
-	if code != 0 {
-		fmt.Fprintf(os.Stderr, "elasticsearch log (tail):\n%s\n", log.Tail(3000))
+	if shared.tribe != nil {
+		shared.tribe.Stop()
+		if code != 0 {
+			fmt.Fprintf(os.Stderr, "elasticsearch log (tail):\n%s\n", shared.log.Tail(3000))
+		}
+	}
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
 	}
 	os.Exit(code)
 }
@@ -158,8 +172,8 @@ func fresh(t *testing.T, base, index string) {
 // TestSeedDashboard plans and applies the shipped .dashboard on t1, checks
 // a re-plan is empty and that the four types show through the tribe node.
 func TestSeedDashboard(t *testing.T) {
-	fresh(t, tribe.T1.URL, ".dashboard")
-	cfg := seed(t, "search_url="+tribe.T1.URL, "tribe_url="+tribe.Tribe.URL)
+	fresh(t, cluster(t).T1.URL, ".dashboard")
+	cfg := seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+cluster(t).Tribe.URL)
 	b, changes, diags := plan(t, cfg, provision.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
@@ -182,7 +196,7 @@ func TestSeedDashboard(t *testing.T) {
 	}
 	send(t, b, changes)
 	msg, err := b.verify(context.Background(), changes)
-	if err != nil || !strings.Contains(msg, `".dashboard" and 4 mapping types are visible through the tribe node `+tribe.Tribe.URL) {
+	if err != nil || !strings.Contains(msg, `".dashboard" and 4 mapping types are visible through the tribe node `+cluster(t).Tribe.URL) {
 		t.Errorf("Verify = %q, %v", msg, err)
 	}
 	_, again, diags := plan(t, cfg, provision.Converge)
@@ -219,13 +233,13 @@ func fields(t *testing.T, url, cluster, index, titleType, extra string) *schema.
 // TestDrift adds a field (an update in place), then changes a type (a
 // conflict at the field's line, nothing written).
 func TestDrift(t *testing.T) {
-	b, changes, diags := plan(t, fields(t, tribe.T1.URL, "t1", "drift", "string", ""), provision.Converge)
+	b, changes, diags := plan(t, fields(t, cluster(t).T1.URL, "t1", "drift", "string", ""), provision.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
 	send(t, b, changes)
 
-	b, changes, diags = plan(t, fields(t, tribe.T1.URL, "t1", "drift", "string", "\n      sort  = \"string\""), provision.Converge)
+	b, changes, diags = plan(t, fields(t, cluster(t).T1.URL, "t1", "drift", "string", "\n      sort  = \"string\""), provision.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -234,7 +248,7 @@ func TestDrift(t *testing.T) {
 	}
 	send(t, b, changes)
 
-	_, changes, diags = plan(t, fields(t, tribe.T1.URL, "t1", "drift", "integer", ""), provision.Converge)
+	_, changes, diags = plan(t, fields(t, cluster(t).T1.URL, "t1", "drift", "integer", ""), provision.Converge)
 	if diff := cmp.Diff([]string{"main.hcl:12: Field type cannot change"}, diagLines(diags)); diff != "" {
 		t.Fatalf("changing a type (-want +got):\n%s", diff)
 	}
@@ -245,7 +259,7 @@ func TestDrift(t *testing.T) {
 		t.Errorf("a conflicting plan still has changes: %v", requestLines(changes))
 	}
 	// The undeclared live field is noted, never removed.
-	_, changes, _ = plan(t, fields(t, tribe.T1.URL, "t1", "drift", "string", ""), provision.Converge)
+	_, changes, _ = plan(t, fields(t, cluster(t).T1.URL, "t1", "drift", "string", ""), provision.Converge)
 	if len(changes) != 1 || changes[0].Action != provision.NoOp || len(changes[0].Notes) != 1 || !strings.Contains(changes[0].Notes[0], "left alone: sort") {
 		t.Errorf("undeclared field: %+v", changes)
 	}
@@ -255,7 +269,7 @@ func TestDrift(t *testing.T) {
 // time, naming both members, in a few seconds.
 func TestTribeRefused(t *testing.T) {
 	start := time.Now()
-	_, changes, diags := plan(t, fields(t, tribe.Tribe.URL, "t1", "via-tribe", "string", ""), provision.Converge)
+	_, changes, diags := plan(t, fields(t, cluster(t).Tribe.URL, "t1", "via-tribe", "string", ""), provision.Converge)
 	took := time.Since(start)
 	if diff := cmp.Diff([]string{"main.hcl:4: Search URL is a tribe node"}, diagLines(diags)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
@@ -272,7 +286,7 @@ func TestTribeRefused(t *testing.T) {
 }
 
 func TestWrongCluster(t *testing.T) {
-	_, _, diags := plan(t, fields(t, tribe.T2.URL, "t1", "wrong", "string", ""), provision.Converge)
+	_, _, diags := plan(t, fields(t, cluster(t).T2.URL, "t1", "wrong", "string", ""), provision.Converge)
 	if diff := cmp.Diff([]string{"main.hcl:4: Wrong search cluster"}, diagLines(diags)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
@@ -281,24 +295,24 @@ func TestWrongCluster(t *testing.T) {
 // TestOwnership refuses an index made by hand, and destroys only what the
 // project owns.
 func TestOwnership(t *testing.T) {
-	esDo(t, tribe.T1.URL, "PUT", "/handmade/", "")
-	esDo(t, tribe.T1.URL, "PUT", "/handmade/_mapping/search", `{"search":{"properties":{"title":{"type":"string"}}}}`)
-	_, _, diags := plan(t, fields(t, tribe.T1.URL, "t1", "handmade", "string", ""), provision.Converge)
+	esDo(t, cluster(t).T1.URL, "PUT", "/handmade/", "")
+	esDo(t, cluster(t).T1.URL, "PUT", "/handmade/_mapping/search", `{"search":{"properties":{"title":{"type":"string"}}}}`)
+	_, _, diags := plan(t, fields(t, cluster(t).T1.URL, "t1", "handmade", "string", ""), provision.Converge)
 	if diff := cmp.Diff([]string{"main.hcl:8: The index exists and provision does not own it"}, diagLines(diags)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
 	// An empty index made by hand is nobody's either: only the marks count.
-	esDo(t, tribe.T1.URL, "PUT", "/handmade-empty/", "")
-	_, _, diags = plan(t, fields(t, tribe.T1.URL, "t1", "handmade-empty", "string", ""), provision.Converge)
+	esDo(t, cluster(t).T1.URL, "PUT", "/handmade-empty/", "")
+	_, _, diags = plan(t, fields(t, cluster(t).T1.URL, "t1", "handmade-empty", "string", ""), provision.Converge)
 	if diff := cmp.Diff([]string{"main.hcl:8: The index exists and provision does not own it"}, diagLines(diags)); diff != "" {
 		t.Fatalf("an empty hand-made index (-want +got):\n%s", diff)
 	}
-	_, changes, diags := plan(t, fields(t, tribe.T1.URL, "t1", "handmade", "string", ""), provision.Destroy)
+	_, changes, diags := plan(t, fields(t, cluster(t).T1.URL, "t1", "handmade", "string", ""), provision.Destroy)
 	if len(diags) != 0 || len(changes) != 0 {
 		t.Fatalf("destroy of an unowned index: %v %v", requestLines(changes), diags)
 	}
 
-	cfg := fields(t, tribe.T1.URL, "t1", "owned", "string", "")
+	cfg := fields(t, cluster(t).T1.URL, "t1", "owned", "string", "")
 	b, changes, _ := plan(t, cfg, provision.Converge)
 	send(t, b, changes)
 	b, changes, diags = plan(t, cfg, provision.Destroy)
@@ -315,7 +329,7 @@ func TestOwnership(t *testing.T) {
 // the index leaves an index with no types; the next plan adds the types
 // and does not create the index again.
 func TestRerunAfterPartialApply(t *testing.T) {
-	cfg := fields(t, tribe.T1.URL, "t1", "partial", "string", "")
+	cfg := fields(t, cluster(t).T1.URL, "t1", "partial", "string", "")
 	b, changes, diags := plan(t, cfg, provision.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
@@ -357,9 +371,9 @@ index "params" {
 // defaults it does not echo plan as converged, ignore_above changes in
 // place, index of a string cannot change, and text is refused on 2.x.
 func TestFieldParameters(t *testing.T) {
-	fresh(t, tribe.T1.URL, "params")
+	fresh(t, cluster(t).T1.URL, "params")
 	spec := func(title string, ignoreAbove int) *schema.Config {
-		return load(t, map[string]string{"main.hcl": fmt.Sprintf(paramsSpec, tribe.T1.URL, title, ignoreAbove)})
+		return load(t, map[string]string{"main.hcl": fmt.Sprintf(paramsSpec, cluster(t).T1.URL, title, ignoreAbove)})
 	}
 	b, changes, diags := plan(t, spec(`{ type = "string", index = "analyzed", doc_values = false }`, 64), provision.Converge)
 	if diags.HasErrors() {
@@ -395,11 +409,11 @@ func TestFieldParameters(t *testing.T) {
 // by destroy; another project's index is never listed.
 func TestOwnedNoLongerDeclared(t *testing.T) {
 	for _, ix := range []string{"gone", "kept", "theirs-too"} {
-		fresh(t, tribe.T1.URL, ix)
+		fresh(t, cluster(t).T1.URL, ix)
 	}
-	esDo(t, tribe.T1.URL, "PUT", "/theirs-too/", `{"mappings":{"doc":{"_meta":{"managed-by":"provision","provision-project":"other"}}}}`)
+	esDo(t, cluster(t).T1.URL, "PUT", "/theirs-too/", `{"mappings":{"doc":{"_meta":{"managed-by":"provision","provision-project":"other"}}}}`)
 	pruner := func(index string) *schema.Config {
-		return load(t, map[string]string{"main.hcl": strings.Replace(fmt.Sprintf(fieldsSpec, tribe.T1.URL, "t1", index, "string", ""), `"edge"`, `"pruner"`, 1)})
+		return load(t, map[string]string{"main.hcl": strings.Replace(fmt.Sprintf(fieldsSpec, cluster(t).T1.URL, "t1", index, "string", ""), `"edge"`, `"pruner"`, 1)})
 	}
 	b, changes, _ := plan(t, pruner("gone"), provision.Converge)
 	send(t, b, changes)
@@ -458,9 +472,9 @@ index "settings" {
 // no change, a dynamic setting is updated in place, a static one is a
 // conflict at the settings attribute, and the read stays one request.
 func TestIndexSettings(t *testing.T) {
-	fresh(t, tribe.T1.URL, "settings")
+	fresh(t, cluster(t).T1.URL, "settings")
 	spec := func(shards int, refresh string) *schema.Config {
-		return load(t, map[string]string{"main.hcl": fmt.Sprintf(settingsSpec, tribe.T1.URL, shards, refresh)})
+		return load(t, map[string]string{"main.hcl": fmt.Sprintf(settingsSpec, cluster(t).T1.URL, shards, refresh)})
 	}
 	b, changes, diags := plan(t, spec(1, "5s"), provision.Converge)
 	if diags.HasErrors() || !strings.Contains(string(changes[0].Requests[0].Body), `"index.analysis.analyzer.folded.filter.1":"asciifolding"`) {
@@ -493,7 +507,7 @@ func TestIndexSettings(t *testing.T) {
 // the cluster in a fixed number of requests and sees the two.
 func TestManyLongIndexNames(t *testing.T) {
 	var src strings.Builder
-	fmt.Fprintf(&src, "project = \"longnames\"\n\nsearch \"t1\" {\n  url          = %q\n  cluster_name = \"t1\"\n}\n", tribe.T1.URL)
+	fmt.Fprintf(&src, "project = \"longnames\"\n\nsearch \"t1\" {\n  url          = %q\n  cluster_name = \"t1\"\n}\n", cluster(t).T1.URL)
 	var names []string
 	for i := range 80 {
 		name := fmt.Sprintf("longnames-%050d", i)
@@ -513,7 +527,7 @@ func TestManyLongIndexNames(t *testing.T) {
 	}
 	send(t, b, first)
 	for _, name := range names[:2] {
-		t.Cleanup(func() { esDo(t, tribe.T1.URL, "DELETE", "/"+name, "") })
+		t.Cleanup(func() { esDo(t, cluster(t).T1.URL, "DELETE", "/"+name, "") })
 	}
 	_, changes, diags = plan(t, cfg, provision.Converge)
 	if diags.HasErrors() {

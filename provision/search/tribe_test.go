@@ -59,17 +59,17 @@ func otherTribe(t *testing.T, members []*servers.Elasticsearch, more map[string]
 // document, and removes both copies when the test ends.
 func withCopyOnT2(t *testing.T) {
 	t.Helper()
-	fresh(t, tribe.T1.URL, ".dashboard")
-	handMadeOn(t, tribe.T2.URL)
+	fresh(t, cluster(t).T1.URL, ".dashboard")
+	handMadeOn(t, cluster(t).T2.URL)
 	t.Cleanup(func() {
-		fresh(t, tribe.T2.URL, ".dashboard")
-		fresh(t, tribe.T1.URL, ".dashboard")
+		fresh(t, cluster(t).T2.URL, ".dashboard")
+		fresh(t, cluster(t).T1.URL, ".dashboard")
 	})
 }
 
 func warnings(t *testing.T, tribeURL string) ([]string, []*provision.Change, *Backend) {
 	t.Helper()
-	b, changes, diags := plan(t, seed(t, "search_url="+tribe.T1.URL, "tribe_url="+tribeURL), provision.Converge)
+	b, changes, diags := plan(t, seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+tribeURL), provision.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -88,10 +88,10 @@ func warnings(t *testing.T, tribeURL string) ([]string, []*provision.Change, *Ba
 // tribe node still serves t2's copy; and every later plan warns again.
 func TestTribeServesAnotherCopy(t *testing.T) {
 	withCopyOnT2(t)
-	waitServed(t, tribe.Tribe.URL, ".dashboard", "t2")
-	got, changes, b := warnings(t, tribe.Tribe.URL)
+	waitServed(t, cluster(t).Tribe.URL, ".dashboard", "t2")
+	got, changes, b := warnings(t, cluster(t).Tribe.URL)
 	want := `Index is served from t2, not from t1 through the tribe node: ".dashboard" is declared on t1; t2 (cluster t2) holds another copy with 1 document. ` +
-		`The tribe node ` + tribe.Tribe.URL + ` serves t2's copy now; tribe.on_conflict is "any"`
+		`The tribe node ` + cluster(t).Tribe.URL + ` serves t2's copy now; tribe.on_conflict is "any"`
 	if len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.Contains(got[0], "prefer_t1") {
 		t.Fatalf("plan warnings:\n%s\nwant one starting:\n%s", strings.Join(got, "\n"), want)
 	}
@@ -102,7 +102,7 @@ func TestTribeServesAnotherCopy(t *testing.T) {
 		t.Fatalf("Verify after the apply: %v", err)
 	}
 	t.Logf("verify: %v", err)
-	if got, _, _ := warnings(t, tribe.Tribe.URL); len(got) != 1 || !strings.HasPrefix(got[0], "Index is served from t2, not from t1") ||
+	if got, _, _ := warnings(t, cluster(t).Tribe.URL); len(got) != 1 || !strings.HasPrefix(got[0], "Index is served from t2, not from t1") ||
 		!strings.Contains(got[0], "holds another copy with 1 document") {
 		t.Errorf("the plan after the apply does not warn again:\n%s", strings.Join(got, "\n"))
 	}
@@ -113,8 +113,8 @@ func TestTribeServesAnotherCopy(t *testing.T) {
 // types and a document, t1's by provision).
 func TestTribeOnConflict(t *testing.T) {
 	withCopyOnT2(t)
-	prefer := otherTribe(t, []*servers.Elasticsearch{tribe.T1, tribe.T2}, map[string]string{"tribe.on_conflict": "prefer_t1"})
-	drop := otherTribe(t, []*servers.Elasticsearch{tribe.T1, tribe.T2}, map[string]string{"tribe.on_conflict": "drop"})
+	prefer := otherTribe(t, []*servers.Elasticsearch{cluster(t).T1, cluster(t).T2}, map[string]string{"tribe.on_conflict": "prefer_t1"})
+	drop := otherTribe(t, []*servers.Elasticsearch{cluster(t).T1, cluster(t).T2}, map[string]string{"tribe.on_conflict": "drop"})
 
 	got, changes, b := warnings(t, prefer.URL)
 	if len(got) != 1 || !strings.Contains(got[0], "t2 (cluster t2) holds another copy with 1 document") {
@@ -145,8 +145,8 @@ func TestTribeOnConflict(t *testing.T) {
 // TestTribeWithoutTheMember: a tribe node that does not join the declared
 // cluster is an error, since nothing written would ever show through it.
 func TestTribeWithoutTheMember(t *testing.T) {
-	onlyT2 := otherTribe(t, []*servers.Elasticsearch{tribe.T2}, nil)
-	_, _, diags := plan(t, seed(t, "search_url="+tribe.T1.URL, "tribe_url="+onlyT2.URL), provision.Converge)
+	onlyT2 := otherTribe(t, []*servers.Elasticsearch{cluster(t).T2}, nil)
+	_, _, diags := plan(t, seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+onlyT2.URL), provision.Converge)
 	if diff := cmp.Diff([]string{"dashboard.hcl:17: The tribe node does not join this cluster"}, diagLines(diags)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
@@ -184,7 +184,7 @@ index "twice" {
     properties = { title = "string" }
   }
 }
-`, tribe.T1.URL, tribe.T2.URL)})
+`, cluster(t).T1.URL, cluster(t).T2.URL)})
 	bs, diags := New(cfg, noEnv)
 	if diags.HasErrors() {
 		t.Fatal(diags)
