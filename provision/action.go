@@ -38,3 +38,43 @@ func (a *Action) UnmarshalText(b []byte) error {
 	}
 	return fmt.Errorf("unknown action %q", b)
 }
+
+// ReasonCode says why a change is planned, for a program (the JSON's
+// "reasons"); the change's Reason says it to a person. A change may have
+// several, in the order of its Reason's parts.
+type ReasonCode string
+
+const (
+	// ReasonChanged: declared fields differ from the live ones (Reason
+	// names them).
+	ReasonChanged ReasonCode = "changed"
+	// ReasonNewType: a declared mapping type is not live.
+	ReasonNewType ReasonCode = "new_type"
+	// ReasonNewFields: a live mapping type gets new fields or parameters.
+	ReasonNewFields ReasonCode = "new_fields"
+	// ReasonSettings: dynamic index settings change.
+	ReasonSettings ReasonCode = "settings"
+	// ReasonMovedHere: the object moves here from another place (an
+	// agent); ReasonMovedAway: from here to another.
+	ReasonMovedHere ReasonCode = "moved_here"
+	ReasonMovedAway ReasonCode = "moved_away"
+	// ReasonUndeclared: the project owns the object and no block declares
+	// it any more.
+	ReasonUndeclared ReasonCode = "undeclared"
+	// ReasonDestroy: destroy removes what the project owns.
+	ReasonDestroy ReasonCode = "destroy"
+	// ReasonImport: made outside provision, taken over with an import
+	// block.
+	ReasonImport ReasonCode = "import"
+	// ReasonReplace: registered again in place on request (-replace).
+	ReasonReplace ReasonCode = "replace"
+)
+
+// Because adds a reason to the change: its code, and its words to Reason.
+func (c *Change) Because(code ReasonCode, words string) {
+	c.Reasons = append(c.Reasons, code)
+	if c.Reason != "" {
+		c.Reason += "; "
+	}
+	c.Reason += words
+}

@@ -18,7 +18,9 @@ import (
 // (agent.<name>. when several agents are declared, search.<name>. when
 // several search clusters are), and deletes come after every other change.
 // 2.1: a change of an instance of a block with for_each has each_key, and
-// gates say how each declared traefik proxy serves the gated frontends.
+// gates say how each declared traefik proxy serves the gated frontends;
+// a change has reasons (codes beside the reason's words); a request has
+// idempotent and gone_ok.
 const FormatVersion = "2.1"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
@@ -92,7 +94,9 @@ type Change struct {
 	Backend string `json:"backend"`
 	Action  Action `json:"action"`
 	// Reason explains the action to a person; it never drives behaviour.
+	// Reasons are its parts' codes, for a program.
 	Reason   string          `json:"reason,omitempty"`
+	Reasons  []ReasonCode    `json:"reasons,omitempty"`
 	Before   json.RawMessage `json:"before"`
 	After    json.RawMessage `json:"after"`
 	Requests []Request       `json:"requests"`

@@ -178,7 +178,7 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 			c.Action = provision.Create
 			c.Requests = []provision.Request{registerRequest(want, false)}
 			if moved := elsewhere[s.ID]; moved != "" {
-				c.Reason = "moved here from " + moved + "; deregistered there once registered here"
+				c.Because(provision.ReasonMovedHere, "moved here from "+moved+"; deregistered there once registered here")
 			}
 			continue
 		}
@@ -192,22 +192,24 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 		case claim == provision.ClaimImport:
 			// The same ID is registered again: Consul replaces the
 			// registration in place, so there is no moment without one.
-			c.Action, c.Reason = provision.Import, "made outside provision; re-registered in place with the ownership marks"
+			c.Action = provision.Import
+			c.Because(provision.ReasonImport, "made outside provision; re-registered in place with the ownership marks")
 			if others := slices.DeleteFunc(changed, func(f string) bool { return f == "meta" }); len(others) > 0 {
-				c.Reason += "; " + strings.Join(others, ", ") + " changed"
+				c.Because(provision.ReasonChanged, strings.Join(others, ", ")+" changed")
 			}
 			c.Requests = []provision.Request{registerRequest(want, true)}
 			c.Notes = append(c.Notes, importedChecks(st.checksOf(s.ID), len(want.Checks)))
 		case len(changed) > 0:
 			c.Action = provision.Update
-			c.Reason = strings.Join(changed, ", ") + " changed"
+			c.Because(provision.ReasonChanged, strings.Join(changed, ", ")+" changed")
 			c.Requests = []provision.Request{registerRequest(want, true)}
 			c.Notes = append(c.Notes, drift...)
 		case b.replace[addr]:
 			// The agent keeps the token a service was registered with for
 			// its anti-entropy; registering again in place (no deregister,
 			// so no moment without it) hands it the current one.
-			c.Action, c.Reason = provision.Update, "replaced (-replace): registered again in place, with the current token"
+			c.Action = provision.Update
+			c.Because(provision.ReasonReplace, "replaced (-replace): registered again in place, with the current token")
 			c.Requests = []provision.Request{registerRequest(want, true)}
 		default:
 			c.Action = provision.NoOp
@@ -223,21 +225,22 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 		if provision.OwnerOf(l.Meta) != cfg.Project || (declared[id] && mode != provision.Destroy) {
 			continue
 		}
-		reason := "owned by project " + cfg.Project + " and no longer declared"
-		switch {
-		case mode == provision.Destroy:
-			reason = "owned by project " + cfg.Project
-		case elsewhere[id] != "":
-			reason = "moved to " + elsewhere[id] + ", where it is registered first"
-		}
-		changes = append(changes, &provision.Change{
+		c := &provision.Change{
 			Addr:     provision.Addr{In: b.in, Kind: "service", Name: id},
 			Backend:  backend,
 			Action:   provision.Delete,
-			Reason:   reason,
 			Before:   provision.RawJSON(live(l)),
 			Requests: []provision.Request{deregisterRequest(id)},
-		})
+		}
+		switch {
+		case mode == provision.Destroy:
+			c.Because(provision.ReasonDestroy, "owned by project "+cfg.Project)
+		case elsewhere[id] != "":
+			c.Because(provision.ReasonMovedAway, "moved to "+elsewhere[id]+", where it is registered first")
+		default:
+			c.Because(provision.ReasonUndeclared, "owned by project "+cfg.Project+" and no longer declared")
+		}
+		changes = append(changes, c)
 	}
 	return changes, diags
 }

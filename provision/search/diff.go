@@ -114,7 +114,8 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 		}
 		if mode == provision.Destroy {
 			if exists && owner == t.project {
-				c.Action, c.After, c.Reason = provision.Delete, nil, "owned by project "+t.project
+				c.Action, c.After = provision.Delete, nil
+				c.Because(provision.ReasonDestroy, "owned by project "+t.project)
 				c.Before = provision.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live)))
 				c.Requests = []provision.Request{{Method: "DELETE", Path: "/" + ix.Name, Header: acceptJSON}}
 				changes = append(changes, c)
@@ -149,17 +150,19 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 			diags = append(diags, shared...)
 			continue
 		}
-		var reasons []string
+		if claim == provision.ClaimImport {
+			c.Because(provision.ReasonImport, "made outside provision; the ownership marks go into each declared type's _meta")
+		}
 		if changed, conflicts := settingsDiff(ix, live); len(conflicts) > 0 {
 			diags = append(diags, conflicts...)
 		} else if len(changed) > 0 {
-			reasons = append(reasons, "dynamic settings change")
+			c.Because(provision.ReasonSettings, "dynamic settings change")
 			c.Requests = append(c.Requests, provision.Request{Method: "PUT", Path: "/" + ix.Name + "/_settings", Header: jsonBody, Body: provision.RawJSON(changed), Idempotent: true})
 		}
 		for _, m := range ix.Mappings {
 			lt, ok := live.Mappings[m.Type]
 			if !ok {
-				reasons = append(reasons, fmt.Sprintf("type %q is new", m.Type))
+				c.Because(provision.ReasonNewType, fmt.Sprintf("type %q is new", m.Type))
 				c.Requests = append(c.Requests, t.putMapping(ix, m, f.major(), nil))
 				continue
 			}
@@ -170,7 +173,7 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 			}
 			switch {
 			case missing:
-				reasons = append(reasons, fmt.Sprintf("type %q gets new fields or parameters", m.Type))
+				c.Because(provision.ReasonNewFields, fmt.Sprintf("type %q gets new fields or parameters", m.Type))
 			case claim == provision.ClaimImport:
 				// Re-sending the declared mapping is a no-op for the
 				// fields and writes the marks into _meta.
@@ -185,9 +188,8 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 		switch {
 		case claim == provision.ClaimImport:
 			c.Action = provision.Import
-			c.Reason = strings.Join(append([]string{"made outside provision; the ownership marks go into each declared type's _meta"}, reasons...), "; ")
 		case len(c.Requests) > 0:
-			c.Action, c.Reason = provision.Update, strings.Join(reasons, "; ")
+			c.Action = provision.Update
 		default:
 			c.Action = provision.NoOp
 		}
@@ -204,14 +206,16 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 			})
 			continue
 		}
-		reason := "owned by project " + t.project + " and no longer declared"
-		if mode == provision.Destroy {
-			reason = "owned by project " + t.project
-		}
-		changes = append(changes, &provision.Change{
-			Addr: t.addr(name), Backend: t.backend, Action: provision.Delete, Reason: reason,
+		c := &provision.Change{
+			Addr: t.addr(name), Backend: t.backend, Action: provision.Delete,
 			Requests: []provision.Request{{Method: "DELETE", Path: "/" + name, Header: acceptJSON}},
-		})
+		}
+		if mode == provision.Destroy {
+			c.Because(provision.ReasonDestroy, "owned by project "+t.project)
+		} else {
+			c.Because(provision.ReasonUndeclared, "owned by project "+t.project+" and no longer declared")
+		}
+		changes = append(changes, c)
 	}
 	return changes, diags
 }
