@@ -169,3 +169,22 @@ func TestLockOfDeadHolderIsReleased(t *testing.T) {
 		t.Fatalf("apply after the holder died: exit %d\n%s", code, stderr.String())
 	}
 }
+
+// TestLongWaitForTheLock: a run that waits longer than its session's TTL
+// (10 s) for a held lock keeps its session alive, and takes the lock when
+// the holder lets go.
+func TestLongWaitForTheLock(t *testing.T) {
+	agent := servers.NewConsul(t)
+	t.Setenv("CONSUL_HTTP_ADDR", agent.Addr)
+	holder, _ := consul.Locker(&schema.Config{Project: "race"})
+	_, unlock, err := holder.Lock(context.Background(), "race", "apply", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(23*time.Second, unlock) // past twice the TTL, when Consul invalidates a session not renewed
+	var stdout, stderr bytes.Buffer
+	code := newCLI(strings.NewReader(""), &stdout, &stderr).run([]string{"apply", "-auto-approve", "-lock-timeout", "40s", "-var", "base=24000", "../../testdata/race"})
+	if code != exitOK {
+		t.Fatalf("apply that waited 23 s for the lock: exit %d\n%s", code, stderr.String())
+	}
+}

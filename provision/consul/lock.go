@@ -31,12 +31,13 @@ func (h holder) String() string {
 }
 
 // Lock takes provision/locks/<project> through a Consul session with a
-// TTL, renewed while held: if the holder dies, the session expires and the
-// lock is released. The session is made first, so that its refusals are
-// Consul's own answers: a 403 for a token without session:write (a
-// refusal that no retry helps), a fresh agent's 500 "Missing node
-// registration" (retried briefly). Taking it is bounded by the request
-// deadline (the API's lock call has no context of its own). The returned
+// TTL, renewed from its making until the lock is released: if the holder
+// dies, the session expires and the lock is released. The session is made
+// first, so that its refusals are Consul's own answers: a 403 for a token
+// without session:write (a refusal that no retry helps), a fresh agent's
+// 500 "Missing node registration" (retried briefly). Waiting for a held
+// lock is bounded by -lock-timeout plus the request deadline (the API's
+// lock call has no context of its own). The returned
 // context is canceled with provision.ErrLockLost when the session is
 // invalidated; one failed blocking read of the lock's monitor is not taken
 // for a loss.
@@ -44,8 +45,6 @@ func (b *Backend) Lock(ctx context.Context, project, operation string, wait time
 	host, _ := os.Hostname()
 	value, _ := json.Marshal(holder{Host: host, PID: os.Getpid(), Operation: operation, Since: time.Now().UTC().Truncate(time.Second)})
 	key := LockPrefix + project
-	var lock *api.Lock
-	var lost <-chan struct{}
 	var session string
 	err := b.net.Call(ctx, true, func(actx context.Context) error {
 		id, _, err := b.client.Session().Create(&api.SessionEntry{
@@ -54,39 +53,38 @@ func (b *Backend) Lock(ctx context.Context, project, operation string, wait time
 			LockDelay: time.Second,
 			Behavior:  api.SessionBehaviorRelease,
 		}, (&api.WriteOptions{}).WithContext(actx))
-		if err != nil {
-			return b.statusError(err)
-		}
-		lock, err = b.client.LockOpts(&api.LockOptions{
-			Key:              key,
-			Value:            value,
-			Session:          id,
-			LockTryOnce:      true,
-			LockWaitTime:     max(wait, time.Millisecond), // zero would mean Consul's default, 15 s
-			MonitorRetries:   5,
-			MonitorRetryTime: time.Second,
-		})
-		if err == nil {
-			lost, err = b.acquire(ctx, lock, wait)
-		}
-		if err != nil || lost == nil {
-			b.destroy(id)
-			return err
-		}
 		session = id
-		return nil
+		return b.statusError(err)
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("taking the lock %s on %s: %w", key, b.address(), err)
 	}
-	if lost == nil {
+	// The session is renewed from now on, also while the lock is waited
+	// for (-lock-timeout may be longer than its TTL); ending the renewal
+	// destroys it.
+	renewing := make(chan struct{})
+	go func() { _ = b.client.Session().RenewPeriodic(sessionTTL, session, nil, renewing) }()
+	lock, err := b.client.LockOpts(&api.LockOptions{
+		Key:              key,
+		Value:            value,
+		Session:          session,
+		LockTryOnce:      true,
+		LockWaitTime:     max(wait, time.Millisecond), // zero would mean Consul's default, 15 s
+		MonitorRetries:   5,
+		MonitorRetryTime: time.Second,
+	})
+	var lost <-chan struct{}
+	if err == nil {
+		lost, err = b.acquire(ctx, lock, wait)
+	}
+	if err != nil || lost == nil {
+		close(renewing)
+		if err != nil {
+			return nil, nil, fmt.Errorf("taking the lock %s on %s: %w", key, b.address(), b.statusError(err))
+		}
 		return nil, nil, b.heldError(key, wait)
 	}
 	lockCtx, cancel := context.WithCancelCause(ctx)
-	renewing := make(chan struct{})
-	go func() {
-		_ = b.client.Session().RenewPeriodic(sessionTTL, session, nil, renewing)
-	}()
 	go func() {
 		select {
 		case <-lost:
@@ -142,13 +140,6 @@ func (b *Backend) acquire(ctx context.Context, lock *api.Lock, wait time.Duratio
 	case <-lctx.Done():
 		return nil, lctx.Err()
 	}
-}
-
-// destroy ends a session, bounded by the request deadline.
-func (b *Backend) destroy(session string) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.net.Request)
-	defer cancel()
-	_, _ = b.client.Session().Destroy(session, (&api.WriteOptions{}).WithContext(ctx))
 }
 
 // heldError names the holder of a lock that could not be taken.
