@@ -37,6 +37,14 @@ type Gate struct {
 	Middleware string `json:"middleware,omitempty"`
 }
 
+// Where is the gate's path as a person names it: "/hp (Host a.example.com)".
+func (g Gate) Where() string {
+	if g.Host != "" {
+		return g.Path + " (Host " + g.Host + ")"
+	}
+	return g.Path
+}
+
 // GateReader is a Backend that reads, when it plans, how a live proxy
 // serves the declared gated frontends.
 type GateReader interface {

@@ -50,6 +50,17 @@ func Refused(err error) (*StatusError, bool) {
 // errStalled is the error of an attempt that got no answer in time.
 var errStalled = errors.New("no answer")
 
+// Unanswered reports whether err is a request that got no answer at all:
+// a stall, or a connection refused, reset or closed (not an answer, of
+// any status).
+func Unanswered(err error) bool {
+	var se *StatusError
+	if err == nil || errors.As(err, &se) {
+		return false
+	}
+	return errors.Is(err, errStalled) || transient(err)
+}
+
 // Call runs attempt with the per-request deadline. With retry, a refused
 // or reset connection and a 5xx answer are tried again after a pause, up
 // to Attempts times; a stall, another answer and the cancellation of ctx

@@ -290,10 +290,6 @@ func (r *renderer) gates(p *Plan) {
 	}
 	r.printf("\nGates, as each proxy serves them now:\n")
 	for _, g := range p.Gates {
-		at := g.Path
-		if g.Host != "" {
-			at += " (Host " + g.Host + ")"
-		}
 		var state string
 		switch g.Status {
 		case Gated:
@@ -303,6 +299,6 @@ func (r *renderer) gates(p *Plan) {
 		default:
 			state = gateWords[g.Status]
 		}
-		r.printf("  %s: %s of %s: %s\n", g.Proxy, at, g.Address, state)
+		r.printf("  %s: %s of %s: %s\n", g.Proxy, g.Where(), g.Address, state)
 	}
 }

@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -104,5 +105,25 @@ func TestIterationInDiagnostics(t *testing.T) {
 				t.Errorf("detail %q does not end with %q", diags[0].Detail, want)
 			}
 		})
+	}
+}
+
+// TestFunctionTableDocumented: every function a spec may call is in the
+// README's table, and every one of them can be called.
+func TestFunctionTableDocumented(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(readme), "| kind | functions |")
+	if i < 0 {
+		t.Fatal("the README has no function table")
+	}
+	table := string(readme[i:])
+	table = table[:strings.Index(table, "\n\n")]
+	for _, name := range schema.FunctionNames() {
+		if !strings.Contains(table, "`"+name+"`") {
+			t.Errorf("the README's function table lacks %s", name)
+		}
 	}
 }

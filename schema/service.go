@@ -199,26 +199,36 @@ func (d *decoder) forwardAuthBlock(b nested) *ForwardAuth {
 		}
 	}
 	a.TrustForwardHeader = d.boolean(c.Attributes["trust_forward_header"])
+	var tlsAt hcl.Range
 	for _, tb := range d.blocksOf(b.raw, c, "tls") {
-		if a.TLS != nil {
-			d.diags = append(d.diags, duplicate("Duplicate tls block", "tls block of this forward_auth", tb.DefRange, b.DefRange))
-			continue
-		}
-		tc := d.content(tb.Body, forwardAuthTLSSchema)
-		a.TLS = &ForwardAuthTLS{InsecureSkipVerify: d.boolean(tc.Attributes["insecure_skip_verify"])}
-		for name, to := range map[string]*string{"ca": &a.TLS.CA, "cert": &a.TLS.Cert, "key": &a.TLS.Key} {
-			attr, ok := tc.Attributes[name]
-			if !ok {
-				continue
+		d.within(tb.iter, func() {
+			if a.TLS != nil {
+				d.diags = append(d.diags, duplicate("Duplicate tls block", "tls block of this forward_auth", tb.DefRange, tlsAt))
+				return
 			}
-			*to = d.str(attr)
-			if strings.Contains(*to, "-----BEGIN") || !strings.HasPrefix(*to, "/") {
-				d.errorf(attr.Expr.Range(), tb.DefRange, "Not a file path",
-					"tls.%s is the absolute path of a PEM file on the proxy's host, such as \"/etc/traefik/auth-ca.pem\". Key material and certificates never go into a spec: tags are public in Consul's catalog.", name)
-			}
-		}
+			tlsAt = tb.DefRange
+			a.TLS = d.tlsBlock(tb.Block)
+		})
 	}
 	return a
+}
+
+// tlsBlock decodes how the proxy reaches an https auth address.
+func (d *decoder) tlsBlock(tb *hcl.Block) *ForwardAuthTLS {
+	tc := d.content(tb.Body, forwardAuthTLSSchema)
+	t := &ForwardAuthTLS{InsecureSkipVerify: d.boolean(tc.Attributes["insecure_skip_verify"])}
+	for name, to := range map[string]*string{"ca": &t.CA, "cert": &t.Cert, "key": &t.Key} {
+		attr, ok := tc.Attributes[name]
+		if !ok {
+			continue
+		}
+		*to = d.str(attr)
+		if strings.Contains(*to, "-----BEGIN") || !strings.HasPrefix(*to, "/") {
+			d.errorf(attr.Expr.Range(), tb.DefRange, "Not a file path",
+				"tls.%s is the absolute path of a PEM file on the proxy's host, such as \"/etc/traefik/auth-ca.pem\". Key material and certificates never go into a spec: tags are public in Consul's catalog.", name)
+		}
+	}
+	return t
 }
 
 // headers decodes a list of HTTP header names.

@@ -203,8 +203,10 @@ func (c *cli) applySaved(ctx context.Context, path string, f *applyFlags) int {
 		return exitError
 	}
 	if !saved.Summary.HasChanges() || len(saved.Changes) == 0 {
+		// Nothing to apply (a saved plan never widens to what is planned
+		// now), and still the proof of what readers see.
 		v.plan(saved, nil)
-		return exitOK // nothing to apply: a saved plan never widens to what is planned now
+		return c.verifyUnchanged(ctx, v, saved, byName(bs))
 	}
 	if diags := provision.Preflight(ctx, bs); diags.HasErrors() {
 		v.failed(diags)
@@ -246,6 +248,9 @@ func (c *cli) applySaved(ctx context.Context, path string, f *applyFlags) int {
 // matchSaved checks a saved plan against the plan made now, both
 // redacted, and says why it cannot be applied ("" when it can).
 func matchSaved(saved, now *provision.Plan) string {
+	if saved.FormatVersion != now.FormatVersion {
+		return fmt.Sprintf("It was made by another version of provision (format %s; this one writes %s), whose requests are not comparable with this one's.", saved.FormatVersion, now.FormatVersion)
+	}
 	if saved.Project != now.Project {
 		return fmt.Sprintf("It is a plan of project %q, and the specs in %s are project %q.", saved.Project, saved.Dir, now.Project)
 	}

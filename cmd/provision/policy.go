@@ -59,8 +59,12 @@ func (c *cli) policy(args []string) int {
 // token must still be allowed to deregister. An agent that cannot be read
 // leaves those out, with a warning.
 func (c *cli) lookUp(ctx context.Context, s *specs, nf *netFlags, node *string) ([]string, hcl.Diagnostics) {
-	var diags hcl.Diagnostics
-	if k := c.clusterAgent(s, nf); k != nil && *node == "" {
+	k, diags := consul.Locker(s.cfg)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	if k != nil && *node == "" {
+		k.SetDeadlines(nf.deadlines())
 		name, err := k.NodeName(ctx)
 		if err != nil {
 			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot look up the lock's node",
@@ -70,7 +74,10 @@ func (c *cli) lookUp(ctx context.Context, s *specs, nf *netFlags, node *string) 
 		}
 		*node = name
 	}
-	bs, _ := consul.New(s.cfg)
+	bs, bdiags := consul.New(s.cfg)
+	if diags = append(diags, bdiags...); diags.HasErrors() {
+		return nil, diags
+	}
 	provision.SetDeadlines(bs, nf.deadlines())
 	var deleting []string
 	for _, b := range bs {

@@ -194,8 +194,9 @@ func (b *Backend) checkPermissions(ctx context.Context, changes []*provision.Cha
 // Preflight is the permission check of an apply before its lock: whether
 // the token may register every service the specs declare on this agent
 // and, on the agent that holds the lock, take the lock and write the
-// record. One request; none is made of an agent without ACLs, which
-// answers it 401 "ACL support disabled".
+// record. One authorize request (per 64 permissions), after a GET
+// /v1/agent/self on the agent that holds the lock; an agent without ACLs
+// answers it 401 "ACL support disabled", and nothing is checked.
 func (b *Backend) Preflight(ctx context.Context) hcl.Diagnostics {
 	var perms []Permission
 	for _, p := range Permissions(b.cfg, nil, "") {
@@ -207,7 +208,7 @@ func (b *Backend) Preflight(ctx context.Context) hcl.Diagnostics {
 		}
 	}
 	diags, err := b.permitted(ctx, append(perms, b.lockPermissions(ctx)...))
-	if _, answered := err.(*provision.StatusError); err != nil && !answered {
+	if provision.Unanswered(err) {
 		// An agent that does not answer stops the apply here, as its read
 		// would: nothing is locked or sent.
 		return hcl.Diagnostics{b.unreadable(err)}
@@ -298,7 +299,7 @@ func (b *Backend) noToken() *hcl.Diagnostic {
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "No Consul ACL token",
-		Detail: fmt.Sprintf("%s runs ACLs with default_policy = \"deny\" and no token was given: the anonymous token reads nothing under default_policy deny, so a plan would show every service as new. "+
+		Detail: fmt.Sprintf("%s runs ACLs and no token was given: the anonymous token reads nothing under default_policy deny (so a plan would show every service as new) and may not write what the specs need. "+
 			"Set CONSUL_HTTP_TOKEN (or CONSUL_HTTP_TOKEN_FILE) to a token with the policy provision policy prints.", b.address()),
 		Subject: b.where.Ptr(),
 	}

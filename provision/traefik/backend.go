@@ -40,22 +40,24 @@ type Backend struct {
 	proxy  *schema.Traefik
 	prefix string // the tag prefix, as the proxy block says
 	fronts []frontend
-	http   *http.Client
-	user   string
-	pass   string
-	net    provision.Deadlines
-	wait   time.Duration
+	// names are the Consul names of every declared service: a router of a
+	// removed service stays while one of them has that name.
+	names map[string]bool
+	http  *http.Client
+	user  string
+	pass  string
+	net   provision.Deadlines
+	wait  time.Duration
 	// gates are what the last Plan read.
 	gates []provision.Gate
 }
 
 // frontend is a declared gated frontend, as a proxy must serve it.
 type frontend struct {
-	addr    provision.Addr
-	service string // Consul's service name
-	auth    string // the forward-auth address
-	probes  []probe
-	at      hcl.Range // the service block
+	addr   provision.Addr
+	auth   string // the forward-auth address
+	probes []probe
+	at     hcl.Range // the service block
 }
 
 var (
@@ -74,7 +76,9 @@ func New(cfg *schema.Config, env func(string) string, wait time.Duration) []prov
 		wait = DefaultWait
 	}
 	var fronts []frontend
+	names := map[string]bool{}
 	for _, s := range cfg.Services {
+		names[s.Name] = true
 		f := s.Frontend
 		if f == nil || f.ForwardAuth == nil || f.Rule == nil {
 			continue
@@ -83,12 +87,12 @@ func New(cfg *schema.Config, env func(string) string, wait time.Duration) []prov
 		if len(cfg.Agents) > 1 {
 			a.In = "agent." + s.Agent
 		}
-		fronts = append(fronts, frontend{addr: a, service: s.Name, auth: f.ForwardAuth.Address, probes: probes(f.Rule), at: s.DeclRange})
+		fronts = append(fronts, frontend{addr: a, auth: f.ForwardAuth.Address, probes: probes(f.Rule), at: s.DeclRange})
 	}
 	var out []provision.Backend
 	for _, t := range cfg.Traefiks {
 		out = append(out, &Backend{
-			proxy: t, prefix: cfg.Proxy.Prefix, fronts: fronts, wait: wait, net: provision.DefaultDeadlines,
+			proxy: t, prefix: cfg.Proxy.Prefix, fronts: fronts, names: names, wait: wait, net: provision.DefaultDeadlines,
 			user: env(UsernameEnv), pass: env(PasswordEnv),
 			http: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		})
@@ -168,14 +172,7 @@ func (b *Backend) unread() []provision.Gate {
 // ungated says which router bypasses a gate, for a diagnostic.
 func ungated(g provision.Gate) string {
 	return fmt.Sprintf("%s serves %s through the router %s (rule %s, priority %d), which does not use the frontend's forward-auth middleware: requests there reach the service without the auth check.",
-		g.Proxy, where(g), g.Router, g.Rule, g.Priority)
-}
-
-func where(g provision.Gate) string {
-	if g.Host != "" {
-		return g.Path + " (Host " + g.Host + ")"
-	}
-	return g.Path
+		g.Proxy, g.Where(), g.Router, g.Rule, g.Priority)
 }
 
 // router and middleware are what the API lists, as far as a gate goes.
@@ -381,11 +378,11 @@ func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]string, hcl.
 		}
 		if perr != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: f.at.Ptr(),
-				Detail: fmt.Sprintf("%s: %s, served by the router %s: %s.", b.name(), where(g), g.Router, perr)})
+				Detail: fmt.Sprintf("%s: %s, served by the router %s: %s.", b.name(), g.Where(), g.Router, perr)})
 			continue
 		}
 		lines = append(lines, fmt.Sprintf("%s: %s gated by %s (no token %d, wrong token %d) in %s",
-			b.name(), where(g), strings.TrimSuffix(g.Middleware, "@consulcatalog"), none, wrong, time.Since(start).Round(100*time.Millisecond)))
+			b.name(), g.Where(), strings.TrimSuffix(g.Middleware, "@consulcatalog"), none, wrong, time.Since(start).Round(100*time.Millisecond)))
 	}
 	for _, r := range removed {
 		lines = append(lines, fmt.Sprintf("%s: the router %s of a removed frontend is no longer served", b.name(), r))
@@ -415,7 +412,7 @@ func (b *Backend) unproven(gates []provision.Gate, gone []string, readErr error)
 		case provision.Ungated:
 			detail = ungated(g)
 		default:
-			detail = fmt.Sprintf("%s does not serve %s: no router of its entrypoint claims it (the catalog not read yet, the service's health check not passing, or a rule the proxy drops).", g.Proxy, where(g))
+			detail = fmt.Sprintf("%s does not serve %s: no router of its entrypoint claims it (the catalog not read yet, the service's health check not passing, or a rule the proxy drops).", g.Proxy, g.Where())
 		}
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: b.frontOf(i).at.Ptr(),
 			Detail: detail + fmt.Sprintf(" This is what the proxy showed after -verify-timeout=%s.", b.wait)})
@@ -427,14 +424,11 @@ func (b *Backend) unproven(gates []provision.Gate, gone []string, readErr error)
 	return diags
 }
 
-// removed are the routers of the services the plan deletes that no
-// declared service still has, as the proxy names them.
+// removed are the routers of the services the plan deletes whose name no
+// declared service still has (an instance of a for_each, or a service
+// moved to another agent, keeps it), as the proxy names them.
 func (b *Backend) removed(p *provision.Plan) []string {
 	rule := regexp.MustCompile("^" + regexp.QuoteMeta(b.prefix) + `\.http\.routers\.([^.]+)\.rule=`)
-	declared := map[string]bool{}
-	for _, f := range b.fronts {
-		declared[f.service] = true
-	}
 	var out []string
 	for _, c := range p.Changes {
 		if c.Action != provision.Delete || c.Addr.Kind != "service" {
@@ -444,7 +438,7 @@ func (b *Backend) removed(p *provision.Plan) []string {
 			Name string
 			Tags []string
 		}
-		if json.Unmarshal(c.Before, &before) != nil || declared[before.Name] {
+		if json.Unmarshal(c.Before, &before) != nil || b.names[before.Name] {
 			continue
 		}
 		for _, t := range before.Tags {

@@ -43,11 +43,16 @@ func probes(r *schema.Rule) []probe {
 }
 
 // claim is what a live router's rule matches, as far as paths and hosts
-// go: Path, PathPrefix and Host matchers, in either generation's form.
-type claim struct {
+// go: its alternatives (the parts of a top-level ||), each the Path,
+// PathPrefix and Host matchers that must all hold, in either generation's
+// form.
+type claim []alternative
+
+type alternative struct {
 	paths, prefixes, hosts []string
-	// opaque is true when the rule has a matcher that is not read here
-	// (PathRegexp, HostRegexp, ...) on paths or hosts: it may claim more.
+	// opaque is true when the alternative has a matcher that is not read
+	// here (PathRegexp, HostRegexp, ...) or a negation: what it claims is
+	// not known, and it is not counted.
 	opaque bool
 }
 
@@ -57,33 +62,98 @@ var quoted = regexp.MustCompile("`([^`]*)`|\"([^\"]*)\"")
 // readRule reads the path and host matchers of a router's rule.
 func readRule(rule string) claim {
 	var c claim
-	for _, m := range matcherCall.FindAllStringSubmatch(rule, -1) {
-		var args []string
-		for _, q := range quoted.FindAllStringSubmatch(m[2], -1) {
-			args = append(args, q[1]+q[2])
+	for _, part := range alternatives(rule) {
+		var a alternative
+		a.opaque = strings.Contains(part, "!")
+		for _, m := range matcherCall.FindAllStringSubmatch(part, -1) {
+			var args []string
+			for _, q := range quoted.FindAllStringSubmatch(m[2], -1) {
+				args = append(args, q[1]+q[2])
+			}
+			switch m[1] {
+			case "Path":
+				a.paths = append(a.paths, args...)
+			case "PathPrefix":
+				a.prefixes = append(a.prefixes, args...)
+			case "Host":
+				a.hosts = append(a.hosts, args...)
+			default:
+				a.opaque = true
+			}
 		}
-		switch m[1] {
-		case "Path":
-			c.paths = append(c.paths, args...)
-		case "PathPrefix":
-			c.prefixes = append(c.prefixes, args...)
-		case "Host":
-			c.hosts = append(c.hosts, args...)
-		default:
-			c.opaque = true
-		}
+		c = append(c, a)
 	}
 	return c
 }
 
+// alternatives splits a rule at its top-level ||, outer parentheses
+// dropped: "(A || B)" and "A || B" are A and B; "H && (A || B)" stays one
+// alternative, whose paths are then any of A's and B's.
+func alternatives(rule string) []string {
+	rule = strings.TrimSpace(rule)
+	for strings.HasPrefix(rule, "(") && closing(rule, 0) == len(rule)-1 {
+		rule = strings.TrimSpace(rule[1 : len(rule)-1])
+	}
+	var out []string
+	depth, from := 0, 0
+	inQuote := byte(0)
+	for i := 0; i < len(rule); i++ {
+		switch ch := rule[i]; {
+		case inQuote != 0:
+			if ch == inQuote {
+				inQuote = 0
+			}
+		case ch == '`' || ch == '"':
+			inQuote = ch
+		case ch == '(':
+			depth++
+		case ch == ')':
+			depth--
+		case ch == '|' && depth == 0 && i+1 < len(rule) && rule[i+1] == '|':
+			out = append(out, rule[from:i])
+			from = i + 2
+			i++
+		}
+	}
+	return append(out, rule[from:])
+}
+
+// closing is the index of the parenthesis that closes the one at open,
+// quotes skipped; -1 when none does.
+func closing(s string, open int) int {
+	depth := 0
+	inQuote := byte(0)
+	for i := open; i < len(s); i++ {
+		switch ch := s[i]; {
+		case inQuote != 0:
+			if ch == inQuote {
+				inQuote = 0
+			}
+		case ch == '`' || ch == '"':
+			inQuote = ch
+		case ch == '(':
+			depth++
+		case ch == ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
 // claims reports whether a router with this rule would serve the probe's
-// request: its path is one the rule names or under one of its prefixes
-// (or the rule names no path), and its host is one the rule names (or the
-// rule names no host). A rule with matchers not read here claims nothing
-// it cannot be shown to claim.
+// request: some alternative of it names the probe's path or a prefix of
+// it (or no path), and its host (or no host). An alternative with
+// matchers not read here claims nothing it cannot be shown to claim.
 func (c claim) claims(p probe) bool {
-	pathOK := len(c.paths)+len(c.prefixes) == 0 || slices.Contains(c.paths, p.path) ||
-		slices.ContainsFunc(c.prefixes, func(pre string) bool { return strings.HasPrefix(p.path, pre) })
-	hostOK := len(c.hosts) == 0 || slices.ContainsFunc(c.hosts, func(h string) bool { return strings.EqualFold(h, p.host) })
-	return pathOK && hostOK && !c.opaque
+	return slices.ContainsFunc(c, func(a alternative) bool { return a.claims(p) })
+}
+
+func (a alternative) claims(p probe) bool {
+	pathOK := len(a.paths)+len(a.prefixes) == 0 || slices.Contains(a.paths, p.path) ||
+		slices.ContainsFunc(a.prefixes, func(pre string) bool { return strings.HasPrefix(p.path, pre) })
+	hostOK := len(a.hosts) == 0 || slices.ContainsFunc(a.hosts, func(h string) bool { return strings.EqualFold(h, p.host) })
+	return pathOK && hostOK && !a.opaque
 }

@@ -28,6 +28,10 @@ func TestClaims(t *testing.T) {
 		"a rule with no path, no host":    {"Method(`GET`)", true, true},
 		"a regexp it does not read":       {"PathRegexp(`^/api`)", false, false},
 		"api@internal (other entrypoint)": {"PathPrefix(`/api`) || PathPrefix(`/dashboard`)", true, false},
+		"a host or a prefix":              {"Host(`other`) || PathPrefix(`/api`)", true, false},
+		"a host and either path":          {"Host(`a.example.com`) && (Path(`/x`) || PathPrefix(`/hp`))", false, true},
+		"not the prefix":                  {"!PathPrefix(`/api`)", false, false},
+		"a quoted parenthesis":            {"Path(`/a(b`) || Path(`/api`)", true, false},
 	}
 	for name, tt := range tests {
 		c := readRule(tt.rule)
