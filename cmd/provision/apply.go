@@ -16,8 +16,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
-	"github.com/provision-dev/provision/provision/consul"
-	"github.com/provision-dev/provision/provision/traefik"
+	"github.com/provision-dev/provision/provision/connect"
 )
 
 // applyFlags are the options apply and destroy share.
@@ -41,7 +40,7 @@ func registerApplyFlags(fs *flag.FlagSet) *applyFlags {
 		lockTimeout: fs.Duration("lock-timeout", 0, "wait this long for the lock held by another run"),
 	}
 	f.plan.register(fs)
-	fs.DurationVar(&f.plan.verifyTimeout, "verify-timeout", traefik.DefaultWait, "wait this long for each declared traefik proxy to serve every gated path through its forward-auth middleware, then probe it")
+	fs.DurationVar(&f.plan.verifyTimeout, "verify-timeout", connect.DefaultVerifyTimeout, "wait this long for each declared traefik proxy to serve every gated path through its forward-auth middleware, then probe it")
 	return f
 }
 
@@ -96,7 +95,7 @@ func (c *cli) lock(ctx context.Context, v applyView, s *specs, operation string,
 	if err != nil {
 		advice := "Try again later, or raise -lock-timeout."
 		if _, refused := provision.Refused(err); refused {
-			advice = fmt.Sprintf("The token may not take the lock: it needs session:write on the node of that agent and key:write on %s%s. Retrying will not help; provision policy prints the policy these specs need.", consul.LockPrefix, s.cfg.Project)
+			advice = fmt.Sprintf("The token may not take the lock: it needs session:write on the node of that agent and key:write on %s. Retrying will not help; provision policy prints the policy these specs need.", connect.LockKey(s.cfg.Project))
 		}
 		v.failed(refusal("Cannot take the lock", fmt.Sprintf("%s. Nothing was sent. %s", err, advice), s.cfg.ProjectRange.Ptr()))
 		return nil, nil, false
@@ -326,7 +325,7 @@ func (c *cli) remember(v applyView, s *specs, f *netFlags, mode provision.Mode) 
 		}
 		if err := k.Remember(ctx, p.Project, backends); err != nil {
 			v.failed(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Record not updated",
-				Detail: fmt.Sprintf("The record of the project's agents (%s%s) was not updated: %s.", consul.RecordPrefix, p.Project, err)}})
+				Detail: fmt.Sprintf("The record of the project's agents (%s) was not updated: %s.", connect.RecordKey(p.Project), err)}})
 		}
 	}
 }

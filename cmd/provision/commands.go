@@ -13,37 +13,28 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
-	"github.com/provision-dev/provision/provision/consul"
-	"github.com/provision-dev/provision/provision/search"
-	"github.com/provision-dev/provision/provision/traefik"
+	"github.com/provision-dev/provision/provision/connect"
 	"github.com/provision-dev/provision/schema"
 )
 
 // backends opens the backends the specs need, by name, with the flags'
-// deadlines and pruning. With indices false the search backends are left
-// out (destroy without -indices).
+// deadlines, pruning and replacements. With indices false the search
+// backends are left out (destroy without -indices).
 func (c *cli) backends(s *specs, f *planFlags, indices bool) ([]provision.Backend, hcl.Diagnostics) {
-	out, diags := consul.New(s.cfg)
-	if indices {
-		sbs, sdiags := search.New(s.cfg, c.getenv)
-		out = append(out, sbs...)
-		diags = append(diags, sdiags...)
-	}
-	out = append(out, traefik.New(s.cfg, c.getenv, f.verifyTimeout)...)
-	provision.SetDeadlines(out, f.net.deadlines())
+	o, diags := c.options(f, indices)
+	bs, bdiags := connect.Backends(s.cfg, o)
+	return bs, append(diags, bdiags...)
+}
+
+// options are the flags' and the environment's, for connect.
+func (c *cli) options(f *planFlags, indices bool) (connect.Options, hcl.Diagnostics) {
+	o := connect.Options{Env: c.getenv, Deadlines: f.net.deadlines(), Indices: indices, PruneIndices: f.prune != nil && *f.prune, VerifyTimeout: f.verifyTimeout}
 	replace, err := parseAddrs(f.replace)
 	if err != nil {
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid -replace address", Detail: err.Error() + "."})
+		return o, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid -replace address", Detail: err.Error() + "."}}
 	}
-	for _, b := range out {
-		if p, ok := b.(interface{ PruneIndices() }); ok && *f.prune {
-			p.PruneIndices()
-		}
-		if r, ok := b.(interface{ Replace([]provision.Addr) }); ok && len(replace) > 0 {
-			r.Replace(replace)
-		}
-	}
-	return out, diags
+	o.Replace = replace
+	return o, nil
 }
 
 // planFlags are the options of every command that plans.
@@ -116,11 +107,8 @@ func (c *cli) makePlan(ctx context.Context, s *specs, bs []provision.Backend, f 
 // record of the agents the project's services are on, with the flags'
 // deadlines; nil when the specs use no Consul. Its settings are those of
 // the backends, whose errors the commands have reported already.
-func (c *cli) clusterAgent(s *specs, f *netFlags) *consul.Backend {
-	k, _ := consul.Locker(s.cfg)
-	if k != nil {
-		k.SetDeadlines(f.deadlines())
-	}
+func (c *cli) clusterAgent(s *specs, f *netFlags) connect.Cluster {
+	k, _ := connect.OpenCluster(s.cfg, connect.Options{Deadlines: f.deadlines()})
 	return k
 }
 
