@@ -176,11 +176,12 @@ func (c *cli) plan(args []string) int {
 		*format = "json"
 	}
 	if _, err := c.formatView(*format, *noColor, nil); err != nil {
-		fmt.Fprintf(c.stderr, "Error: %s\n", err)
+		c.planView(false, *noColor, nil).failed(refusal("Invalid -format", err.Error()+".", nil))
 		return exitError
 	}
 	if *generate != "" {
-		s, diags := c.generateConfig(dirArg(pos), *generate, &pf)
+		v, _ := c.formatView(*format, *noColor, nil)
+		s, diags := c.generateConfig(v, dirArg(pos), *generate, &pf)
 		if diags.HasErrors() {
 			v, _ := c.formatView(*format, *noColor, s)
 			v.failed(diags)
@@ -197,10 +198,10 @@ func (c *cli) plan(args []string) int {
 	v.plan(p, diags)
 	if *out != "" {
 		if err := provision.WritePlanFile(*out, p); err != nil {
-			fmt.Fprintf(c.stderr, "Error: cannot save the plan: %s\n", err)
+			v.failed(refusal("Cannot save the plan", err.Error()+".", nil))
 			return exitError
 		}
-		fmt.Fprintf(c.stderr, "\nSaved the plan to %s. Apply exactly these requests with: provision apply %s\n", *out, *out)
+		v.note("\nSaved the plan to %s. Apply exactly these requests with: provision apply %s", *out, *out)
 	}
 	if *detailed && p.Summary.HasChanges() {
 		return exitChanges
@@ -210,7 +211,7 @@ func (c *cli) plan(args []string) int {
 
 // generateConfig writes the declarations of the undeclared imports of dir
 // to path, which must not exist, and has the plan read it beside dir.
-func (c *cli) generateConfig(dir, path string, pf *planFlags) (*specs, hcl.Diagnostics) {
+func (c *cli) generateConfig(v planView, dir, path string, pf *planFlags) (*specs, hcl.Diagnostics) {
 	if _, err := os.Lstat(path); err == nil {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Generated spec file exists",
 			Detail: fmt.Sprintf("-generate-config-out names %s, which exists; provision never overwrites a file with generated declarations. Name a new file, or move this one away.", path)}}
@@ -230,7 +231,7 @@ func (c *cli) generateConfig(dir, path string, pf *planFlags) (*specs, hcl.Diagn
 		return s, diags
 	}
 	if src == nil {
-		fmt.Fprintf(c.stderr, "Nothing to generate: every import block names a declared object. %s was not written.\n", path)
+		v.note("Nothing to generate: every import block names a declared object. %s was not written.", path)
 		return s, diags
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -243,7 +244,7 @@ func (c *cli) generateConfig(dir, path string, pf *planFlags) (*specs, hcl.Diagn
 	if err != nil {
 		return s, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot write the generated spec", Detail: err.Error() + "."})
 	}
-	fmt.Fprintf(c.stderr, "Wrote the generated declarations to %s. Review them; the plan below reads them.\n\n", path)
+	v.note("Wrote the generated declarations to %s. Review them; the plan below reads them.\n", path)
 	pf.generated = path
 	return s, diags
 }
@@ -253,6 +254,9 @@ func (c *cli) generateConfig(dir, path string, pf *planFlags) (*specs, hcl.Diagn
 type planView interface {
 	plan(p *provision.Plan, warnings hcl.Diagnostics)
 	failed(diags hcl.Diagnostics)
+	// note tells a person what the command did beside its output (a file
+	// written); on stderr, so that stdout stays the plan (or the JSON).
+	note(format string, args ...any)
 }
 
 // formatView is the view -format names.
@@ -303,9 +307,13 @@ func (v textView) plan(p *provision.Plan, warnings hcl.Diagnostics) {
 
 func (v textView) failed(diags hcl.Diagnostics) { v.c.printDiags(diags, v.files, v.color) }
 
+func (v textView) note(format string, args ...any) { fmt.Fprintf(v.c.stderr, format+"\n", args...) }
+
 type jsonView struct{ c *cli }
 
 func (v jsonView) plan(p *provision.Plan, _ hcl.Diagnostics) { v.write(p.Redacted()) }
+
+func (v jsonView) note(format string, args ...any) { fmt.Fprintf(v.c.stderr, format+"\n", args...) }
 
 func (v jsonView) failed(diags hcl.Diagnostics) {
 	v.write(struct {
