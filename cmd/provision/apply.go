@@ -216,12 +216,13 @@ func (c *cli) applySaved(ctx context.Context, path string, f *applyFlags) int {
 		return exitError
 	}
 	defer unlock()
-	now, diags := provision.MakePlan(ctx, s.cfg.Project, provision.Converge, bs)
+	// The plan is made again exactly as plan made it (the same step: the
+	// record's warnings, -target, the secrets), then held against the file.
+	now, diags := c.makePlan(ctx, s, bs, &f.plan, provision.Converge)
 	if diags.HasErrors() {
 		v.failed(diags)
 		return exitError
 	}
-	now.Secrets = s.cfg.Secrets
 	if why := matchSaved(saved, now.Redacted()); why != "" {
 		v.failed(refusal("Saved plan cannot be applied", fmt.Sprintf("The saved plan %s cannot be applied. %s Nothing was sent. Make a new plan.", path, why), nil))
 		return exitError
@@ -237,7 +238,7 @@ func (c *cli) applySaved(ctx context.Context, path string, f *applyFlags) int {
 		return exitError
 	}
 	now.Dir = saved.Dir
-	v.plan(now, nil)
+	v.plan(now, diags)
 	if !now.Summary.HasChanges() {
 		return c.verifyUnchanged(ctx, v, now, byName(bs))
 	}
