@@ -1,14 +1,12 @@
 package consul
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -134,25 +132,11 @@ func (b *Backend) authorize(ctx context.Context, perms []Permission) ([]bool, er
 		}
 		body, _ := json.Marshal(checks)
 		var answer []struct{ Allow bool }
-		err := b.net.Call(ctx, true, func(ctx context.Context) error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.address()+"/v1/internal/acl/authorize", bytes.NewReader(body))
-			if err != nil {
-				return err
-			}
-			if b.conf.Token != "" {
-				req.Header.Set("X-Consul-Token", b.conf.Token)
-			}
-			resp, err := b.http.Do(req)
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-			if resp.StatusCode/100 != 2 {
-				return b.answered(resp.StatusCode, string(msg))
-			}
-			return json.Unmarshal(msg, &answer)
-		})
+		req := provision.Request{Method: http.MethodPost, Path: "/v1/internal/acl/authorize", Body: body, Idempotent: true}
+		got, err := b.sender().Send(ctx, req, 1<<20)
+		if err == nil {
+			err = json.Unmarshal(got, &answer)
+		}
 		if err != nil {
 			return nil, err
 		}

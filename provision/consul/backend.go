@@ -1,7 +1,6 @@
 package consul
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -341,31 +340,24 @@ func (b *Backend) planFrom(st agentState, mode provision.Mode) ([]*provision.Cha
 // deregister) is done. Consul answers errors in plain text, which the
 // error quotes.
 func (b *Backend) Send(ctx context.Context, r provision.Request) error {
-	return b.net.Call(ctx, r.Idempotent, func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, r.Method, b.address()+r.Path, bytes.NewReader(r.Body))
-		if err != nil {
-			return err
-		}
-		for k, v := range r.Header {
-			req.Header.Set(k, v)
-		}
-		if b.conf.Token != "" {
-			req.Header.Set("X-Consul-Token", b.conf.Token)
-		}
-		resp, err := b.http.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		if resp.StatusCode == http.StatusNotFound && r.GoneOK {
-			return nil // already gone (a retry after a lost answer): the goal
-		}
-		if resp.StatusCode/100 != 2 {
-			return b.answered(resp.StatusCode, string(msg))
-		}
-		return nil
-	})
+	_, err := b.sender().Send(ctx, r, 4096)
+	return err
+}
+
+// sender sends to the agent: its base URL and the token added to each
+// request, and Consul's plain-text refusals quoted.
+func (b *Backend) sender() provision.Sender {
+	return provision.Sender{
+		Net: b.net,
+		Do: func(req *http.Request) (*http.Response, error) {
+			req.URL.Scheme, req.URL.Host = b.conf.Scheme, b.conf.Address
+			if b.conf.Token != "" {
+				req.Header.Set("X-Consul-Token", b.conf.Token)
+			}
+			return b.http.Do(req)
+		},
+		Refuse: func(code int, _ string, body []byte) error { return b.answered(code, string(body)) },
+	}
 }
 
 func isService(im *schema.Import) bool { return im.Kind == "service" }

@@ -1,13 +1,11 @@
 package search
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -281,30 +279,23 @@ func (b *Backend) get(ctx context.Context, c *elasticsearch.Client, path string,
 	return json.Unmarshal(body, v)
 }
 
-// perform sends one request and returns the body of a 2xx answer, at most
-// limit bytes; any other answer is a *provision.StatusError quoting
-// Elasticsearch's reason.
+// perform sends one request once and returns the body of a 2xx answer,
+// at most limit bytes; any other answer is a *provision.StatusError
+// quoting Elasticsearch's reason.
 func (b *Backend) perform(ctx context.Context, c *elasticsearch.Client, r provision.Request, limit int64) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, r.Method, r.Path, bytes.NewReader(r.Body))
-	if err != nil {
-		return nil, err
+	return sender(c, b.net).Once(ctx, r, limit)
+}
+
+// sender sends to a node through its client, which adds the node's
+// address and the credentials; Elasticsearch's refusals are quoted.
+func sender(c *elasticsearch.Client, d provision.Deadlines) provision.Sender {
+	return provision.Sender{
+		Do:  c.Perform,
+		Net: d,
+		Refuse: func(code int, status string, body []byte) error {
+			return &provision.StatusError{Code: code, Message: "elasticsearch answered " + esError(status, body)}
+		},
 	}
-	for k, v := range r.Header {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.Perform(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, &provision.StatusError{Code: resp.StatusCode, Message: "elasticsearch answered " + esError(resp.Status, body)}
-	}
-	return body, nil
 }
 
 // Plan reads the cluster and diffs it against the declared indices.
@@ -338,10 +329,8 @@ func fingerprint(f facts) string { return provision.Digest(f) }
 // are sent once, since a repeat after a lost answer would fail on what the
 // first one did.
 func (b *Backend) Send(ctx context.Context, r provision.Request) error {
-	return b.net.Call(ctx, r.Idempotent, func(ctx context.Context) error {
-		_, err := b.perform(ctx, b.es, r, 64<<10)
-		return err
-	})
+	_, err := sender(b.es, b.net).Send(ctx, r, 64<<10)
+	return err
 }
 
 // esError quotes Elasticsearch's error type and reason.

@@ -1,0 +1,62 @@
+package provision
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+)
+
+// Exchange performs one HTTP request against a server: the backend's
+// client, which adds the server's address and the credentials from the
+// environment.
+type Exchange func(*http.Request) (*http.Response, error)
+
+// Sender sends requests to one server, as every backend does: with the
+// deadlines, retried when the request is idempotent, a 404 taken for done
+// when it is its goal, and any other answer outside 2xx a *StatusError in
+// the server's own words (Refuse).
+type Sender struct {
+	Do  Exchange
+	Net Deadlines
+	// Refuse turns an answer outside 2xx into the error that quotes it.
+	Refuse func(code int, status string, body []byte) error
+}
+
+// Send sends r, with the retry policy the plan decided for it, and
+// returns the body of the answer (at most limit bytes).
+func (s Sender) Send(ctx context.Context, r Request, limit int64) ([]byte, error) {
+	var body []byte
+	err := s.Net.Call(ctx, r.Idempotent, func(ctx context.Context) error {
+		var err error
+		body, err = s.Once(ctx, r, limit)
+		return err
+	})
+	return body, err
+}
+
+// Once sends r once, within ctx: for a caller that retries itself.
+func (s Sender) Once(ctx context.Context, r Request, limit int64) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, r.Method, r.Path, bytes.NewReader(r.Body))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range r.Header {
+		req.Header.Set(k, v)
+	}
+	resp, err := s.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	switch {
+	case err != nil:
+		return nil, err
+	case resp.StatusCode == http.StatusNotFound && r.GoneOK:
+		return nil, nil // already gone (a retry after a lost answer): the goal
+	case resp.StatusCode/100 != 2:
+		return nil, s.Refuse(resp.StatusCode, resp.Status, body)
+	}
+	return body, nil
+}
