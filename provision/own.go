@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
@@ -124,4 +125,22 @@ func firstRange(rs ...*hcl.Range) *hcl.Range {
 		}
 	}
 	return nil
+}
+
+// Removal is the delete of an object the project owns, by one request;
+// both backends plan their deletes of owned objects with it and give the
+// reason with Owned (or, for a move, their own).
+func Removal(addr Addr, backend string, before json.RawMessage, r Request) *Change {
+	return &Change{Addr: addr, Backend: backend, Action: Delete, Before: before, Requests: []Request{r}}
+}
+
+// Owned gives a delete its reason: in destroy mode, that the project owns
+// the object; otherwise that no block declares it any more.
+func (c *Change) Owned(project string, mode Mode) *Change {
+	if mode == Destroy {
+		c.Because(ReasonDestroy, "owned by project "+project)
+	} else {
+		c.Because(ReasonUndeclared, "owned by project "+project+" and no longer declared")
+	}
+	return c
 }

@@ -225,20 +225,12 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 		if provision.OwnerOf(l.Meta) != cfg.Project || (declared[id] && mode != provision.Destroy) {
 			continue
 		}
-		c := &provision.Change{
-			Addr:     provision.Addr{In: b.in, Kind: "service", Name: id},
-			Backend:  backend,
-			Action:   provision.Delete,
-			Before:   provision.RawJSON(live(l)),
-			Requests: []provision.Request{deregisterRequest(id)},
-		}
-		switch {
-		case mode == provision.Destroy:
-			c.Because(provision.ReasonDestroy, "owned by project "+cfg.Project)
-		case elsewhere[id] != "":
-			c.Because(provision.ReasonMovedAway, "moved to "+elsewhere[id]+", where it is registered first")
-		default:
-			c.Because(provision.ReasonUndeclared, "owned by project "+cfg.Project+" and no longer declared")
+		addr := provision.Addr{In: b.in, Kind: "service", Name: id}
+		c := provision.Removal(addr, backend, provision.RawJSON(live(l)), deregisterRequest(id))
+		if moved := elsewhere[id]; moved != "" && mode != provision.Destroy {
+			c.Because(provision.ReasonMovedAway, "moved to "+moved+", where it is registered first")
+		} else {
+			c.Owned(cfg.Project, mode)
 		}
 		changes = append(changes, c)
 	}

@@ -114,11 +114,9 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 		}
 		if mode == provision.Destroy {
 			if exists && owner == t.project {
-				c.Action, c.After = provision.Delete, nil
-				c.Because(provision.ReasonDestroy, "owned by project "+t.project)
-				c.Before = provision.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live)))
-				c.Requests = []provision.Request{{Method: "DELETE", Path: "/" + ix.Name, Header: acceptJSON}}
-				changes = append(changes, c)
+				d := provision.Removal(c.Addr, t.backend, provision.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live))), deleteIndex(ix.Name)).Owned(t.project, mode)
+				d.DeclaredAt, d.Declared, d.EachKey = c.DeclaredAt, c.Declared, c.EachKey
+				changes = append(changes, d)
 			}
 			continue
 		}
@@ -206,16 +204,7 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 			})
 			continue
 		}
-		c := &provision.Change{
-			Addr: t.addr(name), Backend: t.backend, Action: provision.Delete,
-			Requests: []provision.Request{{Method: "DELETE", Path: "/" + name, Header: acceptJSON}},
-		}
-		if mode == provision.Destroy {
-			c.Because(provision.ReasonDestroy, "owned by project "+t.project)
-		} else {
-			c.Because(provision.ReasonUndeclared, "owned by project "+t.project+" and no longer declared")
-		}
-		changes = append(changes, c)
+		changes = append(changes, provision.Removal(t.addr(name), t.backend, nil, deleteIndex(name)).Owned(t.project, mode))
 	}
 	return changes, diags
 }
@@ -404,6 +393,12 @@ var (
 	acceptJSON = map[string]string{"Accept": "application/json"}
 	jsonBody   = map[string]string{"Accept": "application/json", "Content-Type": "application/json"}
 )
+
+// deleteIndex is DELETE /<index>: sent once, never retried (a repeat
+// after a lost answer would be a 404).
+func deleteIndex(name string) provision.Request {
+	return provision.Request{Method: "DELETE", Path: "/" + name, Header: acceptJSON}
+}
 
 // createIndex is PUT /<index>/ with the ownership marks in the first
 // declared type's _meta, so that an index whose mappings were never put
