@@ -91,56 +91,61 @@ func readRule(rule string) claim {
 // alternative, whose paths are then any of A's and B's.
 func alternatives(rule string) []string {
 	rule = strings.TrimSpace(rule)
-	for strings.HasPrefix(rule, "(") && closing(rule, 0) == len(rule)-1 {
+	for strings.HasPrefix(rule, "(") && closing(rule) == len(rule)-1 {
 		rule = strings.TrimSpace(rule[1 : len(rule)-1])
 	}
 	var out []string
-	depth, from := 0, 0
-	inQuote := byte(0)
-	for i := 0; i < len(rule); i++ {
-		switch ch := rule[i]; {
-		case inQuote != 0:
-			if ch == inQuote {
-				inQuote = 0
-			}
-		case ch == '`' || ch == '"':
-			inQuote = ch
-		case ch == '(':
-			depth++
-		case ch == ')':
-			depth--
-		case ch == '|' && depth == 0 && i+1 < len(rule) && rule[i+1] == '|':
+	from := 0
+	unquoted(rule, func(i, depth int) bool {
+		if depth == 0 && i >= from && strings.HasPrefix(rule[i:], "||") {
 			out = append(out, rule[from:i])
 			from = i + 2
-			i++
 		}
-	}
+		return true
+	})
 	return append(out, rule[from:])
 }
 
-// closing is the index of the parenthesis that closes the one at open,
-// quotes skipped; -1 when none does.
-func closing(s string, open int) int {
+// closing is the index of the parenthesis that closes the one s starts
+// with; -1 when none does.
+func closing(s string) int {
+	at := -1
+	unquoted(s, func(i, depth int) bool {
+		if s[i] == ')' && depth == 1 {
+			at = i
+			return false
+		}
+		return true
+	})
+	return at
+}
+
+// unquoted calls f for every byte of s outside quotes, with the depth of
+// the parentheses around it (an opening one counts itself, a closing one
+// too); f ends the walk by returning false.
+func unquoted(s string, f func(i, depth int) bool) {
 	depth := 0
-	inQuote := byte(0)
-	for i := open; i < len(s); i++ {
+	var quote byte
+	for i := 0; i < len(s); i++ {
 		switch ch := s[i]; {
-		case inQuote != 0:
-			if ch == inQuote {
-				inQuote = 0
+		case quote != 0:
+			if ch == quote {
+				quote = 0
 			}
+			continue
 		case ch == '`' || ch == '"':
-			inQuote = ch
+			quote = ch
+			continue
 		case ch == '(':
 			depth++
-		case ch == ')':
+		}
+		if !f(i, depth) {
+			return
+		}
+		if s[i] == ')' {
 			depth--
-			if depth == 0 {
-				return i
-			}
 		}
 	}
-	return -1
 }
 
 // claims reports whether a router with this rule would serve the probe's

@@ -32,6 +32,7 @@ func TestClaims(t *testing.T) {
 		"a host and either path":          {"Host(`a.example.com`) && (Path(`/x`) || PathPrefix(`/hp`))", false, true},
 		"not the prefix":                  {"!PathPrefix(`/api`)", false, false},
 		"a quoted parenthesis":            {"Path(`/a(b`) || Path(`/api`)", true, false},
+		"a group, or a path":              {"(Path(`/a`) && Method(`GET`)) || Path(`/api`)", true, false},
 	}
 	for name, tt := range tests {
 		c := readRule(tt.rule)
