@@ -355,7 +355,19 @@ func (d *decoder) checkPublic(cfg *Config) {
 // and frontends a single-generation dialect would leave ungated.
 func (d *decoder) checkServices(cfg *Config) {
 	ids := map[string]*Service{}
+	named := map[string]*Service{}
 	for _, s := range cfg.Services {
+		if prev, ok := named[s.Name]; ok && frontendKey(prev.Frontend) != frontendKey(s.Frontend) {
+			at := s.DeclRange
+			if s.Frontend != nil {
+				at = s.Frontend.DeclRange
+			}
+			d.errorf(at, s.DeclRange, "Frontends differ within one service name",
+				"The services %q and %q (at %s) are instances of the Consul service %q, and Traefik builds one router per service name from the tags of all its instances: with different frontends it would have two definitions of one router, drop it, and leave the path unserved or served without the gate. "+
+					"Give the instances one frontend (declare it once, outside what varies), or give them different names.", s.ID, prev.ID, prev.DeclRange, s.Name)
+		} else if !ok {
+			named[s.Name] = s
+		}
 		if prev, dup := ids[s.ID]; dup {
 			if sameBlock(s.Instance, prev.Instance, s.DeclRange, prev.DeclRange) {
 				d.errorf(s.IDRange, s.DeclRange, "Duplicate instance ID",
@@ -397,6 +409,19 @@ func (d *decoder) checkServices(cfg *Config) {
 			})
 		}
 	}
+}
+
+// frontendKey is what a frontend becomes in tags, for comparing the
+// frontends of instances of one service name; "" for none.
+func frontendKey(f *Frontend) string {
+	if f == nil {
+		return ""
+	}
+	key := fmt.Sprintf("%v|%q", f.Rule, f.EntryPoints)
+	if a := f.ForwardAuth; a != nil {
+		key += fmt.Sprintf("|%q|%q|%q|%q|%t|%+v", a.Address, a.AuthResponseHeaders, a.AuthRequestHeaders, a.AuthResponseHeadersRegex, a.TrustForwardHeader, a.TLS)
+	}
+	return key
 }
 
 // otherGenerations says what the generations a single dialect does not
