@@ -338,12 +338,13 @@ func (c *cli) graph(args []string) int {
 		return code
 	}
 	s, p, diags := c.planDir(dirArg(pos), &pf)
+	v := c.planView(false, true, s)
 	if diags.HasErrors() {
-		c.printDiags(diags, s.parser.Files(), false)
+		v.failed(diags)
 		return exitError
 	}
 	if err := provision.RenderDOT(c.stdout, p); err != nil {
-		fmt.Fprintf(c.stderr, "Error: %s\n", err)
+		v.failed(refusal("Cannot write the graph", err.Error()+".", nil))
 		return exitError
 	}
 	return exitOK
@@ -367,20 +368,24 @@ func (c *cli) show(args []string) int {
 		*format = "json"
 	}
 	v, err := c.formatView(*format, *noColor, nil)
-	if err == nil {
-		var p *provision.Plan
-		if p, err = provision.ReadPlanFile(pos[0]); err == nil && *partsDir != "" {
-			err = writeParts(*partsDir, provision.RenderMarkdown(p.Redacted()))
-		} else if err == nil {
-			v.plan(p, nil)
-			return exitOK
-		}
-		if err == nil {
-			return exitOK
+	if err != nil {
+		c.planView(false, *noColor, nil).failed(refusal("Invalid -format", err.Error()+".", nil))
+		return exitError
+	}
+	p, err := provision.ReadPlanFile(pos[0])
+	switch {
+	case err != nil:
+		v.failed(refusal("Cannot read the saved plan", err.Error()+".", nil))
+		return exitError
+	case *partsDir == "":
+		v.plan(p, nil)
+	default:
+		if err := writeParts(*partsDir, provision.RenderMarkdown(p.Redacted())); err != nil {
+			v.failed(refusal("Cannot write the parts", err.Error()+".", nil))
+			return exitError
 		}
 	}
-	fmt.Fprintf(c.stderr, "Error: %s\n", err)
-	return exitError
+	return exitOK
 }
 
 // writeParts writes markdown parts as dir/part-1.md, part-2.md, ...
