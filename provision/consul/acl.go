@@ -86,13 +86,19 @@ func PolicyRules(perms []Permission) string {
 
 // NodeName is the node of the agent, from GET /v1/agent/self (which needs
 // agent:read).
+// The name is read once per backend: an apply's permission check before
+// the lock and its plan's both need it.
 func (b *Backend) NodeName(ctx context.Context) (string, error) {
+	if b.node != "" {
+		return b.node, nil
+	}
 	var self struct{ Config struct{ NodeName string } }
 	err := b.net.Call(ctx, true, func(ctx context.Context) error {
 		_, err := b.client.Raw().Query("/v1/agent/self", &self, (&api.QueryOptions{}).WithContext(ctx))
 		return b.statusError(err)
 	})
-	return self.Config.NodeName, err
+	b.node = self.Config.NodeName
+	return b.node, err
 }
 
 // Owned are the names of the services of the project on this agent that

@@ -39,6 +39,8 @@ type Backend struct {
 	locker bool
 	// replace are the services to register again even when converged.
 	replace map[provision.Addr]bool
+	// node is the agent's node name, once read.
+	node string
 }
 
 // Replace has the plan register the services at addrs again in place even
@@ -269,14 +271,11 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 // client drops them: it stops reading headers at the X-Consul-LastContact
 // the agent endpoints do not send).
 func (b *Backend) get(ctx context.Context, path string, out any) (http.Header, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.address()+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return nil, err
 	}
-	if b.conf.Token != "" {
-		req.Header.Set("X-Consul-Token", b.conf.Token)
-	}
-	resp, err := b.http.Do(req)
+	resp, err := b.sender().Do(req)
 	if err != nil {
 		return nil, err
 	}

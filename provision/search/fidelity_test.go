@@ -134,9 +134,12 @@ func TestRefusalOrFault(t *testing.T) {
 	}
 }
 
+// esStatus sends one request around provision, as a person would with
+// curl, and returns the answer's status and body.
 func esStatus(t *testing.T, base, method, path, body string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

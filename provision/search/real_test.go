@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -146,18 +145,11 @@ func diagLines(diags hcl.Diagnostics) []string {
 // and fails the test unless it succeeds. It returns the answer's body.
 func esDo(t *testing.T, base, method, path, body string) string {
 	t.Helper()
-	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+	code, b := esStatus(t, base, method, path, body)
+	if code/100 != 2 {
+		t.Fatalf("%s %s: %d %s", method, path, code, b)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("%s %s: %s %s", method, path, resp.Status, b)
-	}
-	return string(b)
+	return b
 }
 
 // fresh deletes an index left by another test, if there is one.
