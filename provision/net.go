@@ -123,16 +123,11 @@ func transient(err error) bool {
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || (errors.As(err, &op) && !op.Timeout())
 }
 
-// Bounded is a Backend whose network calls follow Deadlines.
-type Bounded interface {
-	SetDeadlines(Deadlines)
-}
-
-// SetDeadlines sets d on every backend that takes them.
-func SetDeadlines(backends []Backend, d Deadlines) {
-	for _, b := range backends {
-		if bb, ok := b.(Bounded); ok {
-			bb.SetDeadlines(d)
-		}
+// OrDefault is d, or DefaultDeadlines when d is the zero value (options
+// that leave the deadlines out).
+func (d Deadlines) OrDefault() Deadlines {
+	if d == (Deadlines{}) {
+		return DefaultDeadlines
 	}
+	return d
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,20 +12,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/run"
 )
-
-// applyView shows an apply: the plan, one event per request, the outcome
-// and its diagnostics. The engine only emits events (provision.Event);
-// the human and the JSON views are two renderings of the same stream,
-// chosen once from the flags.
-type applyView interface {
-	planView
-	progress(e provision.Event, n, total int)
-	verified(backend, message string)
-	// result reports the end of the apply; failures reach it as
-	// diagnostics whose range is the declaration that caused them.
-	result(p *provision.Plan, res provision.Result, diags hcl.Diagnostics)
-}
 
 // outcomeDiagnostics turns a failed or stopped apply into diagnostics: one
 // error per failed request, at its declaration, and one for a stop.
@@ -89,20 +79,23 @@ func completeLine(s provision.Summary) string {
 // failure on stderr; on a terminal, one progress line on stderr instead,
 // with counts, rate and time left.
 type humanApply struct {
-	textView
+	*textView
 	live    bool // stderr is a terminal
 	start   time.Time
 	started bool
+	// command and question are what a person is asked to approve.
+	command, question string
 }
 
-func (v *humanApply) progress(e provision.Event, n, total int) {
+func (v *humanApply) Progress(e run.Progress) {
 	if !v.started && !v.live {
 		v.started = true
 		fmt.Fprintln(v.c.stdout) // the requests' lines start under the plan
 	}
-	if !e.Done {
+	if !e.Event.Done {
 		return
 	}
+	n, total := e.Done, e.Total
 	if v.live {
 		if v.start.IsZero() {
 			v.start = time.Now().Add(-e.Elapsed)
@@ -126,9 +119,9 @@ func (v *humanApply) progress(e provision.Event, n, total int) {
 	fmt.Fprintf(v.c.stdout, "[%d/%d] %s: %s %s: %s (%s)\n", n, total, e.Change.Addr, e.Request.Method, provision.HideSecrets(e.Request.Path, v.c.secrets), status, e.Elapsed.Round(100*time.Microsecond))
 }
 
-func (v *humanApply) verified(_, message string) { fmt.Fprintf(v.c.stdout, "%s\n", message) }
+func (v *humanApply) Verified(l provision.Verified) { fmt.Fprintf(v.c.stdout, "%s\n", l.Line) }
 
-func (v *humanApply) result(p *provision.Plan, res provision.Result, diags hcl.Diagnostics) {
+func (v *humanApply) Result(p *provision.Plan, res provision.Result, diags hcl.Diagnostics) {
 	if res.Err() == nil && res.Stopped == nil {
 		v.c.printDiags(diags, v.files, v.color)
 		line := completeLine(p.Summary)
@@ -152,6 +145,40 @@ func (v *humanApply) result(p *provision.Plan, res provision.Result, diags hcl.D
 			fmt.Fprintf(v.c.stderr, "%s%-9s %s (%d of %d requests sent)\n", indent, outcomeWord(o)+":", o.Change.Addr, o.Sent, len(o.Change.Requests))
 		}
 	}
+}
+
+var (
+	_ run.ApplyView = (*humanApply)(nil)
+	_ run.Asker     = (*humanApply)(nil)
+	_ run.ApplyView = (*jsonApply)(nil)
+)
+
+// Confirm asks for "yes" on a terminal; anywhere else it refuses, since a
+// pipeline that waits for input would hang. An interrupt while it waits
+// cancels.
+func (v *humanApply) Confirm(ctx context.Context, _ *provision.Plan) bool {
+	c := v.c
+	if !c.isTerminal(c.stdin) {
+		v.Diagnostics(refusal("Confirmation needed", v.command+" needs confirmation, and standard input is not a terminal. "+
+			"Pass -auto-approve, or save a reviewed plan with plan -out=FILE and apply that file. Nothing was sent.", nil))
+		return false
+	}
+	fmt.Fprintf(c.stdout, "\n%s Only 'yes' will be accepted.\n  Enter a value: ", v.question)
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(c.stdin).ReadString('\n')
+		answer <- line
+	}()
+	select {
+	case line := <-answer:
+		if strings.TrimSpace(line) == "yes" {
+			return true
+		}
+		fmt.Fprintf(c.stderr, "\nCancelled: nothing was sent.\n")
+	case <-ctx.Done():
+		fmt.Fprintf(c.stderr, "\nCancelled (%s): nothing was sent.\n", context.Cause(ctx))
+	}
+	return false
 }
 
 // backendGroup is the outcomes of the changes of one backend.
@@ -186,53 +213,103 @@ func backendAddress(p *provision.Plan, name string) string {
 }
 
 // jsonApply prints one JSON object per line and event, each with a type,
-// as Terraform's machine-readable UI: plan, apply_start, apply_complete,
-// apply_errored, outcome, verify, diagnostic, summary.
-type jsonApply struct{ jsonView }
+// as Terraform's machine-readable UI: diagnostic, plan, apply_start,
+// apply_complete, apply_errored, verify, outcome, summary. Each event is
+// one of the structs below.
+type jsonApply struct{ c *cli }
 
-func (v jsonApply) event(typ string, fields map[string]any) {
-	fields["type"] = typ
-	b, _ := json.Marshal(fields)
+type (
+	diagnosticEvent struct {
+		Type       string               `json:"type"`
+		Diagnostic provision.Diagnostic `json:"diagnostic"`
+	}
+	planEvent struct {
+		Type string          `json:"type"`
+		Plan *provision.Plan `json:"plan"`
+	}
+	// requestEvent is apply_start, apply_complete (with n, total and
+	// elapsed_ms) and apply_errored (with error, refused and elapsed_ms).
+	requestEvent struct {
+		Type      string           `json:"type"`
+		Address   provision.Addr   `json:"address"`
+		Action    provision.Action `json:"action"`
+		Step      int              `json:"step"`
+		Of        int              `json:"of"`
+		Method    string           `json:"method"`
+		Path      string           `json:"path"`
+		N         int              `json:"n,omitempty"`
+		Total     int              `json:"total,omitempty"`
+		Error     string           `json:"error,omitempty"`
+		Refused   *bool            `json:"refused,omitempty"`
+		ElapsedMS *int64           `json:"elapsed_ms,omitempty"`
+	}
+	verifyEvent struct {
+		Type    string `json:"type"`
+		Backend string `json:"backend"`
+		Message string `json:"message"`
+	}
+	outcomeEvent struct {
+		Type     string         `json:"type"`
+		Address  provision.Addr `json:"address"`
+		Backend  string         `json:"backend"`
+		Status   string         `json:"status"`
+		Sent     int            `json:"sent"`
+		Requests int            `json:"requests"`
+	}
+	summaryEvent struct {
+		Type   string `json:"type"`
+		Status string `json:"status"`
+		Import int    `json:"import"`
+		Create int    `json:"create"`
+		Update int    `json:"update"`
+		Delete int    `json:"delete"`
+	}
+)
+
+func (v *jsonApply) event(e any) {
+	b, _ := json.Marshal(e)
 	fmt.Fprintf(v.c.stdout, "%s\n", b)
 }
 
-func (v jsonApply) plan(p *provision.Plan, warnings hcl.Diagnostics) {
-	v.diagnostics(warnings)
-	v.event("plan", map[string]any{"plan": p.Redacted()})
+func (v *jsonApply) Loaded(_ map[string]*hcl.File, secrets []string) {
+	v.c.secrets = append(v.c.secrets, secrets...)
 }
 
-func (v jsonApply) failed(diags hcl.Diagnostics) { v.diagnostics(diags) }
+func (v *jsonApply) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
+	v.Diagnostics(warnings)
+	v.event(planEvent{"plan", p.Redacted()})
+}
 
-func (v jsonApply) diagnostics(diags hcl.Diagnostics) {
+func (v *jsonApply) Diagnostics(diags hcl.Diagnostics) {
 	for _, d := range provision.JSONDiagnostics(v.c.hide(diags)) {
-		v.event("diagnostic", map[string]any{"diagnostic": d})
+		v.event(diagnosticEvent{"diagnostic", d})
 	}
 }
 
-func (v jsonApply) progress(e provision.Event, n, total int) {
-	f := map[string]any{"address": e.Change.Addr, "action": e.Change.Action, "step": e.Step, "of": len(e.Change.Requests),
-		"method": e.Request.Method, "path": provision.HideSecrets(e.Request.Path, v.c.secrets)}
+func (v *jsonApply) Progress(e run.Progress) {
+	ev := requestEvent{Type: "apply_start", Address: e.Change.Addr, Action: e.Change.Action, Step: e.Step, Of: len(e.Change.Requests),
+		Method: e.Request.Method, Path: provision.HideSecrets(e.Request.Path, v.c.secrets)}
+	if e.Event.Done {
+		ms := e.Elapsed.Milliseconds()
+		ev.ElapsedMS = &ms
+	}
 	switch {
-	case !e.Done:
-		v.event("apply_start", f)
+	case !e.Event.Done:
 	case e.Err != nil:
 		_, refused := provision.Refused(e.Err)
-		f["error"], f["elapsed_ms"], f["refused"] = provision.HideSecrets(e.Err.Error(), v.c.secrets), e.Elapsed.Milliseconds(), refused
-		v.event("apply_errored", f)
+		ev.Type, ev.Error, ev.Refused = "apply_errored", provision.HideSecrets(e.Err.Error(), v.c.secrets), &refused
 	default:
-		f["n"], f["total"], f["elapsed_ms"] = n, total, e.Elapsed.Milliseconds()
-		v.event("apply_complete", f)
+		ev.Type, ev.N, ev.Total = "apply_complete", e.Done, e.Total
 	}
+	v.event(ev)
 }
 
-func (v jsonApply) verified(backend, message string) {
-	v.event("verify", map[string]any{"backend": backend, "message": message})
-}
+func (v *jsonApply) Verified(l provision.Verified) { v.event(verifyEvent{"verify", l.Backend, l.Line}) }
 
-func (v jsonApply) result(p *provision.Plan, res provision.Result, diags hcl.Diagnostics) {
-	v.diagnostics(append(outcomeDiagnostics(res), diags...))
+func (v *jsonApply) Result(p *provision.Plan, res provision.Result, diags hcl.Diagnostics) {
+	v.Diagnostics(append(outcomeDiagnostics(res), diags...))
 	for _, o := range res.Outcomes {
-		v.event("outcome", map[string]any{"address": o.Change.Addr, "backend": o.Change.Backend, "status": outcomeWord(o), "sent": o.Sent, "requests": len(o.Change.Requests)})
+		v.event(outcomeEvent{"outcome", o.Change.Addr, o.Change.Backend, outcomeWord(o), o.Sent, len(o.Change.Requests)})
 	}
 	status := "complete"
 	switch {
@@ -243,6 +320,5 @@ func (v jsonApply) result(p *provision.Plan, res provision.Result, diags hcl.Dia
 	case diags.HasErrors():
 		status = "unverified"
 	}
-	v.event("summary", map[string]any{"status": status, "import": p.Summary.Import, "create": p.Summary.Create,
-		"update": p.Summary.Update, "delete": p.Summary.Delete})
+	v.event(summaryEvent{"summary", status, p.Summary.Import, p.Summary.Create, p.Summary.Update, p.Summary.Delete})
 }

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
-	"github.com/provision-dev/provision/schema"
+	"github.com/provision-dev/provision/provision/run"
 	"golang.org/x/term"
 )
 
@@ -126,15 +125,29 @@ func (c *cli) flagSet(name, synopsis string) *flag.FlagSet {
 
 // parse parses flags that may stand before or after the positional
 // arguments, as "provision plan specs -json" reads naturally. It returns
-// false when the command should stop with code.
-func (c *cli) parse(fs *flag.FlagSet, args []string, maxArgs int) ([]string, int, bool) {
+// false when the command should stop with code. A command with a JSON
+// output gives its JSON view: when -json is among the arguments, a
+// refused flag is a diagnostic on that stream, not usage on stderr.
+func (c *cli) parse(fs *flag.FlagSet, args []string, maxArgs int, asJSON run.View) ([]string, int, bool) {
+	if asJSON == nil || !wantsJSON(args) {
+		asJSON = nil
+	} else {
+		fs.SetOutput(io.Discard)
+		fs.Usage = func() {}
+	}
+	refuse := func(detail string) ([]string, int, bool) {
+		if asJSON != nil {
+			asJSON.Diagnostics(refusal("Invalid command line", detail+". Run provision "+fs.Name()+" -help for the options.", nil))
+		}
+		return nil, exitError, false
+	}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, exitOK, false
 			}
-			return nil, exitError, false
+			return refuse(err.Error())
 		}
 		if fs.NArg() == 0 {
 			break
@@ -143,11 +156,28 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, maxArgs int) ([]string, int
 		args = fs.Args()[1:]
 	}
 	if len(pos) > maxArgs {
-		fmt.Fprintf(c.stderr, "provision %s: too many arguments: %s\n", fs.Name(), strings.Join(pos, " "))
-		fs.Usage()
-		return nil, exitError, false
+		if asJSON == nil {
+			fmt.Fprintf(c.stderr, "provision %s: too many arguments: %s\n", fs.Name(), strings.Join(pos, " "))
+			fs.Usage()
+		}
+		return refuse("too many arguments: " + strings.Join(pos, " "))
 	}
 	return pos, exitOK, true
+}
+
+// wantsJSON reports whether args ask for JSON output (-json, --json,
+// -json=true, -format=json).
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		switch strings.TrimPrefix(a, "-") {
+		case "-json", "json", "-json=true", "json=true", "format=json", "-format=json":
+			return true
+		}
+	}
+	return false
 }
 
 // listFlag is a repeatable string flag.
@@ -165,50 +195,6 @@ type varFlags struct {
 func (v *varFlags) register(fs *flag.FlagSet) {
 	fs.Var(&v.vars, "var", "set an input variable: -var name=value (repeatable)")
 	fs.Var(&v.files, "var-file", "read input variables from an HCL file (repeatable)")
-}
-
-// specs is a loaded spec directory with the sources its diagnostics quote.
-type specs struct {
-	cfg    *schema.Config
-	parser *schema.Parser
-}
-
-func (c *cli) load(dir string, v varFlags) (*specs, hcl.Diagnostics) {
-	return c.loadWith(dir, v, schema.Inputs{})
-}
-
-// loadWith loads dir with more inputs: extra files to read beside the
-// directory's (a generated spec written elsewhere), or imports of
-// undeclared objects allowed (plan -generate-config-out).
-func (c *cli) loadWith(dir string, v varFlags, in schema.Inputs, extra ...string) (*specs, hcl.Diagnostics) {
-	p := schema.NewParser()
-	in.Vars, in.VarFiles, in.Env = v.vars, v.files, c.environ()
-	files, err := schema.SpecFiles(dir)
-	if err != nil || len(extra) == 0 {
-		cfg, diags := p.LoadDir(dir, in)
-		return c.loaded(cfg, p, diags)
-	}
-	for _, e := range extra {
-		if !slices.ContainsFunc(files, func(f string) bool { return sameFile(f, e) }) {
-			files = append(files, e)
-		}
-	}
-	cfg, diags := p.LoadFiles(files, in)
-	return c.loaded(cfg, p, diags)
-}
-
-// loaded keeps the secrets of a loaded config, so that no view shows them.
-func (c *cli) loaded(cfg *schema.Config, p *schema.Parser, diags hcl.Diagnostics) (*specs, hcl.Diagnostics) {
-	if cfg != nil {
-		c.secrets = append(c.secrets, cfg.Secrets...)
-	}
-	return &specs{cfg: cfg, parser: p}, diags
-}
-
-func sameFile(a, b string) bool {
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
 func dirArg(pos []string) string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/run"
 )
 
 // TestColor: colour only on a terminal, and never with NO_COLOR or
@@ -46,13 +47,18 @@ func TestConfirm(t *testing.T) {
 		var out, errOut bytes.Buffer
 		c := newCLI(strings.NewReader(answer), &out, &errOut)
 		c.isTerminal = func(any) bool { return true }
-		if got := c.confirm(context.Background(), "apply", "Do you want to perform these actions?"); got != want {
+		if got := asker(c).Confirm(context.Background(), nil); got != want {
 			t.Errorf("answer %q: confirm = %v, want %v", answer, got, want)
 		}
 		if !want && !strings.Contains(errOut.String(), "Cancelled: nothing was sent.") {
 			t.Errorf("answer %q: no cancellation message", answer)
 		}
 	}
+}
+
+// asker is apply's human view, as the command makes it.
+func asker(c *cli) *humanApply {
+	return &humanApply{textView: c.textView(false), command: "apply", question: "Do you want to perform these actions?"}
 }
 
 // TestConfirmInterrupted: an interrupt at the prompt cancels at once,
@@ -65,7 +71,7 @@ func TestConfirmInterrupted(t *testing.T) {
 	c.isTerminal = func(any) bool { return true }
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errors.New("interrupted"))
-	if c.confirm(ctx, "apply", "Do you want to perform these actions?") {
+	if asker(c).Confirm(ctx, nil) {
 		t.Fatal("confirm went ahead after an interrupt")
 	}
 	if !strings.Contains(errOut.String(), "Cancelled (interrupted): nothing was sent.") {
@@ -79,10 +85,11 @@ func TestProgressLine(t *testing.T) {
 	var out, errOut bytes.Buffer
 	c := newCLI(strings.NewReader(""), &out, &errOut)
 	c.isTerminal = func(s any) bool { return s == &errOut }
-	v := c.applyView(registerApplyFlags(c.flagSet("apply", "")), nil)
+	v := asker(c)
+	v.live = true
 	ch := &provision.Change{Addr: provision.Addr{Kind: "service", Name: "a"}, Requests: []provision.Request{{Method: "PUT", Path: "/x"}}}
 	for n := 1; n <= 3; n++ {
-		v.progress(provision.Event{Change: ch, Step: 1, Request: ch.Requests[0], Done: true, Elapsed: time.Millisecond}, n, 3)
+		v.Progress(run.Progress{Event: provision.Event{Change: ch, Step: 1, Request: ch.Requests[0], Done: true, Elapsed: time.Millisecond}, Done: n, Total: 3})
 	}
 	if out.Len() != 0 {
 		t.Errorf("per-request lines on a terminal: %q", out.String())

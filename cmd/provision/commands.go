@@ -7,35 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
-	"github.com/provision-dev/provision/provision/connect"
-	"github.com/provision-dev/provision/schema"
+	"github.com/provision-dev/provision/provision/run"
 )
-
-// backends opens the backends the specs need, by name, with the flags'
-// deadlines, pruning and replacements. With indices false the search
-// backends are left out (destroy without -indices).
-func (c *cli) backends(s *specs, f *planFlags, indices bool) ([]provision.Backend, hcl.Diagnostics) {
-	o, diags := c.options(f, indices)
-	bs, bdiags := connect.Backends(s.cfg, o)
-	return bs, append(diags, bdiags...)
-}
-
-// options are the flags' and the environment's, for connect.
-func (c *cli) options(f *planFlags, indices bool) (connect.Options, hcl.Diagnostics) {
-	o := connect.Options{Env: c.getenv, Deadlines: f.net.deadlines(), Indices: indices, PruneIndices: f.prune != nil && *f.prune, VerifyTimeout: f.verifyTimeout}
-	replace, err := parseAddrs(f.replace)
-	if err != nil {
-		return o, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid -replace address", Detail: err.Error() + "."}}
-	}
-	o.Replace = replace
-	return o, nil
-}
 
 // planFlags are the options of every command that plans.
 type planFlags struct {
@@ -61,101 +39,20 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.replace, "replace", "register this owned service again in place even when converged, as after rotating the Consul token: service.<id> (repeatable)")
 }
 
-// open loads the specs of dir and opens the backends they need.
-func (c *cli) open(dir string, f *planFlags, indices bool) (*specs, []provision.Backend, hcl.Diagnostics) {
-	var extra []string
+// operation is the run the flags describe, with the environment.
+func (c *cli) operation(t run.Type, dir string, f *planFlags) run.Operation {
+	o := run.Operation{Type: t, Dir: dir, Vars: f.vars.vars, VarFiles: f.vars.files, Getenv: c.getenv, Environ: c.environ,
+		SearchIndices: true, Replace: f.replace, Targets: f.targets, Excludes: f.excludes, VerifyTimeout: f.verifyTimeout}
+	if f.net.request != nil {
+		o.Deadlines = f.net.deadlines()
+	}
+	if f.prune != nil {
+		o.PruneIndices = *f.prune
+	}
 	if f.generated != "" {
-		extra = append(extra, f.generated)
+		o.Extra = []string{f.generated}
 	}
-	s, diags := c.loadWith(dir, f.vars, schema.Inputs{}, extra...)
-	if diags.HasErrors() {
-		return s, nil, diags
-	}
-	bs, bdiags := c.backends(s, f, indices)
-	return s, bs, append(diags, bdiags...)
-}
-
-// makePlan plans the specs against the backends' live state and applies
-// -target and -exclude.
-func (c *cli) makePlan(ctx context.Context, s *specs, bs []provision.Backend, f *planFlags, mode provision.Mode) (*provision.Plan, hcl.Diagnostics) {
-	p, diags := provision.MakePlan(ctx, s.cfg.Project, mode, bs)
-	if diags.HasErrors() {
-		return nil, diags
-	}
-	if k := c.clusterAgent(s, &f.net); k != nil {
-		diags = append(diags, k.Forgotten(ctx, s.cfg.Project, p.Backends)...)
-	}
-	if err := replaced(p, f.replace); err != nil {
-		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid -replace address", Detail: err.Error()})
-	}
-	include, err := parseAddrs(f.targets)
-	if err == nil {
-		var exclude []provision.Addr
-		if exclude, err = parseAddrs(f.excludes); err == nil {
-			err = p.Target(include, exclude)
-		}
-	}
-	if err != nil {
-		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid target", Detail: err.Error() + "."})
-	}
-	p.Diagnostics = provision.JSONDiagnostics(diags)
-	p.Secrets = s.cfg.Secrets
-	return p, diags
-}
-
-// clusterAgent is the cluster's agent, which holds the lock and keeps the
-// record of the agents the project's services are on, with the flags'
-// deadlines; nil when the specs use no Consul. Its settings are those of
-// the backends, whose errors the commands have reported already.
-func (c *cli) clusterAgent(s *specs, f *netFlags) connect.Cluster {
-	k, _ := connect.OpenCluster(s.cfg, connect.Options{Deadlines: f.deadlines()})
-	return k
-}
-
-// planDir plans dir with all its backends, for the commands that only
-// show a plan.
-func (c *cli) planDir(dir string, pf *planFlags) (*specs, *provision.Plan, hcl.Diagnostics) {
-	s, bs, diags := c.open(dir, pf, true)
-	if diags.HasErrors() {
-		return s, nil, diags
-	}
-	ctx, cancel := pf.net.bound(context.Background())
-	defer cancel()
-	p, diags := c.makePlan(ctx, s, bs, pf, provision.Converge)
-	return s, p, diags
-}
-
-// replaced checks that every -replace address is a service the plan
-// registers again: one the project owns and the specs declare.
-func replaced(p *provision.Plan, addrs []string) error {
-	for _, a := range addrs {
-		addr, _ := provision.ParseAddr(a)
-		i := slices.IndexFunc(p.Changes, func(c *provision.Change) bool { return c.Addr == addr })
-		if i < 0 || addr.Kind != "service" || p.Changes[i].Action == provision.Delete || p.Changes[i].Action == provision.Create {
-			return fmt.Errorf("-replace %s names no service that the specs declare and the project owns: only such a service is registered again in place", a)
-		}
-	}
-	return nil
-}
-
-func parseAddrs(ss []string) ([]provision.Addr, error) {
-	var out []provision.Addr
-	for _, s := range ss {
-		a, err := provision.ParseAddr(s)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, nil
-}
-
-func byName(bs []provision.Backend) map[string]provision.Backend {
-	m := map[string]provision.Backend{}
-	for _, b := range bs {
-		m[b.Info().Name] = b
-	}
-	return m
+	return o
 }
 
 func (c *cli) plan(args []string) int {
@@ -168,154 +65,156 @@ func (c *cli) plan(args []string) int {
 	generate := fs.String("generate-config-out", "", "write the declarations of the objects that import blocks name and no block declares to `FILE` (never overwritten), then plan with it")
 	var pf planFlags
 	pf.register(fs)
-	pos, code, ok := c.parse(fs, args, 1)
+	pos, code, ok := c.parse(fs, args, 1, &jsonView{c: c})
 	if !ok {
 		return code
 	}
 	if *jsonOut {
 		*format = "json"
 	}
-	if _, err := c.formatView(*format, *noColor, nil); err != nil {
-		c.planView(false, *noColor, nil).failed(refusal("Invalid -format", err.Error()+".", nil))
+	v, err := c.formatView(*format, *noColor)
+	if err != nil {
+		c.textView(*noColor).Diagnostics(refusal("Invalid -format", err.Error()+".", nil))
 		return exitError
 	}
-	if *generate != "" {
-		v, _ := c.formatView(*format, *noColor, nil)
-		s, diags := c.generateConfig(v, dirArg(pos), *generate, &pf)
-		if diags.HasErrors() {
-			v, _ := c.formatView(*format, *noColor, s)
-			v.failed(diags)
-			return exitError
-		}
-	}
-	s, p, diags := c.planDir(dirArg(pos), &pf)
-	v, _ := c.formatView(*format, *noColor, s)
-	if diags.HasErrors() {
-		v.failed(diags)
+	ctx, cancel := pf.net.bound(context.Background())
+	defer cancel()
+	if *generate != "" && !c.generateConfig(ctx, v, dirArg(pos), *generate, &pf) {
 		return exitError
 	}
-	p.Dir = dirArg(pos)
-	v.plan(p, diags)
+	op := c.operation(run.Plan, dirArg(pos), &pf)
 	if *out != "" {
-		if err := provision.WritePlanFile(*out, p); err != nil {
-			v.failed(refusal("Cannot save the plan", err.Error()+".", nil))
-			return exitError
-		}
-		v.note("\nSaved the plan to %s. Apply exactly these requests with: provision apply %s", *out, *out)
+		op.Hooks = map[run.Phase][]run.Hook{run.Decide: {func(_ context.Context, r *run.Run) hcl.Diagnostics {
+			if err := provision.WritePlanFile(*out, r.Plan); err != nil {
+				return refusal("Cannot save the plan", err.Error()+".", nil)
+			}
+			v.note("\nSaved the plan to %s. Apply exactly these requests with: provision apply %s", *out, *out)
+			return nil
+		}}}
 	}
-	if *detailed && p.Summary.HasChanges() {
+	r := op.Start(ctx, v)
+	switch {
+	case r.Failed():
+		return exitError
+	case *detailed && r.Plan.Summary.HasChanges():
 		return exitChanges
 	}
 	return exitOK
 }
 
 // generateConfig writes the declarations of the undeclared imports of dir
-// to path, which must not exist, and has the plan read it beside dir.
-func (c *cli) generateConfig(v planView, dir, path string, pf *planFlags) (*specs, hcl.Diagnostics) {
+// to path, which must not exist, and has the plan read it beside dir. It
+// returns false when the command must stop.
+func (c *cli) generateConfig(ctx context.Context, v planView, dir, path string, pf *planFlags) bool {
 	if _, err := os.Lstat(path); err == nil {
-		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Generated spec file exists",
-			Detail: fmt.Sprintf("-generate-config-out names %s, which exists; provision never overwrites a file with generated declarations. Name a new file, or move this one away.", path)}}
+		v.Diagnostics(refusal("Generated spec file exists",
+			fmt.Sprintf("-generate-config-out names %s, which exists; provision never overwrites a file with generated declarations. Name a new file, or move this one away.", path), nil))
+		return false
 	}
-	s, diags := c.loadWith(dir, pf.vars, schema.Inputs{GenerateConfig: true})
-	if diags.HasErrors() {
-		return s, diags
-	}
-	bs, bdiags := c.backends(s, pf, true)
-	if diags = append(diags, bdiags...); diags.HasErrors() {
-		return s, diags
-	}
-	ctx, cancel := pf.net.bound(context.Background())
-	defer cancel()
-	src, gdiags := provision.GenerateConfig(ctx, bs)
-	if diags = append(diags, gdiags...); diags.HasErrors() {
-		return s, diags
-	}
-	if src == nil {
+	r := c.operation(run.Generate, dir, pf).Start(ctx, v)
+	switch {
+	case r.Failed():
+		return false
+	case r.Generated == nil:
 		v.note("Nothing to generate: every import block names a declared object. %s was not written.", path)
-		return s, diags
+		return true
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err == nil {
-		_, err = f.Write(src)
+		_, err = f.Write(r.Generated)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 	}
 	if err != nil {
-		return s, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot write the generated spec", Detail: err.Error() + "."})
+		v.Diagnostics(refusal("Cannot write the generated spec", err.Error()+".", nil))
+		return false
 	}
 	v.note("Wrote the generated declarations to %s. Review them; the plan below reads them.\n", path)
 	pf.generated = path
-	return s, diags
+	return true
 }
 
-// planView prints a plan or the diagnostics that stopped it, as text or
-// JSON, chosen once per command.
+// planView shows a plan or the diagnostics that stopped it, as text, JSON
+// or markdown, chosen once per command.
 type planView interface {
-	plan(p *provision.Plan, warnings hcl.Diagnostics)
-	failed(diags hcl.Diagnostics)
+	run.View
 	// note tells a person what the command did beside its output (a file
 	// written); on stderr, so that stdout stays the plan (or the JSON).
 	note(format string, args ...any)
 }
 
 // formatView is the view -format names.
-func (c *cli) formatView(format string, noColor bool, s *specs) (planView, error) {
+func (c *cli) formatView(format string, noColor bool) (planView, error) {
 	switch format {
-	case "text", "json":
-		return c.planView(format == "json", noColor, s), nil
+	case "text":
+		return c.textView(noColor), nil
+	case "json":
+		return &jsonView{c: c}, nil
 	case "markdown":
-		v := textView{c: c}
-		if s != nil {
-			v.files = s.parser.Files()
-		}
-		return markdownView{v}, nil
+		return markdownView{&textView{c: c}}, nil
 	}
 	return nil, fmt.Errorf("unknown -format %q: use text, json or markdown", format)
 }
 
-// markdownView prints the plan for a pull-request comment, and its
-// diagnostics as text on stderr.
-type markdownView struct{ textView }
-
-func (v markdownView) plan(p *provision.Plan, warnings hcl.Diagnostics) {
-	v.c.printDiags(warnings, v.files, false)
-	fmt.Fprint(v.c.stdout, strings.Join(provision.RenderMarkdown(p.Redacted()), "\n"))
-}
-
-func (c *cli) planView(jsonOut, noColor bool, s *specs) planView {
-	if jsonOut {
-		return jsonView{c}
-	}
-	var files map[string]*hcl.File
-	if s != nil {
-		files = s.parser.Files()
-	}
-	return textView{c: c, color: c.color(c.stdout, noColor), files: files}
-}
-
+// textView is the human rendering: the plan on stdout, diagnostics with
+// their source snippets on stderr.
 type textView struct {
 	c     *cli
 	color bool
 	files map[string]*hcl.File
 }
 
-func (v textView) plan(p *provision.Plan, warnings hcl.Diagnostics) {
+func (c *cli) textView(noColor bool) *textView {
+	return &textView{c: c, color: c.color(c.stdout, noColor)}
+}
+
+func (v *textView) Loaded(files map[string]*hcl.File, secrets []string) {
+	v.files = files
+	v.c.secrets = append(v.c.secrets, secrets...)
+}
+
+func (v *textView) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
 	v.c.printDiags(warnings, v.files, v.color)
 	_ = provision.RenderText(v.c.stdout, p.Redacted(), provision.TextOptions{Color: v.color})
 }
 
-func (v textView) failed(diags hcl.Diagnostics) { v.c.printDiags(diags, v.files, v.color) }
+func (v *textView) Diagnostics(diags hcl.Diagnostics) { v.c.printDiags(diags, v.files, v.color) }
 
-func (v textView) note(format string, args ...any) { fmt.Fprintf(v.c.stderr, format+"\n", args...) }
+func (v *textView) note(format string, args ...any) { fmt.Fprintf(v.c.stderr, format+"\n", args...) }
 
+// markdownView prints the plan for a pull-request comment, and its
+// diagnostics as text on stderr.
+type markdownView struct{ *textView }
+
+func (v markdownView) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
+	v.c.printDiags(warnings, v.files, false)
+	fmt.Fprint(v.c.stdout, strings.Join(provision.RenderMarkdown(p.Redacted()), "\n"))
+}
+
+// dotView prints the plan's apply order as a Graphviz graph.
+type dotView struct{ *textView }
+
+func (v dotView) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
+	v.c.printDiags(warnings, v.files, false)
+	if err := provision.RenderDOT(v.c.stdout, p); err != nil {
+		v.Diagnostics(refusal("Cannot write the graph", err.Error()+".", nil))
+	}
+}
+
+// jsonView prints one JSON document: the plan, or the diagnostics that
+// stopped the command.
 type jsonView struct{ c *cli }
 
-func (v jsonView) plan(p *provision.Plan, _ hcl.Diagnostics) { v.write(p.Redacted()) }
+func (v *jsonView) Loaded(_ map[string]*hcl.File, secrets []string) {
+	v.c.secrets = append(v.c.secrets, secrets...)
+}
 
-func (v jsonView) note(format string, args ...any) { fmt.Fprintf(v.c.stderr, format+"\n", args...) }
+func (v *jsonView) Plan(p *provision.Plan, _ hcl.Diagnostics) { v.write(p.Redacted()) }
 
-func (v jsonView) failed(diags hcl.Diagnostics) {
+func (v *jsonView) note(format string, args ...any) { fmt.Fprintf(v.c.stderr, format+"\n", args...) }
+
+func (v *jsonView) Diagnostics(diags hcl.Diagnostics) {
 	v.write(struct {
 		FormatVersion string                 `json:"format_version"`
 		Diagnostics   []provision.Diagnostic `json:"diagnostics"`
@@ -325,7 +224,7 @@ func (v jsonView) failed(diags hcl.Diagnostics) {
 // write prints x as compact JSON on one line, as Terraform's -json
 // output: indenting a plan of 10,000 objects took longer than making it
 // (pipe it to jq for a person).
-func (v jsonView) write(x any) {
+func (v *jsonView) write(x any) {
 	_ = json.NewEncoder(v.c.stdout).Encode(x)
 }
 
@@ -333,18 +232,13 @@ func (c *cli) graph(args []string) int {
 	fs := c.flagSet("graph", "graph [options] [DIR]")
 	var pf planFlags
 	pf.register(fs)
-	pos, code, ok := c.parse(fs, args, 1)
+	pos, code, ok := c.parse(fs, args, 1, nil)
 	if !ok {
 		return code
 	}
-	s, p, diags := c.planDir(dirArg(pos), &pf)
-	v := c.planView(false, true, s)
-	if diags.HasErrors() {
-		v.failed(diags)
-		return exitError
-	}
-	if err := provision.RenderDOT(c.stdout, p); err != nil {
-		v.failed(refusal("Cannot write the graph", err.Error()+".", nil))
+	ctx, cancel := pf.net.bound(context.Background())
+	defer cancel()
+	if c.operation(run.Plan, dirArg(pos), &pf).Start(ctx, dotView{&textView{c: c}}).Failed() {
 		return exitError
 	}
 	return exitOK
@@ -356,32 +250,32 @@ func (c *cli) show(args []string) int {
 	format := fs.String("format", "text", "`text`, json, or markdown")
 	noColor := fs.Bool("no-color", false, "no colors in the output")
 	partsDir := fs.String("parts-dir", "", "with -format=markdown, write each part to `DIR`/part-N.md (one pull-request comment each) instead of printing")
-	pos, code, ok := c.parse(fs, args, 1)
+	pos, code, ok := c.parse(fs, args, 1, &jsonView{c: c})
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitError
 	}
 	if *jsonOut {
 		*format = "json"
 	}
-	v, err := c.formatView(*format, *noColor, nil)
+	v, err := c.formatView(*format, *noColor)
 	if err != nil {
-		c.planView(false, *noColor, nil).failed(refusal("Invalid -format", err.Error()+".", nil))
+		c.textView(*noColor).Diagnostics(refusal("Invalid -format", err.Error()+".", nil))
+		return exitError
+	}
+	if len(pos) != 1 {
+		v.Diagnostics(refusal("No saved plan", "show needs the saved plan to print: provision show PLANFILE.", nil))
 		return exitError
 	}
 	p, err := provision.ReadPlanFile(pos[0])
 	switch {
 	case err != nil:
-		v.failed(refusal("Cannot read the saved plan", err.Error()+".", nil))
+		v.Diagnostics(refusal("Cannot read the saved plan", err.Error()+".", nil))
 		return exitError
 	case *partsDir == "":
-		v.plan(p, nil)
+		v.Plan(p, nil)
 	default:
 		if err := writeParts(*partsDir, provision.RenderMarkdown(p.Redacted())); err != nil {
-			v.failed(refusal("Cannot write the parts", err.Error()+".", nil))
+			v.Diagnostics(refusal("Cannot write the parts", err.Error()+".", nil))
 			return exitError
 		}
 	}
@@ -401,31 +295,55 @@ func writeParts(dir string, parts []string) error {
 	return nil
 }
 
+// validateView reports a validation: the diagnostics, and that the specs
+// are valid.
+type validateView interface {
+	run.View
+	valid(dir string, warnings hcl.Diagnostics)
+}
+
+// textValidate prints the diagnostics on stderr, colored for stderr.
+type textValidate struct{ *textView }
+
+func (v textValidate) valid(dir string, warnings hcl.Diagnostics) {
+	v.Diagnostics(warnings)
+	fmt.Fprintf(v.c.stdout, "The specs in %s are valid.\n", dir)
+}
+
+// jsonValidate prints one document: whether the specs are valid, and the
+// diagnostics.
+type jsonValidate struct{ *jsonView }
+
+type validation struct {
+	FormatVersion string                 `json:"format_version"`
+	Valid         bool                   `json:"valid"`
+	Diagnostics   []provision.Diagnostic `json:"diagnostics"`
+}
+
+func (v jsonValidate) Diagnostics(diags hcl.Diagnostics) {
+	v.write(validation{provision.FormatVersion, !diags.HasErrors(), provision.JSONDiagnostics(v.c.hide(diags))})
+}
+
+func (v jsonValidate) valid(_ string, warnings hcl.Diagnostics) { v.Diagnostics(warnings) }
+
 func (c *cli) validate(args []string) int {
 	fs := c.flagSet("validate", "validate [options] [DIR]")
 	jsonOut := fs.Bool("json", false, "print the diagnostics as JSON")
 	noColor := fs.Bool("no-color", false, "no colors in the output")
-	var vf varFlags
-	vf.register(fs)
-	pos, code, ok := c.parse(fs, args, 1)
+	var pf planFlags
+	pf.vars.register(fs)
+	pos, code, ok := c.parse(fs, args, 1, jsonValidate{&jsonView{c: c}})
 	if !ok {
 		return code
 	}
-	s, diags := c.load(dirArg(pos), vf)
+	var v validateView = textValidate{&textView{c: c, color: c.color(c.stderr, *noColor)}}
 	if *jsonOut {
-		jsonView{c}.write(struct {
-			FormatVersion string                 `json:"format_version"`
-			Valid         bool                   `json:"valid"`
-			Diagnostics   []provision.Diagnostic `json:"diagnostics"`
-		}{provision.FormatVersion, !diags.HasErrors(), provision.JSONDiagnostics(c.hide(diags))})
-	} else {
-		c.printDiags(diags, s.parser.Files(), c.color(c.stderr, *noColor))
-		if !diags.HasErrors() {
-			fmt.Fprintf(c.stdout, "The specs in %s are valid.\n", dirArg(pos))
-		}
+		v = jsonValidate{&jsonView{c: c}}
 	}
-	if diags.HasErrors() {
+	r := c.operation(run.Validate, dirArg(pos), &pf).Start(context.Background(), v)
+	if r.Failed() {
 		return exitError
 	}
+	v.valid(dirArg(pos), r.Warnings)
 	return exitOK
 }

@@ -17,13 +17,14 @@ func (c *cli) fmt(args []string) int {
 	fs := c.flagSet("fmt", "fmt [options] [DIR]")
 	check := fs.Bool("check", false, "change nothing; list the files not in canonical layout and exit 3 if any")
 	showDiff := fs.Bool("diff", false, "print the changes as a diff")
-	pos, code, ok := c.parse(fs, args, 1)
+	pos, code, ok := c.parse(fs, args, 1, nil)
 	if !ok {
 		return code
 	}
+	v := fmtView{c.textView(true)}
 	paths, err := schema.SpecFiles(dirArg(pos))
 	if err != nil {
-		fmt.Fprintf(c.stderr, "Error: %s\n", err)
+		v.Diagnostics(refusal("Cannot read the specs", err.Error()+".", nil))
 		return exitError
 	}
 	var diags hcl.Diagnostics
@@ -32,7 +33,7 @@ func (c *cli) fmt(args []string) int {
 	for _, path := range paths {
 		src, err := os.ReadFile(path)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "Error: %s\n", err)
+			v.Diagnostics(refusal("Cannot read a spec", err.Error()+".", nil))
 			return exitError
 		}
 		out, fdiags := schema.Format(src, path)
@@ -45,23 +46,34 @@ func (c *cli) fmt(args []string) int {
 			continue
 		}
 		unformatted = true
-		fmt.Fprintln(c.stdout, path)
+		var d []byte
 		if *showDiff {
-			c.stdout.Write(diff.Diff(path, src, path+" (formatted)", out))
+			d = diff.Diff(path, src, path+" (formatted)", out)
 		}
+		v.unformatted(path, d)
 		if !*check {
 			if err := os.WriteFile(path, out, 0o644); err != nil {
-				fmt.Fprintf(c.stderr, "Error: %s\n", err)
+				v.Diagnostics(refusal("Cannot write a spec", err.Error()+".", nil))
 				return exitError
 			}
 		}
 	}
 	if diags.HasErrors() {
-		c.printDiags(diags, files, false)
+		v.Loaded(files, nil)
+		v.Diagnostics(diags)
 		return exitError
 	}
 	if *check && unformatted {
 		return exitUnformatted
 	}
 	return exitOK
+}
+
+// fmtView lists the files not in canonical layout, each with its diff
+// when asked, on stdout; diagnostics on stderr.
+type fmtView struct{ *textView }
+
+func (v fmtView) unformatted(path string, diff []byte) {
+	fmt.Fprintln(v.c.stdout, path)
+	v.c.stdout.Write(diff)
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/provision-dev/provision/provision"
-	"github.com/provision-dev/provision/provision/connect"
+	"github.com/provision-dev/provision/provision/run"
 )
 
 // policy prints the least-privilege Consul ACL policy the specs need: the
@@ -15,37 +15,51 @@ func (c *cli) policy(args []string) int {
 	fs := c.flagSet("policy", "policy [options] [DIR]")
 	jsonOut := fs.Bool("json", false, "print the policy as JSON: the rules and each permission")
 	node := fs.String("node", "", "the node name of the agent that holds the lock, when it cannot be looked up (GET /v1/agent/self needs agent:read)")
-	var vf varFlags
-	vf.register(fs)
-	var nf netFlags
-	nf.register(fs, 5*time.Minute)
-	pos, code, ok := c.parse(fs, args, 1)
+	var pf planFlags
+	pf.vars.register(fs)
+	pf.net.register(fs, 5*time.Minute)
+	pos, code, ok := c.parse(fs, args, 1, &jsonView{c: c})
 	if !ok {
 		return code
 	}
-	s, diags := c.load(dirArg(pos), vf)
-	if diags.HasErrors() {
-		c.printDiags(diags, s.parser.Files(), false)
-		return exitError
-	}
-	ctx, cancel := nf.bound(context.Background())
-	defer cancel()
-	policy, pdiags := connect.MakePolicy(ctx, s.cfg, connect.Options{Env: c.getenv, Deadlines: nf.deadlines()}, *node)
-	c.printDiags(append(diags, pdiags...), s.parser.Files(), false)
-	if pdiags.HasErrors() {
-		return exitError
-	}
-	perms, rules := policy.Permissions, policy.Rules
+	var v policyView = textPolicy{&textView{c: c}}
 	if *jsonOut {
-		jsonView{c}.write(struct {
-			FormatVersion string               `json:"format_version"`
-			Project       string               `json:"project"`
-			Rules         string               `json:"rules"`
-			Permissions   []connect.Permission `json:"permissions"`
-		}{provision.FormatVersion, s.cfg.Project, rules, perms})
-		return exitOK
+		v = jsonPolicy{&jsonView{c: c}}
 	}
-	fmt.Fprintf(c.stdout, "# The Consul ACL policy of project %q (%s), least privilege:\n#   provision policy %s | consul acl policy create -name provision-%s -rules @-\n\n%s",
-		s.cfg.Project, dirArg(pos), dirArg(pos), s.cfg.Project, rules)
+	ctx, cancel := pf.net.bound(context.Background())
+	defer cancel()
+	op := c.operation(run.Policy, dirArg(pos), &pf)
+	op.SearchIndices, op.Node = false, *node
+	r := op.Start(ctx, v)
+	if r.Failed() {
+		return exitError
+	}
+	v.policy(r, dirArg(pos))
 	return exitOK
+}
+
+// policyView shows the policy made, and the warnings it was made with.
+type policyView interface {
+	run.View
+	policy(r *run.Run, dir string)
+}
+
+type textPolicy struct{ *textView }
+
+func (v textPolicy) policy(r *run.Run, dir string) {
+	v.Diagnostics(r.Warnings)
+	fmt.Fprintf(v.c.stdout, "# The Consul ACL policy of project %q (%s), least privilege:\n#   provision policy %s | consul acl policy create -name provision-%s -rules @-\n\n%s",
+		r.Config.Project, dir, dir, r.Config.Project, r.Policy.Rules)
+}
+
+type jsonPolicy struct{ *jsonView }
+
+func (v jsonPolicy) policy(r *run.Run, _ string) {
+	v.write(struct {
+		FormatVersion string                 `json:"format_version"`
+		Project       string                 `json:"project"`
+		Rules         string                 `json:"rules"`
+		Permissions   []run.Permission       `json:"permissions"`
+		Diagnostics   []provision.Diagnostic `json:"diagnostics,omitempty"`
+	}{provision.FormatVersion, r.Config.Project, r.Policy.Rules, r.Policy.Permissions, provision.JSONDiagnostics(v.c.hide(r.Warnings))})
 }

@@ -22,7 +22,8 @@ import (
 // proxies after an apply.
 const DefaultVerifyTimeout = traefik.DefaultWait
 
-// Options are how a command opens its backends.
+// Options are how a run opens its backends: everything a backend takes
+// is given here, at construction.
 type Options struct {
 	// Env reads the environment (ELASTICSEARCH_URL, TRAEFIK_API_*, ...;
 	// Consul's own variables are read by its API client).
@@ -39,29 +40,39 @@ type Options struct {
 	VerifyTimeout time.Duration
 }
 
-// Backends opens every backend the specs need, with the options applied.
-func Backends(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
-	out, diags := consul.New(cfg)
+// Opened are the backends of a run and the cluster's agent.
+type Opened struct {
+	Backends []provision.Backend
+	// Cluster holds the project's lock and record; nil when the specs use
+	// no Consul. When it is one of the Backends (the one agent, or the
+	// first agent block), it is that backend: one client per agent.
+	Cluster Cluster
+}
+
+// Open opens every backend the specs need and the cluster's agent.
+func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
+	var opened Opened
+	co := consul.Options{Deadlines: o.Deadlines, Replace: o.Replace}
+	out, diags := consul.New(cfg, co)
+	for _, b := range out {
+		if k := b.(*consul.Backend); k.HoldsLock() {
+			opened.Cluster = k
+		}
+	}
+	if opened.Cluster == nil && !diags.HasErrors() {
+		k, kdiags := consul.Locker(cfg, co)
+		diags = append(diags, kdiags...)
+		if k != nil {
+			opened.Cluster = k
+		}
+	}
 	if o.Indices {
-		sbs, sdiags := search.New(cfg, o.Env)
+		sbs, sdiags := search.New(cfg, search.Options{Env: o.Env, Deadlines: o.Deadlines, Prune: o.PruneIndices})
 		out = append(out, sbs...)
 		diags = append(diags, sdiags...)
 	}
-	out = append(out, traefik.New(cfg, o.Env, o.VerifyTimeout)...)
-	provision.SetDeadlines(out, o.Deadlines)
-	for _, b := range out {
-		switch b := b.(type) {
-		case *search.Backend:
-			if o.PruneIndices {
-				b.PruneIndices()
-			}
-		case *consul.Backend:
-			if len(o.Replace) > 0 {
-				b.Replace(o.Replace)
-			}
-		}
-	}
-	return out, diags
+	opened.Backends = append(out, traefik.New(cfg, traefik.Options{Env: o.Env, Deadlines: o.Deadlines, Wait: o.VerifyTimeout})...)
+	return opened, diags
 }
 
 // Cluster is the Consul agent that holds the project's lock and the
@@ -73,16 +84,9 @@ type Cluster interface {
 	Forgotten(ctx context.Context, project string, backends []provision.BackendInfo) hcl.Diagnostics
 	// Remember records the agents after a complete apply.
 	Remember(ctx context.Context, project string, backends []provision.BackendInfo) error
-}
-
-// OpenCluster opens the cluster's agent; nil when the specs use no Consul.
-func OpenCluster(cfg *schema.Config, o Options) (Cluster, hcl.Diagnostics) {
-	k, diags := consul.Locker(cfg)
-	if k == nil {
-		return nil, diags
-	}
-	k.SetDeadlines(o.Deadlines)
-	return k, diags
+	// NodeName is the name of the agent's node, where the lock's session
+	// is written.
+	NodeName(ctx context.Context) (string, error)
 }
 
 // LockKey is the KV key of the project's lock; RecordKey that of its record.
@@ -104,13 +108,9 @@ type Policy struct {
 // the project's services there that the specs no longer declare, which the
 // token must still be allowed to deregister. An agent that cannot be read
 // leaves those out, with a warning.
-func MakePolicy(ctx context.Context, cfg *schema.Config, o Options, node string) (Policy, hcl.Diagnostics) {
-	k, diags := consul.Locker(cfg)
-	if diags.HasErrors() {
-		return Policy{}, diags
-	}
-	if k != nil && node == "" {
-		k.SetDeadlines(o.Deadlines)
+func MakePolicy(ctx context.Context, cfg *schema.Config, opened Opened, node string) (Policy, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	if k := opened.Cluster; k != nil && node == "" {
 		name, err := k.NodeName(ctx)
 		if err != nil {
 			return Policy{}, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot look up the lock's node",
@@ -120,14 +120,13 @@ func MakePolicy(ctx context.Context, cfg *schema.Config, o Options, node string)
 		}
 		node = name
 	}
-	bs, bdiags := consul.New(cfg)
-	if diags = append(diags, bdiags...); diags.HasErrors() {
-		return Policy{}, diags
-	}
-	provision.SetDeadlines(bs, o.Deadlines)
 	var deleting []string
-	for _, b := range bs {
-		owned, err := b.(*consul.Backend).Owned(ctx)
+	for _, b := range opened.Backends {
+		agent, ok := b.(*consul.Backend)
+		if !ok {
+			continue
+		}
+		owned, err := agent.Owned(ctx)
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Owned services not looked up",
 				Detail:  fmt.Sprintf("Reading %s: %s. The project's services there that the specs no longer declare are not in the policy; deregistering them would be refused.", b.Info().Address, err),

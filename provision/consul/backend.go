@@ -43,17 +43,19 @@ type Backend struct {
 	node string
 }
 
-// Replace has the plan register the services at addrs again in place even
-// when they are converged (apply -replace), as after a token rotation.
-func (b *Backend) Replace(addrs []provision.Addr) {
-	b.replace = map[provision.Addr]bool{}
-	for _, a := range addrs {
-		b.replace[a] = true
-	}
+// Options are how an agent is opened.
+type Options struct {
+	// Deadlines bound every request to the agent (DefaultDeadlines when
+	// zero).
+	Deadlines provision.Deadlines
+	// Replace are services the plan registers again in place even when
+	// they are converged (apply -replace), as after a token rotation.
+	Replace []provision.Addr
 }
 
-// SetDeadlines bounds every request to the agent.
-func (b *Backend) SetDeadlines(d provision.Deadlines) { b.net = d }
+// HoldsLock reports whether this agent is also the cluster's: the one
+// that holds the project's lock and record (see Locker).
+func (b *Backend) HoldsLock() bool { return b.locker }
 
 var _ provision.Backend = (*Backend)(nil)
 
@@ -65,12 +67,12 @@ var _ provision.Backend = (*Backend)(nil)
 // service, no consul block and no CONSUL_HTTP_ADDR. Every agent is read
 // even when no service names it, so that what the project owns there is
 // found and pruned.
-func New(cfg *schema.Config) ([]provision.Backend, hcl.Diagnostics) {
+func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 	if !usesConsul(cfg) {
 		return nil, nil
 	}
 	if len(cfg.Agents) == 0 {
-		b, diags := openConfig(cfg, nil)
+		b, diags := openConfig(cfg, nil, o)
 		if b == nil {
 			return nil, diags
 		}
@@ -80,7 +82,7 @@ func New(cfg *schema.Config) ([]provision.Backend, hcl.Diagnostics) {
 	var out []provision.Backend
 	var diags hcl.Diagnostics
 	for i, a := range cfg.Agents {
-		b, bdiags := openConfig(cfg, a)
+		b, bdiags := openConfig(cfg, a, o)
 		diags = append(diags, bdiags...)
 		if b != nil {
 			b.locker = i == 0 && lockerIsFirstAgent(cfg)
@@ -93,7 +95,7 @@ func New(cfg *schema.Config) ([]provision.Backend, hcl.Diagnostics) {
 // Locker returns the agent that holds the project's apply lock: the
 // cluster's, as the consul block or CONSUL_HTTP_ADDR names it, else the
 // first agent block's; nil when the specs use no Consul at all.
-func Locker(cfg *schema.Config) (*Backend, hcl.Diagnostics) {
+func Locker(cfg *schema.Config, o Options) (*Backend, hcl.Diagnostics) {
 	var a *schema.Agent
 	if lockerIsFirstAgent(cfg) {
 		a = cfg.Agents[0]
@@ -101,7 +103,7 @@ func Locker(cfg *schema.Config) (*Backend, hcl.Diagnostics) {
 	if !usesConsul(cfg) {
 		return nil, nil
 	}
-	return openConfig(cfg, a)
+	return openConfig(cfg, a, o)
 }
 
 // lockerIsFirstAgent: with agent blocks and no other address for the
@@ -120,7 +122,7 @@ func usesConsul(cfg *schema.Config) bool {
 
 // openConfig opens the agent a (nil: Consul's one agent) with the
 // settings of the specs and the environment.
-func openConfig(cfg *schema.Config, a *schema.Agent) (*Backend, hcl.Diagnostics) {
+func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.Diagnostics) {
 	conf := api.DefaultConfig()
 	where := cfg.ProjectRange
 	if cfg.Consul != nil {
@@ -151,7 +153,13 @@ func openConfig(cfg *schema.Config, a *schema.Agent) (*Backend, hcl.Diagnostics)
 			Subject:  where.Ptr(),
 		}}
 	}
-	b.cfg, b.where, b.agent = cfg, where, a
+	b.cfg, b.where, b.agent, b.net = cfg, where, a, o.Deadlines.OrDefault()
+	if len(o.Replace) > 0 {
+		b.replace = map[provision.Addr]bool{}
+		for _, r := range o.Replace {
+			b.replace[r] = true
+		}
+	}
 	if a != nil && len(cfg.Agents) > 1 {
 		b.in = "agent." + a.Name
 	}
@@ -178,7 +186,7 @@ func open(conf *api.Config, sc scope) (*Backend, error) {
 		t.ForceAttemptHTTP2 = false
 		t.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 	}
-	return &Backend{scope: sc, conf: conf, client: client, http: hc, net: provision.DefaultDeadlines}, nil
+	return &Backend{scope: sc, conf: conf, client: client, http: hc}, nil
 }
 
 // address is the agent's base URL. (Info encodes the whole scope, every

@@ -66,7 +66,7 @@ func TestGoldenPlans(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			b, diags := New(cfg)
+			b, diags := New(cfg, Options{})
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
@@ -96,7 +96,7 @@ func BenchmarkDiff(b *testing.B) {
 	answer, _ := json.Marshal(live)
 	var lean map[string]*agentService
 	json.Unmarshal(answer, &lean)
-	bk, _ := New(cfg)
+	bk, _ := New(cfg, Options{})
 	agent := bk[0].(*Backend)
 	b.Run("baseline-decode", func(b *testing.B) {
 		for b.Loop() {

@@ -34,8 +34,18 @@ type Backend struct {
 	client func(addr string) (*elasticsearch.Client, error)
 }
 
-// SetDeadlines bounds every request to the cluster and its tribe node.
-func (b *Backend) SetDeadlines(d provision.Deadlines) { b.net = d }
+// Options are how a cluster is opened.
+type Options struct {
+	// Env reads the environment: ELASTICSEARCH_URL and the credentials.
+	Env func(string) string
+	// Deadlines bound every request to the cluster and its tribe node
+	// (DefaultDeadlines when zero).
+	Deadlines provision.Deadlines
+	// Prune makes the plan delete the project's indices that the specs no
+	// longer declare (apply -prune-indices); without it they are kept and
+	// the plan warns.
+	Prune bool
+}
 
 var (
 	_ provision.Backend  = (*Backend)(nil)
@@ -55,13 +65,14 @@ type scope struct {
 // credentials come only from the environment: ELASTICSEARCH_USERNAME and
 // ELASTICSEARCH_PASSWORD, or ELASTICSEARCH_API_KEY, and the CA from
 // ELASTICSEARCH_CA_CERT.
-func New(cfg *schema.Config, env func(string) string) ([]provision.Backend, hcl.Diagnostics) {
+func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
+	env := o.Env
 	var out []provision.Backend
 	var diags hcl.Diagnostics
 	searches := append([]*schema.Search(nil), cfg.Searches...)
 	sort.Slice(searches, func(i, j int) bool { return searches[i].Name < searches[j].Name })
 	for _, s := range searches {
-		t := target{project: cfg.Project, search: s, backend: "search." + s.Name}
+		t := target{project: cfg.Project, search: s, backend: "search." + s.Name, prune: o.Prune}
 		if len(cfg.Searches) > 1 {
 			t.in = t.backend
 		}
@@ -107,7 +118,7 @@ func New(cfg *schema.Config, env func(string) string) ([]provision.Backend, hcl.
 			})
 			continue
 		}
-		b.target = t
+		b.target, b.net = t, o.Deadlines.OrDefault()
 		out = append(out, b)
 	}
 	return out, diags
@@ -124,7 +135,7 @@ func open(raw string, sc scope, env func(string) string) (*Backend, error) {
 		pass, _ = u.User.Password()
 		u.User = nil
 	}
-	b := &Backend{scope: sc, url: strings.TrimSuffix(u.String(), "/"), net: provision.DefaultDeadlines}
+	b := &Backend{scope: sc, url: strings.TrimSuffix(u.String(), "/")}
 	// One transport, whatever the TLS settings: the deadlines are the
 	// requests' contexts, never a transport setting a CA could drop.
 	transport := &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}}
@@ -258,11 +269,6 @@ func (b *Backend) readIndices(ctx context.Context, f *facts) error {
 	}
 	return nil
 }
-
-// PruneIndices makes the plan delete the project's indices that the specs
-// no longer declare (apply -prune-indices); without it they are kept and
-// the plan warns.
-func (b *Backend) PruneIndices() { b.prune = true }
 
 // get performs a GET, retried as reads are, and decodes its JSON answer
 // into v.

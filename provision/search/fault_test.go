@@ -48,13 +48,11 @@ func TestSearchFaults(t *testing.T) {
 	fresh(t, cluster(t).T1.URL, "faulty")
 	cfg := fields(t, t1, "t1", "faulty", "string", "")
 	open := func() *Backend {
-		bs, diags := New(cfg, noEnv)
+		bs, diags := New(cfg, Options{Env: noEnv, Deadlines: d})
 		if diags.HasErrors() {
 			t.Fatal(diags)
 		}
-		b := bs[0].(*Backend)
-		b.SetDeadlines(d)
-		return b
+		return bs[0].(*Backend)
 	}
 	bounded := func(name string, start time.Time, max time.Duration, err string, want string) {
 		t.Helper()
@@ -106,9 +104,8 @@ func TestSearchFaults(t *testing.T) {
 	// On the check through the tribe node.
 	withTribe := load(t, map[string]string{"main.hcl": strings.Replace(fmt.Sprintf(fieldsSpec, cluster(t).T1.URL, "t1", "faulty", "string", ""),
 		`cluster_name = "t1"`, `cluster_name = "t1"`+"\n  tribe_url    = \""+tr+"\"", 1)})
-	bs, _ := New(withTribe, noEnv)
+	bs, _ := New(withTribe, Options{Env: noEnv, Deadlines: d})
 	vb := bs[0].(*Backend)
-	vb.SetDeadlines(d)
 	trToxic(stall)
 	start = time.Now()
 	_, err = vb.verify(context.Background(), changes)

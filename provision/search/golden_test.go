@@ -30,7 +30,7 @@ func TestGoldenPlans(t *testing.T) {
 				files = append(files, "../../testdata/import/index.hcl")
 			}
 			cfg := loadFiles(t, files, "search_url=http://127.0.0.1:9200", "tribe_url=http://127.0.0.1:9201")
-			bs, diags := New(cfg, noEnv)
+			bs, diags := New(cfg, Options{Env: noEnv})
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
@@ -64,7 +64,7 @@ func TestGoldenConflicts(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			bs, _ := New(cfg, noEnv)
+			bs, _ := New(cfg, Options{Env: noEnv})
 			f := facts{Version: "2.4.1", ClusterName: "t1"}
 			readJSON(t, dir+"/live.json", &f.Indices)
 			changes, diags := bs[0].(*Backend).diff(f, provision.Converge)

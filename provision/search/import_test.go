@@ -139,7 +139,7 @@ import {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	bs, diags := New(cfg, noEnv)
+	bs, diags := New(cfg, Options{Env: noEnv})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

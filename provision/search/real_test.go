@@ -97,7 +97,7 @@ func noEnv(string) string { return "" }
 
 func plan(t *testing.T, cfg *schema.Config, mode provision.Mode) (*Backend, []*provision.Change, hcl.Diagnostics) {
 	t.Helper()
-	bs, diags := New(cfg, noEnv)
+	bs, diags := New(cfg, Options{Env: noEnv})
 	if diags.HasErrors() || len(bs) != 1 {
 		t.Fatalf("New: %d backends, %v", len(bs), diags)
 	}
@@ -418,9 +418,8 @@ func TestOwnedNoLongerDeclared(t *testing.T) {
 		t.Fatalf("a plain plan touches the undeclared index (-want +got):\n%s", diff)
 	}
 	send(t, b, changes)
-	bs, _ := New(cfg, noEnv)
+	bs, _ := New(cfg, Options{Env: noEnv, Prune: true})
 	b = bs[0].(*Backend)
-	b.PruneIndices()
 	changes, _, diags = b.Plan(context.Background(), provision.Converge)
 	if got := requestLines(changes); len(got) != 1 || got[0] != "index.gone delete: DELETE /gone" {
 		t.Fatalf("with -prune-indices: %v %v", got, diags)

@@ -185,7 +185,7 @@ index "twice" {
   }
 }
 `, cluster(t).T1.URL, cluster(t).T2.URL)})
-	bs, diags := New(cfg, noEnv)
+	bs, diags := New(cfg, Options{Env: noEnv})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -66,12 +66,20 @@ var (
 	_ provision.GateReader = (*Backend)(nil)
 )
 
-// SetDeadlines bounds every request to the proxy.
-func (b *Backend) SetDeadlines(d provision.Deadlines) { b.net = d }
+// Options are how the proxies are opened.
+type Options struct {
+	// Env reads TRAEFIK_API_USERNAME and TRAEFIK_API_PASSWORD.
+	Env func(string) string
+	// Deadlines bound every request to a proxy (DefaultDeadlines when
+	// zero).
+	Deadlines provision.Deadlines
+	// Wait bounds the proof after an apply (DefaultWait when zero).
+	Wait time.Duration
+}
 
-// New returns a backend per traefik block; wait bounds the proof after an
-// apply (DefaultWait when 0).
-func New(cfg *schema.Config, env func(string) string, wait time.Duration) []provision.Backend {
+// New returns a backend per traefik block.
+func New(cfg *schema.Config, o Options) []provision.Backend {
+	wait, env := o.Wait, o.Env
 	if wait <= 0 {
 		wait = DefaultWait
 	}
@@ -92,7 +100,7 @@ func New(cfg *schema.Config, env func(string) string, wait time.Duration) []prov
 	var out []provision.Backend
 	for _, t := range cfg.Traefiks {
 		out = append(out, &Backend{
-			proxy: t, prefix: cfg.Proxy.Prefix, fronts: fronts, names: names, wait: wait, net: provision.DefaultDeadlines,
+			proxy: t, prefix: cfg.Proxy.Prefix, fronts: fronts, names: names, wait: wait, net: o.Deadlines.OrDefault(),
 			user: env(UsernameEnv), pass: env(PasswordEnv),
 			http: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		})

@@ -1,0 +1,298 @@
+// Package run is one provision run, in the engine. Every command that
+// reads specs (plan, apply DIR, apply PLANFILE, destroy, validate,
+// policy, graph, plan -generate-config-out) is an Operation: a fixed
+// sequence of named phases,
+//
+//	load → open → check permissions → lock → read → plan → check saved
+//	→ confirm → apply → record → verify
+//
+// of which each type of operation runs its own (plan stops after plan; a
+// saved plan is checked, never confirmed). The CLI parses flags into an
+// Operation, picks a View, and reads the Run's outcome; it never opens a
+// backend or prints. A feature adds a phase here, or a Hook after one.
+package run
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/connect"
+	"github.com/provision-dev/provision/schema"
+)
+
+// DefaultVerifyTimeout bounds, by default, the proof through the declared
+// proxies after an apply.
+const DefaultVerifyTimeout = connect.DefaultVerifyTimeout
+
+// Type is what an operation is for.
+type Type int
+
+const (
+	// Validate loads the specs offline.
+	Validate Type = iota
+	// Plan reads the live state and plans; nothing is sent.
+	Plan
+	// Apply plans the specs under the lock and applies the plan.
+	Apply
+	// ApplySaved applies a saved plan after making it again exactly as
+	// plan made it and holding it against the file.
+	ApplySaved
+	// Destroy deletes what the project owns.
+	Destroy
+	// Generate writes the declarations of the objects that import blocks
+	// name and no block declares.
+	Generate
+	// Policy makes the least-privilege Consul ACL policy of the specs.
+	Policy
+)
+
+var typeNames = [...]string{"validate", "plan", "apply", "apply", "destroy", "plan", "policy"}
+
+// String is the command that runs the operation.
+func (t Type) String() string { return typeNames[t] }
+
+// Phase names a step of a run.
+type Phase int
+
+const (
+	Load Phase = iota
+	Open
+	CheckPermissions
+	Lock
+	Read
+	Decide
+	CheckSaved
+	Confirm
+	Send
+	Record
+	Verify
+	// MakeConfig generates declarations (Generate); MakePolicy makes the
+	// ACL policy (Policy).
+	MakeConfig
+	MakePolicy
+)
+
+var phaseNames = [...]string{"load", "open", "check permissions", "lock", "read", "plan", "check saved", "confirm", "apply", "record", "verify", "generate", "policy"}
+
+func (p Phase) String() string { return phaseNames[p] }
+
+// phases are the phases of each type of operation, in order.
+var phases = map[Type][]Phase{
+	Validate:   {Load},
+	Plan:       {Load, Open, Read, Decide},
+	Apply:      {Load, Open, CheckPermissions, Lock, Read, Decide, Confirm, Send, Record, Verify},
+	ApplySaved: {Load, Open, CheckPermissions, Lock, Read, Decide, CheckSaved, Send, Record, Verify},
+	Destroy:    {Load, Open, CheckPermissions, Lock, Read, Decide, Confirm, Send, Record, Verify},
+	Generate:   {Load, Open, MakeConfig},
+	Policy:     {Load, Open, MakePolicy},
+}
+
+// Hook runs after its phase; an error diagnostic stops the run there, as
+// the phase's own would.
+type Hook func(ctx context.Context, r *Run) hcl.Diagnostics
+
+// Operation is a run as the flags and the environment describe it. The
+// environment is read through Getenv and Environ only, once per run.
+type Operation struct {
+	Type Type
+	// Dir is the specs' directory (or one .hcl file). ApplySaved takes it
+	// from the saved plan.
+	Dir string
+	// PlanFile is the saved plan ApplySaved applies.
+	PlanFile string
+	// Extra are spec files read beside Dir's (plan -generate-config-out).
+	Extra          []string
+	Vars, VarFiles []string
+	Getenv         func(string) string
+	Environ        func() []string
+	Deadlines      provision.Deadlines
+	// SearchIndices opens the search clusters: always but for destroy
+	// without -indices.
+	SearchIndices bool
+	PruneIndices  bool
+	// Replace, Targets and Excludes are addresses as the flags give them.
+	Replace, Targets, Excludes []string
+	// VerifyTimeout bounds the proof through the declared proxies.
+	VerifyTimeout time.Duration
+	// Lock holds the project's lock while sending; LockTimeout is how long
+	// to wait for it.
+	Lock        bool
+	LockTimeout time.Duration
+	Parallelism int
+	// AutoApprove sends without asking; otherwise the view must be an
+	// Asker.
+	AutoApprove bool
+	// Node is the lock's node for Policy when it cannot be looked up.
+	Node  string
+	Hooks map[Phase][]Hook
+}
+
+// View is where a run reports: the CLI's human and JSON renderings. Its
+// methods are called from the run's goroutine, in order.
+type View interface {
+	// Loaded gives the sources that diagnostics quote and the values that
+	// no output may show.
+	Loaded(files map[string]*hcl.File, secrets []string)
+	// Diagnostics reports warnings as they arise and, at the end of a
+	// failed run, what stopped it.
+	Diagnostics(diags hcl.Diagnostics)
+	// Plan shows the plan and the warnings it was made with.
+	Plan(p *provision.Plan, warnings hcl.Diagnostics)
+}
+
+// ApplyView is the View of an operation that sends.
+type ApplyView interface {
+	View
+	Progress(p Progress)
+	Verified(v provision.Verified)
+	// Result reports the end of an apply; failures reach it as
+	// diagnostics whose range is the declaration that caused them.
+	Result(p *provision.Plan, res provision.Result, diags hcl.Diagnostics)
+}
+
+// Progress is one event of an apply with the count of requests done.
+type Progress struct {
+	provision.Event
+	Done, Total int
+}
+
+// Asker is a view that can ask a person to approve a plan.
+type Asker interface {
+	Confirm(ctx context.Context, p *provision.Plan) bool
+}
+
+// Run is an operation under way or done: what each phase found.
+type Run struct {
+	Operation
+	view View
+	// Saved is the saved plan of ApplySaved.
+	Saved  *provision.Plan
+	Config *schema.Config
+	Parser *schema.Parser
+	// Opened are the backends and the cluster's agent.
+	Opened connect.Opened
+	// Plan is the plan made now; nil before Read.
+	Plan     *provision.Plan
+	Warnings hcl.Diagnostics
+	Result   provision.Result
+	// Generated are the generated declarations (nil: nothing to
+	// generate); Policy is the policy made.
+	Generated []byte
+	Policy    connect.Policy
+	// Ran are the phases run, in order, the last one the one that stopped
+	// the run when it failed.
+	Ran    []Phase
+	failed bool
+	unlock func()
+}
+
+// Failed reports whether the run stopped on an error.
+func (r *Run) Failed() bool { return r.failed }
+
+// Start runs the operation to its end, or to the first phase that fails,
+// reporting to v; a run that sends needs an ApplyView.
+func (o Operation) Start(ctx context.Context, v View) *Run {
+	r := &Run{Operation: o, view: v}
+	if o.Getenv == nil {
+		r.Getenv = func(string) string { return "" }
+	}
+	if o.Environ == nil {
+		r.Environ = func() []string { return nil }
+	}
+	defer func() {
+		if r.unlock != nil {
+			r.unlock()
+		}
+	}()
+	if _, ok := v.(Asker); !ok && r.asks() {
+		r.fail(refusal("Confirmation needed", fmt.Sprintf("%s -json needs -auto-approve: a JSON stream cannot ask for confirmation.", o.Type), nil))
+		return r
+	}
+	if _, ok := v.(ApplyView); !ok && slices.Contains(phases[o.Type], Send) {
+		panic("run: an operation that sends reports to an ApplyView")
+	}
+	for _, ph := range phases[o.Type] {
+		if r.skips(ph) {
+			continue
+		}
+		r.Ran = append(r.Ran, ph)
+		var diags hcl.Diagnostics
+		ctx, diags = r.step(ph)(ctx)
+		for _, h := range o.Hooks[ph] {
+			if diags.HasErrors() || r.failed {
+				break
+			}
+			diags = append(diags, h(ctx, r)...)
+		}
+		if diags.HasErrors() {
+			r.fail(diags)
+		}
+		if r.failed {
+			return r
+		}
+		r.Warnings = append(r.Warnings, diags...)
+	}
+	return r
+}
+
+// asks reports whether the run asks for approval before sending.
+func (r *Run) asks() bool {
+	return (r.Type == Apply || r.Type == Destroy) && !r.AutoApprove
+}
+
+// fail ends the run with diags and the warnings not shown yet.
+func (r *Run) fail(diags hcl.Diagnostics) {
+	r.failed = true
+	if all := append(r.Warnings, diags...); len(all) > 0 {
+		r.view.Diagnostics(all)
+	}
+}
+
+// step is the function of a phase. A phase may end the context's use
+// (the lock's context replaces it once the lock is held).
+func (r *Run) step(ph Phase) func(context.Context) (context.Context, hcl.Diagnostics) {
+	unchanged := func(f func(context.Context) hcl.Diagnostics) func(context.Context) (context.Context, hcl.Diagnostics) {
+		return func(ctx context.Context) (context.Context, hcl.Diagnostics) { return ctx, f(ctx) }
+	}
+	switch ph {
+	case Load:
+		return unchanged(r.load)
+	case Open:
+		return unchanged(r.open)
+	case CheckPermissions:
+		return unchanged(r.checkPermissions)
+	case Lock:
+		return r.lock
+	case Read:
+		return unchanged(r.read)
+	case Decide:
+		return unchanged(r.decide)
+	case CheckSaved:
+		return unchanged(r.checkSaved)
+	case Confirm:
+		return unchanged(r.confirm)
+	case Send:
+		return unchanged(r.send)
+	case Record:
+		return unchanged(r.record)
+	case Verify:
+		return unchanged(r.verify)
+	case MakeConfig:
+		return unchanged(r.generate)
+	case MakePolicy:
+		return unchanged(r.policy)
+	}
+	panic(fmt.Sprintf("run: no step for phase %d", ph))
+}
+
+// refusal is a run's own refusal to go on, as one error diagnostic.
+func refusal(summary, detail string, at *hcl.Range) hcl.Diagnostics {
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: at}}
+}
+
+// Permission is one ACL permission the project's token needs.
+type Permission = connect.Permission

@@ -1,0 +1,182 @@
+package run
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
+)
+
+// recorder is a View and ApplyView that keeps what a run reports.
+type recorder struct {
+	diags  hcl.Diagnostics
+	plans  []*provision.Plan
+	result bool
+	asked  int
+	answer bool
+}
+
+func (v *recorder) Loaded(map[string]*hcl.File, []string) {}
+func (v *recorder) Diagnostics(d hcl.Diagnostics)         { v.diags = append(v.diags, d...) }
+func (v *recorder) Plan(p *provision.Plan, w hcl.Diagnostics) {
+	v.plans = append(v.plans, p)
+	v.diags = append(v.diags, w...)
+}
+func (v *recorder) Progress(Progress)                                         {}
+func (v *recorder) Verified(provision.Verified)                               {}
+func (v *recorder) Result(*provision.Plan, provision.Result, hcl.Diagnostics) { v.result = true }
+
+// asking is a recorder that can be asked for approval.
+type asking struct{ recorder }
+
+func (v *asking) Confirm(context.Context, *provision.Plan) bool { v.asked++; return v.answer }
+
+// specs writes a spec directory that names no backend: every phase runs,
+// against no server.
+func specs(t *testing.T, src string) string {
+	t.Helper()
+	t.Setenv("CONSUL_HTTP_ADDR", "")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func summaries(diags hcl.Diagnostics) []string {
+	var out []string
+	for _, d := range diags {
+		out = append(out, d.Summary)
+	}
+	return out
+}
+
+// TestPhases: each type of operation runs its phases in order, leaving
+// out confirm and apply when nothing is to be sent.
+func TestPhases(t *testing.T) {
+	dir := specs(t, `project = "unit"`)
+	for _, tt := range []struct {
+		op   Operation
+		want []Phase
+	}{
+		{Operation{Type: Validate}, []Phase{Load}},
+		{Operation{Type: Plan}, []Phase{Load, Open, Read, Decide}},
+		{Operation{Type: Apply, AutoApprove: true}, []Phase{Load, Open, CheckPermissions, Lock, Read, Decide, Record, Verify}},
+		{Operation{Type: Destroy, Lock: true}, []Phase{Load, Open, CheckPermissions, Lock, Read, Decide, Record, Verify}},
+		{Operation{Type: Policy}, []Phase{Load, Open, MakePolicy}},
+		{Operation{Type: Generate}, []Phase{Load, Open, MakeConfig}},
+	} {
+		t.Run(tt.op.Type.String(), func(t *testing.T) {
+			tt.op.Dir = dir
+			v := &asking{}
+			r := tt.op.Start(context.Background(), v)
+			if r.Failed() {
+				t.Fatalf("failed: %v", v.diags)
+			}
+			if diff := cmp.Diff(tt.want, r.Ran); diff != "" {
+				t.Errorf("phases (-want +got):\n%s", diff)
+			}
+			if v.asked != 0 {
+				t.Errorf("asked %d times for a plan without changes", v.asked)
+			}
+			if tt.op.Lock && !strings.Contains(strings.Join(summaries(v.diags), ","), "Running without the lock") {
+				t.Errorf("no warning that no agent holds the lock: %v", v.diags)
+			}
+		})
+	}
+}
+
+// TestHookStops: a hook's error stops the run after its phase, and the
+// view gets the error; the next phases never run.
+func TestHookStops(t *testing.T) {
+	var seen []Phase
+	hook := func(ph Phase, fail bool) Hook {
+		return func(_ context.Context, r *Run) hcl.Diagnostics {
+			seen = append(seen, ph)
+			if fail {
+				return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Stopped by a hook"}}
+			}
+			return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Seen by a hook"}}
+		}
+	}
+	op := Operation{Type: Apply, AutoApprove: true, Dir: specs(t, `project = "unit"`), Hooks: map[Phase][]Hook{
+		Open: {hook(Open, false)}, Read: {hook(Read, true), hook(Read, false)}, Decide: {hook(Decide, false)},
+	}}
+	v := &recorder{}
+	r := op.Start(context.Background(), v)
+	if !r.Failed() {
+		t.Fatal("the run went on after a hook's error")
+	}
+	if diff := cmp.Diff([]Phase{Load, Open, CheckPermissions, Lock, Read}, r.Ran); diff != "" {
+		t.Errorf("phases (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Phase{Open, Read}, seen); diff != "" {
+		t.Errorf("hooks run (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Seen by a hook", "Stopped by a hook"}, summaries(v.diags)); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
+	}
+	if len(v.plans) != 0 || v.result {
+		t.Error("a stopped run showed a plan or a result")
+	}
+}
+
+// TestConfirmationNeeded: a run that must ask, with a view that cannot,
+// is refused before anything is loaded.
+func TestConfirmationNeeded(t *testing.T) {
+	v := &recorder{}
+	r := Operation{Type: Destroy, Dir: specs(t, `project = "unit"`)}.Start(context.Background(), v)
+	if !r.Failed() || len(r.Ran) != 0 {
+		t.Fatalf("failed %v after %v", r.Failed(), r.Ran)
+	}
+	if len(v.diags) != 1 || v.diags[0].Detail != "destroy -json needs -auto-approve: a JSON stream cannot ask for confirmation." {
+		t.Errorf("diagnostics: %v", v.diags)
+	}
+}
+
+// TestInvalidSpecs: a load error stops the run at load, with the error
+// at its file and line.
+func TestInvalidSpecs(t *testing.T) {
+	v := &recorder{}
+	r := Operation{Type: Plan, Dir: specs(t, "project = \"unit\"\nservice \"a\" {\n  port = \"x\"\n}\n")}.Start(context.Background(), v)
+	if !r.Failed() || len(r.Ran) != 1 {
+		t.Fatalf("failed %v after %v", r.Failed(), r.Ran)
+	}
+	if !v.diags.HasErrors() || v.diags[0].Subject == nil || v.diags[0].Subject.Start.Line != 3 {
+		t.Errorf("diagnostics: %v", v.diags)
+	}
+}
+
+// TestSavedPlanChecked: a saved plan that names a backend the specs do
+// not is refused after the fresh plan, before anything is sent.
+func TestSavedPlanChecked(t *testing.T) {
+	dir := specs(t, `project = "unit"`)
+	saved := &provision.Plan{FormatVersion: provision.FormatVersion, Project: "unit", Dir: dir,
+		Backends: []provision.BackendInfo{{Name: "consul", Kind: "consul", Address: "http://127.0.0.1:1"}},
+		Changes: []*provision.Change{{Addr: provision.Addr{Kind: "service", Name: "a"}, Backend: "consul", Action: provision.Create,
+			Requests: []provision.Request{{Method: "PUT", Path: "/v1/agent/service/register"}}}},
+		Summary: provision.Summary{Create: 1}}
+	file := filepath.Join(t.TempDir(), "plan.json")
+	if err := provision.WritePlanFile(file, saved); err != nil {
+		t.Fatal(err)
+	}
+	v := &recorder{}
+	r := Operation{Type: ApplySaved, PlanFile: file}.Start(context.Background(), v)
+	if !r.Failed() {
+		t.Fatal("a saved plan naming another backend was applied")
+	}
+	if diff := cmp.Diff([]Phase{Load, Open, CheckPermissions, Lock, Read, Decide, CheckSaved}, r.Ran); diff != "" {
+		t.Errorf("phases (-want +got):\n%s", diff)
+	}
+	if len(v.diags) != 1 || v.diags[0].Summary != "Saved plan cannot be applied" || !strings.Contains(v.diags[0].Detail, "which the specs no longer declare") {
+		t.Errorf("diagnostics: %v", v.diags)
+	}
+	if len(v.plans) != 0 || v.result {
+		t.Error("a refused saved plan was shown or applied")
+	}
+}

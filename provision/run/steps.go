@@ -1,0 +1,302 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/connect"
+	"github.com/provision-dev/provision/schema"
+)
+
+// skips reports whether the run leaves out phase ph: a saved plan without
+// changes is only verified (a saved plan never widens to what is planned
+// now, and what readers see is still proven), and a plan without changes
+// is neither confirmed nor sent.
+func (r *Run) skips(ph Phase) bool {
+	switch {
+	case r.Type == ApplySaved && r.Saved != nil && (!r.Saved.Summary.HasChanges() || len(r.Saved.Changes) == 0):
+		return ph > Open && ph != Verify
+	case ph == Confirm || ph == Send:
+		return !r.Plan.Summary.HasChanges()
+	}
+	return false
+}
+
+// load reads the specs (and, for ApplySaved, first the saved plan, which
+// names their directory).
+func (r *Run) load(context.Context) hcl.Diagnostics {
+	if r.Type == ApplySaved {
+		saved, err := provision.ReadPlanFile(r.PlanFile)
+		if err != nil {
+			return refusal("Cannot read the saved plan", err.Error()+".", nil)
+		}
+		r.Saved, r.Dir = saved, saved.Dir
+	}
+	r.Parser = schema.NewParser()
+	in := schema.Inputs{Vars: r.Vars, VarFiles: r.VarFiles, Env: r.Environ(), GenerateConfig: r.Type == Generate}
+	var diags hcl.Diagnostics
+	files, err := schema.SpecFiles(r.Dir)
+	if err != nil || len(r.Extra) == 0 {
+		r.Config, diags = r.Parser.LoadDir(r.Dir, in)
+	} else {
+		for _, e := range r.Extra {
+			if !slices.ContainsFunc(files, func(f string) bool { return sameFile(f, e) }) {
+				files = append(files, e)
+			}
+		}
+		r.Config, diags = r.Parser.LoadFiles(files, in)
+	}
+	var secrets []string
+	if r.Config != nil {
+		secrets = r.Config.Secrets
+	}
+	r.view.Loaded(r.Parser.Files(), secrets)
+	return diags
+}
+
+func sameFile(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// open opens the backends and the cluster's agent, with every option
+// given at construction.
+func (r *Run) open(context.Context) hcl.Diagnostics {
+	replace, err := parseAddrs(r.Replace)
+	if err != nil {
+		return refusal("Invalid -replace address", err.Error()+".", nil)
+	}
+	var diags hcl.Diagnostics
+	r.Opened, diags = connect.Open(r.Config, connect.Options{Env: r.Getenv, Deadlines: r.Deadlines, Indices: r.SearchIndices,
+		PruneIndices: r.PruneIndices, Replace: replace, VerifyTimeout: r.VerifyTimeout})
+	if !diags.HasErrors() && r.skips(CheckPermissions) {
+		r.Plan = r.Saved
+		r.view.Plan(r.Saved, nil)
+	}
+	return diags
+}
+
+// checkPermissions asks the backends whether their credentials allow what
+// the specs need, before the lock is taken and anything is sent. Only its
+// errors count here: its warnings (permissions that cannot be checked)
+// are the plan's too, which checks again for what it writes.
+func (r *Run) checkPermissions(ctx context.Context) hcl.Diagnostics {
+	if diags := provision.Preflight(ctx, r.Opened.Backends); diags.HasErrors() {
+		return diags
+	}
+	return nil
+}
+
+// lock takes the project's lock on the cluster's agent; the rest of the
+// run uses the lock's context, canceled if the lock is lost.
+func (r *Run) lock(ctx context.Context) (context.Context, hcl.Diagnostics) {
+	if !r.Lock {
+		return ctx, nil
+	}
+	l := r.Opened.Cluster
+	if l == nil {
+		r.view.Diagnostics(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Running without the lock",
+			Detail: fmt.Sprintf("No Consul agent is configured to hold the lock, so this %s runs without one.", r.Type)}})
+		return ctx, nil
+	}
+	lctx, unlock, err := l.Lock(ctx, r.Config.Project, r.Type.String(), r.LockTimeout)
+	if err != nil {
+		advice := "Try again later, or raise -lock-timeout."
+		if _, refused := provision.Refused(err); refused {
+			advice = fmt.Sprintf("The token may not take the lock: it needs session:write on the node of that agent and key:write on %s. Retrying will not help; provision policy prints the policy these specs need.", connect.LockKey(r.Config.Project))
+		}
+		return ctx, refusal("Cannot take the lock", fmt.Sprintf("%s. Nothing was sent. %s", err, advice), r.Config.ProjectRange.Ptr())
+	}
+	r.unlock = unlock
+	return lctx, nil
+}
+
+// read reads every backend and plans its changes.
+func (r *Run) read(ctx context.Context) hcl.Diagnostics {
+	mode := provision.Converge
+	if r.Type == Destroy {
+		mode = provision.Destroy
+	}
+	p, diags := provision.MakePlan(ctx, r.Config.Project, mode, r.Opened.Backends)
+	if !diags.HasErrors() {
+		r.Plan = p
+	}
+	return diags
+}
+
+// decide finishes the plan: the record's warnings, -replace, -target and
+// -exclude, the warnings and secrets it carries. Plan, apply DIR and
+// destroy show it here; a saved plan's run shows it once checked.
+func (r *Run) decide(ctx context.Context) hcl.Diagnostics {
+	p := r.Plan
+	diags := r.Warnings
+	if k := r.Opened.Cluster; k != nil {
+		diags = append(diags, k.Forgotten(ctx, p.Project, p.Backends)...)
+	}
+	if err := replaced(p, r.Replace); err != nil {
+		return refusal("Invalid -replace address", err.Error(), nil)
+	}
+	include, err := parseAddrs(r.Targets)
+	if err == nil {
+		var exclude []provision.Addr
+		if exclude, err = parseAddrs(r.Excludes); err == nil {
+			err = p.Target(include, exclude)
+		}
+	}
+	if err != nil {
+		return refusal("Invalid target", err.Error()+".", nil)
+	}
+	r.Warnings = diags
+	p.Diagnostics = provision.JSONDiagnostics(diags)
+	p.Secrets = r.Config.Secrets
+	p.Dir = r.Dir
+	if r.Type != ApplySaved {
+		r.show()
+	}
+	return nil
+}
+
+// show shows the plan with its warnings, once.
+func (r *Run) show() {
+	r.view.Plan(r.Plan, r.Warnings)
+	r.Warnings = nil
+}
+
+// checkSaved holds the saved plan against the plan made now: an edited or
+// stale plan file is refused and nothing is sent. The saved plan is
+// redacted; the fresh one, narrowed to its changes, holds the values to
+// send.
+func (r *Run) checkSaved(context.Context) hcl.Diagnostics {
+	if why := matchSaved(r.Saved, r.Plan.Redacted()); why != "" {
+		return refusal("Saved plan cannot be applied", fmt.Sprintf("The saved plan %s cannot be applied. %s Nothing was sent. Make a new plan.", r.PlanFile, why), nil)
+	}
+	var addrs []provision.Addr
+	for _, ch := range r.Saved.Changes {
+		addrs = append(addrs, ch.Addr)
+	}
+	if err := r.Plan.Target(addrs, nil); err != nil {
+		return refusal("Saved plan cannot be applied", err.Error()+".", nil)
+	}
+	r.show()
+	return nil
+}
+
+// confirm asks the view for approval, unless approved beforehand.
+func (r *Run) confirm(ctx context.Context) hcl.Diagnostics {
+	if r.AutoApprove {
+		return nil
+	}
+	if !r.view.(Asker).Confirm(ctx, r.Plan) {
+		r.failed = true // the view said why
+	}
+	return nil
+}
+
+// send applies the plan, showing every request and, on a failure or an
+// interrupt, what was done and what was not.
+func (r *Run) send(ctx context.Context) hcl.Diagnostics {
+	v := r.view.(ApplyView)
+	total, n := 0, 0
+	for _, ch := range r.Plan.Changes {
+		total += len(ch.Requests)
+	}
+	r.Result = provision.Apply(ctx, r.Plan, r.byName(), r.Parallelism, func(e provision.Event) {
+		if e.Done {
+			n++
+		}
+		v.Progress(Progress{Event: e, Done: n, Total: total})
+	})
+	if r.Result.Err() != nil || r.Result.Stopped != nil {
+		v.Result(r.Plan, r.Result, nil)
+		r.failed = true
+	}
+	return nil
+}
+
+// record keeps the agents the project's services are now on (none after
+// a destroy), so that a plan notices an agent block that goes away. A
+// failure is a warning: everything was sent.
+func (r *Run) record(ctx context.Context) hcl.Diagnostics {
+	k := r.Opened.Cluster
+	if k == nil {
+		return nil
+	}
+	backends := r.Plan.Backends
+	if r.Type == Destroy {
+		backends = nil
+	}
+	if err := k.Remember(ctx, r.Plan.Project, backends); err != nil {
+		r.view.Diagnostics(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Record not updated",
+			Detail: fmt.Sprintf("The record of the project's agents (%s) was not updated: %s.", connect.RecordKey(r.Plan.Project), err)}})
+	}
+	return nil
+}
+
+// verify runs what the backends can verify (the indices through the tribe
+// node, the gates through the proxies), side by side, also when nothing
+// was sent: a gate a proxy serves open is no less open for a converged
+// plan.
+func (r *Run) verify(ctx context.Context) hcl.Diagnostics {
+	v := r.view.(ApplyView)
+	lines, diags := provision.Verify(ctx, r.Plan, r.byName())
+	for _, l := range lines {
+		v.Verified(l)
+	}
+	if slices.Contains(r.Ran, Send) || diags.HasErrors() {
+		v.Result(r.Plan, r.Result, diags)
+	}
+	r.failed = diags.HasErrors()
+	return nil
+}
+
+// generate makes the declarations of the undeclared imports.
+func (r *Run) generate(ctx context.Context) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	r.Generated, diags = provision.GenerateConfig(ctx, r.Opened.Backends)
+	return diags
+}
+
+// policy makes the least-privilege ACL policy of the specs.
+func (r *Run) policy(ctx context.Context) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	r.Policy, diags = connect.MakePolicy(ctx, r.Config, r.Opened, r.Node)
+	return diags
+}
+
+func (r *Run) byName() map[string]provision.Backend {
+	m := map[string]provision.Backend{}
+	for _, b := range r.Opened.Backends {
+		m[b.Info().Name] = b
+	}
+	return m
+}
+
+// replaced checks that every -replace address is a service the plan
+// registers again: one the project owns and the specs declare.
+func replaced(p *provision.Plan, addrs []string) error {
+	for _, a := range addrs {
+		addr, _ := provision.ParseAddr(a)
+		i := slices.IndexFunc(p.Changes, func(c *provision.Change) bool { return c.Addr == addr })
+		if i < 0 || addr.Kind != "service" || p.Changes[i].Action == provision.Delete || p.Changes[i].Action == provision.Create {
+			return fmt.Errorf("-replace %s names no service that the specs declare and the project owns: only such a service is registered again in place", a)
+		}
+	}
+	return nil
+}
+
+func parseAddrs(ss []string) ([]provision.Addr, error) {
+	var out []provision.Addr
+	for _, s := range ss {
+		a, err := provision.ParseAddr(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
