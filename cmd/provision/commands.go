@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -135,99 +133,6 @@ func (c *cli) generateConfig(ctx context.Context, v planView, dir, path string, 
 	return true
 }
 
-// planView shows a plan or the diagnostics that stopped it, as text, JSON
-// or markdown, chosen once per command.
-type planView interface {
-	run.View
-	// note tells a person what the command did beside its output (a file
-	// written); on stderr, so that stdout stays the plan (or the JSON).
-	note(format string, args ...any)
-}
-
-// formatView is the view -format names.
-func (c *cli) formatView(format string, noColor bool) (planView, error) {
-	switch format {
-	case "text":
-		return c.textView(noColor), nil
-	case "json":
-		return &jsonView{c: c}, nil
-	case "markdown":
-		return markdownView{&textView{c: c}}, nil
-	}
-	return nil, fmt.Errorf("unknown -format %q: use text, json or markdown", format)
-}
-
-// textView is the human rendering: the plan on stdout, diagnostics with
-// their source snippets on stderr.
-type textView struct {
-	c     *cli
-	color bool
-	files map[string]*hcl.File
-}
-
-func (c *cli) textView(noColor bool) *textView {
-	return &textView{c: c, color: c.color(c.stdout, noColor)}
-}
-
-func (v *textView) Loaded(files map[string]*hcl.File, secrets []string) {
-	v.files = files
-	v.c.secrets = append(v.c.secrets, secrets...)
-}
-
-func (v *textView) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
-	v.c.printDiags(warnings, v.files, v.color)
-	_ = provision.RenderText(v.c.stdout, p.Redacted(), provision.TextOptions{Color: v.color})
-}
-
-func (v *textView) Diagnostics(diags hcl.Diagnostics) { v.c.printDiags(diags, v.files, v.color) }
-
-func (v *textView) note(format string, args ...any) { fmt.Fprintf(v.c.stderr, format+"\n", args...) }
-
-// markdownView prints the plan for a pull-request comment, and its
-// diagnostics as text on stderr.
-type markdownView struct{ *textView }
-
-func (v markdownView) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
-	v.c.printDiags(warnings, v.files, false)
-	fmt.Fprint(v.c.stdout, strings.Join(provision.RenderMarkdown(p.Redacted()), "\n"))
-}
-
-// dotView prints the plan's apply order as a Graphviz graph.
-type dotView struct{ *textView }
-
-func (v dotView) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
-	v.c.printDiags(warnings, v.files, false)
-	if err := provision.RenderDOT(v.c.stdout, p); err != nil {
-		v.Diagnostics(refusal("Cannot write the graph", err.Error()+".", nil))
-	}
-}
-
-// jsonView prints one JSON document: the plan, or the diagnostics that
-// stopped the command.
-type jsonView struct{ c *cli }
-
-func (v *jsonView) Loaded(_ map[string]*hcl.File, secrets []string) {
-	v.c.secrets = append(v.c.secrets, secrets...)
-}
-
-func (v *jsonView) Plan(p *provision.Plan, _ hcl.Diagnostics) { v.write(p.Redacted()) }
-
-func (v *jsonView) note(format string, args ...any) { fmt.Fprintf(v.c.stderr, format+"\n", args...) }
-
-func (v *jsonView) Diagnostics(diags hcl.Diagnostics) {
-	v.write(struct {
-		FormatVersion string                 `json:"format_version"`
-		Diagnostics   []provision.Diagnostic `json:"diagnostics"`
-	}{provision.FormatVersion, provision.JSONDiagnostics(v.c.hide(diags))})
-}
-
-// write prints x as compact JSON on one line, as Terraform's -json
-// output: indenting a plan of 10,000 objects took longer than making it
-// (pipe it to jq for a person).
-func (v *jsonView) write(x any) {
-	_ = json.NewEncoder(v.c.stdout).Encode(x)
-}
-
 func (c *cli) graph(args []string) int {
 	fs := c.flagSet("graph", "graph [options] [DIR]")
 	var pf planFlags
@@ -294,37 +199,6 @@ func writeParts(dir string, parts []string) error {
 	}
 	return nil
 }
-
-// validateView reports a validation: the diagnostics, and that the specs
-// are valid.
-type validateView interface {
-	run.View
-	valid(dir string, warnings hcl.Diagnostics)
-}
-
-// textValidate prints the diagnostics on stderr, colored for stderr.
-type textValidate struct{ *textView }
-
-func (v textValidate) valid(dir string, warnings hcl.Diagnostics) {
-	v.Diagnostics(warnings)
-	fmt.Fprintf(v.c.stdout, "The specs in %s are valid.\n", dir)
-}
-
-// jsonValidate prints one document: whether the specs are valid, and the
-// diagnostics.
-type jsonValidate struct{ *jsonView }
-
-type validation struct {
-	FormatVersion string                 `json:"format_version"`
-	Valid         bool                   `json:"valid"`
-	Diagnostics   []provision.Diagnostic `json:"diagnostics"`
-}
-
-func (v jsonValidate) Diagnostics(diags hcl.Diagnostics) {
-	v.write(validation{provision.FormatVersion, !diags.HasErrors(), provision.JSONDiagnostics(v.c.hide(diags))})
-}
-
-func (v jsonValidate) valid(_ string, warnings hcl.Diagnostics) { v.Diagnostics(warnings) }
 
 func (c *cli) validate(args []string) int {
 	fs := c.flagSet("validate", "validate [options] [DIR]")
