@@ -221,7 +221,11 @@ func (o Operation) Start(ctx context.Context, v View) *Run {
 		}
 		r.Ran = append(r.Ran, ph)
 		var diags hcl.Diagnostics
-		ctx, diags = r.step(ph)(ctx)
+		if ph == Lock {
+			ctx, diags = r.lock(ctx)
+		} else {
+			diags = steps[ph](r, ctx)
+		}
 		for _, h := range o.Hooks[ph] {
 			if diags.HasErrors() || r.failed {
 				break
@@ -252,41 +256,13 @@ func (r *Run) fail(diags hcl.Diagnostics) {
 	}
 }
 
-// step is the function of a phase. A phase may end the context's use
-// (the lock's context replaces it once the lock is held).
-func (r *Run) step(ph Phase) func(context.Context) (context.Context, hcl.Diagnostics) {
-	unchanged := func(f func(context.Context) hcl.Diagnostics) func(context.Context) (context.Context, hcl.Diagnostics) {
-		return func(ctx context.Context) (context.Context, hcl.Diagnostics) { return ctx, f(ctx) }
-	}
-	switch ph {
-	case Load:
-		return unchanged(r.load)
-	case Open:
-		return unchanged(r.open)
-	case CheckPermissions:
-		return unchanged(r.checkPermissions)
-	case Lock:
-		return r.lock
-	case Read:
-		return unchanged(r.read)
-	case Decide:
-		return unchanged(r.decide)
-	case CheckSaved:
-		return unchanged(r.checkSaved)
-	case Confirm:
-		return unchanged(r.confirm)
-	case Send:
-		return unchanged(r.send)
-	case Record:
-		return unchanged(r.record)
-	case Verify:
-		return unchanged(r.verify)
-	case MakeConfig:
-		return unchanged(r.generate)
-	case MakePolicy:
-		return unchanged(r.policy)
-	}
-	panic(fmt.Sprintf("run: no step for phase %d", ph))
+// steps are the functions of the phases but lock, whose context replaces
+// the run's once the lock is held (canceled if the lock is lost).
+var steps = [...]func(*Run, context.Context) hcl.Diagnostics{
+	Load: (*Run).load, Open: (*Run).open, CheckPermissions: (*Run).checkPermissions,
+	Read: (*Run).read, Decide: (*Run).decide, CheckSaved: (*Run).checkSaved, Confirm: (*Run).confirm,
+	Send: (*Run).send, Record: (*Run).record, Verify: (*Run).verify,
+	MakeConfig: (*Run).generate, MakePolicy: (*Run).policy,
 }
 
 // refusal is a run's own refusal to go on, as one error diagnostic.
