@@ -58,6 +58,9 @@ func (t Type) String() string { return typeNames[t] }
 // Phase names a step of a run.
 type Phase int
 
+// The phases, in the order a run takes them. Decide is the phase called
+// "plan" and Send the one called "apply" (their String), named apart from
+// the types Plan and Apply.
 const (
 	Load Phase = iota
 	Open
@@ -96,7 +99,9 @@ var phases = map[Type][]Phase{
 type Hook func(ctx context.Context, r *Run) hcl.Diagnostics
 
 // Operation is a run as the flags and the environment describe it. The
-// environment is read through Getenv and Environ only, once per run.
+// environment is read through Getenv and Environ only (but Consul's own
+// variables, CONSUL_HTTP_ADDR and the rest, which its API client reads
+// when an agent is opened, once per agent).
 type Operation struct {
 	Type Type
 	// Dir is the specs' directory (or one .hcl file). ApplySaved takes it
