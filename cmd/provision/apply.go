@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/run"
 )
@@ -72,12 +71,6 @@ func interruptible(f *netFlags) (context.Context, func()) {
 // bound is ctx ended by -timeout, with the cause saying so.
 func (f *netFlags) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, *f.timeout, fmt.Errorf("the command ran past -timeout=%s", *f.timeout))
-}
-
-// refusal is a command's own refusal to go on, as the one error a view
-// shows (with its range when it has one).
-func refusal(summary, detail string, at *hcl.Range) hcl.Diagnostics {
-	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: at}}
 }
 
 func (c *cli) apply(args []string) int {

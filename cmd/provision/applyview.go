@@ -159,7 +159,7 @@ var (
 func (v *humanApply) Confirm(ctx context.Context, _ *provision.Plan) bool {
 	c := v.c
 	if !c.isTerminal(c.stdin) {
-		v.Diagnostics(refusal("Confirmation needed", v.command+" needs confirmation, and standard input is not a terminal. "+
+		v.Diagnostics(run.Refusal("Confirmation needed", v.command+" needs confirmation, and standard input is not a terminal. "+
 			"Pass -auto-approve, or save a reviewed plan with plan -out=FILE and apply that file. Nothing was sent.", nil))
 		return false
 	}

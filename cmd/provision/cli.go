@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -129,6 +130,7 @@ func (c *cli) flagSet(name, synopsis string) *flag.FlagSet {
 // output gives its JSON view: when -json is among the arguments, a
 // refused flag is a diagnostic on that stream, not usage on stderr.
 func (c *cli) parse(fs *flag.FlagSet, args []string, maxArgs int, asJSON run.View) ([]string, int, bool) {
+	usage := fs.Usage
 	if asJSON == nil || !wantsJSON(args) {
 		asJSON = nil
 	} else {
@@ -137,7 +139,7 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, maxArgs int, asJSON run.Vie
 	}
 	refuse := func(detail string) ([]string, int, bool) {
 		if asJSON != nil {
-			asJSON.Diagnostics(refusal("Invalid command line", detail+". Run provision "+fs.Name()+" -help for the options.", nil))
+			asJSON.Diagnostics(run.Refusal("Invalid command line", detail+". Run provision "+fs.Name()+" -help for the options.", nil))
 		}
 		return nil, exitError, false
 	}
@@ -145,6 +147,10 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, maxArgs int, asJSON run.Vie
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				if asJSON != nil { // -help asks for the usage, -json or not
+					fs.SetOutput(c.stderr)
+					usage()
+				}
 				return nil, exitOK, false
 			}
 			return refuse(err.Error())
@@ -165,15 +171,19 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, maxArgs int, asJSON run.Vie
 	return pos, exitOK, true
 }
 
-// wantsJSON reports whether args ask for JSON output (-json, --json,
-// -json=true, -format=json).
+// wantsJSON reports whether args ask for JSON output: -json (with a true
+// value, if any) or -format=json, with one dash or two.
 func wantsJSON(args []string) bool {
 	for _, a := range args {
 		if a == "--" {
 			return false
 		}
-		switch strings.TrimPrefix(a, "-") {
-		case "-json", "json", "-json=true", "json=true", "format=json", "-format=json":
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, value, set := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		switch on, err := strconv.ParseBool(value); {
+		case name == "json" && (!set || on && err == nil), name == "format" && value == "json":
 			return true
 		}
 	}

@@ -98,3 +98,16 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("progress line: %q", got)
 	}
 }
+
+// TestWantsJSON: the arguments that ask for JSON, so that a refused flag
+// is a JSON diagnostic; a directory named json does not.
+func TestWantsJSON(t *testing.T) {
+	for args, want := range map[string]bool{
+		"-json": true, "--json": true, "-json=true": true, "-json=1": true, "specs -json": true, "-format=json": true, "--format=json": true,
+		"-json=false": false, "json": false, "specs": false, "-format=text": false, "-- -json": false, "-jsonx": false,
+	} {
+		if got := wantsJSON(strings.Fields(args)); got != want {
+			t.Errorf("wantsJSON(%s) = %v, want %v", args, got, want)
+		}
+	}
+}

@@ -72,7 +72,7 @@ func (c *cli) plan(args []string) int {
 	}
 	v, err := c.formatView(*format, *noColor)
 	if err != nil {
-		c.textView(*noColor).Diagnostics(refusal("Invalid -format", err.Error()+".", nil))
+		c.textView(*noColor).Diagnostics(run.Refusal("Invalid -format", err.Error()+".", nil))
 		return exitError
 	}
 	ctx, cancel := pf.net.bound(context.Background())
@@ -84,7 +84,7 @@ func (c *cli) plan(args []string) int {
 	if *out != "" {
 		op.Hooks = map[run.Phase][]run.Hook{run.Decide: {func(_ context.Context, r *run.Run) hcl.Diagnostics {
 			if err := provision.WritePlanFile(*out, r.Plan); err != nil {
-				return refusal("Cannot save the plan", err.Error()+".", nil)
+				return run.Refusal("Cannot save the plan", err.Error()+".", nil)
 			}
 			v.note("\nSaved the plan to %s. Apply exactly these requests with: provision apply %s", *out, *out)
 			return nil
@@ -105,7 +105,7 @@ func (c *cli) plan(args []string) int {
 // returns false when the command must stop.
 func (c *cli) generateConfig(ctx context.Context, v planView, dir, path string, pf *planFlags) bool {
 	if _, err := os.Lstat(path); err == nil {
-		v.Diagnostics(refusal("Generated spec file exists",
+		v.Diagnostics(run.Refusal("Generated spec file exists",
 			fmt.Sprintf("-generate-config-out names %s, which exists; provision never overwrites a file with generated declarations. Name a new file, or move this one away.", path), nil))
 		return false
 	}
@@ -125,7 +125,7 @@ func (c *cli) generateConfig(ctx context.Context, v planView, dir, path string, 
 		}
 	}
 	if err != nil {
-		v.Diagnostics(refusal("Cannot write the generated spec", err.Error()+".", nil))
+		v.Diagnostics(run.Refusal("Cannot write the generated spec", err.Error()+".", nil))
 		return false
 	}
 	v.note("Wrote the generated declarations to %s. Review them; the plan below reads them.\n", path)
@@ -143,7 +143,8 @@ func (c *cli) graph(args []string) int {
 	}
 	ctx, cancel := pf.net.bound(context.Background())
 	defer cancel()
-	if c.operation(run.Plan, dirArg(pos), &pf).Start(ctx, dotView{&textView{c: c}}).Failed() {
+	v := &dotView{textView: &textView{c: c}}
+	if c.operation(run.Plan, dirArg(pos), &pf).Start(ctx, v).Failed() || v.failed {
 		return exitError
 	}
 	return exitOK
@@ -164,23 +165,23 @@ func (c *cli) show(args []string) int {
 	}
 	v, err := c.formatView(*format, *noColor)
 	if err != nil {
-		c.textView(*noColor).Diagnostics(refusal("Invalid -format", err.Error()+".", nil))
+		c.textView(*noColor).Diagnostics(run.Refusal("Invalid -format", err.Error()+".", nil))
 		return exitError
 	}
 	if len(pos) != 1 {
-		v.Diagnostics(refusal("No saved plan", "show needs the saved plan to print: provision show PLANFILE.", nil))
+		v.Diagnostics(run.Refusal("No saved plan", "show needs the saved plan to print: provision show PLANFILE.", nil))
 		return exitError
 	}
 	p, err := provision.ReadPlanFile(pos[0])
 	switch {
 	case err != nil:
-		v.Diagnostics(refusal("Cannot read the saved plan", err.Error()+".", nil))
+		v.Diagnostics(run.Refusal("Cannot read the saved plan", err.Error()+".", nil))
 		return exitError
 	case *partsDir == "":
 		v.Plan(p, nil)
 	default:
 		if err := writeParts(*partsDir, provision.RenderMarkdown(p.Redacted())); err != nil {
-			v.Diagnostics(refusal("Cannot write the parts", err.Error()+".", nil))
+			v.Diagnostics(run.Refusal("Cannot write the parts", err.Error()+".", nil))
 			return exitError
 		}
 	}

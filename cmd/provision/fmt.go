@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/run"
 	"github.com/provision-dev/provision/schema"
 	"github.com/rogpeppe/go-internal/diff"
 )
@@ -24,7 +25,7 @@ func (c *cli) fmt(args []string) int {
 	v := fmtView{c.textView(true)}
 	paths, err := schema.SpecFiles(dirArg(pos))
 	if err != nil {
-		v.Diagnostics(refusal("Cannot read the specs", err.Error()+".", nil))
+		v.Diagnostics(run.Refusal("Cannot read the specs", err.Error()+".", nil))
 		return exitError
 	}
 	var diags hcl.Diagnostics
@@ -33,7 +34,7 @@ func (c *cli) fmt(args []string) int {
 	for _, path := range paths {
 		src, err := os.ReadFile(path)
 		if err != nil {
-			v.Diagnostics(refusal("Cannot read a spec", err.Error()+".", nil))
+			v.Diagnostics(run.Refusal("Cannot read a spec", err.Error()+".", nil))
 			return exitError
 		}
 		out, fdiags := schema.Format(src, path)
@@ -53,7 +54,7 @@ func (c *cli) fmt(args []string) int {
 		v.unformatted(path, d)
 		if !*check {
 			if err := os.WriteFile(path, out, 0o644); err != nil {
-				v.Diagnostics(refusal("Cannot write a spec", err.Error()+".", nil))
+				v.Diagnostics(run.Refusal("Cannot write a spec", err.Error()+".", nil))
 				return exitError
 			}
 		}

@@ -67,13 +67,18 @@ func (v markdownView) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
 	fmt.Fprint(v.c.stdout, strings.Join(provision.RenderMarkdown(p.Redacted()), "\n"))
 }
 
-// dotView prints the plan's apply order as a Graphviz graph.
-type dotView struct{ *textView }
+// dotView prints the plan's apply order as a Graphviz graph; failed is
+// set when the graph could not be written.
+type dotView struct {
+	*textView
+	failed bool
+}
 
-func (v dotView) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
+func (v *dotView) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
 	v.c.printDiags(warnings, v.files, false)
 	if err := provision.RenderDOT(v.c.stdout, p); err != nil {
-		v.Diagnostics(refusal("Cannot write the graph", err.Error()+".", nil))
+		v.failed = true
+		v.Diagnostics(run.Refusal("Cannot write the graph", err.Error()+".", nil))
 	}
 }
 

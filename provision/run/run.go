@@ -177,7 +177,7 @@ type Run struct {
 	// Saved is the saved plan of ApplySaved.
 	Saved  *provision.Plan
 	Config *schema.Config
-	Parser *schema.Parser
+	parser *schema.Parser
 	// Opened are the backends and the cluster's agent.
 	Opened connect.Opened
 	// Plan is the plan made now; nil before Read.
@@ -214,7 +214,7 @@ func (o Operation) Start(ctx context.Context, v View) *Run {
 		}
 	}()
 	if _, ok := v.(Asker); !ok && r.asks() {
-		r.fail(refusal("Confirmation needed", fmt.Sprintf("%s -json needs -auto-approve: a JSON stream cannot ask for confirmation.", o.Type), nil))
+		r.fail(Refusal("Confirmation needed", fmt.Sprintf("%s -json needs -auto-approve: a JSON stream cannot ask for confirmation.", o.Type), nil))
 		return r
 	}
 	if _, ok := v.(ApplyView); !ok && slices.Contains(phases[o.Type], Send) {
@@ -270,8 +270,9 @@ var steps = [...]func(*Run, context.Context) hcl.Diagnostics{
 	MakeConfig: (*Run).generate, MakePolicy: (*Run).policy,
 }
 
-// refusal is a run's own refusal to go on, as one error diagnostic.
-func refusal(summary, detail string, at *hcl.Range) hcl.Diagnostics {
+// Refusal is a run's (or a command's) own refusal to go on, as one error
+// diagnostic, with its range when it has one.
+func Refusal(summary, detail string, at *hcl.Range) hcl.Diagnostics {
 	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: at}}
 }
 

@@ -32,29 +32,29 @@ func (r *Run) load(context.Context) hcl.Diagnostics {
 	if r.Type == ApplySaved {
 		saved, err := provision.ReadPlanFile(r.PlanFile)
 		if err != nil {
-			return refusal("Cannot read the saved plan", err.Error()+".", nil)
+			return Refusal("Cannot read the saved plan", err.Error()+".", nil)
 		}
 		r.Saved, r.Dir = saved, saved.Dir
 	}
-	r.Parser = schema.NewParser()
+	r.parser = schema.NewParser()
 	in := schema.Inputs{Vars: r.Vars, VarFiles: r.VarFiles, Env: r.Environ(), GenerateConfig: r.Type == Generate}
 	var diags hcl.Diagnostics
 	files, err := schema.SpecFiles(r.Dir)
 	if err != nil || len(r.Extra) == 0 {
-		r.Config, diags = r.Parser.LoadDir(r.Dir, in)
+		r.Config, diags = r.parser.LoadDir(r.Dir, in)
 	} else {
 		for _, e := range r.Extra {
 			if !slices.ContainsFunc(files, func(f string) bool { return sameFile(f, e) }) {
 				files = append(files, e)
 			}
 		}
-		r.Config, diags = r.Parser.LoadFiles(files, in)
+		r.Config, diags = r.parser.LoadFiles(files, in)
 	}
 	var secrets []string
 	if r.Config != nil {
 		secrets = r.Config.Secrets
 	}
-	r.view.Loaded(r.Parser.Files(), secrets)
+	r.view.Loaded(r.parser.Files(), secrets)
 	return diags
 }
 
@@ -69,7 +69,7 @@ func sameFile(a, b string) bool {
 func (r *Run) open(context.Context) hcl.Diagnostics {
 	replace, err := parseAddrs(r.Replace)
 	if err != nil {
-		return refusal("Invalid -replace address", err.Error()+".", nil)
+		return Refusal("Invalid -replace address", err.Error()+".", nil)
 	}
 	var diags hcl.Diagnostics
 	r.Opened, diags = connect.Open(r.Config, connect.Options{Env: r.Getenv, Deadlines: r.Deadlines, Indices: r.SearchIndices,
@@ -110,7 +110,7 @@ func (r *Run) lock(ctx context.Context) (context.Context, hcl.Diagnostics) {
 		if _, refused := provision.Refused(err); refused {
 			advice = fmt.Sprintf("The token may not take the lock: it needs session:write on the node of that agent and key:write on %s. Retrying will not help; provision policy prints the policy these specs need.", connect.LockKey(r.Config.Project))
 		}
-		return ctx, refusal("Cannot take the lock", fmt.Sprintf("%s. Nothing was sent. %s", err, advice), r.Config.ProjectRange.Ptr())
+		return ctx, Refusal("Cannot take the lock", fmt.Sprintf("%s. Nothing was sent. %s", err, advice), r.Config.ProjectRange.Ptr())
 	}
 	r.unlock = unlock
 	return lctx, nil
@@ -138,8 +138,9 @@ func (r *Run) decide(ctx context.Context) hcl.Diagnostics {
 	if k := r.Opened.Cluster; k != nil {
 		diags = append(diags, k.Forgotten(ctx, p.Project, p.Backends)...)
 	}
+	r.Warnings = diags // shown with the plan, or with the refusal below
 	if err := replaced(p, r.Replace); err != nil {
-		return refusal("Invalid -replace address", err.Error(), nil)
+		return Refusal("Invalid -replace address", err.Error(), nil)
 	}
 	include, err := parseAddrs(r.Targets)
 	if err == nil {
@@ -149,9 +150,8 @@ func (r *Run) decide(ctx context.Context) hcl.Diagnostics {
 		}
 	}
 	if err != nil {
-		return refusal("Invalid target", err.Error()+".", nil)
+		return Refusal("Invalid target", err.Error()+".", nil)
 	}
-	r.Warnings = diags
 	p.Diagnostics = provision.JSONDiagnostics(diags)
 	p.Secrets = r.Config.Secrets
 	p.Dir = r.Dir
@@ -173,14 +173,14 @@ func (r *Run) show() {
 // send.
 func (r *Run) checkSaved(context.Context) hcl.Diagnostics {
 	if why := matchSaved(r.Saved, r.Plan.Redacted()); why != "" {
-		return refusal("Saved plan cannot be applied", fmt.Sprintf("The saved plan %s cannot be applied. %s Nothing was sent. Make a new plan.", r.PlanFile, why), nil)
+		return Refusal("Saved plan cannot be applied", fmt.Sprintf("The saved plan %s cannot be applied. %s Nothing was sent. Make a new plan.", r.PlanFile, why), nil)
 	}
 	var addrs []provision.Addr
 	for _, ch := range r.Saved.Changes {
 		addrs = append(addrs, ch.Addr)
 	}
 	if err := r.Plan.Target(addrs, nil); err != nil {
-		return refusal("Saved plan cannot be applied", err.Error()+".", nil)
+		return Refusal("Saved plan cannot be applied", err.Error()+".", nil)
 	}
 	r.show()
 	return nil
