@@ -76,7 +76,7 @@ func (f *netFlags) bound(ctx context.Context) (context.Context, context.CancelFu
 func (c *cli) apply(args []string) int {
 	fs := c.flagSet("apply", "apply [options] [DIR | FILE.hcl | PLANFILE]")
 	f := registerApplyFlags(fs)
-	pos, code, ok := c.parse(fs, args, 1, &jsonApply{c: c})
+	pos, code, ok := c.parse(fs, args, 1, &jsonApply{&jsonView{c: c}})
 	if !ok {
 		return code
 	}
@@ -93,7 +93,7 @@ func (c *cli) destroy(args []string) int {
 	fs := c.flagSet("destroy", "destroy [options] [DIR]")
 	f := registerApplyFlags(fs)
 	indices := fs.Bool("indices", false, "also delete the project's indices (never by default: they hold data)")
-	pos, code, ok := c.parse(fs, args, 1, &jsonApply{c: c})
+	pos, code, ok := c.parse(fs, args, 1, &jsonApply{&jsonView{c: c}})
 	if !ok {
 		return code
 	}
@@ -115,7 +115,7 @@ func (c *cli) applyOperation(t run.Type, dir string, f *applyFlags) run.Operatio
 func (c *cli) send(op run.Operation, f *applyFlags, question string) int {
 	ctx, stop := interruptible(&f.plan.net)
 	defer stop()
-	var v run.ApplyView = &jsonApply{c: c}
+	var v run.ApplyView = &jsonApply{&jsonView{c: c}}
 	if !*f.json {
 		v = &humanApply{textView: c.textView(*f.noColor), live: c.isTerminal(c.stderr), command: op.Type.String(), question: question}
 	}

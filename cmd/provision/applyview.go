@@ -216,7 +216,7 @@ func backendAddress(p *provision.Plan, name string) string {
 // as Terraform's machine-readable UI: diagnostic, plan, apply_start,
 // apply_complete, apply_errored, verify, outcome, summary. Each event is
 // one of the structs below.
-type jsonApply struct{ c *cli }
+type jsonApply struct{ *jsonView }
 
 type (
 	diagnosticEvent struct {
@@ -269,10 +269,6 @@ type (
 func (v *jsonApply) event(e any) {
 	b, _ := json.Marshal(e)
 	fmt.Fprintf(v.c.stdout, "%s\n", b)
-}
-
-func (v *jsonApply) Loaded(_ map[string]*hcl.File, secrets []string) {
-	v.c.secrets = append(v.c.secrets, secrets...)
 }
 
 func (v *jsonApply) Plan(p *provision.Plan, warnings hcl.Diagnostics) {

@@ -18,12 +18,18 @@ import (
 // is neither confirmed nor sent.
 func (r *Run) skips(ph Phase) bool {
 	switch {
-	case r.Type == ApplySaved && r.Saved != nil && (!r.Saved.Summary.HasChanges() || len(r.Saved.Changes) == 0):
+	case r.savedWithoutChanges():
 		return ph > Open && ph != Verify
 	case ph == Confirm || ph == Send:
 		return !r.Plan.Summary.HasChanges()
 	}
 	return false
+}
+
+// savedWithoutChanges reports whether the run applies a saved plan that
+// sends nothing.
+func (r *Run) savedWithoutChanges() bool {
+	return r.Saved != nil && (!r.Saved.Summary.HasChanges() || len(r.Saved.Changes) == 0)
 }
 
 // load reads the specs (and, for ApplySaved, first the saved plan, which
@@ -74,7 +80,7 @@ func (r *Run) open(context.Context) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	r.Opened, diags = connect.Open(r.Config, connect.Options{Env: r.Getenv, Deadlines: r.Deadlines, Indices: r.SearchIndices,
 		PruneIndices: r.PruneIndices, Replace: replace, VerifyTimeout: r.VerifyTimeout})
-	if !diags.HasErrors() && r.skips(CheckPermissions) {
+	if !diags.HasErrors() && r.savedWithoutChanges() {
 		r.Plan = r.Saved
 		r.view.Plan(r.Saved, nil)
 	}
