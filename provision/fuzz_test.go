@@ -2,6 +2,7 @@ package provision
 
 import (
 	"bytes"
+	"github.com/provision-dev/provision/provision/fuzzing"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,22 +17,24 @@ func FuzzReadPlanFile(f *testing.F) {
 	f.Add([]byte(`{"format_version":"1.1","changes":[{"address":"index[\".d\"]","action":"import","after":{"mappings":{}}}]}`))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, src []byte) {
-		path := filepath.Join(dir, "fuzz.plan")
-		if err := os.WriteFile(path, src, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		p, err := ReadPlanFile(path)
-		if err != nil {
-			return
-		}
-		var out bytes.Buffer
-		_ = RenderText(&out, p.Redacted(), TextOptions{})
-		_ = RenderMarkdown(p.Redacted())
-		_ = RenderDOT(&out, p)
-		for _, c := range p.Changes {
-			if c != nil {
-				c.DeclRange()
+		fuzzing.Bounded(t, src, func() {
+			path := filepath.Join(dir, "fuzz.plan")
+			if err := os.WriteFile(path, src, 0o600); err != nil {
+				t.Fatal(err)
 			}
-		}
+			p, err := ReadPlanFile(path)
+			if err != nil {
+				return
+			}
+			var out bytes.Buffer
+			_ = RenderText(&out, p.Redacted(), TextOptions{})
+			_ = RenderMarkdown(p.Redacted())
+			_ = RenderDOT(&out, p)
+			for _, c := range p.Changes {
+				if c != nil {
+					c.DeclRange()
+				}
+			}
+		})
 	})
 }

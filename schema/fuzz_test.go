@@ -1,6 +1,7 @@
 package schema_test
 
 import (
+	"github.com/provision-dev/provision/provision/fuzzing"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,16 +22,18 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(`project = "x"` + "\nlocals {\n  m = { a = 1 }\n}\nservice \"s\" {\n  for_each = local.m\n  port = each.value + length(keys(local.m))\n}\n"))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, src []byte) {
-		path := filepath.Join(dir, "main.hcl")
-		if err := os.WriteFile(path, src, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{Vars: []string{"api_host=h", "api_port=1"}})
-		for _, d := range diags {
-			if d.Summary == "" {
-				t.Fatalf("a diagnostic without summary: %+v", d)
+		fuzzing.Bounded(t, src, func() {
+			path := filepath.Join(dir, "main.hcl")
+			if err := os.WriteFile(path, src, 0o644); err != nil {
+				t.Fatal(err)
 			}
-		}
+			_, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{Vars: []string{"api_host=h", "api_port=1"}})
+			for _, d := range diags {
+				if d.Summary == "" {
+					t.Fatalf("a diagnostic without summary: %+v", d)
+				}
+			}
+		})
 	})
 }
 
@@ -41,16 +44,18 @@ func FuzzParseRule(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		r, err := schema.ParseRule(s)
-		if err != nil {
-			return
-		}
-		again, err := schema.ParseRule(r.String())
-		if err != nil || again.String() != r.String() {
-			t.Fatalf("%q renders as %q, which parses as %v, %v", s, r.String(), again, err)
-		}
-		for _, g := range []schema.Grammar{schema.GrammarV2, schema.GrammarV3, schema.GrammarCommon} {
-			r.Check(g)
-		}
+		fuzzing.Bounded(t, s, func() {
+			r, err := schema.ParseRule(s)
+			if err != nil {
+				return
+			}
+			again, err := schema.ParseRule(r.String())
+			if err != nil || again.String() != r.String() {
+				t.Fatalf("%q renders as %q, which parses as %v, %v", s, r.String(), again, err)
+			}
+			for _, g := range []schema.Grammar{schema.GrammarV2, schema.GrammarV3, schema.GrammarCommon} {
+				r.Check(g)
+			}
+		})
 	})
 }

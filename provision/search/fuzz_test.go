@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/json"
+	"github.com/provision-dev/provision/provision/fuzzing"
 	"testing"
 
 	"github.com/provision-dev/provision/schema"
@@ -20,18 +21,20 @@ func FuzzMapping(f *testing.F) {
 		{Name: "dashboardSavedObjectMeta", Params: map[string]any{}, Properties: []*schema.Field{{Name: "searchSourceJSON", Params: map[string]any{"type": "string"}}}},
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		var live map[string]liveField
-		if json.Unmarshal(raw, &live) != nil {
-			return
-		}
-		for _, major := range []int{2, 5} {
-			fieldDiff("", declared, live, major)
-		}
-		liveView(declared, live)
-		for name, v := range declaration("", live) {
-			if name == "" || v.IsNull() && !v.Type().IsPrimitiveType() {
-				t.Fatalf("declaration of %s: %q = %#v", raw, name, v)
+		fuzzing.Bounded(t, raw, func() {
+			var live map[string]liveField
+			if json.Unmarshal(raw, &live) != nil {
+				return
 			}
-		}
+			for _, major := range []int{2, 5} {
+				fieldDiff("", declared, live, major)
+			}
+			liveView(declared, live)
+			for name, v := range declaration("", live) {
+				if name == "" || v.IsNull() && !v.Type().IsPrimitiveType() {
+					t.Fatalf("declaration of %s: %q = %#v", raw, name, v)
+				}
+			}
+		})
 	})
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package fuzzing
+
+const raceFactor = 1
