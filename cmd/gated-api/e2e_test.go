@@ -25,7 +25,8 @@ const moreRules = `service "two-paths" {
   address = var.api_host
   port    = var.api_port
   frontend {
-    rule = "Path:/two,/v2/two"
+    rule        = "Path:/two,/v2/two"
+    entrypoints = ["web"]
     forward_auth {
       address               = "http://${var.api_host}:${var.api_port}/auth"
       auth_response_headers = ["X-Auth-User"]
@@ -47,13 +48,15 @@ service "host-prefix" {
 `
 
 // TestThroughTraefik is the seed's area A end to end: a real Consul, this
-// application, and four real Traefiks reading the catalog side by side
-// (Traefik 2.11 and 3.6, each with exposedByDefault true, Traefik's own
-// default, and false), with the specs applied by the provision binary.
-// Every request goes through Traefik. It starts where users start: the
-// registration made by hand with the seed's curl call (Traefik 1 tags
-// only, which Traefik 2 and 3 serve ungated on their default router),
-// taken over with an import block.
+// application, and six real Traefiks reading the catalog side by side
+// (Traefik 1.7, the seed's own generation, 2.11 and 3.6, each with
+// exposedByDefault true, Traefik's own default, and false), with the
+// specs applied by the provision binary: one registration of each
+// service, read and gated by all three generations at once. Every request
+// goes through Traefik. It starts where users start: the registration
+// made by hand with the seed's curl call (Traefik 1 tags only, which
+// Traefik 1.7 gates and Traefik 2 and 3 serve ungated on their default
+// router), taken over with an import block.
 func TestThroughTraefik(t *testing.T) {
 	agent := servers.NewConsul(t)
 	type proxy struct {
@@ -61,7 +64,7 @@ func TestThroughTraefik(t *testing.T) {
 		*servers.Traefik
 	}
 	var proxies []proxy
-	for _, gen := range []int{2, 3} {
+	for _, gen := range []int{1, 2, 3} {
 		for _, exposed := range []bool{true, false} {
 			name := fmt.Sprintf("traefik%d/exposedByDefault=%t", gen, exposed)
 			proxies = append(proxies, proxy{name, servers.NewTraefik(t, agent.Addr, servers.TraefikOptions{Generation: gen, ExposedByDefault: exposed})})
@@ -121,9 +124,10 @@ func TestThroughTraefik(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 
-	// The seed's own call, made by hand: Traefik 2 and 3 ignore its tags
-	// and serve the whole service, ungated, on the default Host(`gated-api`)
-	// router (/api itself checks the token again, so /healthz shows it).
+	// The seed's own call, made by hand: Traefik 1.7 gates /api with its
+	// tags, as the seed intends; Traefik 2 and 3 ignore them and serve the
+	// whole service, ungated, on the default Host(`gated-api`) router
+	// (/api itself checks the token again, so /healthz shows it).
 	seed := fmt.Sprintf(`{"ID":"gated-api-1","Name":"gated-api","Address":"127.0.0.1","Port":%d,"Tags":["traefik.enable=true",
 		"traefik.frontend.rule=Path:/api","traefik.frontend.auth.forward.address=http://127.0.0.1:%d/auth",
 		"traefik.frontend.auth.forward.authResponseHeaders=X-Auth-User"]}`, port, port)
@@ -133,6 +137,13 @@ func TestThroughTraefik(t *testing.T) {
 		t.Fatalf("the seed's registration: %v %v", resp, err)
 	}
 	for _, p := range proxies {
+		if strings.HasPrefix(p.name, "traefik1/") {
+			waitStatus(t, func() int { code, _ := get(p.URL, "/api", "", "", ""); return code }, 401)
+			if code, _ := get(p.URL, "/api", "", testToken, ""); code != 200 {
+				t.Errorf("%s, the seed's own registration: /api with the token: %d, want 200", p.name, code)
+			}
+			continue
+		}
 		waitStatus(t, func() int { code, _ := get(p.URL, "/healthz", "gated-api", "", ""); return code }, 200)
 	}
 

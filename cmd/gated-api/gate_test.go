@@ -17,14 +17,24 @@ import (
 )
 
 // TestProveTheGate: every apply ends with the proof, through real
-// Traefik 2.11 and 3.6 (exposedByDefault true, their default), that each
-// gated path is served through its forward-auth middleware and refuses a
-// request without a token and with a wrong one; an open gate, a rogue
-// router and a proxy that is down each fail the apply.
+// Traefik 1.7, 2.11 and 3.6 (exposedByDefault true, their default), that
+// each gated path is served through its forward auth (a Traefik 1
+// frontend's own, a later router's middleware) and refuses a request
+// without a token and with a wrong one; an open gate, a rogue router or
+// frontend and a proxy that is down each fail the apply.
 func TestProveTheGate(t *testing.T) {
 	agent := servers.NewConsul(t)
+	v1 := servers.NewTraefik(t, agent.Addr, servers.TraefikOptions{Generation: 1, ExposedByDefault: true})
 	v2 := servers.NewTraefik(t, agent.Addr, servers.TraefikOptions{Generation: 2, ExposedByDefault: true})
 	v3 := servers.NewTraefik(t, agent.Addr, servers.TraefikOptions{Generation: 3, ExposedByDefault: true})
+	// gatedBy is how the proof names the forward auth of a service's
+	// frontend on each generation.
+	gatedBy := func(proxy, service string) string {
+		if proxy == "traefik.v1" {
+			return "frontend-" + service + "'s auth.forward"
+		}
+		return service + "-auth"
+	}
 
 	// The application: every gated path of the test reaches its /api.
 	app := newHandler(testTokens(t), io.Discard)
@@ -41,7 +51,10 @@ func TestProveTheGate(t *testing.T) {
 	for _, name := range []string{"project.hcl", "gated-api.hcl"} {
 		copyFile(t, "../../specs/"+name, filepath.Join(specs, name))
 	}
-	proxies := fmt.Sprintf("traefik \"v2\" {\n  api = %q\n  url = %q\n}\n\ntraefik \"v3\" {\n  api = %q\n  url = %q\n}\n", v2.API, v2.URL, v3.API, v3.URL)
+	var proxies string
+	for name, p := range map[string]*servers.Traefik{"v1": v1, "v2": v2, "v3": v3} {
+		proxies += fmt.Sprintf("traefik %q {\n  api = %q\n  url = %q\n}\n\n", name, p.API, p.URL)
+	}
 	for name, src := range map[string]string{"more.hcl": moreRules, "proxies.hcl": proxies} {
 		if err := os.WriteFile(filepath.Join(specs, name), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
@@ -62,12 +75,12 @@ func TestProveTheGate(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("apply: exit %d\n%s", code, out)
 		}
-		for _, proxy := range []string{"traefik.v2", "traefik.v3"} {
+		for _, proxy := range []string{"traefik.v1", "traefik.v2", "traefik.v3"} {
 			for _, want := range []string{
-				proxy + ": /api gated by gated-api-auth (no token 401, wrong token 401) in ",
-				proxy + ": /two gated by two-paths-auth (no token 401, wrong token 401) in ",
-				proxy + ": /v2/two gated by two-paths-auth (no token 401, wrong token 401) in ",
-				proxy + ": /hp (Host a.example.com) gated by host-prefix-auth (no token 401, wrong token 401) in ",
+				proxy + ": /api gated by " + gatedBy(proxy, "gated-api") + " (no token 401, wrong token 401) in ",
+				proxy + ": /two gated by " + gatedBy(proxy, "two-paths") + " (no token 401, wrong token 401) in ",
+				proxy + ": /v2/two gated by " + gatedBy(proxy, "two-paths") + " (no token 401, wrong token 401) in ",
+				proxy + ": /hp (Host a.example.com) gated by " + gatedBy(proxy, "host-prefix") + " (no token 401, wrong token 401) in ",
 			} {
 				if !strings.Contains(out, want) {
 					t.Errorf("apply output lacks %q:\n%s", want, out)
@@ -78,11 +91,13 @@ func TestProveTheGate(t *testing.T) {
 		// Converged: the plan shows the gates, and an apply with nothing
 		// to change still proves them.
 		code, out = run("plan", "-var", portVar, specs)
-		if code != 0 || !strings.Contains(out, "traefik.v3: /api of service.gated-api-1: gated by gated-api-auth@consulcatalog (router gated-api@consulcatalog)") {
+		if code != 0 || !strings.Contains(out, "traefik.v3: /api of service.gated-api-1: gated by gated-api-auth@consulcatalog (router gated-api@consulcatalog)") ||
+			!strings.Contains(out, "traefik.v1: /api of service.gated-api-1: gated by auth.forward (router frontend-gated-api@consul_catalog)") {
 			t.Errorf("converged plan: exit %d\n%s", code, out)
 		}
 		code, out = run("apply", "-auto-approve", "-var", portVar, specs)
-		if code != 0 || !strings.Contains(out, "No changes.") || !strings.Contains(out, "traefik.v2: /api gated by gated-api-auth") {
+		if code != 0 || !strings.Contains(out, "No changes.") || !strings.Contains(out, "traefik.v2: /api gated by gated-api-auth") ||
+			!strings.Contains(out, "traefik.v1: /api gated by frontend-gated-api's auth.forward") {
 			t.Errorf("converged apply: exit %d\n%s", code, out)
 		}
 	})
@@ -91,7 +106,8 @@ func TestProveTheGate(t *testing.T) {
 		// The service and its auth endpoint on the open server: the gate
 		// exists and lets everybody in.
 		code, out := run("apply", "-auto-approve", "-verify-timeout", "20s", "-var", fmt.Sprintf("api_port=%d", open), specs)
-		if code != 1 || strings.Count(out, "Error: Gate not proven") != 8 || !strings.Contains(out, "traefik.v3: /api, served by the router gated-api@consulcatalog: the gate is open: the request without a token answered 200.") {
+		if code != 1 || strings.Count(out, "Error: Gate not proven") != 12 || !strings.Contains(out, "traefik.v3: /api, served by the router gated-api@consulcatalog: the gate is open: the request without a token answered 200.") ||
+			!strings.Contains(out, "traefik.v1: /api, served by the router frontend-gated-api@consul_catalog: the gate is open: the request without a token answered 200.") {
 			t.Errorf("open gate: exit %d\n%s", code, out)
 		}
 		t.Log(out)
@@ -102,28 +118,55 @@ func TestProveTheGate(t *testing.T) {
 
 	t.Run("rogue router", func(t *testing.T) {
 		rogue := fmt.Sprintf(`{"ID":"rogue","Name":"rogue","Address":"127.0.0.1","Port":%d,"Tags":["traefik.enable=true",
-			"traefik.http.routers.rogue.rule=Path(`+"`/api`"+`)","traefik.http.routers.rogue.priority=10000"]}`, port)
+			"traefik.http.routers.rogue.rule=Path(`+"`/api`"+`)","traefik.http.routers.rogue.priority=10000",
+			"traefik.frontend.rule=Path:/api","traefik.frontend.priority=10000"]}`, port)
 		consulPut(t, agent.Addr, "/v1/agent/service/register", rogue)
 		defer consulPut(t, agent.Addr, "/v1/agent/service/deregister/rogue", "")
 		var out string
 		waitStatus(t, func() int {
 			_, out = run("plan", "-var", portVar, specs)
-			if strings.Count(out, "Warning: Gated path served without the gate") == 2 {
+			if strings.Count(out, "Warning: Gated path served without the gate") == 3 {
 				return 1
 			}
 			return 0
 		}, 1)
 		for _, want := range []string{"traefik.v2 serves /api through the router rogue@consulcatalog (rule Path(`/api`), priority 10000)",
-			"traefik.v3 serves /api through the router rogue@consulcatalog", "SERVED WITHOUT THE GATE by rogue@consulcatalog"} {
+			"traefik.v3 serves /api through the router rogue@consulcatalog", "SERVED WITHOUT THE GATE by rogue@consulcatalog",
+			"traefik.v1 serves /api through the router frontend-rogue@consul_catalog (rule Path:/api, priority 10000)"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("plan lacks %q:\n%s", want, out)
 			}
 		}
 		code, out := run("apply", "-auto-approve", "-verify-timeout", "3s", "-var", portVar, specs)
-		if code != 1 || strings.Count(out, "Error: Gate not proven") != 2 || !strings.Contains(out, "rogue@consulcatalog") {
+		if code != 1 || strings.Count(out, "Error: Gate not proven") != 3 || !strings.Contains(out, "rogue@consulcatalog") || !strings.Contains(out, "frontend-rogue@consul_catalog") {
 			t.Errorf("apply with a rogue router: exit %d\n%s", code, out)
 		}
 		t.Log(out)
+	})
+
+	t.Run("another auth address (Traefik 1)", func(t *testing.T) {
+		// A 1.7 frontend with forward auth, but to another endpoint (one
+		// that lets everybody in): it serves /api without this gate.
+		sneaky := fmt.Sprintf(`{"ID":"sneaky","Name":"sneaky","Address":"127.0.0.1","Port":%d,"Tags":[
+			"traefik.frontend.rule=Path:/api","traefik.frontend.auth.forward.address=http://127.0.0.1:%d/auth"]}`, port, open)
+		consulPut(t, agent.Addr, "/v1/agent/service/register", sneaky)
+		defer consulPut(t, agent.Addr, "/v1/agent/service/deregister/sneaky", "")
+		var out string
+		waitStatus(t, func() int {
+			_, out = run("plan", "-var", portVar, specs)
+			if strings.Contains(out, "Warning: Gated path served without the gate") {
+				return 1
+			}
+			return 0
+		}, 1)
+		if n := strings.Count(out, "Warning: Gated path served without the gate"); n != 1 ||
+			!strings.Contains(out, "traefik.v1 serves /api through the router frontend-sneaky@consul_catalog (rule Path:/api, priority 0), which does not use the frontend's forward-auth middleware") {
+			t.Errorf("plan with a 1.7 frontend gated elsewhere: %d warnings\n%s", n, out)
+		}
+		code, out := run("apply", "-auto-approve", "-verify-timeout", "3s", "-var", portVar, specs)
+		if code != 1 || strings.Count(out, "Error: Gate not proven") != 1 || !strings.Contains(out, "frontend-sneaky@consul_catalog") {
+			t.Errorf("apply with a 1.7 frontend gated elsewhere: exit %d\n%s", code, out)
+		}
 	})
 
 	t.Run("removed frontends", func(t *testing.T) {
@@ -132,6 +175,7 @@ func TestProveTheGate(t *testing.T) {
 		}
 		code, out := run("apply", "-auto-approve", "-var", portVar, specs)
 		for _, want := range []string{"traefik.v2: the router two-paths@consulcatalog of a removed frontend is no longer served",
+			"traefik.v1: the router frontend-host-prefix@consul_catalog of a removed frontend is no longer served",
 			"traefik.v3: the router host-prefix@consulcatalog of a removed frontend is no longer served", "traefik.v3: /api gated by gated-api-auth"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("apply lacks %q:\n%s", want, out)
@@ -139,6 +183,41 @@ func TestProveTheGate(t *testing.T) {
 		}
 		if code != 0 {
 			t.Errorf("apply that removes two frontends: exit %d\n%s", code, out)
+		}
+	})
+
+	t.Run("no catalog provider (Traefik 1)", func(t *testing.T) {
+		// A 1.7 that answers but serves only a file provider: it does not
+		// read what provision registers, which is not "not served".
+		file := filepath.Join(t.TempDir(), "rules.toml")
+		toml := fmt.Sprintf("[backends.b.servers.s]\nurl = \"http://127.0.0.1:%d\"\n[frontends.f]\nbackend = \"b\"\n[frontends.f.routes.r]\nrule = \"Path:/other\"\n", port)
+		if err := os.WriteFile(file, []byte(toml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fileOnly := servers.NewTraefik(t, agent.Addr, servers.TraefikOptions{Generation: 1, FileOnly: file})
+		dir := t.TempDir()
+		for _, name := range []string{"project.hcl", "gated-api.hcl"} {
+			copyFile(t, "../../specs/"+name, filepath.Join(dir, name))
+		}
+		block := fmt.Sprintf("traefik \"file\" {\n  api = %q\n  url = %q\n}\n", fileOnly.API, fileOnly.URL)
+		if err := os.WriteFile(filepath.Join(dir, "proxies.hcl"), []byte(block), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out string
+		waitStatus(t, func() int {
+			_, out = run("plan", "-var", portVar, dir)
+			if strings.Contains(out, "only file") {
+				return 1
+			}
+			return 0
+		}, 1)
+		want := "this Traefik 1 proxy lists no Consul catalog provider (only file), so it does not serve what provision registers"
+		if !strings.Contains(out, "Warning: Cannot read the proxy") || !strings.Contains(out, want) || strings.Contains(out, "not served") {
+			t.Errorf("plan against a 1.7 without the catalog:\n%s", out)
+		}
+		code, out := run("apply", "-auto-approve", "-verify-timeout", "2s", "-var", portVar, dir)
+		if code != 1 || !strings.Contains(out, "Error: Gate not proven") || !strings.Contains(out, want) {
+			t.Errorf("apply against a 1.7 without the catalog: exit %d\n%s", code, out)
 		}
 	})
 

@@ -231,7 +231,16 @@ func (p *process) exited() bool {
 }
 
 func startProcess(bin string, args []string, logw io.Writer) (*process, error) {
+	return startProcessEnv(bin, args, nil, logw)
+}
+
+// startProcessEnv is startProcess with env added to this process's
+// environment.
+func startProcessEnv(bin string, args, env []string, logw io.Writer) (*process, error) {
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = logw, logw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

@@ -6,7 +6,9 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,6 +16,7 @@ import (
 // The Traefik generations the end-to-end test runs; the demo runs
 // Traefik 2.
 const (
+	Traefik1Version = "1.7.34"
 	TraefikVersion  = "2.11.10"
 	Traefik3Version = "3.6.0"
 )
@@ -25,7 +28,7 @@ const TraefikReadRules = "service_prefix \"\" {\n  policy = \"read\"\n}\n\nnode_
 
 // TraefikOptions choose the Traefik to start.
 type TraefikOptions struct {
-	// Generation is 2 (the default) or 3.
+	// Generation is 1, 2 (the default) or 3.
 	Generation int
 	// ExposedByDefault is the Consul catalog provider's setting: true is
 	// Traefik's own default, under which a service tagged with nothing but
@@ -34,11 +37,18 @@ type TraefikOptions struct {
 	// Token is the Consul ACL token the catalog provider reads with; empty
 	// for an agent without ACLs.
 	Token string
+	// FileOnly (Traefik 1 only) is a file provider's TOML configuration,
+	// served instead of the Consul catalog: a proxy that does not read
+	// what provision registers.
+	FileOnly string
 }
 
-// TraefikBinary is the installed Traefik of a generation (2 or 3).
+// TraefikBinary is the installed Traefik of a generation (1, 2 or 3).
 func TraefikBinary(generation int) (string, error) {
-	if generation == 3 {
+	switch generation {
+	case 1:
+		return installed(filepath.Join(CacheDir(), "traefik1-"+Traefik1Version, "traefik"))
+	case 3:
 		return installed(filepath.Join(CacheDir(), "traefik3-"+Traefik3Version, "traefik3"))
 	}
 	return installed(filepath.Join(CacheDir(), "traefik-"+TraefikVersion, "traefik"))
@@ -54,7 +64,8 @@ type Traefik struct {
 }
 
 // StartTraefik starts Traefik with the Consul catalog provider, refreshed
-// every second, and its API on an entrypoint of its own.
+// every second (Traefik 1 watches the catalog, with no throttle), and its
+// API on an entrypoint of its own.
 func StartTraefik(ctx context.Context, consulAddr string, opts TraefikOptions, logw io.Writer) (*Traefik, error) {
 	bin, err := TraefikBinary(opts.Generation)
 	if err != nil {
@@ -64,6 +75,7 @@ func StartTraefik(ctx context.Context, consulAddr string, opts TraefikOptions, l
 	if err != nil {
 		return nil, err
 	}
+	var env []string
 	args := []string{
 		"--entrypoints.web.address=127.0.0.1:" + strconv.Itoa(ports[0]),
 		"--entrypoints.traefik.address=127.0.0.1:" + strconv.Itoa(ports[1]),
@@ -77,7 +89,26 @@ func StartTraefik(ctx context.Context, consulAddr string, opts TraefikOptions, l
 	if opts.Token != "" {
 		args = append(args, "--providers.consulcatalog.endpoint.token="+opts.Token)
 	}
-	p, err := startProcess(bin, args, logw)
+	if opts.Generation == 1 {
+		// Traefik 1.7's flags (shared/reference/traefik1.md); its catalog
+		// client takes the token from Consul's own variable.
+		args = []string{
+			"--checknewversion=false", "--loglevel=INFO",
+			"--consulcatalog", "--consulcatalog.endpoint=" + consulAddr,
+			"--consulcatalog.exposedbydefault=" + strconv.FormatBool(opts.ExposedByDefault),
+			"--entrypoints=Name:web Address:127.0.0.1:" + strconv.Itoa(ports[0]),
+			"--entrypoints=Name:traefik Address:127.0.0.1:" + strconv.Itoa(ports[1]),
+			"--defaultentrypoints=web", "--api", "--api.entrypoint=traefik", "--providersthrottleduration=0s",
+		}
+		if opts.Token != "" {
+			env = []string{"CONSUL_HTTP_TOKEN=" + opts.Token}
+		}
+		if opts.FileOnly != "" {
+			args = append(slices.DeleteFunc(args, func(a string) bool { return strings.HasPrefix(a, "--consulcatalog") }),
+				"--file", "--file.filename="+opts.FileOnly)
+		}
+	}
+	p, err := startProcessEnv(bin, args, env, logw)
 	if err != nil {
 		return nil, err
 	}

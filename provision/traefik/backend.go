@@ -50,6 +50,8 @@ type Backend struct {
 	wait  time.Duration
 	// gates are what the last Plan read.
 	gates []provision.Gate
+	// version is the proxy's, as its API said it once.
+	version string
 }
 
 // frontend is a declared gated frontend, as a proxy must serve it.
@@ -195,11 +197,13 @@ type router struct {
 }
 
 type middleware struct {
-	Name        string `json:"name"`
-	Type        string `json:"type"`
-	ForwardAuth *struct {
-		Address string `json:"address"`
-	} `json:"forwardAuth"`
+	Name        string       `json:"name"`
+	Type        string       `json:"type"`
+	ForwardAuth *forwardAuth `json:"forwardAuth"`
+}
+
+type forwardAuth struct {
+	Address string `json:"address"`
 }
 
 type entrypoint struct {
@@ -212,11 +216,23 @@ type state struct {
 	routers     []router
 	middlewares map[string]middleware
 	// entrypoints are the names of the entrypoints at the probe URL's
-	// port; all but Traefik's own API entrypoint when none is.
+	// port; all but Traefik's own API entrypoint when none is. A Traefik 1
+	// API does not list its entrypoints: every frontend counts there.
 	entrypoints []string
+	// v1 is a Traefik 1 proxy's state: its frontends are the routers,
+	// their rules in the Traefik 1 grammar.
+	v1 bool
 }
 
+// read reads the proxy's API in its generation's form.
 func (b *Backend) read(ctx context.Context) (*state, error) {
+	v1, err := b.isV1(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if v1 {
+		return b.readV1(ctx)
+	}
 	st := &state{middlewares: map[string]middleware{}}
 	var mws []middleware
 	var eps []entrypoint
@@ -248,38 +264,77 @@ func (b *Backend) read(ctx context.Context) (*state, error) {
 	return st, nil
 }
 
+// isV1 finds out, once, whether the proxy is a Traefik 1: GET
+// /api/version answers {"Version":"v1.7.34",...} there and
+// {"Version":"2.11.10",...} or "3.6.0" on the later generations, so no
+// block needs a hint.
+func (b *Backend) isV1(ctx context.Context) (bool, error) {
+	if b.version != "" {
+		return isV1(b.version), nil
+	}
+	body, _, err := b.fetch(ctx, "/api/version")
+	if err != nil {
+		return false, err
+	}
+	var v struct{ Version string }
+	if err := json.Unmarshal(body, &v); err != nil || v.Version == "" {
+		return false, fmt.Errorf("reading %s/api/version: no Traefik version in %.100q", b.base(), body)
+	}
+	b.version = v.Version
+	return isV1(v.Version), nil
+}
+
+func isV1(version string) bool {
+	return strings.HasPrefix(strings.TrimPrefix(version, "v"), "1.")
+}
+
+func (b *Backend) base() string { return strings.TrimSuffix(b.proxy.API, "/") }
+
+// fetch GETs one path of the API (with its query) and returns the body
+// of a 200 and the X-Next-Page header.
+func (b *Backend) fetch(ctx context.Context, path string) ([]byte, string, error) {
+	var body []byte
+	var next string
+	err := b.net.Call(ctx, true, func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.base()+path, nil)
+		if err != nil {
+			return err
+		}
+		if b.user != "" || b.pass != "" {
+			req.SetBasicAuth(b.user, b.pass)
+		}
+		resp, err := b.http.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, err = io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return &provision.StatusError{Code: resp.StatusCode, Message: fmt.Sprintf("GET %s answered %s: %s", path, resp.Status, strings.TrimSpace(string(body[:min(len(body), 300)])))}
+		}
+		next = resp.Header.Get("X-Next-Page")
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("reading %s%s: %w", b.base(), path, err)
+	}
+	return body, next, nil
+}
+
 // get reads one list of the API, every page of it.
 func (b *Backend) get(ctx context.Context, path string, to any) error {
-	base := strings.TrimSuffix(b.proxy.API, "/")
 	var all []json.RawMessage
 	for page := 1; ; {
 		var items []json.RawMessage
-		next := ""
-		err := b.net.Call(ctx, true, func(ctx context.Context) error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s%s?per_page=1000&page=%d", base, path, page), nil)
-			if err != nil {
-				return err
-			}
-			if b.user != "" || b.pass != "" {
-				req.SetBasicAuth(b.user, b.pass)
-			}
-			resp, err := b.http.Do(req)
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-			if err != nil {
-				return err
-			}
-			if resp.StatusCode != http.StatusOK {
-				return &provision.StatusError{Code: resp.StatusCode, Message: fmt.Sprintf("GET %s answered %s: %s", path, resp.Status, strings.TrimSpace(string(body[:min(len(body), 300)])))}
-			}
-			next = resp.Header.Get("X-Next-Page")
-			return json.Unmarshal(body, &items)
-		})
+		body, next, err := b.fetch(ctx, fmt.Sprintf("%s?per_page=1000&page=%d", path, page))
 		if err != nil {
-			return fmt.Errorf("reading %s%s: %w", base, path, err)
+			return err
+		}
+		if err := json.Unmarshal(body, &items); err != nil {
+			return fmt.Errorf("reading %s%s: %w", b.base(), path, err)
 		}
 		all = append(all, items...)
 		if n, err := strconv.Atoi(next); err != nil || n <= page {
@@ -304,7 +359,7 @@ func (st *state) gates(b *Backend) []provision.Gate {
 			var open *router
 			for i := range st.routers {
 				r := &st.routers[i]
-				if r.Status != "enabled" || !slices.ContainsFunc(r.EntryPoints, func(e string) bool { return slices.Contains(st.entrypoints, e) }) || !readRule(r.Rule).claims(p) {
+				if r.Status != "enabled" || !st.listens(r) || !st.claims(r, p) {
 					continue
 				}
 				if mw := st.gate(r, f.auth); mw != "" {
@@ -325,11 +380,25 @@ func (st *state) gates(b *Backend) []provision.Gate {
 	return out
 }
 
+// listens reports whether r serves the entrypoint of the probe URL.
+func (st *state) listens(r *router) bool {
+	return st.v1 || slices.ContainsFunc(r.EntryPoints, func(e string) bool { return slices.Contains(st.entrypoints, e) })
+}
+
+// claims reports whether r's rule, in its generation's grammar, serves
+// the probe's request.
+func (st *state) claims(r *router, p probe) bool {
+	if st.v1 {
+		return readRuleV1(r.Rule).claims(p)
+	}
+	return readRule(r.Rule).claims(p)
+}
+
 // gate is the middleware of r that forwards to the auth address; "".
 func (st *state) gate(r *router, auth string) string {
-	for _, name := range r.Middlewares {
-		if m, ok := st.middlewares[name]; ok && m.ForwardAuth != nil && m.ForwardAuth.Address == auth {
-			return name
+	for _, key := range r.Middlewares {
+		if m, ok := st.middlewares[key]; ok && m.ForwardAuth != nil && m.ForwardAuth.Address == auth {
+			return m.Name
 		}
 	}
 	return ""
@@ -350,7 +419,7 @@ func priority(r *router) int64 {
 // each path at the entrypoint without a token and with a wrong one.
 func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]string, hcl.Diagnostics) {
 	removed := b.removed(p)
-	if len(b.fronts) == 0 && len(removed) == 0 {
+	if len(b.fronts) == 0 && len(removed.v1)+len(removed.later) == 0 {
 		return nil, nil
 	}
 	start := time.Now()
@@ -362,7 +431,7 @@ func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]string, hcl.
 	for {
 		st, err = b.read(ctx)
 		if err == nil {
-			gates, gone = st.gates(b), st.left(removed)
+			gates, gone = st.gates(b), st.left(removed.of(st))
 			if proven(gates) && len(gone) == 0 {
 				break
 			}
@@ -389,10 +458,14 @@ func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]string, hcl.
 				Detail: fmt.Sprintf("%s: %s, served by the router %s: %s.", b.name(), g.Where(), g.Router, perr)})
 			continue
 		}
+		by := strings.TrimSuffix(g.Middleware, "@consulcatalog")
+		if st.v1 {
+			by = strings.TrimSuffix(g.Router, "@"+consulCatalogV1) + "'s " + g.Middleware
+		}
 		lines = append(lines, fmt.Sprintf("%s: %s gated by %s (no token %d, wrong token %d) in %s",
-			b.name(), g.Where(), strings.TrimSuffix(g.Middleware, "@consulcatalog"), none, wrong, time.Since(start).Round(100*time.Millisecond)))
+			b.name(), g.Where(), by, none, wrong, time.Since(start).Round(100*time.Millisecond)))
 	}
-	for _, r := range removed {
+	for _, r := range removed.of(st) {
 		lines = append(lines, fmt.Sprintf("%s: the router %s of a removed frontend is no longer served", b.name(), r))
 	}
 	return lines, diags
@@ -432,12 +505,25 @@ func (b *Backend) unproven(gates []provision.Gate, gone []string, readErr error)
 	return diags
 }
 
+// removedRouters are the routers of removed frontends as each generation
+// names them: a Traefik 1 frontend after the service, a later router
+// after its tags.
+type removedRouters struct{ v1, later []string }
+
+func (r removedRouters) of(st *state) []string {
+	if st.v1 {
+		return r.v1
+	}
+	return r.later
+}
+
 // removed are the routers of the services the plan deletes whose name no
 // declared service still has (an instance of a for_each, or a service
 // moved to another agent, keeps it), as the proxy names them.
-func (b *Backend) removed(p *provision.Plan) []string {
+func (b *Backend) removed(p *provision.Plan) removedRouters {
 	rule := regexp.MustCompile("^" + regexp.QuoteMeta(b.prefix) + `\.http\.routers\.([^.]+)\.rule=`)
-	var out []string
+	v1 := b.prefix + ".frontend.rule="
+	var out removedRouters
 	for _, c := range p.Changes {
 		if c.Action != provision.Delete || c.Addr.Kind != "service" {
 			continue
@@ -451,7 +537,10 @@ func (b *Backend) removed(p *provision.Plan) []string {
 		}
 		for _, t := range before.Tags {
 			if m := rule.FindStringSubmatch(t); m != nil {
-				out = append(out, m[1]+"@consulcatalog")
+				out.later = append(out.later, m[1]+"@consulcatalog")
+			}
+			if strings.HasPrefix(t, v1) {
+				out.v1 = append(out.v1, "frontend-"+before.Name+"@"+consulCatalogV1)
 			}
 		}
 	}

@@ -61,3 +61,35 @@ func TestProbes(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimsV1: the same question for the rules of Traefik 1.7's
+// frontends, the routes of one frontend joined by ";" as readV1 joins
+// them.
+func TestClaimsV1(t *testing.T) {
+	api, hp := probe{path: "/api"}, probe{path: "/hp", host: "a.example.com"}
+	tests := map[string]struct {
+		rule    string
+		api, hp bool
+	}{
+		"Path":                           {"Path:/api", true, false},
+		"Path, another path":             {"Path:/v2/api", false, false},
+		"several paths":                  {"Path:/two,/api", true, false},
+		"PathPrefix":                     {"PathPrefix:/a", true, false},
+		"PathPrefixStrip":                {"PathPrefixStrip:/api", true, false},
+		"PathPrefix /":                   {"PathPrefix:/", true, true},
+		"Host and PathPrefix":            {"Host:a.example.com;PathPrefix:/hp", false, true},
+		"Host in another case":           {"Host:A.Example.com;PathPrefix:/hp", false, true},
+		"two routes of one frontend":     {"Host:a.example.com;PathPrefix:/hp", false, true},
+		"default frontend of a service":  {"Host:gated-api.service.consul", false, false},
+		"a path with a template":         {"Path:/api/{id:[0-9]+}", false, false},
+		"a matcher it does not read":     {"PathPrefix:/api;Method:GET", false, false},
+		"a modifier beside the matcher":  {"PathPrefix:/api;AddPrefix:/v1", true, false},
+		"spaces around terms and values": {" Path: /two , /api ", true, false},
+	}
+	for name, tt := range tests {
+		c := readRuleV1(tt.rule)
+		if got := [2]bool{c.claims(api), c.claims(hp)}; got != [2]bool{tt.api, tt.hp} {
+			t.Errorf("%s: %s claims /api, /hp (Host a.example.com) = %v, want %v", name, tt.rule, got, [2]bool{tt.api, tt.hp})
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package traefik
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Traefik 1.7 has no routers and middlewares: a provider's configuration
+// is frontends (routes, entrypoints, priority, auth) and backends, read
+// at GET /api/providers as 1.7.34 answers it
+// (shared/reference/traefik1.md). A frontend is read here as a router
+// whose forward auth, when it has one, is its own middleware.
+
+// consulCatalogV1 is the Consul catalog provider's key in 1.7's API.
+const consulCatalogV1 = "consul_catalog"
+
+// forwardAuthV1 is the name a 1.7 frontend's own forward auth gets where
+// Traefik 2 and 3 name a middleware.
+const forwardAuthV1 = "auth.forward"
+
+type frontendV1 struct {
+	EntryPoints []string `json:"entryPoints"`
+	Routes      map[string]struct {
+		Rule string `json:"rule"`
+	} `json:"routes"`
+	Priority int64 `json:"priority"`
+	Auth     *struct {
+		Forward *struct {
+			Address string `json:"address"`
+		} `json:"forward"`
+	} `json:"auth"`
+}
+
+// readV1 reads every provider's frontends. A 1.7 proxy whose API lists no
+// Consul catalog provider reads nothing provision writes: that is an
+// error, not a path "not served".
+func (b *Backend) readV1(ctx context.Context) (*state, error) {
+	var providers map[string]struct {
+		Frontends map[string]frontendV1 `json:"frontends"`
+	}
+	body, _, err := b.fetch(ctx, "/api/providers")
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(body, &providers); err != nil {
+		return nil, fmt.Errorf("reading %s/api/providers: %w", b.base(), err)
+	}
+	if _, ok := providers[consulCatalogV1]; !ok {
+		names := make([]string, 0, len(providers))
+		for name := range providers {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		listed := "no provider at all"
+		if len(names) > 0 {
+			listed = "only " + strings.Join(names, ", ")
+		}
+		return nil, fmt.Errorf("this Traefik 1 proxy lists no Consul catalog provider (%s), so it does not serve what provision registers: start it with --consulcatalog", listed)
+	}
+	st := &state{middlewares: map[string]middleware{}, v1: true}
+	for provider, p := range providers {
+		for name, f := range p.Frontends {
+			r := router{Name: name + "@" + provider, Status: "enabled", Priority: f.Priority, Rule: f.rule()}
+			if f.Auth != nil && f.Auth.Forward != nil {
+				key := forwardAuthV1 + " of " + r.Name
+				st.middlewares[key] = middleware{Name: forwardAuthV1, ForwardAuth: &forwardAuth{f.Auth.Forward.Address}}
+				r.Middlewares = []string{key}
+			}
+			st.routers = append(st.routers, r)
+		}
+	}
+	sort.Slice(st.routers, func(i, j int) bool { return st.routers[i].Name < st.routers[j].Name })
+	return st, nil
+}
+
+// rule is the frontend's routes as one rule: 1.7 requires every route
+// of a frontend to match, so they are joined by ";" as the terms of one
+// rule are, in the order of their names.
+func (f frontendV1) rule() string {
+	names := make([]string, 0, len(f.Routes))
+	for name := range f.Routes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	rules := make([]string, len(names))
+	for i, name := range names {
+		rules[i] = f.Routes[name].Rule
+	}
+	return strings.Join(rules, ";")
+}
+
+// readRuleV1 reads a 1.7 rule ("Host:a.example.com;PathPrefix:/x,/y"):
+// one alternative whose terms must all hold, each of its values one
+// choice. A matcher not read here (a regexp, a header, a method) or a
+// path with a template makes it opaque, as for the later grammar.
+// Modifiers (AddPrefix, ReplacePath, ...) match nothing and are skipped.
+func readRuleV1(rule string) claim {
+	var a alternative
+	for _, term := range strings.Split(rule, ";") {
+		name, value, _ := strings.Cut(strings.TrimSpace(term), ":")
+		values := strings.Split(value, ",")
+		for i := range values {
+			values[i] = strings.TrimSpace(values[i])
+		}
+		switch name = strings.TrimSpace(name); name {
+		case "Path", "PathStrip":
+			a.paths = append(a.paths, values...)
+		case "PathPrefix", "PathPrefixStrip":
+			a.prefixes = append(a.prefixes, values...)
+		case "Host":
+			a.hosts = append(a.hosts, values...)
+		case "AddPrefix", "ReplacePath", "ReplacePathRegex":
+		default:
+			a.opaque = true
+		}
+		if strings.Contains(name, "Path") && strings.Contains(value, "{") {
+			a.opaque = true
+		}
+	}
+	return claim{a}
+}
