@@ -21,6 +21,20 @@ type decoder struct {
 	diags hcl.Diagnostics
 	// secrets are the strings computed from sensitive variables.
 	secrets []string
+	// bg bounds the work the specs ask for.
+	bg *budget
+}
+
+// evaluate is expr's value in the decoder's context, refused when it is
+// larger than one load may build.
+func (d *decoder) evaluate(expr hcl.Expression) (cty.Value, hcl.Diagnostics) {
+	v, diags := expr.Value(d.ctx)
+	if !diags.HasErrors() {
+		if sdiags := d.bg.checkSize(v, expr.Range()); sdiags != nil {
+			return cty.DynamicVal, append(diags, sdiags...)
+		}
+	}
+	return v, diags
 }
 
 // eval evaluates expr, unmarked (the strings that were sensitive are
@@ -31,7 +45,7 @@ func (d *decoder) eval(expr hcl.Expression) (cty.Value, bool) {
 	if !d.checkRefs(expr) {
 		return cty.NilVal, false
 	}
-	v, diags := expr.Value(d.ctx)
+	v, diags := d.evaluate(expr)
 	d.diags = append(d.diags, diags...)
 	if diags.HasErrors() {
 		return cty.NilVal, false

@@ -74,7 +74,7 @@ func (d *decoder) forEach(b *hcl.Block, attr *hcl.Attribute) []element {
 	if !d.checkRefs(attr.Expr) {
 		return nil
 	}
-	v, diags := attr.Expr.Value(d.ctx)
+	v, diags := d.evaluate(attr.Expr)
 	d.diags = append(d.diags, diags...)
 	if diags.HasErrors() {
 		return nil
@@ -195,7 +195,7 @@ func (d *decoder) dynamicKeys(rb *hclsyntax.Block) ([]string, string, hcl.Body, 
 	if !ok {
 		return nil, "", nil, false
 	}
-	v, diags := fe.Expr.Value(d.ctx)
+	v, diags := d.evaluate(fe.Expr)
 	if diags.HasErrors() || !v.IsWhollyKnown() || v.IsNull() || !v.CanIterateElements() {
 		return nil, "", nil, false
 	}

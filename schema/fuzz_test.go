@@ -18,6 +18,18 @@ func FuzzLoad(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	// The constructs added since: the limits' cases, dynamic blocks,
+	// traefik blocks, for_each on indices.
+	more, _ := filepath.Glob("../testdata/invalid/limit-*.hcl")
+	dynamic, _ := filepath.Glob("../testdata/invalid/dynamic-*.hcl")
+	traefik, _ := filepath.Glob("../testdata/invalid/*traefik*.hcl")
+	for _, seed := range append(append(more, dynamic...), traefik...) {
+		if b, err := os.ReadFile(seed); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`project = "x"` + "\ntraefik \"v1\" {\n  api = \"http://127.0.0.1:8081\"\n  url = \"http://127.0.0.1:8080\"\n}\n"))
+	f.Add([]byte(`project = "x"` + "\nsearch \"t1\" {\n  url = \"http://127.0.0.1:9200\"\n}\nindex \"logs\" {\n  for_each = toset([\"a\", \"b\"])\n  search = \"t1\"\n  mapping \"doc\" {\n    properties = { title = \"string\" }\n  }\n}\n"))
 	f.Add([]byte(`project = "x"` + "\nimport {\n  to = index[\".d\"]\n}\n"))
 	f.Add([]byte(`project = "x"` + "\nlocals {\n  m = { a = 1 }\n}\nservice \"s\" {\n  for_each = local.m\n  port = each.value + length(keys(local.m))\n}\n"))
 	dir := f.TempDir()

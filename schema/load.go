@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 
 	"github.com/hashicorp/hcl/v2"
@@ -82,6 +83,10 @@ func (p *Parser) LoadDir(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 // LoadFiles is LoadDir for a given list of files, read in that order.
 func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics) {
 	bodies, diags := p.parseFiles(paths)
+	bg := &budget{}
+	for _, body := range bodies {
+		diags = append(diags, bg.bound(body)...)
+	}
 	var contents []*hcl.BodyContent
 	for _, body := range bodies {
 		c, cdiags := body.Content(fileSchema)
@@ -107,7 +112,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	var ldiags hcl.Diagnostics
 	cfg.Locals, ldiags = decodeLocals(localsBlocks)
 	diags = append(diags, ldiags...)
-	d := &decoder{ctx: evalContext(cfg.Variables), vars: cfg.Variables, locals: cfg.Locals}
+	d := &decoder{ctx: evalContext(cfg.Variables, bg.functions()), vars: cfg.Variables, locals: cfg.Locals, bg: bg}
 	d.evalLocals(cfg.Locals)
 
 	var proxyBlock, consulBlock *hcl.Block
@@ -157,7 +162,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	}
 	cfg.Services = d.serviceBlocks(d.expand(serviceBlocks))
 	cfg.Indices = d.indexBlocks(d.expand(indexBlocks))
-	if cfg.ProjectRange.Filename == "" {
+	if cfg.ProjectRange.Filename == "" && !slices.ContainsFunc(diags, func(d *hcl.Diagnostic) bool { _, ok := d.Extra.(unparsed); return ok }) {
 		d.diags = append(d.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Missing project",

@@ -120,7 +120,7 @@ func (d *decoder) evalLocal(l *Local, vals map[string]cty.Value) cty.Value {
 		return cty.DynamicVal
 	}
 	d.ctx.Variables["local"] = cty.ObjectVal(vals)
-	v, diags := l.Expr.Value(d.ctx)
+	v, diags := d.evaluate(l.Expr)
 	d.diags = append(d.diags, diags...)
 	if diags.HasErrors() {
 		return cty.DynamicVal

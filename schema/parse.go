@@ -53,7 +53,7 @@ func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
 	}
 	spread(len(all), runtime.GOMAXPROCS(0), func(_, lo, hi int) {
 		for _, pc := range all[lo:hi] {
-			pc.file, pc.diags = hclsyntax.ParseConfig(pc.src, pc.path, pc.start)
+			pc.file, pc.diags = parseConfig(pc.src, pc.path, pc.start)
 		}
 	})
 	var bodies []hcl.Body
@@ -66,7 +66,7 @@ func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
 			whole = whole || pc.diags.HasErrors()
 		}
 		if whole {
-			f, fdiags := hclsyntax.ParseConfig(srcs[i], path, hcl.InitialPos)
+			f, fdiags := parseConfig(srcs[i], path, hcl.InitialPos)
 			p.p.AddFile(path, &hcl.File{Body: hcl.EmptyBody(), Bytes: maskCredentials(srcs[i]), Nav: outlineOf(f.Body)})
 			diags = append(diags, fdiags...)
 			bodies = append(bodies, f.Body)
@@ -203,4 +203,13 @@ func maskCredentials(src []byte) []byte {
 		return src
 	}
 	return out
+}
+
+// parseConfig is hclsyntax.ParseConfig behind the check of the tokens'
+// depth: a file nested too deeply is one error and an empty body.
+func parseConfig(src []byte, path string, start hcl.Pos) (*hcl.File, hcl.Diagnostics) {
+	if d := tooDeep(src, path, start); d != nil {
+		return &hcl.File{Body: &hclsyntax.Body{SrcRange: hcl.Range{Filename: path, Start: start, End: start}}, Bytes: src}, hcl.Diagnostics{d}
+	}
+	return hclsyntax.ParseConfig(src, path, start)
 }

@@ -59,7 +59,7 @@ func (d *decoder) serviceBlocks(units []unit) []*Service {
 	out := make([]*Service, len(units))
 	parts := make([]*decoder, min(runtime.GOMAXPROCS(0), len(units)/256+1))
 	spread(len(units), len(parts), func(w, lo, hi int) {
-		parts[w] = &decoder{vars: d.vars, locals: d.locals}
+		parts[w] = &decoder{vars: d.vars, locals: d.locals, bg: d.bg}
 		for i := lo; i < hi; i++ {
 			out[i] = parts[w].serviceBlock(units[i])
 		}

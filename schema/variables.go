@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+	"github.com/zclconf/go-cty/cty/function"
 )
 
 // EnvPrefix prefixes the environment variables that set input variables:
@@ -251,9 +252,9 @@ func sortedVariables(vars map[string]*Variable) []*Variable {
 	return out
 }
 
-// evalContext exposes the variables as var.<name> and the function
-// table; evalLocals adds local.<name>.
-func evalContext(vars map[string]*Variable) *hcl.EvalContext {
+// evalContext exposes the variables as var.<name> and the functions;
+// evalLocals adds local.<name>.
+func evalContext(vars map[string]*Variable, functions map[string]function.Function) *hcl.EvalContext {
 	vals := map[string]cty.Value{}
 	for name, v := range vars {
 		if v.Value != cty.NilVal && v.Sensitive {
@@ -264,5 +265,5 @@ func evalContext(vars map[string]*Variable) *hcl.EvalContext {
 			vals[name] = cty.DynamicVal
 		}
 	}
-	return &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(vals)}, Functions: Functions}
+	return &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(vals)}, Functions: functions}
 }

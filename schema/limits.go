@@ -1,0 +1,420 @@
+package schema
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+)
+
+// The work one load of the specs may ask for. A spec is a program: a few
+// characters of nested for expressions, range, setproduct or replace ask
+// for billions of values, and a pipeline validates pull requests from
+// anyone. Past a limit, the load stops with an error at the expression
+// that crossed it, in milliseconds rather than minutes of CPU or an
+// out-of-memory kill. The limits are far above what a real estate needs
+// (the benchmarks declare 10,000 services from one local map, which
+// builds about 20,000 values).
+const (
+	// MaxValues is how many values the for expressions and the functions
+	// of one load may build in all: each element a for expression
+	// iterates over, each element and string of a function's result.
+	MaxValues = 200_000
+	// MaxStringBytes is how many bytes of strings the functions of one
+	// load may build in all.
+	MaxStringBytes = 64 << 20
+	// MaxDepth is how deeply expressions may nest in one attribute.
+	MaxDepth = 64
+)
+
+// budget is what is left of the limits in one load. The first
+// expression to go over says so; from then on every counted expression
+// and function is unknown without a word, so that evaluation ends fast
+// and the load reports one error, not one per iteration.
+type budget struct {
+	values, bytes atomic.Int64
+	spent         atomic.Bool
+}
+
+// take counts n values and b bytes; past a limit it returns the error to
+// report (once: "" after the first).
+func (bg *budget) take(n, b int64) (string, bool) {
+	values, bytes := bg.values.Add(n), bg.bytes.Add(b)
+	var why string
+	switch {
+	case values > MaxValues:
+		why = fmt.Sprintf("more than %s values (MaxValues, the limit of one load of the specs)", thousands(MaxValues))
+	case bytes > MaxStringBytes:
+		why = fmt.Sprintf("more than %d MiB of strings (MaxStringBytes, the limit of one load of the specs)", MaxStringBytes>>20)
+	default:
+		return "", true
+	}
+	if bg.spent.Swap(true) {
+		return "", false
+	}
+	return why, false
+}
+
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// bound counts, against bg, the collection of every for expression of
+// body and the strings every template interpolates, and reports
+// expressions nested deeper than MaxDepth.
+func (bg *budget) bound(body hcl.Body) hcl.Diagnostics {
+	sb, ok := body.(*hclsyntax.Body)
+	if !ok {
+		return nil
+	}
+	w := &boundWalker{}
+	diags := hclsyntax.Walk(sb, w)
+	for _, f := range w.fors {
+		f.CollExpr = bg.count(f.CollExpr, false)
+	}
+	for _, t := range w.templates {
+		for i, part := range t.Parts {
+			if _, literal := part.(*hclsyntax.LiteralValueExpr); !literal {
+				t.Parts[i] = bg.count(part, true)
+			}
+		}
+	}
+	return diags
+}
+
+// count wraps e so that its value is counted: its elements, or its
+// string's bytes. The expression stays a child of a node hcl walks (a
+// parenthesised expression), so that hclsyntax.Variables still finds
+// the references in it.
+func (bg *budget) count(e hclsyntax.Expression, bytes bool) hclsyntax.Expression {
+	return &counted{Expression: &hclsyntax.ParenthesesExpr{Expression: e, SrcRange: e.Range()}, bg: bg, bytes: bytes}
+}
+
+type boundWalker struct {
+	depth     int
+	deep      bool // reported: once per file is enough
+	fors      []*hclsyntax.ForExpr
+	templates []*hclsyntax.TemplateExpr
+}
+
+func (w *boundWalker) Enter(n hclsyntax.Node) hcl.Diagnostics {
+	e, ok := n.(hclsyntax.Expression)
+	if !ok {
+		return nil
+	}
+	switch e := e.(type) {
+	case *hclsyntax.ForExpr:
+		w.fors = append(w.fors, e)
+	case *hclsyntax.TemplateExpr:
+		w.templates = append(w.templates, e)
+	}
+	if w.depth++; w.depth > MaxDepth && !w.deep {
+		w.deep = true
+		return hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Expression nested too deeply",
+			Detail:   fmt.Sprintf("Expressions may nest %d deep (MaxDepth: operators, calls and the rest inside one another); this one is deeper. Name a part of it in a local.", MaxDepth),
+			Subject:  e.Range().Ptr(),
+		}}
+	}
+	return nil
+}
+
+func (w *boundWalker) Exit(n hclsyntax.Node) hcl.Diagnostics {
+	if _, ok := n.(hclsyntax.Expression); ok {
+		w.depth--
+	}
+	return nil
+}
+
+// counted is a for expression's collection (a for expression iterates
+// once per element) or a string a template interpolates (and so copies),
+// counted when it is evaluated.
+type counted struct {
+	hclsyntax.Expression
+	bg    *budget
+	bytes bool
+}
+
+func (c *counted) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	if c.bg.spent.Load() {
+		return cty.DynamicVal, nil
+	}
+	v, diags := c.Expression.Value(ctx)
+	plain, _ := v.Unmark()
+	if diags.HasErrors() || !plain.IsKnown() || plain.IsNull() {
+		return v, diags
+	}
+	var why, what string
+	ok := true
+	switch {
+	case c.bytes && plain.Type() == cty.String:
+		n := len(plain.AsString())
+		why, ok = c.bg.take(0, int64(n))
+		what = fmt.Sprintf("Interpolating this string of %s bytes", thousands(n))
+	case !c.bytes && plain.CanIterateElements():
+		n := plain.LengthInt()
+		why, ok = c.bg.take(int64(n), 0)
+		what = fmt.Sprintf("Iterating over this collection of %s elements", thousands(n))
+	}
+	if ok {
+		return v, diags
+	}
+	if why != "" {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Spec asks for too much work",
+			Detail:   fmt.Sprintf("%s would make the specs build %s. Declare fewer or smaller values, or fewer nested for expressions.", what, why),
+			Subject:  c.Range().Ptr(),
+		})
+	}
+	return cty.DynamicVal, diags
+}
+
+// checkSize reports a value the decoder evaluated that is larger than
+// one load may build at all (MaxValues elements, MaxStringBytes of
+// strings, at every level). Values built of the same parts, as
+// [local.a, local.a], share them in memory until something walks them
+// (a conversion, the plan's encoding), so their size is what counts.
+func (bg *budget) checkSize(v cty.Value, at hcl.Range) hcl.Diagnostics {
+	n, b := measure(v, MaxValues, MaxStringBytes)
+	if n <= MaxValues && b <= MaxStringBytes {
+		return nil
+	}
+	if bg.spent.Swap(true) {
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Value too large", Subject: at.Ptr(),
+			Detail: "This value is over the limits of one load of the specs, as an earlier error says."}}
+	}
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Value too large", Subject: at.Ptr(),
+		Detail: fmt.Sprintf("This value holds more than %s values or %d MiB of strings, the limits of one load of the specs (MaxValues, MaxStringBytes). Declare fewer or smaller values.", thousands(MaxValues), MaxStringBytes>>20)}}
+}
+
+// functions are the function table with every function's result counted
+// against bg, and the functions whose result can be far larger than
+// their arguments (setproduct, format, replace, ...) refused
+// before they run when it would be too large.
+func (bg *budget) functions() map[string]function.Function {
+	out := make(map[string]function.Function, len(Functions))
+	for name, f := range Functions {
+		switch name {
+		case "try", "can", "convert":
+			// They return what their arguments made, counted there.
+			out[name] = f
+			continue
+		}
+		out[name] = bg.bounded(name, f)
+	}
+	return out
+}
+
+func (bg *budget) bounded(name string, f function.Function) function.Function {
+	estimate := estimates[name]
+	return function.New(&function.Spec{
+		Description: f.Description(),
+		Params:      f.Params(),
+		VarParam:    f.VarParam(),
+		Type:        f.ReturnTypeForValues,
+		Impl: func(args []cty.Value, ret cty.Type) (cty.Value, error) {
+			if bg.spent.Load() {
+				return cty.UnknownVal(ret), nil
+			}
+			if estimate != nil {
+				if n, b := estimate(args); n > MaxValues || b > MaxStringBytes {
+					bg.spent.Store(true)
+					return cty.NilVal, fmt.Errorf("its result would hold about %s values and %s bytes of strings, over the limits of one load of the specs (MaxValues %s, MaxStringBytes %d MiB)",
+						bigCount(n), bigCount(b), thousands(MaxValues), MaxStringBytes>>20)
+				}
+			}
+			v, err := f.Call(args)
+			if err != nil {
+				return v, err
+			}
+			n, b := measure(v, MaxValues, MaxStringBytes)
+			if why, ok := bg.take(n, b); !ok {
+				if why == "" {
+					return cty.UnknownVal(ret), nil
+				}
+				return cty.NilVal, fmt.Errorf("it makes the specs build %s", why)
+			}
+			return v, nil
+		},
+	})
+}
+
+func bigCount(n int64) string {
+	if n >= math.MaxInt64/2 {
+		return "more than 10^18"
+	}
+	return thousands(int(n))
+}
+
+// measure counts a value's elements and the bytes of its strings, at
+// every level, and stops as soon as either is over its bound (so that a
+// value of shared parts is never walked whole).
+func measure(v cty.Value, maxN, maxB int64) (n, b int64) {
+	var walk func(v cty.Value) bool
+	walk = func(v cty.Value) bool {
+		v, _ = v.Unmark()
+		n++
+		switch {
+		case !v.IsKnown() || v.IsNull():
+		case v.Type() == cty.String:
+			b += int64(len(v.AsString()))
+		case v.CanIterateElements():
+			for it := v.ElementIterator(); it.Next(); {
+				_, e := it.Element()
+				if !walk(e) {
+					return false
+				}
+			}
+		}
+		return n <= maxN && b <= maxB
+	}
+	walk(v)
+	return n, b
+}
+
+// estimates bound, from their arguments, the size of the results of the
+// functions whose result can be far larger than their arguments. Each
+// returns values and bytes, clamped. (cty's range refuses more than 1,024
+// values by itself.)
+var estimates = map[string]func(args []cty.Value) (n, b int64){
+	"setproduct": func(args []cty.Value) (int64, int64) {
+		product := 1.0
+		for _, a := range args {
+			if a, _ = a.Unmark(); !a.IsKnown() || a.IsNull() || !a.CanIterateElements() {
+				return 0, 0
+			}
+			product *= float64(a.LengthInt())
+		}
+		return clamp(product * float64(len(args))), 0
+	},
+	"format":     formatEstimate,
+	"formatlist": formatEstimate,
+	"replace": func(args []cty.Value) (int64, int64) {
+		s, old, repl := str(args[0]), str(args[1]), str(args[2])
+		if old == "" {
+			return 1, clamp(float64(len(s)+1)*float64(len(repl)) + float64(len(s)))
+		}
+		return 1, clamp(float64(len(s)) + float64(strings.Count(s, old))*float64(len(repl)))
+	},
+	"regex_replace": func(args []cty.Value) (int64, int64) {
+		s, repl := str(args[0]), str(args[2])
+		return 1, clamp(float64(len(s)+1)*float64(len(repl)+1) + float64(len(s)))
+	},
+	"indent": func(args []cty.Value) (int64, int64) {
+		s := str(args[1])
+		return 1, clamp(float64(len(s)) + number(args[0])*float64(strings.Count(s, "\n")+1))
+	},
+}
+
+// formatVerb finds the widths and precisions of format verbs.
+var formatVerb = regexp.MustCompile(`%[-+# 0]*(\d*)(?:\.(\d*))?`)
+
+// formatEstimate bounds a format's result by the widths and precisions
+// its verbs ask for, times the elements of formatlist's lists.
+func formatEstimate(args []cty.Value) (int64, int64) {
+	if len(args) == 0 {
+		return 0, 0
+	}
+	f := str(args[0])
+	padding := float64(len(f))
+	for _, m := range formatVerb.FindAllStringSubmatch(f, -1) {
+		for _, digits := range m[1:] {
+			if w, err := strconv.ParseFloat(digits, 64); err == nil {
+				padding += w
+			}
+		}
+	}
+	times := 1.0
+	for _, a := range args[1:] {
+		if a, _ = a.Unmark(); a.IsKnown() && !a.IsNull() && a.CanIterateElements() {
+			times = max(times, float64(a.LengthInt()))
+		}
+	}
+	return clamp(times), clamp(padding * times)
+}
+
+func str(v cty.Value) string {
+	if v, _ = v.Unmark(); v.IsKnown() && !v.IsNull() && v.Type() == cty.String {
+		return v.AsString()
+	}
+	return ""
+}
+
+func number(v cty.Value) float64 {
+	if v, _ = v.Unmark(); v.IsKnown() && !v.IsNull() && v.Type() == cty.Number {
+		f, _ := v.AsBigFloat().Float64()
+		return f
+	}
+	return 0
+}
+
+func clamp(f float64) int64 {
+	if f != f || f >= math.MaxInt64/2 {
+		return math.MaxInt64 / 2
+	}
+	if f < 0 {
+		return 0
+	}
+	return int64(f)
+}
+
+// tooDeep finds, in one file's tokens, the first place where
+// expressions nest deeper than MaxDepth: brackets, braces, parentheses
+// and interpolations, with the conditionals (a ? b : c ? ...) and the
+// "!" chained inside them. hcl's parser recurses once per level (and
+// several frames deep), so a file of a hundred thousand "[" overflows the
+// stack and kills the process before any diagnostic, and a hundred
+// thousand "!" take seconds: the depth is checked on the tokens first.
+func tooDeep(src []byte, path string, start hcl.Pos) *hcl.Diagnostic {
+	tokens, _ := hclsyntax.LexConfig(src, path, start)
+	// chained[i] are the conditionals and "!" pending at bracket level i,
+	// until the expression there ends (a newline or a comma).
+	chained := []int{0}
+	total := 0
+	for _, t := range tokens {
+		level := len(chained) - 1
+		switch t.Type {
+		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
+			chained = append(chained, 0)
+			total++
+		case hclsyntax.TokenCBrace, hclsyntax.TokenCBrack, hclsyntax.TokenCParen, hclsyntax.TokenTemplateSeqEnd:
+			if level > 0 {
+				total -= chained[level] + 1
+				chained = chained[:level]
+			}
+		case hclsyntax.TokenQuestion, hclsyntax.TokenBang:
+			chained[level]++
+			total++
+		case hclsyntax.TokenNewline, hclsyntax.TokenComma:
+			total -= chained[level]
+			chained[level] = 0
+		}
+		if total > MaxDepth {
+			return &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Expression nested too deeply",
+				Detail:   fmt.Sprintf("Expressions may nest %d deep (MaxDepth: brackets, braces, parentheses, interpolations, conditionals and \"!\" inside one another); here they nest deeper. Name a part of the expression in a local.", MaxDepth),
+				Subject:  t.Range.Ptr(),
+				Extra:    unparsed{},
+			}
+		}
+	}
+	return nil
+}
+
+// unparsed marks the diagnostic of a file that was not parsed at all, so
+// that what it may have declared (the project) is not reported missing.
+type unparsed struct{}
