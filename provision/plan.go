@@ -20,8 +20,8 @@ import (
 // 2.1: a change of an instance of a block with for_each has each_key, and
 // gates say how each declared traefik proxy serves the gated frontends;
 // a change has reasons (codes beside the reason's words); a request has
-// idempotent and gone_ok.
-const FormatVersion = "2.1"
+// idempotent and gone_ok. 2.2: a backend may have notes.
+const FormatVersion = "2.2"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
 // what the text view is rendered from.
@@ -81,6 +81,9 @@ type BackendInfo struct {
 	// Fingerprint digests the live state the plan was made from; a saved
 	// plan is refused when it no longer matches.
 	Fingerprint string `json:"fingerprint"`
+	// Notes are what a person should know of the backend that changes
+	// nothing, such as which checks a read-only tribe node leaves open.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Change is what the plan does to one object.

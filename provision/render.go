@@ -22,6 +22,7 @@ func RenderText(w io.Writer, p *Plan, opts TextOptions) error {
 	if !p.Summary.HasChanges() {
 		r.printf("No changes. The live state matches the specs (%d %s up to date).\n", p.Summary.NoOp, plural(p.Summary.NoOp, "object"))
 		r.notes(p)
+		r.backendNotes(p)
 		r.gates(p)
 		_, err := w.Write(r.buf.Bytes())
 		return err
@@ -37,6 +38,7 @@ func RenderText(w io.Writer, p *Plan, opts TextOptions) error {
 		}
 	}
 	r.notes(p)
+	r.backendNotes(p)
 	r.gates(p)
 	r.printf("\nPlan: %s\n", p.Summary.Line())
 	_, err := w.Write(r.buf.Bytes())
@@ -109,6 +111,15 @@ func (r *renderer) notes(p *Plan) {
 		}
 		for _, n := range c.Notes {
 			r.printf("\n  # %s is up to date; note: %s\n", c.Addr, n)
+		}
+	}
+}
+
+// backendNotes prints each backend's notes, a line each.
+func (r *renderer) backendNotes(p *Plan) {
+	for _, b := range p.Backends {
+		for _, n := range b.Notes {
+			r.printf("\n  # %s: %s\n", b.Name, n)
 		}
 	}
 }

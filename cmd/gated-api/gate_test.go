@@ -151,17 +151,18 @@ func TestProveTheGate(t *testing.T) {
 			"traefik.frontend.rule=Path:/api","traefik.frontend.auth.forward.address=http://127.0.0.1:%d/auth"]}`, port, open)
 		consulPut(t, agent.Addr, "/v1/agent/service/register", sneaky)
 		defer consulPut(t, agent.Addr, "/v1/agent/service/deregister/sneaky", "")
+		// Until the later proxies have dropped the rogue router of the
+		// test before: then only Traefik 1 serves /api ungated.
 		var out string
 		waitStatus(t, func() int {
 			_, out = run("plan", "-var", portVar, specs)
-			if strings.Contains(out, "Warning: Gated path served without the gate") {
+			if strings.Count(out, "Warning: Gated path served without the gate") == 1 && strings.Contains(out, "frontend-sneaky") {
 				return 1
 			}
 			return 0
 		}, 1)
-		if n := strings.Count(out, "Warning: Gated path served without the gate"); n != 1 ||
-			!strings.Contains(out, "traefik.v1 serves /api through the router frontend-sneaky@consul_catalog (rule Path:/api, priority 0), which does not use the frontend's forward-auth middleware") {
-			t.Errorf("plan with a 1.7 frontend gated elsewhere: %d warnings\n%s", n, out)
+		if !strings.Contains(out, "traefik.v1 serves /api through the router frontend-sneaky@consul_catalog (rule Path:/api, priority 9), which does not use the frontend's forward-auth middleware") {
+			t.Errorf("plan with a 1.7 frontend gated elsewhere:\n%s", out)
 		}
 		code, out := run("apply", "-auto-approve", "-verify-timeout", "3s", "-var", portVar, specs)
 		if code != 1 || strings.Count(out, "Error: Gate not proven") != 1 || !strings.Contains(out, "frontend-sneaky@consul_catalog") {

@@ -32,6 +32,8 @@ type Backend struct {
 	// of the tribe), with the same transport and no credentials: they only
 	// ever go to the nodes the specs name.
 	client func(addr string) (*elasticsearch.Client, error)
+	// note is what the last Plan read of the tribe node's blocks.
+	note string
 }
 
 // Options are how a cluster is opened.
@@ -179,7 +181,11 @@ func open(raw string, sc scope, env func(string) string) (*Backend, error) {
 
 // Info names the cluster by the search block and its write URL.
 func (b *Backend) Info() provision.BackendInfo {
-	return provision.BackendInfo{Name: b.target.backend, Kind: "search", Address: b.url, Scope: provision.RawJSON(b.scope)}
+	info := provision.BackendInfo{Name: b.target.backend, Kind: "search", Address: b.url, Scope: provision.RawJSON(b.scope)}
+	if b.note != "" {
+		info.Notes = []string{b.note}
+	}
+	return info
 }
 
 // read gathers the facts of a plan in three requests.
@@ -313,6 +319,9 @@ func (b *Backend) Plan(ctx context.Context, mode provision.Mode) ([]*provision.C
 	changes, diags := b.diff(f, mode)
 	if b.tribe != nil && mode == provision.Converge && !diags.HasErrors() {
 		diags = append(diags, b.tribeDiagnostics(ctx)...)
+		if write, metadata, err := b.tribeBlocks(ctx); err == nil {
+			b.note = blocksNote(b.scope.TribeURL, write, metadata)
+		}
 	}
 	return changes, fingerprint(f), diags
 }
@@ -394,8 +403,7 @@ func (b *Backend) verify(ctx context.Context, changes []*provision.Change) (stri
 	deadline := time.Now().Add(10 * time.Second)
 	var missing []string
 	for {
-		var live map[string]liveIndex
-		err := b.get(ctx, b.tribe, "/"+strings.Join(names, ",")+"/_mapping?ignore_unavailable=true", &live)
+		live, err := b.tribeState(ctx, names)
 		missing = missing[:0]
 		for _, n := range names {
 			for _, t := range want[n] {
@@ -424,9 +432,26 @@ func (b *Backend) verify(ctx context.Context, changes []*provision.Change) (stri
 	if err != nil {
 		return "", err
 	}
+	// What the dashboard tool does through the tribe: a search.
+	var found struct {
+		Shards struct {
+			Total int `json:"total"`
+		} `json:"_shards"`
+		Hits struct {
+			Total int `json:"total"`
+		} `json:"hits"`
+	}
+	if err := b.get(ctx, b.tribe, "/"+strings.Join(names, ",")+"/_search?size=0", &found); err != nil {
+		return "", fmt.Errorf("a search through the tribe node %s failed: %w", b.scope.TribeURL, err)
+	}
 	types := 0
 	for _, ts := range want {
 		types += len(ts)
 	}
-	return fmt.Sprintf("%s: %s and %d mapping %s are visible through the tribe node %s, served from %s's copy.", b.target.backend, quoteAll(names), types, plural(types, "type"), b.scope.TribeURL, ours), nil
+	line := fmt.Sprintf("%s: %s and %d mapping %s are visible through the tribe node %s, served from %s's copy; a search there answers from %d %s (%d %s)",
+		b.target.backend, quoteAll(names), types, plural(types, "type"), b.scope.TribeURL, ours, found.Shards.Total, plural(found.Shards.Total, "shard"), found.Hits.Total, plural(found.Hits.Total, "document"))
+	if write, metadata, err := b.tribeBlocks(ctx); err == nil && (write || metadata) {
+		line += "; " + blockedWords(write, metadata)
+	}
+	return line + ".", nil
 }

@@ -19,6 +19,88 @@ import (
 // which (ES 2.4 TribeService: "any", the default, keeps the first copy it
 // saw; "drop" serves neither; "prefer_<member>" that member's). It records
 // the member of each index it serves in the index setting tribe.name.
+//
+// A tribe node is made read-only by two blocks, and production turns on
+// both: tribe.blocks.write refuses document writes, tribe.blocks.metadata
+// refuses every read of indices' metadata (GET /<index>/_mapping,
+// /_settings, /_stats, /_cat/indices and HEAD /<index> answer 400
+// cluster_block_exception). Measured on ES 2.4.1 with both blocks on, the
+// tribe still answers document reads and searches, and its cluster state
+// (GET /_cluster/state/metadata/<index>), which Elasticsearch never blocks
+// so that a blocked cluster can be diagnosed: it holds each index's
+// mappings and settings, tribe.name included. So provision reads a tribe
+// node only through its cluster state, its nodes' info and a search, the
+// same with both blocks, one or none.
+
+// stateIndex is what a tribe's cluster state holds of one index.
+type stateIndex struct {
+	Settings map[string]any            `json:"settings"` // flat
+	Mappings map[string]json.RawMessage `json:"mappings"`
+}
+
+// tribeState reads the indices of names (those the tribe serves; the
+// others are left out) from the tribe's cluster state.
+func (b *Backend) tribeState(ctx context.Context, names []string) (map[string]stateIndex, error) {
+	var state struct {
+		Metadata struct {
+			Indices map[string]stateIndex `json:"indices"`
+		} `json:"metadata"`
+	}
+	path := "/_cluster/state/metadata/" + strings.Join(names, ",") + "?flat_settings=true&ignore_unavailable=true&allow_no_indices=true"
+	if err := b.get(ctx, b.tribe, path, &state); err != nil {
+		return nil, err
+	}
+	return state.Metadata.Indices, nil
+}
+
+// tribeBlocks reads which of the tribe node's read-only blocks are on,
+// from its cluster state's global blocks (ids 10 and 11 of ES's
+// TribeService).
+func (b *Backend) tribeBlocks(ctx context.Context) (write, metadata bool, err error) {
+	var state struct {
+		Blocks struct {
+			Global map[string]struct {
+				Description string `json:"description"`
+			} `json:"global"`
+		} `json:"blocks"`
+	}
+	if err := b.get(ctx, b.tribe, "/_cluster/state/blocks", &state); err != nil {
+		return false, false, err
+	}
+	for _, bl := range state.Blocks.Global {
+		write = write || strings.Contains(bl.Description, "tribe node, write not allowed")
+		metadata = metadata || strings.Contains(bl.Description, "tribe node, metadata not allowed")
+	}
+	return write, metadata, nil
+}
+
+// blockedWords name the blocks that are on.
+func blockedWords(write, metadata bool) string {
+	switch {
+	case write && metadata:
+		return "the tribe node blocks writes and metadata"
+	case metadata:
+		return "the tribe node blocks metadata"
+	}
+	return "the tribe node blocks writes"
+}
+
+// blocksNote says what a blocked tribe node's readers get, and that
+// provision's checks do not depend on it; "" for a tribe without blocks.
+func blocksNote(url string, write, metadata bool) string {
+	switch {
+	case metadata:
+		what := "metadata"
+		if write {
+			what = "writes and metadata (tribe.blocks.write, tribe.blocks.metadata)"
+		}
+		return fmt.Sprintf("the tribe node %s blocks %s: its readers get documents and searches, not mappings or settings (GET /<index>/_mapping answers 400 there). "+
+			"provision checks each index through the tribe's cluster state and a search, which the blocks leave open, so no check is left out.", url, what)
+	case write:
+		return fmt.Sprintf("the tribe node %s blocks writes (tribe.blocks.write): its readers cannot save anything through it; every check reads as without the block.", url)
+	}
+	return ""
+}
 
 // tribeSettings reads GET /_nodes/_local/settings of a node: the tribe
 // members it joins (member name → cluster.name; none for a normal node)
@@ -82,13 +164,11 @@ func (b *Backend) readTribe(ctx context.Context, names []string) (tribeView, err
 		return v, nil
 	}
 	list := strings.Join(names, ",")
-	var settings map[string]struct {
-		Settings map[string]any `json:"settings"`
-	}
-	if err := b.get(ctx, b.tribe, "/"+list+"/_settings?flat_settings=true&ignore_unavailable=true", &settings); err != nil {
+	indices, err := b.tribeState(ctx, names)
+	if err != nil {
 		return v, err
 	}
-	for ix, s := range settings {
+	for ix, s := range indices {
 		if m, ok := s.Settings["tribe.name"].(string); ok {
 			v.served[ix] = m
 		}

@@ -15,19 +15,24 @@ import (
 )
 
 // servedFrom is the member whose copy of index the tribe node at base
-// serves ("" when it serves none), as its tribe.name index setting says.
+// serves ("" when it serves none), as its tribe.name index setting says
+// in the tribe's cluster state (its _settings are blocked).
 func servedFrom(t *testing.T, base, index string) string {
 	t.Helper()
-	resp, err := http.Get(base + "/" + index + "/_settings?flat_settings=true")
+	resp, err := http.Get(base + "/_cluster/state/metadata/" + index + "?flat_settings=true&ignore_unavailable=true")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var s map[string]struct {
-		Settings map[string]any `json:"settings"`
+	var s struct {
+		Metadata struct {
+			Indices map[string]struct {
+				Settings map[string]any `json:"settings"`
+			} `json:"indices"`
+		} `json:"metadata"`
 	}
 	json.NewDecoder(resp.Body).Decode(&s)
-	name, _ := s[index].Settings["tribe.name"].(string)
+	name, _ := s.Metadata.Indices[index].Settings["tribe.name"].(string)
 	return name
 }
 
@@ -208,4 +213,75 @@ index "twice" {
 	if err := p.Target([]provision.Addr{full}, nil); err != nil || len(p.Changes) != 1 || p.Changes[0].Backend != "search.t2" {
 		t.Errorf("-target search.t2.index.twice: %v, %d changes", err, len(p.Changes))
 	}
+}
+
+// TestTribeBlocks applies the seed's .dashboard on t1 behind tribe nodes
+// made read-only as production makes them (writes and metadata blocked:
+// the shared tribe), with writes blocked only, and with no block. Each
+// apply is proven through the tribe's cluster state and a search, and the
+// plan notes the blocks in one line, never a warning; the converged plan
+// is empty. A tribe that does not join t1, and one that is down, still
+// fail.
+func TestTribeBlocks(t *testing.T) {
+	members := []*servers.Elasticsearch{cluster(t).T1, cluster(t).T2}
+	tribes := []struct {
+		name, url, note, proof string
+	}{
+		{"both blocks", cluster(t).Tribe.URL, "blocks writes and metadata (tribe.blocks.write, tribe.blocks.metadata): its readers get documents and searches, not mappings or settings", "; the tribe node blocks writes and metadata."},
+		{"write block", otherTribe(t, members, map[string]string{"tribe.blocks.write": "true"}).URL, "blocks writes (tribe.blocks.write)", "; the tribe node blocks writes."},
+		{"no block", otherTribe(t, members, nil).URL, "", "."},
+	}
+	for _, tr := range tribes {
+		t.Run(tr.name, func(t *testing.T) {
+			fresh(t, cluster(t).T1.URL, ".dashboard")
+			cfg := seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+tr.url)
+			b, changes, diags := plan(t, cfg, provision.Converge)
+			if len(diags) != 0 {
+				t.Fatalf("plan: %v", diags)
+			}
+			notes := b.Info().Notes
+			if tr.note == "" && len(notes) != 0 || tr.note != "" && (len(notes) != 1 || !strings.Contains(notes[0], tr.note)) {
+				t.Errorf("plan notes %q, want one containing %q", notes, tr.note)
+			}
+			send(t, b, changes)
+			line, err := b.verify(context.Background(), changes)
+			want := `".dashboard" and 4 mapping types are visible through the tribe node ` + tr.url + `, served from t1's copy; a search there answers from 5 shards (0 documents)` + tr.proof
+			if err != nil || !strings.HasSuffix(line, want) {
+				t.Fatalf("verify = %q, %v; want it to end %q", line, err, want)
+			}
+			t.Logf("proof: %s", line)
+			if len(notes) > 0 {
+				t.Logf("plan note: %s", notes[0])
+			}
+			_, again, diags := plan(t, cfg, provision.Converge)
+			if len(diags) != 0 || len(again) != 1 || again[0].Action != provision.NoOp {
+				t.Errorf("converged plan: %v %v", requestLines(again), diags)
+			}
+		})
+	}
+
+	t.Run("not joined to t1", func(t *testing.T) {
+		onlyT2 := otherTribe(t, []*servers.Elasticsearch{cluster(t).T2}, servers.ReadOnly())
+		_, _, diags := plan(t, seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+onlyT2.URL), provision.Converge)
+		if len(diags) != 1 || diags[0].Summary != "The tribe node does not join this cluster" || !strings.Contains(diags[0].Detail, "t2 (cluster t2)") {
+			t.Errorf("plan against a blocked tribe of t2 only: %v", diags)
+		}
+	})
+
+	t.Run("down", func(t *testing.T) {
+		ports, err := servers.FreePorts(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh(t, cluster(t).T1.URL, ".dashboard")
+		down := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+		b, changes, diags := plan(t, seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+down), provision.Converge)
+		if len(diags) != 1 || diags[0].Summary != "Cannot read the tribe node" {
+			t.Errorf("plan against a tribe that is down: %v", diags)
+		}
+		send(t, b, changes)
+		if _, err := b.verify(context.Background(), changes); err == nil || !strings.Contains(err.Error(), "not visible through the tribe node "+down) {
+			t.Errorf("verify against a tribe that is down: %v", err)
+		}
+	})
 }

@@ -177,8 +177,15 @@ func freeRange(n int) (int, error) {
 	return 0, fmt.Errorf("no %d consecutive free ports", n)
 }
 
+// ReadOnly are the settings that make a tribe node read-only as
+// production runs it: document writes and every read of indices'
+// metadata refused (shared/reference/es-api-facts.md, "Tribe nodes").
+func ReadOnly() map[string]string {
+	return map[string]string{"tribe.blocks.write": "true", "tribe.blocks.metadata": "true"}
+}
+
 // Tribe is the seed's search setup: member clusters t1 and t2, and a
-// read-only tribe node joined to both.
+// read-only tribe node joined to both (both blocks on).
 type Tribe struct {
 	T1, T2, Tribe *Elasticsearch
 }
@@ -207,7 +214,7 @@ func StartTribe(ctx context.Context, dir string, logw io.Writer) (*Tribe, error)
 		return nil, fmt.Errorf("starting the member clusters: %v %v", err1, err2)
 	}
 	var err error
-	if t.Tribe, err = StartTribeNode(ctx, dir, []*Elasticsearch{t.T1, t.T2}, nil, logw); err != nil {
+	if t.Tribe, err = StartTribeNode(ctx, dir, []*Elasticsearch{t.T1, t.T2}, ReadOnly(), logw); err != nil {
 		t.Stop()
 		return nil, err
 	}

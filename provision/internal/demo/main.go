@@ -56,7 +56,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	defer agent.Stop()
 
-	step("starting Elasticsearch %s: member clusters t1 and t2, and a tribe node", servers.ElasticsearchVersion)
+	step("starting Elasticsearch %s: member clusters t1 and t2, and a read-only tribe node (writes and metadata blocked)", servers.ElasticsearchVersion)
 	search, err := servers.StartTribe(ctx, dir, &logs)
 	if err != nil {
 		return fmt.Errorf("%w\n%s", err, logs.Tail(2000))
