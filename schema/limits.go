@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -30,8 +31,17 @@ const (
 	// MaxStringBytes is how many bytes of strings the functions of one
 	// load may build in all.
 	MaxStringBytes = 64 << 20
-	// MaxDepth is how deeply expressions may nest in one attribute.
+	// MaxDepth is how deeply brackets, braces, parentheses,
+	// interpolations, conditionals and "!" may nest in one expression.
 	MaxDepth = 64
+	// MaxOperators is how many operators one expression may chain
+	// (a + b + ...): hcl parses and evaluates a chain recursively, and a
+	// million of them overflow the stack.
+	MaxOperators = 1000
+	// MaxHeredocLines is how many lines one heredoc may hold: hcl joins
+	// them in time that grows with the square of their number (100,000
+	// lines took 31 s).
+	MaxHeredocLines = 10000
 )
 
 // budget is what is left of the limits in one load. The first
@@ -71,15 +81,16 @@ func thousands(n int) string {
 }
 
 // bound counts, against bg, the collection of every for expression of
-// body and the strings every template interpolates, and reports
-// expressions nested deeper than MaxDepth.
-func (bg *budget) bound(body hcl.Body) hcl.Diagnostics {
+// body and the strings every template interpolates, and passes long
+// tuples to functions as lists. (How deep expressions nest is checked
+// on the tokens, before they are parsed: tooDeep.)
+func (bg *budget) bound(body hcl.Body) {
 	sb, ok := body.(*hclsyntax.Body)
 	if !ok {
-		return nil
+		return
 	}
 	w := &boundWalker{}
-	diags := hclsyntax.Walk(sb, w)
+	hclsyntax.Walk(sb, w)
 	for _, f := range w.fors {
 		f.CollExpr = bg.count(f.CollExpr, false)
 	}
@@ -90,7 +101,56 @@ func (bg *budget) bound(body hcl.Body) hcl.Diagnostics {
 			}
 		}
 	}
-	return diags
+	for _, call := range w.calls {
+		f, ok := Functions[call.Name]
+		if !ok {
+			continue
+		}
+		for i, arg := range call.Args {
+			p := f.VarParam()
+			if i < len(f.Params()) {
+				p = &f.Params()[i]
+			}
+			if p != nil && (p.Type.IsListType() || p.Type.IsSetType()) {
+				call.Args[i] = &asList{Expression: &hclsyntax.ParenthesesExpr{Expression: arg, SrcRange: arg.Range()}}
+			}
+		}
+	}
+}
+
+// maxMixedTuple bounds a tuple of values of several types passed where a
+// list is expected: cty unifies their types pair by pair, in time that
+// grows with the square of their number.
+const maxMixedTuple = 1024
+
+// asList is a function argument whose parameter is a list or a set. cty
+// converts a tuple there by unifying its element types pair by pair, even
+// when they are all one type (a tuple of 48,000 strings took join 13 s):
+// such a tuple is made a list here, in linear time, and a long tuple of
+// several types is refused.
+type asList struct {
+	hclsyntax.Expression
+}
+
+func (a *asList) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	v, diags := a.Expression.Value(ctx)
+	if diags.HasErrors() || !v.Type().IsTupleType() || v.IsMarked() || !v.IsKnown() || v.IsNull() || v.LengthInt() <= 64 {
+		return v, diags
+	}
+	types := v.Type().TupleElementTypes()
+	if !slices.ContainsFunc(types, func(t cty.Type) bool { return !t.Equals(types[0]) }) {
+		return cty.ListVal(v.AsValueSlice()), diags
+	}
+	if len(types) > maxMixedTuple {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Spec asks for too much work",
+			Detail:   fmt.Sprintf("This tuple of %s values of several types is passed where a list is expected; converting more than %s of them takes time that grows with the square of their number. Make them one type (tostring, tonumber), or fewer.", thousands(len(types)), thousands(maxMixedTuple)),
+			Subject:  a.Range().Ptr(),
+		})
+		return cty.DynamicVal, diags
+	}
+	return v, diags
 }
 
 // count wraps e so that its value is counted: its elements, or its
@@ -101,42 +161,27 @@ func (bg *budget) count(e hclsyntax.Expression, bytes bool) hclsyntax.Expression
 	return &counted{Expression: &hclsyntax.ParenthesesExpr{Expression: e, SrcRange: e.Range()}, bg: bg, bytes: bytes}
 }
 
+// boundWalker collects the nodes bound wraps (after the walk, so that
+// the walk sees the syntax as parsed).
 type boundWalker struct {
-	depth     int
-	deep      bool // reported: once per file is enough
 	fors      []*hclsyntax.ForExpr
 	templates []*hclsyntax.TemplateExpr
+	calls     []*hclsyntax.FunctionCallExpr
 }
 
 func (w *boundWalker) Enter(n hclsyntax.Node) hcl.Diagnostics {
-	e, ok := n.(hclsyntax.Expression)
-	if !ok {
-		return nil
-	}
-	switch e := e.(type) {
+	switch e := n.(type) {
 	case *hclsyntax.ForExpr:
 		w.fors = append(w.fors, e)
 	case *hclsyntax.TemplateExpr:
 		w.templates = append(w.templates, e)
-	}
-	if w.depth++; w.depth > MaxDepth && !w.deep {
-		w.deep = true
-		return hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Expression nested too deeply",
-			Detail:   fmt.Sprintf("Expressions may nest %d deep (MaxDepth: operators, calls and the rest inside one another); this one is deeper. Name a part of it in a local.", MaxDepth),
-			Subject:  e.Range().Ptr(),
-		}}
+	case *hclsyntax.FunctionCallExpr:
+		w.calls = append(w.calls, e)
 	}
 	return nil
 }
 
-func (w *boundWalker) Exit(n hclsyntax.Node) hcl.Diagnostics {
-	if _, ok := n.(hclsyntax.Expression); ok {
-		w.depth--
-	}
-	return nil
-}
+func (w *boundWalker) Exit(hclsyntax.Node) hcl.Diagnostics { return nil }
 
 // counted is a for expression's collection (a for expression iterates
 // once per element) or a string a template interpolates (and so copies),
@@ -381,12 +426,43 @@ func clamp(f float64) int64 {
 func tooDeep(src []byte, path string, start hcl.Pos) *hcl.Diagnostic {
 	tokens, _ := hclsyntax.LexConfig(src, path, start)
 	// chained[i] are the conditionals and "!" pending at bracket level i,
-	// until the expression there ends (a newline or a comma).
+	// until the expression there ends (a comma, or a newline outside
+	// brackets); operators, the operators since then.
 	chained := []int{0}
-	total := 0
+	total, operators := 0, 0
+	heredoc := -1 // the lines of the heredoc the tokens are in; -1 outside one
 	for _, t := range tokens {
 		level := len(chained) - 1
 		switch t.Type {
+		case hclsyntax.TokenOHeredoc:
+			heredoc = 0
+		case hclsyntax.TokenCHeredoc:
+			heredoc = -1
+		case hclsyntax.TokenStringLit:
+			if heredoc < 0 {
+				break
+			}
+			if heredoc++; heredoc > MaxHeredocLines {
+				return &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Heredoc too long",
+					Detail:   fmt.Sprintf("A heredoc may hold %s lines (MaxHeredocLines); this one holds more. Keep such data in a smaller piece, or out of the specs.", thousands(MaxHeredocLines)),
+					Subject:  t.Range.Ptr(),
+					Extra:    unparsed{},
+				}
+			}
+		case hclsyntax.TokenPlus, hclsyntax.TokenMinus, hclsyntax.TokenStar, hclsyntax.TokenSlash, hclsyntax.TokenPercent,
+			hclsyntax.TokenAnd, hclsyntax.TokenOr, hclsyntax.TokenEqualOp, hclsyntax.TokenNotEqual,
+			hclsyntax.TokenLessThan, hclsyntax.TokenLessThanEq, hclsyntax.TokenGreaterThan, hclsyntax.TokenGreaterThanEq:
+			if operators++; operators > MaxOperators {
+				return &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Expression too long",
+					Detail:   fmt.Sprintf("One expression may chain %s operators (MaxOperators); this one chains more. Split it into locals.", thousands(MaxOperators)),
+					Subject:  t.Range.Ptr(),
+					Extra:    unparsed{},
+				}
+			}
 		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
 			chained = append(chained, 0)
 			total++
@@ -399,8 +475,13 @@ func tooDeep(src []byte, path string, start hcl.Pos) *hcl.Diagnostic {
 			chained[level]++
 			total++
 		case hclsyntax.TokenNewline, hclsyntax.TokenComma:
-			total -= chained[level]
-			chained[level] = 0
+			// A newline ends an expression only outside brackets (inside
+			// them hcl reads on).
+			if t.Type == hclsyntax.TokenComma || level == 0 {
+				total -= chained[level]
+				chained[level] = 0
+				operators = 0
+			}
 		}
 		if total > MaxDepth {
 			return &hcl.Diagnostic{

@@ -47,3 +47,41 @@ service "svc" {
 		t.Fatalf("%d services, %v", len(cfg.Services), diags)
 	}
 }
+
+// TestTokenLimits: what the tokens alone refuse, before hcl parses them,
+// each at the place it crosses the limit; one under each limit loads.
+func TestTokenLimits(t *testing.T) {
+	chain := func(n int) string { return "project = \"x\"\n\nlocals {\n  n = 1" + strings.Repeat(" + 1", n) + "\n}\n" }
+	heredoc := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "%d,x\n", i)
+		}
+		return "project = \"x\"\n\nlocals {\n  rows = csvdecode(<<EOT\na,b\n" + b.String() + "EOT\n  )\n}\n"
+	}
+	tests := map[string]struct {
+		src, want string
+	}{
+		"operators under the limit": {chain(schema.MaxOperators), ""},
+		"operators over the limit":  {chain(schema.MaxOperators + 1), "Expression too long"},
+		"a heredoc at the limit":    {heredoc(schema.MaxHeredocLines - 1), ""},
+		"a heredoc over the limit":  {heredoc(schema.MaxHeredocLines), "Heredoc too long"},
+		"a chain split over lines":  {"project = \"x\"\n\nlocals {\n  n = (1" + strings.Repeat(" +\n 1", schema.MaxOperators+1) + ")\n}\n", "Expression too long"},
+		// A long tuple of one type passed where a list is expected: cty's
+		// own conversion took 13 s for this one; it loads.
+		"join of a long tuple": {"project = \"x\"\n\nlocals {\n  s = join(\",\", [for p in setproduct(range(400), range(120)) : \"x\"])\n}\n", ""},
+	}
+	for name, tt := range tests {
+		path := filepath.Join(t.TempDir(), "main.hcl")
+		if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{})
+		switch {
+		case tt.want == "" && len(diags) > 0:
+			t.Errorf("%s: %v", name, diags)
+		case tt.want != "" && (len(diags) != 1 || diags[0].Summary != tt.want):
+			t.Errorf("%s: %v, want one %q", name, diags, tt.want)
+		}
+	}
+}

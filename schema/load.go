@@ -85,7 +85,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	bodies, diags := p.parseFiles(paths)
 	bg := &budget{}
 	for _, body := range bodies {
-		diags = append(diags, bg.bound(body)...)
+		bg.bound(body)
 	}
 	var contents []*hcl.BodyContent
 	for _, body := range bodies {
