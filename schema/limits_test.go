@@ -51,7 +51,9 @@ service "svc" {
 // TestTokenLimits: what the tokens alone refuse, before hcl parses them,
 // each at the place it crosses the limit; one under each limit loads.
 func TestTokenLimits(t *testing.T) {
-	chain := func(n int) string { return "project = \"x\"\n\nlocals {\n  n = 1" + strings.Repeat(" + 1", n) + "\n}\n" }
+	chain := func(n int) string {
+		return "project = \"x\"\n\nlocals {\n  n = 1" + strings.Repeat(" + 1", n) + "\n}\n"
+	}
 	heredoc := func(n int) string {
 		var b strings.Builder
 		for i := range n {
