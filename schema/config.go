@@ -13,6 +13,8 @@ type Config struct {
 	// Agents are the agent blocks: the Consul agents of the nodes services
 	// are registered on. None means the one agent of Consul.
 	Agents []*Agent
+	// Documents are the dashboard tool's saved objects, in block order.
+	Documents []*Document
 	// Traefiks are the traefik blocks: live proxies through which apply
 	// proves the gate.
 	Traefiks []*Traefik

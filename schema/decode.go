@@ -23,6 +23,9 @@ type decoder struct {
 	secrets []string
 	// bg bounds the work the specs ask for.
 	bg *budget
+	// docs is document.<type>.<label> while documents' sources are
+	// decoded; cty.NilVal before.
+	docs cty.Value
 }
 
 // evaluate is expr's value in the decoder's context, refused when it is
@@ -142,6 +145,24 @@ func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
 		if _, declared := d.locals[name]; !declared {
 			return bad("Reference to undeclared local value",
 				"A local value with the name %q has not been declared. Declare it in a locals { %s = ... } block.", name, name)
+		}
+	case "document":
+		if d.docs == cty.NilVal {
+			return bad("Reference to a document outside a source",
+				"document.<type>.<label>.id names a declared document in another document's source; it cannot be used here.")
+		}
+		label := ""
+		if len(tr) > 2 {
+			if a, isAttr := tr[2].(hcl.TraverseAttr); isAttr {
+				label = a.Name
+			}
+		}
+		if name == "" || label == "" {
+			return bad("Invalid document reference", "A document is referred to as document.<type>.<label>, as in document.index-pattern.logs.id.")
+		}
+		if !d.docs.Type().HasAttribute(name) || !d.docs.GetAttr(name).Type().HasAttribute(label) {
+			return bad("Reference to undeclared document",
+				"No document %q %q {} block is declared, so document.%s.%s names nothing.", name, label, name, label)
 		}
 	case "each":
 		if d.each == nil {

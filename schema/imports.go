@@ -12,8 +12,8 @@ import (
 // Import takes over a live object that was made by hand: the plan puts
 // provision's ownership marks on it instead of refusing it.
 type Import struct {
-	Kind string // "service" or "index"
-	Name string // the service ID or the index name
+	Kind string // "service", "index" or "document"
+	Name string // the service ID, the index name, or a document's <index>/<type>/<id>
 	// Declared is false when no block declares the object; that is only
 	// allowed with Inputs.GenerateConfig, which writes the declaration.
 	Declared  bool
@@ -61,7 +61,7 @@ func (d *decoder) importBlock(b *hcl.Block) *Import {
 	im := &Import{ToRange: attr.Expr.Range(), DeclRange: b.DefRange}
 	bad := func(detail string) *Import {
 		d.errorf(attr.Expr.Range(), b.DefRange, "Invalid import address",
-			"%s An import address is written as the CLI prints addresses: service.<id> or index[\"<name>\"] (index.<name> for a name without dots).", detail)
+			"%s An import address is written as the CLI prints addresses: service.<id>, index[\"<name>\"] (index.<name> for a name without dots) or document[\"<index>/<type>/<id>\"].", detail)
 		return nil
 	}
 	tr, diags := hcl.AbsTraversalForExpr(attr.Expr)
@@ -69,8 +69,8 @@ func (d *decoder) importBlock(b *hcl.Block) *Import {
 		return bad("The value of to is not an address.")
 	}
 	im.Kind = tr.RootName()
-	if im.Kind != "service" && im.Kind != "index" {
-		return bad(fmt.Sprintf("%q is not a kind of object provision manages; the kinds are service and index.", im.Kind))
+	if im.Kind != "service" && im.Kind != "index" && im.Kind != "document" {
+		return bad(fmt.Sprintf("%q is not a kind of object provision manages; the kinds are service, index and document.", im.Kind))
 	}
 	switch step := tr[1].(type) {
 	case hcl.TraverseAttr:
@@ -101,6 +101,10 @@ func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 	for _, ix := range cfg.Indices {
 		indices[ix.Name] = append(indices[ix.Name], ix)
 	}
+	documents := map[string]*Document{}
+	for _, doc := range cfg.Documents {
+		documents[doc.Path()] = doc
+	}
 	seen := map[string]*Import{}
 	for _, im := range imports {
 		if im == nil {
@@ -115,6 +119,8 @@ func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 		switch {
 		case im.Kind == "service" && services[im.Name] != nil:
 			services[im.Name].Import, im.Declared = im, true
+		case im.Kind == "document" && documents[im.Name] != nil:
+			documents[im.Name].Import, im.Declared = im, true
 		case im.Kind == "index" && len(indices[im.Name]) > 0:
 			for _, ix := range indices[im.Name] {
 				ix.Import = im
@@ -128,11 +134,11 @@ func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 			d.errorf(im.ToRange, im.DeclRange, "Import of an undeclared service needs one agent",
 				"The declaration of %s is to be generated, but %d agent blocks are declared, so it is not known which node's agent holds the registration. Declare the service block yourself, with its agent.",
 				im.Addr(), len(cfg.Agents))
+		case generate && im.Kind == "document":
+			d.errorf(im.ToRange, im.DeclRange, "Import of an undeclared document",
+				"No document block declares %s. Write its declaration from the live object with provision plan -generate-config-out=FILE after declaring the document block's type, index and id, or declare it yourself.", im.Addr())
 		case !generate:
-			what := "service block with id"
-			if im.Kind == "index" {
-				what = "index block named"
-			}
+			what := map[string]string{"service": "service block with id", "index": "index block named", "document": "document block at"}[im.Kind]
 			d.errorf(im.ToRange, im.DeclRange, "Import of an undeclared object",
 				"No %s %q is declared, so there is nothing to import %s into. Declare it, or run provision plan -generate-config-out=FILE to write its declaration from the live object.",
 				what, im.Name, im.Addr())

@@ -57,6 +57,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "index", LabelNames: []string{"name"}},
 		{Type: "import"},
 		{Type: "traefik", LabelNames: []string{"name"}},
+		{Type: "document", LabelNames: []string{"type", "name"}},
 	},
 }
 
@@ -116,7 +117,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	d.evalLocals(cfg.Locals)
 
 	var proxyBlock, consulBlock *hcl.Block
-	var serviceBlocks, indexBlocks []*hcl.Block
+	var serviceBlocks, indexBlocks, documentBlocks []*hcl.Block
 	var imports []*Import
 	for _, c := range contents {
 		if attr, ok := c.Attributes["project"]; ok {
@@ -157,11 +158,14 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 				imports = append(imports, d.importBlock(b))
 			case "traefik":
 				cfg.Traefiks = append(cfg.Traefiks, d.traefikBlock(b))
+			case "document":
+				documentBlocks = append(documentBlocks, b)
 			}
 		}
 	}
 	cfg.Services = d.serviceBlocks(d.expand(serviceBlocks))
 	cfg.Indices = d.indexBlocks(d.expand(indexBlocks))
+	cfg.Documents = d.documentBlocks(d.expand(documentBlocks), cfg.Indices)
 	if cfg.ProjectRange.Filename == "" && !slices.ContainsFunc(diags, func(d *hcl.Diagnostic) bool { _, ok := d.Extra.(unparsed); return ok }) {
 		d.diags = append(d.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
@@ -175,6 +179,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	d.checkTraefiks(cfg)
 	d.checkServices(cfg)
 	d.checkIndices(cfg)
+	d.checkDocuments(cfg)
 	d.checkImports(cfg, imports, in.GenerateConfig)
 	for _, v := range sortedVariables(cfg.Variables) {
 		if v.Sensitive && v.Value != cty.NilVal {

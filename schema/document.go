@@ -1,0 +1,520 @@
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Document is a saved object of the dashboard tool (an index pattern, a
+// search, a visualization, a dashboard, a config): a document of a mapping
+// type of a declared index, written on the member cluster where the tool,
+// behind its read-only tribe node, cannot write.
+type Document struct {
+	Type  string // the mapping type, the block's first label
+	Label string // the block's second label
+	ID    string // the document's _id: the label, "<label>-<each.key>", or id
+	Index string
+	// Source is the document as written, JSON-ready: a string field given
+	// an object or a list of objects holds it as compact JSON text.
+	Source map[string]any
+	// JSONFields are the dotted paths of the string fields of Source that
+	// hold JSON text; they are compared as JSON, not as text.
+	JSONFields []string
+	// Refs are the saved objects Source names; Needs, those of them
+	// declared in the specs, which are written first.
+	Refs  []Ref
+	Needs []*Document
+
+	DeclRange, IDRange, IndexRange, SourceRange hcl.Range
+	Instance                           *Instance
+	Import                             *Import
+	// fields are where each key of source is written, for diagnostics.
+	fields map[string]hcl.Range
+}
+
+// Path is the document's place, as Elasticsearch's API names it:
+// <index>/<type>/<id>. It is also the name in its address.
+func (d *Document) Path() string { return d.Index + "/" + d.Type + "/" + d.ID }
+
+// Ref is one saved object a document's source names by id.
+type Ref struct {
+	Field string   // where: "savedSearchId", "panelsJSON[0].id"
+	Types []string // the types it may be
+	ID    string
+	Range hcl.Range // where the spec writes it; empty for a live document
+}
+
+// JSONTextFields are the fields the dashboard tool stores as JSON text in
+// a string (shared/reference/dashboard-objects.md): a raw string given
+// to one of them must be JSON, and is compared as JSON.
+var JSONTextFields = []string{"visState", "panelsJSON", "searchSourceJSON", "fields", "customFormats", "fieldFormatMap", "uiStateJSON", "optionsJSON"}
+
+// savedObjectMeta are the names of the object that holds searchSourceJSON:
+// the seed's, and the tool's own.
+var savedObjectMeta = []string{"dashboardSavedObjectMeta", "kibanaSavedObjectMeta"}
+
+// SourceRefs finds the saved objects a document's source names: a
+// search's savedSearchId, the index pattern of searchSourceJSON.index and
+// of a config's defaultIndex, each panel of panelsJSON by its id and type.
+// JSON text that does not parse names nothing.
+func SourceRefs(source map[string]any) []Ref {
+	var refs []Ref
+	if id, ok := source["savedSearchId"].(string); ok && id != "" {
+		refs = append(refs, Ref{Field: "savedSearchId", Types: []string{"search"}, ID: id})
+	}
+	if id, ok := source["defaultIndex"].(string); ok && id != "" {
+		refs = append(refs, Ref{Field: "defaultIndex", Types: []string{"index-pattern"}, ID: id})
+	}
+	for _, meta := range savedObjectMeta {
+		m, _ := source[meta].(map[string]any)
+		var ss map[string]any
+		if text, ok := m["searchSourceJSON"].(string); ok && json.Unmarshal([]byte(text), &ss) == nil {
+			if id, ok := ss["index"].(string); ok && id != "" {
+				refs = append(refs, Ref{Field: meta + ".searchSourceJSON.index", Types: []string{"index-pattern"}, ID: id})
+			}
+		}
+	}
+	var panels []map[string]any
+	if text, ok := source["panelsJSON"].(string); ok && json.Unmarshal([]byte(text), &panels) == nil {
+		for i, p := range panels {
+			id, _ := p["id"].(string)
+			typ, _ := p["type"].(string)
+			if id == "" {
+				continue
+			}
+			types := []string{"visualization", "search"}
+			if slices.Contains(types, typ) {
+				types = []string{typ}
+			}
+			refs = append(refs, Ref{Field: fmt.Sprintf("panelsJSON[%d].id", i), Types: types, ID: id})
+		}
+	}
+	return refs
+}
+
+var documentSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "index"}, {Name: "id"}, {Name: "source", Required: true}},
+}
+
+// documentBlocks decodes the document blocks in two passes: first every
+// document's id and index, which make document.<type>.<label> (with .id,
+// .index and .type; a map of instances for a block with for_each); then
+// every source, which may refer to them.
+func (d *decoder) documentBlocks(units []unit, indices []*Index) []*Document {
+	ctx := d.ctx
+	docs := make([]*Document, len(units))
+	contents := make([]*hcl.BodyContent, len(units))
+	for i, u := range units {
+		b := u.block
+		doc := &Document{Type: b.Labels[0], Label: b.Labels[1], ID: b.Labels[1], DeclRange: b.DefRange, IDRange: b.LabelRanges[1], Instance: u.each}
+		docs[i] = doc
+		d.instance(u, func() {
+			if u.each != nil {
+				doc.ID += "-" + u.each.Key
+			}
+			c := d.content(u.body, documentSchema)
+			contents[i] = c
+			d.override(c.Attributes["id"], &doc.ID, &doc.IDRange)
+			if attr, ok := c.Attributes["index"]; ok {
+				doc.Index, doc.IndexRange = d.str(attr), attr.Expr.Range()
+			}
+		})
+		d.ctx, d.each = ctx, nil
+		d.documentIndex(doc, indices)
+	}
+	d.docs = documentValues(docs)
+	d.ctx.Variables["document"] = d.docs
+	for i, u := range units {
+		attr, ok := contents[i].Attributes["source"]
+		if !ok {
+			continue
+		}
+		d.instance(u, func() { d.source(docs[i], attr, indices) })
+		d.ctx, d.each = ctx, nil
+	}
+	return docs
+}
+
+// documentValues is document.<type>.<label> for every document: an
+// object of its id, index and type, or, for a block with for_each, a map
+// of them by key.
+func documentValues(docs []*Document) cty.Value {
+	types := map[string]map[string]cty.Value{}
+	instances := map[string]map[string]map[string]cty.Value{}
+	for _, doc := range docs {
+		v := cty.ObjectVal(map[string]cty.Value{"id": cty.StringVal(doc.ID), "index": cty.StringVal(doc.Index), "type": cty.StringVal(doc.Type)})
+		if types[doc.Type] == nil {
+			types[doc.Type], instances[doc.Type] = map[string]cty.Value{}, map[string]map[string]cty.Value{}
+		}
+		if doc.Instance == nil {
+			types[doc.Type][doc.Label] = v
+			continue
+		}
+		if instances[doc.Type][doc.Label] == nil {
+			instances[doc.Type][doc.Label] = map[string]cty.Value{}
+		}
+		instances[doc.Type][doc.Label][doc.Instance.Key] = v
+	}
+	out := map[string]cty.Value{}
+	for t, labels := range types {
+		for label, m := range instances[t] {
+			labels[label] = cty.MapVal(m)
+		}
+		out[t] = cty.ObjectVal(labels)
+	}
+	return cty.ObjectVal(out)
+}
+
+// documentIndex finds the document's index: the one it names, or the one
+// declared index that maps its type.
+func (d *decoder) documentIndex(doc *Document, indices []*Index) {
+	if doc.Index != "" {
+		return
+	}
+	var mapping []string
+	for _, ix := range indices {
+		if slices.ContainsFunc(ix.Mappings, func(m *Mapping) bool { return m.Type == doc.Type }) {
+			mapping = append(mapping, ix.Name)
+		}
+	}
+	switch len(mapping) {
+	case 1:
+		doc.Index = mapping[0]
+	case 0:
+		d.errorf(doc.DeclRange, doc.DeclRange, "No index maps the document's type",
+			"No declared index has a mapping type %q, so there is no index to write this %s into. Declare the type in an index's mapping blocks.", doc.Type, doc.Type)
+	default:
+		d.errorf(doc.DeclRange, doc.DeclRange, "Several indices map the document's type",
+			"The indices %s all map the type %q; say which one with index = \"<name>\".", strings.Join(mapping, ", "), doc.Type)
+	}
+}
+
+// source decodes a document's source against its type's declared
+// mapping: every key a field of it (a dotted key is a nested field), every
+// value one the field can hold. A string field given an object, or a list
+// that holds objects or lists, stores it as compact JSON text.
+func (d *decoder) source(doc *Document, attr *hcl.Attribute, indices []*Index) {
+	doc.SourceRange = attr.Expr.Range()
+	v, ok := d.eval(attr.Expr)
+	if !ok || v.IsNull() {
+		return
+	}
+	if !v.Type().IsObjectType() && !v.Type().IsMapType() {
+		d.errorf(attr.Expr.Range(), attr.Range, "Invalid document source",
+			"source is an object of the document's fields, as in { title = \"logs-*\" }; this expression is %s.", typeName(v))
+		return
+	}
+	var mapping *Mapping
+	for _, ix := range indices {
+		if ix.Name != doc.Index {
+			continue
+		}
+		for _, m := range ix.Mappings {
+			if m.Type == doc.Type {
+				mapping = m
+			}
+		}
+	}
+	if mapping == nil {
+		if doc.Index != "" {
+			d.errorf(doc.DeclRange, doc.DeclRange, "No such mapping type",
+				"The index %q declares no mapping type %q, and a document must be of a declared type: Elasticsearch 2.x would otherwise add the type and its fields to the live mapping unreviewed.", doc.Index, doc.Type)
+		}
+		return
+	}
+	doc.fields = keyRanges(attr.Expr, d.ctx)
+	doc.Source = map[string]any{}
+	values := goValue(v).(map[string]any)
+	for _, key := range slices.Sorted(maps.Keys(values)) {
+		at := doc.fields[key]
+		if at.Filename == "" {
+			at = attr.Expr.Range()
+		}
+		d.sourceField(doc, mapping, key, values[key], at)
+	}
+	doc.Refs = SourceRefs(doc.Source)
+	for i := range doc.Refs {
+		doc.Refs[i].Range = doc.rangeOf(doc.Refs[i].Field)
+	}
+}
+
+// rangeOf is where the spec writes the top-level field of a dotted path.
+func (doc *Document) rangeOf(path string) hcl.Range {
+	for key, r := range doc.fields {
+		if path == key || strings.HasPrefix(path, key+".") || strings.HasPrefix(path, key+"[") {
+			return r
+		}
+	}
+	return doc.SourceRange
+}
+
+// keyRanges are where each key of an object constructor is written.
+func keyRanges(expr hcl.Expression, ctx *hcl.EvalContext) map[string]hcl.Range {
+	out := map[string]hcl.Range{}
+	oc, ok := expr.(*hclsyntax.ObjectConsExpr)
+	if !ok {
+		return out
+	}
+	for _, item := range oc.Items {
+		if k, diags := item.KeyExpr.Value(ctx); !diags.HasErrors() && k.Type() == cty.String && k.IsKnown() && !k.IsNull() {
+			out[k.AsString()] = hcl.RangeBetween(item.KeyExpr.Range(), item.ValueExpr.Range())
+		}
+	}
+	return out
+}
+
+// sourceField puts one key of a source into the document, checked
+// against the mapping.
+func (d *decoder) sourceField(doc *Document, mapping *Mapping, key string, value any, at hcl.Range) {
+	parts := strings.Split(key, ".")
+	fields := mapping.Properties
+	into := doc.Source
+	for i, name := range parts {
+		f := fieldNamed(fields, name)
+		if f == nil {
+			have := make([]string, 0, len(fields))
+			for _, f := range fields {
+				have = append(have, f.Name)
+			}
+			sort.Strings(have)
+			d.errorf(at, doc.DeclRange, "Field not in the mapping",
+				"The type %q of index %q declares no field %q (it declares %s). Elasticsearch 2.x would add it to the live mapping silently, a mapping change nobody reviewed: declare the field in the mapping, or leave it out.",
+				doc.Type, doc.Index, strings.Join(parts[:i+1], "."), orNone(have))
+			return
+		}
+		if i == len(parts)-1 {
+			if v, ok := d.fieldValueOf(doc, f, strings.Join(parts, "."), value, at); ok {
+				into[name] = v
+			}
+			return
+		}
+		if len(f.Properties) == 0 {
+			d.errorf(at, doc.DeclRange, "Not an object field",
+				"The key %q puts a value inside %q, which is a %s field, not an object.", key, strings.Join(parts[:i+1], "."), f.Type())
+			return
+		}
+		next, _ := into[name].(map[string]any)
+		if next == nil {
+			next = map[string]any{}
+			into[name] = next
+		}
+		into, fields = next, f.Properties
+	}
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "no field"
+	}
+	return strings.Join(names, ", ")
+}
+
+func fieldNamed(fields []*Field, name string) *Field {
+	for _, f := range fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// fieldValueOf checks that a value fits its field and returns it as it is
+// written: JSON text for an object in a string field, the fields of an
+// object field checked in turn.
+func (d *decoder) fieldValueOf(doc *Document, f *Field, path string, value any, at hcl.Range) (any, bool) {
+	bad := func(what string) (any, bool) {
+		d.errorf(at, doc.DeclRange, "Value does not fit the field",
+			"The field %q of type %q is mapped as %s, and %s; Elasticsearch would refuse the document (400 mapper_parsing_exception).", path, doc.Type, f.Type(), what)
+		return nil, false
+	}
+	if value == nil {
+		return nil, true
+	}
+	switch t := f.Type(); t {
+	case "string", "text", "keyword":
+		switch v := value.(type) {
+		case map[string]any:
+			return d.jsonText(doc, path, v)
+		case []any:
+			if slices.ContainsFunc(v, func(e any) bool {
+				switch e.(type) {
+				case map[string]any, []any:
+					return true
+				}
+				return false
+			}) {
+				return d.jsonText(doc, path, v)
+			}
+		case string:
+			if slices.Contains(JSONTextFields, lastName(path)) {
+				if !json.Valid([]byte(v)) {
+					d.errorf(at, doc.DeclRange, "Invalid JSON text",
+						"The field %q holds JSON text for the dashboard tool, and this string is not JSON. Write the value as an HCL object or list instead, and provision stores it as JSON.", path)
+					return nil, false
+				}
+				doc.JSONFields = append(doc.JSONFields, path)
+			}
+		}
+		return value, true
+	case "integer", "long", "short", "byte":
+		if n, ok := numeric(value); !ok || n != float64(int64(n)) {
+			return bad(fmt.Sprintf("%s is not a whole number", describe(value)))
+		}
+	case "float", "double", "half_float", "scaled_float":
+		if _, ok := numeric(value); !ok {
+			return bad(fmt.Sprintf("%s is not a number", describe(value)))
+		}
+	case "boolean":
+		if _, ok := value.(bool); !ok {
+			return bad(fmt.Sprintf("%s is not true or false", describe(value)))
+		}
+	case "object", "nested":
+		if len(f.Properties) == 0 {
+			return value, true
+		}
+		m, ok := value.(map[string]any)
+		if !ok {
+			return bad(fmt.Sprintf("%s is not an object of its fields", describe(value)))
+		}
+		out := map[string]any{}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			sub := fieldNamed(f.Properties, k)
+			if sub == nil {
+				d.errorf(at, doc.DeclRange, "Field not in the mapping",
+					"The type %q of index %q declares no field %q. Elasticsearch 2.x would add it to the live mapping silently: declare the field in the mapping, or leave it out.", doc.Type, doc.Index, path+"."+k)
+				continue
+			}
+			if v, ok := d.fieldValueOf(doc, sub, path+"."+k, m[k], at); ok {
+				out[k] = v
+			}
+		}
+		return out, true
+	}
+	return value, true
+}
+
+// jsonText stores a value as the compact JSON text the dashboard tool
+// reads, its keys sorted.
+func (d *decoder) jsonText(doc *Document, path string, v any) (any, bool) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, false
+	}
+	doc.JSONFields = append(doc.JSONFields, path)
+	return string(b), true
+}
+
+func lastName(path string) string { return path[strings.LastIndex(path, ".")+1:] }
+
+// numeric reads a JSON-ready number, or a string that holds one, as
+// Elasticsearch coerces it.
+func numeric(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func describe(v any) string {
+	b, _ := json.Marshal(v)
+	s := string(b)
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+// checkDocuments reports documents declared twice, resolves the
+// references between declared documents (an id and a type that no block
+// declares is left to the plan, which looks for it live) and refuses
+// cycles among them.
+func (d *decoder) checkDocuments(cfg *Config) {
+	byPath := map[string]*Document{}
+	byID := map[string][]*Document{} // index/id → the declared documents with that id
+	for _, doc := range cfg.Documents {
+		if doc.Index == "" {
+			continue
+		}
+		if prev, dup := byPath[doc.Path()]; dup {
+			d.diags = append(d.diags, duplicate("Duplicate document", fmt.Sprintf("document %s", doc.Path()), doc.IDRange, prev.IDRange))
+			continue
+		}
+		byPath[doc.Path()] = doc
+		byID[doc.Index+"/"+doc.ID] = append(byID[doc.Index+"/"+doc.ID], doc)
+	}
+	for _, doc := range cfg.Documents {
+		for _, ref := range doc.Refs {
+			var found *Document
+			for _, t := range ref.Types {
+				if other := byPath[doc.Index+"/"+t+"/"+ref.ID]; other != nil {
+					found = other
+				}
+			}
+			switch {
+			case found != nil:
+				doc.Needs = append(doc.Needs, found)
+			case len(byID[doc.Index+"/"+ref.ID]) > 0:
+				other := byID[doc.Index+"/"+ref.ID][0]
+				d.errorf(ref.Range, doc.DeclRange, "Reference to a document of another type",
+					"%s names %q, which is declared as a %s (at %s), but it must name a %s.", ref.Field, ref.ID, other.Type, other.DeclRange, strings.Join(ref.Types, " or a "))
+			}
+		}
+	}
+	d.documentCycles(cfg.Documents)
+}
+
+// documentCycles refuses references that go round: such documents have
+// no order to be written in.
+func (d *decoder) documentCycles(docs []*Document) {
+	const (
+		unvisited = iota
+		visiting
+		done
+	)
+	state := map[*Document]int{}
+	var stack []*Document
+	var visit func(doc *Document)
+	visit = func(doc *Document) {
+		state[doc] = visiting
+		stack = append(stack, doc)
+		for _, next := range doc.Needs {
+			switch state[next] {
+			case unvisited:
+				visit(next)
+			case visiting:
+				start := slices.Index(stack, next)
+				var chain []string
+				for _, c := range stack[start:] {
+					chain = append(chain, c.Path())
+				}
+				chain = append(chain, next.Path())
+				for _, c := range stack[start:] {
+					d.errorf(c.DeclRange, c.DeclRange, "Cycle in document references",
+						"The documents name each other in a loop: %s. Each is written after the ones it names, so a loop has no order; remove one of the references.", strings.Join(chain, " → "))
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[doc] = done
+	}
+	for _, doc := range docs {
+		if state[doc] == unvisited {
+			visit(doc)
+		}
+	}
+}
