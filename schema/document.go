@@ -35,10 +35,8 @@ type Document struct {
 	Needs []*Document
 
 	DeclRange, IDRange, IndexRange, SourceRange hcl.Range
-	Instance                           *Instance
-	Import                             *Import
-	// fields are where each key of source is written, for diagnostics.
-	fields map[string]hcl.Range
+	Instance                                    *Instance
+	Import                                      *Import
 }
 
 // Path is the document's place, as Elasticsearch's API names it:
@@ -231,11 +229,11 @@ func (d *decoder) source(doc *Document, attr *hcl.Attribute, indices []*Index) {
 		}
 		return
 	}
-	doc.fields = keyRanges(attr.Expr, d.ctx)
+	fields := keyRanges(attr.Expr, d.ctx)
 	doc.Source = map[string]any{}
 	values := goValue(v).(map[string]any)
 	for _, key := range slices.Sorted(maps.Keys(values)) {
-		at := doc.fields[key]
+		at := fields[key]
 		if at.Filename == "" {
 			at = attr.Expr.Range()
 		}
@@ -243,18 +241,19 @@ func (d *decoder) source(doc *Document, attr *hcl.Attribute, indices []*Index) {
 	}
 	doc.Refs = SourceRefs(doc.Source)
 	for i := range doc.Refs {
-		doc.Refs[i].Range = doc.rangeOf(doc.Refs[i].Field)
+		doc.Refs[i].Range = rangeOf(fields, doc.Refs[i].Field, doc.SourceRange)
 	}
 }
 
-// rangeOf is where the spec writes the top-level field of a dotted path.
-func (doc *Document) rangeOf(path string) hcl.Range {
-	for key, r := range doc.fields {
+// rangeOf is where the spec writes the key of source that holds a
+// dotted path; or, when it is not written out, the whole source.
+func rangeOf(fields map[string]hcl.Range, path string, source hcl.Range) hcl.Range {
+	for key, r := range fields {
 		if path == key || strings.HasPrefix(path, key+".") || strings.HasPrefix(path, key+"[") {
 			return r
 		}
 	}
-	return doc.SourceRange
+	return source
 }
 
 // keyRanges are where each key of an object constructor is written.
