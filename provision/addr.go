@@ -14,15 +14,16 @@ type Addr struct {
 	// "search.t1", when the specs declare several places of its kind;
 	// empty otherwise. Two objects of one plan never share an address.
 	In   string
-	Kind string // "service" or "index"
-	Name string // the service ID or the index name
+	Kind string // "service", "index" or "document"
+	Name string // the service ID, the index name, a document's <index>/<type>/<id>
 }
 
-// kindOrder fixes the order of kinds in a plan: services, then indices.
-var kindOrder = map[string]int{"service": 0, "index": 1}
+// kindOrder fixes the order of kinds in a plan: services, indices, then
+// documents.
+var kindOrder = map[string]int{"service": 0, "index": 1, "document": 2}
 
 // placeKind is the block type that qualifies the addresses of a kind.
-var placeKind = map[string]string{"service": "agent", "index": "search"}
+var placeKind = map[string]string{"service": "agent", "index": "search", "document": "search"}
 
 // String renders the address as a user writes it after -target:
 // service.gated-api-1, index[".dashboard"] (a name that is not a plain
@@ -84,7 +85,7 @@ func ParseAddr(s string) (Addr, error) {
 	if kind, name, ok := strings.Cut(s, "."); ok && knownKind(kind) && name != "" {
 		return Addr{In: in, Kind: kind, Name: name}, nil
 	}
-	return Addr{}, fmt.Errorf("%q is not an address; write service.<id> or index.<name> (index[\".dashboard\"] for a name with a dot), after agent.<name>. or search.<name>. where the plan's addresses have it", s)
+	return Addr{}, fmt.Errorf("%q is not an address; write service.<id>, index.<name> (index[\".dashboard\"] for a name with a dot) or document[\"<index>/<type>/<id>\"], after agent.<name>. or search.<name>. where the plan's addresses have it", s)
 }
 
 func knownKind(k string) bool {

@@ -51,7 +51,9 @@ func (r Result) Err() error {
 
 // Apply sends the requests of every change: changes run in parallel, at
 // most parallelism at a time, and the requests of one change in order;
-// deletes start once every other change is done.
+// a change starts once the changes it needs are complete (the plan puts
+// them before it), and not at all when one of them is not; deletes start
+// once every other change is done.
 // After the first failure, or once ctx is canceled, no new request is
 // started; requests already under way finish within their own deadline
 // (they are sent with ctx's values but not its cancellation). progress,
@@ -84,6 +86,13 @@ func Apply(ctx context.Context, p *Plan, backends map[string]Backend, parallelis
 			res.Outcomes = append(res.Outcomes, Outcome{Change: c})
 		}
 	}
+	// done[i] is closed when the i-th outcome is final.
+	done := make([]chan struct{}, len(res.Outcomes))
+	at := make(map[Addr]int, len(res.Outcomes))
+	for i, o := range res.Outcomes {
+		done[i] = make(chan struct{})
+		at[o.Change.Addr] = i
+	}
 	deleting := false
 	for i := range res.Outcomes {
 		o := &res.Outcomes[i]
@@ -100,7 +109,15 @@ func Apply(ctx context.Context, p *Plan, backends map[string]Backend, parallelis
 		}
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
+			defer func() { <-sem; close(done[i]); wg.Done() }()
+			for _, n := range o.Change.Needs {
+				if j, ok := at[n]; ok && j < i {
+					<-done[j]
+					if !res.Outcomes[j].Complete() {
+						return
+					}
+				}
+			}
 			b := backends[o.Change.Backend]
 			for step, r := range o.Change.Requests {
 				if stopped() {

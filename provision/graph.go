@@ -24,6 +24,18 @@ func RenderDOT(w io.Writer, p *Plan) error {
 		}
 		fmt.Fprintf(w, "  }\n")
 	}
+	// A change that needs another starts after its last request.
+	at := map[Addr]int{}
+	for i, c := range p.Changes {
+		at[c.Addr] = i
+	}
+	for i, c := range p.Changes {
+		for _, n := range c.Needs {
+			if j, ok := at[n]; ok && err == nil && c.Action != NoOp && len(c.Requests) > 0 && len(p.Changes[j].Requests) > 0 {
+				_, err = fmt.Fprintf(w, "  \"%d.%d\" -> \"%d.1\";\n", j, len(p.Changes[j].Requests), i)
+			}
+		}
+	}
 	if err == nil {
 		_, err = fmt.Fprintf(w, "}\n")
 	}

@@ -20,7 +20,8 @@ import (
 // 2.1: a change of an instance of a block with for_each has each_key, and
 // gates say how each declared traefik proxy serves the gated frontends;
 // a change has reasons (codes beside the reason's words); a request has
-// idempotent and gone_ok. 2.2: a backend may have notes.
+// idempotent and gone_ok. 2.2: a backend may have notes; a change may
+// have needs (documents).
 const FormatVersion = "2.2"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
@@ -110,6 +111,11 @@ type Change struct {
 	// EachKey is the for_each key of the instance the change is for, when
 	// its block has for_each: the block's lines are every instance's.
 	EachKey *string `json:"each_key,omitempty"`
+	// Needs are the objects whose changes must be complete before this
+	// one starts: the index a document is written into, the documents it
+	// names; for a delete, the deletes of the documents that name it.
+	// A need that is not in the plan (nothing to do for it) is met.
+	Needs []Addr `json:"needs,omitempty"`
 	// Declared is where the object is declared, as the specs were loaded
 	// (with byte offsets, for a diagnostic's snippet); DeclaredAt is its
 	// form in JSON.
@@ -231,6 +237,7 @@ func (p *Plan) sort() {
 		}
 		return a.Addr.Less(b.Addr)
 	})
+	p.Changes = needsFirst(p.Changes)
 	sort.SliceStable(p.Backends, func(i, j int) bool { return p.Backends[i].Name < p.Backends[j].Name })
 	p.Summary = Summary{}
 	for _, c := range p.Changes {
@@ -268,4 +275,38 @@ func (c *Change) DeclRange() *hcl.Range {
 		endLine = n(m[4])
 	}
 	return &hcl.Range{Filename: m[1], Start: hcl.Pos{Line: n(m[2]), Column: n(m[3])}, End: hcl.Pos{Line: endLine, Column: n(m[5])}}
+}
+
+// needsFirst orders changes so that each comes after the changes it
+// needs, and otherwise as they are (a stable topological order). The
+// needs form no cycle (the specs refuse one); a need met twice is met.
+func needsFirst(changes []*Change) []*Change {
+	at := make(map[Addr]int, len(changes))
+	needed := false
+	for i, c := range changes {
+		at[c.Addr] = i
+		needed = needed || len(c.Needs) > 0
+	}
+	if !needed {
+		return changes
+	}
+	out := make([]*Change, 0, len(changes))
+	placed := make([]bool, len(changes))
+	var place func(i int)
+	place = func(i int) {
+		if placed[i] {
+			return
+		}
+		placed[i] = true
+		for _, n := range changes[i].Needs {
+			if j, ok := at[n]; ok && (changes[j].Action == Delete) == (changes[i].Action == Delete) {
+				place(j)
+			}
+		}
+		out = append(out, changes[i])
+	}
+	for i := range changes {
+		place(i)
+	}
+	return out
 }

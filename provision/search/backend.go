@@ -34,6 +34,9 @@ type Backend struct {
 	client func(addr string) (*elasticsearch.Client, error)
 	// note is what the last Plan read of the tribe node's blocks.
 	note string
+	// docs are the documents the last Plan read, by <index>/<type>/<id>:
+	// what a conditional write that is refused is compared with.
+	docs map[string]liveDoc
 }
 
 // Options are how a cluster is opened.
@@ -84,7 +87,12 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 		sc := scope{Project: cfg.Project, ClusterName: s.ClusterName, TribeURL: s.TribeURL}
 		for _, ix := range cfg.Indices {
 			if ix.Search == s.Name {
-				t.indices = append(t.indices, ix)
+				for _, d := range cfg.Documents {
+					if d.Index == ix.Name {
+						t.documents = append(t.documents, d)
+					}
+				}
+				t.indices = append(t.indices, withMarkFields(ix, cfg.Documents))
 				sc.Indices = append(sc.Indices, ix.Name)
 			}
 		}
@@ -219,6 +227,10 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	if err := b.readIndices(ctx, &f); err != nil {
 		return f, err
 	}
+	if err := b.readDocuments(ctx, &f); err != nil {
+		return f, err
+	}
+	b.docs = f.Documents
 	// The marks of every type of every index, to find the project's
 	// indices that the specs no longer declare: a fixed, small answer.
 	var marks map[string]liveIndex
@@ -345,6 +357,9 @@ func fingerprint(f facts) string { return provision.Digest(f) }
 // first one did.
 func (b *Backend) Send(ctx context.Context, r provision.Request) error {
 	_, err := sender(b.es, b.net).Send(ctx, r, 64<<10)
+	if err != nil && (strings.Contains(r.Path, "?version=") || strings.Contains(r.Path, "?op_type=create")) {
+		return b.documentChanged(ctx, r, err)
+	}
 	return err
 }
 
@@ -367,15 +382,28 @@ func esError(status string, body []byte) string {
 // checks that the copy the tribe node serves is the declared cluster's,
 // not another member's of the same name.
 func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]string, hcl.Diagnostics) {
-	line, err := b.verify(ctx, p.ChangesOf(b.target.backend))
-	if err != nil {
-		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Not what the readers see",
-			Detail: fmt.Sprintf("Every request succeeded, but %s: %s. What was written is live on the cluster; the dashboard tool, which reads through the tribe node, does not see it.", b.target.backend, err)}}
+	changes := p.ChangesOf(b.target.backend)
+	var lines []string
+	for _, check := range []func(context.Context, []*provision.Change) (string, error){b.verify, b.verifyTribeDocuments} {
+		line, err := check(ctx, changes)
+		if err != nil {
+			return lines, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Not what the readers see",
+				Detail: fmt.Sprintf("Every request succeeded, but %s: %s. What was written is live on the cluster; the dashboard tool, which reads through the tribe node, does not see it.", b.target.backend, err)}}
+		}
+		if line != "" {
+			lines = append(lines, line)
+		}
 	}
-	if line == "" {
-		return nil, nil
+	return lines, nil
+}
+
+// verifyTribeDocuments proves the written documents through the tribe
+// node, when there is one.
+func (b *Backend) verifyTribeDocuments(ctx context.Context, changes []*provision.Change) (string, error) {
+	if b.tribe == nil {
+		return "", nil
 	}
-	return []string{line}, nil
+	return b.verifyDocuments(ctx, changes)
 }
 
 func (b *Backend) verify(ctx context.Context, changes []*provision.Change) (string, error) {
@@ -385,7 +413,7 @@ func (b *Backend) verify(ctx context.Context, changes []*provision.Change) (stri
 	want := map[string][]string{}
 	var names []string
 	for _, c := range changes {
-		if c.Action == provision.Delete {
+		if c.Action == provision.Delete || c.Addr.Kind != "index" {
 			continue
 		}
 		var after struct {

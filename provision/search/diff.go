@@ -28,6 +28,10 @@ type facts struct {
 	Indices map[string]liveIndex `json:"indices"`
 	// Undeclared are the indices the project owns that no block declares.
 	Undeclared []string `json:"undeclared,omitempty"`
+	// Documents are the declared documents and those they name that
+	// exist, by <index>/<type>/<id>; Owned, the project's own documents.
+	Documents map[string]liveDoc `json:"documents,omitempty"`
+	Owned     []liveDoc          `json:"owned_documents,omitempty"`
 }
 
 type liveIndex struct {
@@ -86,6 +90,8 @@ type target struct {
 	// declared are the names of every index the specs declare, on any
 	// search block: another block's index is never "no longer declared".
 	declared []string
+	// documents are the declared documents of the indices.
+	documents []*schema.Document
 }
 
 // addr is the address of an index of this cluster.
@@ -93,11 +99,25 @@ func (t target) addr(name string) provision.Addr {
 	return provision.Addr{In: t.in, Kind: "index", Name: name}
 }
 
-// diff compares the declared indices with what the cluster holds.
+// diff compares the declared indices and documents with what the
+// cluster holds.
 func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Diagnostics) {
 	if diags := t.checkCluster(f); diags.HasErrors() {
 		return nil, diags
 	}
+	changes, diags := t.diffIndices(f, mode)
+	planned := map[string]bool{}
+	for _, c := range changes {
+		if c.Addr.Kind == "index" && c.Action != provision.Delete {
+			planned[c.Addr.Name] = true
+		}
+	}
+	docs, ddiags := t.diffDocuments(f, mode, planned)
+	return append(changes, docs...), append(diags, ddiags...)
+}
+
+// diffIndices compares the declared indices with what the cluster holds.
+func (t target) diffIndices(f facts, mode provision.Mode) ([]*provision.Change, hcl.Diagnostics) {
 	var changes []*provision.Change
 	var diags hcl.Diagnostics
 	for _, ix := range t.indices {

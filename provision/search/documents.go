@@ -1,0 +1,503 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/elastic/go-elasticsearch/v7"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/schema"
+)
+
+// Documents are the dashboard tool's saved objects, one more kind of
+// object of this backend: read with the indices (one _mget of every
+// declared or named id, one search for the project's own), diffed as JSON,
+// written each with one conditional request (op_type=create, or the
+// version the plan read), in the order their references give, and proved
+// through the tribe node.
+
+// markField is the field of a document's source that holds provision's
+// ownership marks; every declared type that has declared documents maps
+// it (not analyzed), so that the project's documents can be found by a
+// term query and the field is never added to a mapping unreviewed.
+const markField = "provision"
+
+// markMapping is markField's mapping.
+func markMapping() *schema.Field {
+	keyword := func(name string) *schema.Field {
+		return &schema.Field{Name: name, Params: map[string]any{"type": "string", "index": "not_analyzed"}}
+	}
+	return &schema.Field{Name: markField, Params: map[string]any{}, Properties: []*schema.Field{keyword(provision.ManagedByKey), keyword(provision.ProjectKey)}}
+}
+
+// withMarkFields returns ix with markField added to each type that docs
+// write into; ix itself when none.
+func withMarkFields(ix *schema.Index, docs []*schema.Document) *schema.Index {
+	out := ix
+	for i, m := range ix.Mappings {
+		if !slices.ContainsFunc(docs, func(d *schema.Document) bool { return d.Index == ix.Name && d.Type == m.Type }) ||
+			slices.ContainsFunc(m.Properties, func(f *schema.Field) bool { return f.Name == markField }) {
+			continue
+		}
+		if out == ix {
+			c := *ix
+			c.Mappings = slices.Clone(ix.Mappings)
+			out = &c
+		}
+		mc := *m
+		mc.Properties = append(slices.Clone(m.Properties), markMapping())
+		out.Mappings[i] = &mc
+	}
+	return out
+}
+
+// liveDoc is a document as _mget or a search answers it.
+type liveDoc struct {
+	Index   string         `json:"_index"`
+	Type    string         `json:"_type"`
+	ID      string         `json:"_id"`
+	Version int64          `json:"_version"`
+	Found   *bool          `json:"found,omitempty"` // _mget only
+	Source  map[string]any `json:"_source"`
+}
+
+func (l liveDoc) path() string { return l.Index + "/" + l.Type + "/" + l.ID }
+
+// owner is the project whose marks the document carries.
+func (l liveDoc) owner() string {
+	m, _ := l.Source[markField].(map[string]any)
+	return provision.OwnerOf(m)
+}
+
+// docPath is a document's path in a request: /<index>/<type>/<id>.
+func docPath(index, typ, id string) string {
+	return "/" + url.PathEscape(index) + "/" + url.PathEscape(typ) + "/" + url.PathEscape(id)
+}
+
+// docAddr is the address of a document of this cluster.
+func (t target) docAddr(path string) provision.Addr {
+	return provision.Addr{In: t.in, Kind: "document", Name: path}
+}
+
+// documentsRead says whether a plan reads documents: some are declared,
+// or an index in scope maps markField (the project may own documents
+// that are no longer declared).
+func (t target) documentsRead(f facts) bool {
+	if len(t.documents) > 0 {
+		return true
+	}
+	for _, ix := range f.Indices {
+		for _, m := range ix.Mappings {
+			if _, ok := m.Properties[markField]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readDocuments reads, in two requests whatever their number, the
+// declared documents and the ones they name (by _mget, which is real
+// time), and the project's own documents in the indices in scope (a
+// search: apply writes with refresh=true, so it sees them).
+func (b *Backend) readDocuments(ctx context.Context, f *facts) error {
+	if !b.documentsRead(*f) {
+		return nil
+	}
+	f.Documents = map[string]liveDoc{}
+	type want struct {
+		Index string `json:"_index"`
+		Type  string `json:"_type"`
+		ID    string `json:"_id"`
+	}
+	var ids []want
+	seen := map[string]bool{}
+	add := func(index, typ, id string) {
+		if _, exists := f.Indices[index]; exists && !seen[index+"/"+typ+"/"+id] {
+			seen[index+"/"+typ+"/"+id] = true
+			ids = append(ids, want{index, typ, id})
+		}
+	}
+	for _, d := range b.documents {
+		add(d.Index, d.Type, d.ID)
+		for _, r := range d.Refs {
+			for _, t := range r.Types {
+				add(d.Index, t, r.ID)
+			}
+		}
+	}
+	if len(ids) > 0 {
+		var got struct {
+			Docs []liveDoc `json:"docs"`
+		}
+		if err := b.post(ctx, b.es, "/_mget", map[string]any{"docs": ids}, &got); err != nil {
+			return err
+		}
+		for _, d := range got.Docs {
+			if d.Found != nil && *d.Found {
+				f.Documents[d.path()] = d
+			}
+		}
+	}
+	var indices []string
+	for _, name := range b.scope.Indices {
+		if _, exists := f.Indices[name]; exists {
+			indices = append(indices, name)
+		}
+	}
+	if len(indices) == 0 {
+		return nil
+	}
+	var found struct {
+		Hits struct {
+			Hits []liveDoc `json:"hits"`
+		} `json:"hits"`
+	}
+	query := map[string]any{"size": 10000, "version": true,
+		"query": map[string]any{"term": map[string]any{markField + "." + provision.ProjectKey: b.project}}}
+	if err := b.post(ctx, b.es, "/"+strings.Join(indices, ",")+"/_search?ignore_unavailable=true", query, &found); err != nil {
+		return err
+	}
+	for _, d := range found.Hits.Hits {
+		if d.owner() == b.project {
+			f.Owned = append(f.Owned, d)
+		}
+	}
+	sort.Slice(f.Owned, func(i, j int) bool { return f.Owned[i].path() < f.Owned[j].path() })
+	return nil
+}
+
+// post sends a read with a JSON body (_mget, _search), retried as reads
+// are, and decodes the answer into v.
+func (b *Backend) post(ctx context.Context, c *elasticsearch.Client, path string, body, v any) error {
+	var out []byte
+	err := b.net.Call(ctx, true, func(ctx context.Context) error {
+		var err error
+		out, err = b.perform(ctx, c, provision.Request{Method: http.MethodPost, Path: path, Header: jsonBody, Body: provision.RawJSON(body)}, 64<<20)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("POST %s: %w", path, err)
+	}
+	return json.Unmarshal(out, v)
+}
+
+// docView is a document's source as a plan shows and compares it: the
+// marks left out, and the fields that hold JSON text decoded, so that a
+// change shows as paths inside them and key order or spacing is none.
+func docView(source map[string]any, jsonFields []string) map[string]any {
+	out := map[string]any{}
+	for k, v := range source {
+		if k != markField {
+			out[k] = v
+		}
+	}
+	out = decodeJSONText("", out, jsonFields).(map[string]any)
+	// One JSON form for numbers on both sides.
+	var norm map[string]any
+	_ = json.Unmarshal(provision.RawJSON(out), &norm)
+	return norm
+}
+
+// decodeJSONText decodes the JSON text of the string fields at the given
+// dotted paths, and of any field the dashboard tool stores as JSON text.
+func decodeJSONText(path string, v any, jsonFields []string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			out[k] = decodeJSONText(p, e, jsonFields)
+		}
+		return out
+	case string:
+		if slices.Contains(jsonFields, path) || slices.Contains(schema.JSONTextFields, path[strings.LastIndex(path, ".")+1:]) {
+			var decoded any
+			if json.Unmarshal([]byte(x), &decoded) == nil {
+				return decoded
+			}
+		}
+	}
+	return v
+}
+
+// docBody is what a write sends: the source and the marks.
+func (t target) docBody(d *schema.Document) map[string]any {
+	body := maps.Clone(d.Source)
+	body[markField] = provision.Marks(t.project)
+	return body
+}
+
+// diffDocuments plans the declared documents and the project's own that
+// are no longer declared.
+func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]bool) ([]*provision.Change, hcl.Diagnostics) {
+	var changes []*provision.Change
+	var diags hcl.Diagnostics
+	declared := map[string]bool{}
+	for _, d := range t.documents {
+		declared[d.Path()] = true
+		if mode == provision.Converge && !planned[d.Index] {
+			continue // its index is refused
+		}
+		live, exists := f.Documents[d.Path()]
+		c := &provision.Change{
+			Addr:       t.docAddr(d.Path()),
+			Backend:    t.backend,
+			After:      provision.RawJSON(docView(d.Source, d.JSONFields)),
+			DeclaredAt: d.DeclRange.String(),
+			Declared:   d.DeclRange.Ptr(),
+			EachKey:    d.Instance.KeyPtr(),
+			Requests:   []provision.Request{},
+			Needs:      []provision.Addr{t.addr(d.Index)},
+		}
+		for _, n := range d.Needs {
+			c.Needs = append(c.Needs, t.docAddr(n.Path()))
+		}
+		if mode == provision.Destroy {
+			if exists && live.owner() == t.project {
+				changes = append(changes, t.removeDocument(live, d.JSONFields, d, mode))
+			}
+			continue
+		}
+		diags = append(diags, t.liveRefs(d, f)...)
+		claim, note, refusal := provision.Decide(t.project, provision.Declared{
+			Addr: c.Addr, Noun: "document", Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At(),
+		}, provision.Live{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)})
+		if refusal != nil {
+			diags = append(diags, refusal)
+			continue
+		}
+		if note != "" {
+			c.Notes = append(c.Notes, note)
+		}
+		body := provision.RawJSON(t.docBody(d))
+		path := docPath(d.Index, d.Type, d.ID)
+		switch {
+		case claim == provision.ClaimCreate:
+			c.Action = provision.Create
+			c.Requests = append(c.Requests, provision.Request{Method: "PUT", Path: path + "?op_type=create&refresh=true", Header: jsonBody, Body: body})
+		default:
+			c.Before = provision.RawJSON(docView(live.Source, d.JSONFields))
+			same := reflect.DeepEqual(docView(live.Source, d.JSONFields), docView(d.Source, d.JSONFields))
+			switch {
+			case claim == provision.ClaimImport:
+				c.Action = provision.Import
+				c.Because(provision.ReasonImport, "made outside provision; the ownership marks go into its source")
+			case same:
+				c.Action = provision.NoOp
+			default:
+				c.Action = provision.Update
+				c.Because(provision.ReasonChanged, "its source differs from the declared one")
+			}
+			if c.Action != provision.NoOp {
+				c.Requests = append(c.Requests, provision.Request{Method: "PUT", Path: path + "?version=" + strconv.FormatInt(live.Version, 10) + "&refresh=true", Header: jsonBody, Body: body})
+			}
+		}
+		changes = append(changes, c)
+	}
+	var removed []*provision.Change
+	for _, live := range f.Owned {
+		if declared[live.path()] {
+			continue
+		}
+		removed = append(removed, t.removeDocument(live, nil, nil, mode))
+	}
+	// A document that names another is deleted first.
+	for _, c := range removed {
+		var before map[string]any
+		_ = json.Unmarshal(c.Before, &before)
+		for _, r := range schema.SourceRefs(reencode(before)) {
+			for _, other := range removed {
+				for _, typ := range r.Types {
+					if other.Addr.Name == docIndex(c.Addr.Name)+"/"+typ+"/"+r.ID {
+						other.Needs = append(other.Needs, c.Addr)
+					}
+				}
+			}
+		}
+	}
+	return append(changes, removed...), diags
+}
+
+// reencode turns the decoded JSON text of a view back into text, for
+// schema.SourceRefs.
+func reencode(view map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range view {
+		switch v.(type) {
+		case map[string]any, []any:
+			if slices.Contains(schema.JSONTextFields, k) {
+				out[k] = string(provision.RawJSON(v))
+				continue
+			}
+			if m, ok := v.(map[string]any); ok {
+				out[k] = reencode(m)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func docIndex(path string) string { return path[:strings.Index(path, "/")] }
+
+// docPathName is the <index>/<type>/<id> of a request's /<index>/<type>/<id>.
+func docPathName(p string) string {
+	parts := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 3)
+	for i := range parts {
+		parts[i], _ = url.PathUnescape(parts[i])
+	}
+	return strings.Join(parts, "/")
+}
+
+// removeDocument deletes one of the project's documents, at the version
+// the plan read.
+func (t target) removeDocument(live liveDoc, jsonFields []string, d *schema.Document, mode provision.Mode) *provision.Change {
+	r := provision.Request{Method: "DELETE", Path: docPath(live.Index, live.Type, live.ID) + "?version=" + strconv.FormatInt(live.Version, 10) + "&refresh=true", Header: acceptJSON, GoneOK: true}
+	c := provision.Removal(t.docAddr(live.path()), t.backend, provision.RawJSON(docView(live.Source, jsonFields)), r).Owned(t.project, mode)
+	if d != nil {
+		c.DeclaredAt, c.Declared, c.EachKey = d.DeclRange.String(), d.DeclRange.Ptr(), d.Instance.KeyPtr()
+	}
+	return c
+}
+
+// liveRefs checks the references that name no declared document: each
+// must name a live one, of a type it may be.
+func (t target) liveRefs(d *schema.Document, f facts) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, r := range d.Refs {
+		if slices.ContainsFunc(d.Needs, func(n *schema.Document) bool { return n.ID == r.ID && slices.Contains(r.Types, n.Type) }) {
+			continue
+		}
+		if slices.ContainsFunc(r.Types, func(typ string) bool { _, ok := f.Documents[d.Index+"/"+typ+"/"+r.ID]; return ok }) {
+			continue
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Reference to a document that does not exist",
+			Detail: fmt.Sprintf("%s names the %s %q, which no document block declares and %s does not hold on cluster %s. The dashboard tool would show a broken object. Declare it, or name one that exists.",
+				r.Field, strings.Join(r.Types, " or "), r.ID, d.Index, f.ClusterName),
+			Subject: r.Range.Ptr(),
+			Context: d.DeclRange.Ptr(),
+		})
+	}
+	return diags
+}
+
+// documentChanged turns Elasticsearch's 409 to a conditional write into
+// the refusal a person needs: which document, and what changed since the
+// plan read it. Nothing was written to it.
+func (b *Backend) documentChanged(ctx context.Context, r provision.Request, err error) error {
+	var se *provision.StatusError
+	if !errors.As(err, &se) || se.Code != http.StatusConflict {
+		return err
+	}
+	path, query, _ := strings.Cut(r.Path, "?")
+	if strings.Contains(query, "op_type=create") {
+		return fmt.Errorf("the document %s was created by someone else after the plan read that it did not exist; nothing was written to it. Plan again: %w", path, err)
+	}
+	var now liveDoc
+	what := "it"
+	if gerr := b.get(ctx, b.es, path, &now); gerr == nil {
+		before := b.docs[docPathName(path)]
+		changed := changedPaths("", docView(before.Source, nil), docView(now.Source, nil))
+		what = fmt.Sprintf("version %d to %d", before.Version, now.Version)
+		if len(changed) > 0 {
+			what += ", " + strings.Join(changed, ", ") + " changed"
+		}
+	}
+	return fmt.Errorf("the document %s was changed since the plan read it (%s); nothing was written to it, and the change made by hand is kept. Plan again to see it: %w", path, what, err)
+}
+
+// changedPaths are the dotted paths where two views differ.
+func changedPaths(path string, a, b any) []string {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if !aok || !bok {
+		if reflect.DeepEqual(a, b) {
+			return nil
+		}
+		if path == "" {
+			path = "the source"
+		}
+		return []string{path}
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(merged(am, bm))) {
+		p := k
+		if path != "" {
+			p = path + "." + k
+		}
+		out = append(out, changedPaths(p, am[k], bm[k])...)
+	}
+	return out
+}
+
+func merged(a, b map[string]any) map[string]any {
+	out := maps.Clone(a)
+	maps.Copy(out, b)
+	return out
+}
+
+// verifyDocuments reads every written document back through the tribe
+// node, in one _mget, and checks that it is served there as written.
+func (b *Backend) verifyDocuments(ctx context.Context, changes []*provision.Change) (string, error) {
+	type want struct {
+		Index string `json:"_index"`
+		Type  string `json:"_type"`
+		ID    string `json:"_id"`
+	}
+	written := map[string]map[string]any{}
+	var ids []want
+	for _, c := range changes {
+		if c.Addr.Kind != "document" || c.Action == provision.Delete || len(c.Requests) == 0 {
+			continue
+		}
+		parts := strings.SplitN(c.Addr.Name, "/", 3)
+		var body map[string]any
+		_ = json.Unmarshal(c.Requests[len(c.Requests)-1].Body, &body)
+		written[c.Addr.Name] = body
+		ids = append(ids, want{parts[0], parts[1], parts[2]})
+	}
+	if len(ids) == 0 {
+		return "", nil
+	}
+	var got struct {
+		Docs []liveDoc `json:"docs"`
+	}
+	if err := b.post(ctx, b.tribe, "/_mget", map[string]any{"docs": ids}, &got); err != nil {
+		return "", fmt.Errorf("reading the written documents through the tribe node %s: %w", b.scope.TribeURL, err)
+	}
+	var wrong []string
+	for _, d := range got.Docs {
+		switch {
+		case d.Found == nil || !*d.Found:
+			wrong = append(wrong, d.path()+" is not served")
+		case !reflect.DeepEqual(docView(d.Source, nil), docView(written[d.path()], nil)) || d.owner() != b.project:
+			wrong = append(wrong, d.path()+" is served with another source (another member's copy of the index, or an edit since)")
+		}
+	}
+	if len(wrong) > 0 {
+		return "", fmt.Errorf("through the tribe node %s, %s", b.scope.TribeURL, strings.Join(wrong, "; "))
+	}
+	verb := "are"
+	if len(ids) == 1 {
+		verb = "is"
+	}
+	return fmt.Sprintf("%s: %d %s %s served through the tribe node %s as written.", b.target.backend, len(ids), plural(len(ids), "document"), verb, b.scope.TribeURL), nil
+}

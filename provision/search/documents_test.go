@@ -1,0 +1,140 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/schema"
+)
+
+// savedObjects is the shipped spec with its saved objects, against the
+// shared t1 and its read-only tribe node.
+func savedObjects(t *testing.T) *schema.Config {
+	t.Helper()
+	return loadFiles(t, []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../specs/saved-objects.hcl"},
+		"search_url="+cluster(t).T1.URL, "tribe_url="+cluster(t).Tribe.URL)
+}
+
+// planDocs makes the plan as the engine does (ordered by needs) and
+// returns it with the backend.
+func planDocs(t *testing.T, cfg *schema.Config) (*Backend, *provision.Plan) {
+	t.Helper()
+	bs, diags := New(cfg, Options{Env: noEnv})
+	if diags.HasErrors() || len(bs) != 1 {
+		t.Fatalf("New: %v", diags)
+	}
+	p, diags := provision.MakePlan(context.Background(), cfg.Project, provision.Converge, bs)
+	if diags.HasErrors() {
+		t.Fatalf("plan: %v", diags)
+	}
+	return bs[0].(*Backend), p
+}
+
+func text(t *testing.T, p *provision.Plan) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := provision.RenderText(&out, p.Redacted(), provision.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// TestDocuments is the dashboards-as-code round on the real t1 and its
+// read-only tribe node: the four saved objects are created after their
+// index and in the order their references give, proven through the tribe
+// node, and plan as no changes after; an edit made by hand plans as an
+// update shown as paths inside the JSON text, a key reorder by hand as no
+// change; an object made by hand is left alone; an edit between plan and
+// apply is refused at that object with what changed.
+func TestDocuments(t *testing.T) {
+	fresh(t, cluster(t).T1.URL, ".dashboard")
+	t.Cleanup(func() { fresh(t, cluster(t).T1.URL, ".dashboard") })
+	cfg := savedObjects(t)
+	b, p := planDocs(t, cfg)
+	want := []string{
+		`index[".dashboard"] create: PUT /.dashboard/`,
+		`index[".dashboard"] create: PUT /.dashboard/_mapping/index-pattern`,
+		`index[".dashboard"] create: PUT /.dashboard/_mapping/search`,
+		`index[".dashboard"] create: PUT /.dashboard/_mapping/dashboard`,
+		`index[".dashboard"] create: PUT /.dashboard/_mapping/visualization`,
+		`document[".dashboard/index-pattern/logs-*"] create: PUT /.dashboard/index-pattern/logs-%2A?op_type=create&refresh=true`,
+		`document[".dashboard/search/errors"] create: PUT /.dashboard/search/errors?op_type=create&refresh=true`,
+		`document[".dashboard/visualization/error-rate"] create: PUT /.dashboard/visualization/error-rate?op_type=create&refresh=true`,
+		`document[".dashboard/dashboard/edge"] create: PUT /.dashboard/dashboard/edge?op_type=create&refresh=true`,
+	}
+	if diff := cmp.Diff(want, requestLines(p.Changes)); diff != "" {
+		t.Fatalf("planned requests (-want +got):\n%s", diff)
+	}
+	res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil)
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	lines, diags := b.Verify(context.Background(), p)
+	if diags.HasErrors() || len(lines) != 2 || !strings.Contains(lines[1], "4 documents are served through the tribe node "+cluster(t).Tribe.URL+" as written.") {
+		t.Fatalf("verify: %q %v", lines, diags)
+	}
+	t.Logf("proof: %s", strings.Join(lines, "\n"))
+
+	_, p = planDocs(t, cfg)
+	if p.Summary.HasChanges() {
+		t.Fatalf("converged plan:\n%s", text(t, p))
+	}
+
+	t.Run("edited by hand", func(t *testing.T) {
+		live := esDo(t, cluster(t).T1.URL, "GET", "/.dashboard/visualization/error-rate", "")
+		edited := strings.Replace(strings.Replace(live, `\"interpolate\":\"linear\"`, `\"interpolate\":\"cardinal\"`, 1), `"title":"Error rate"`, `"title":"Error rate (edited)"`, 1)
+		_, source, _ := strings.Cut(edited, `"_source":`)
+		esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/visualization/error-rate?refresh=true", strings.TrimSuffix(source, "}"))
+		_, p := planDocs(t, cfg)
+		out := text(t, p)
+		for _, s := range []string{`~ document[".dashboard/visualization/error-rate"]`, `"cardinal" -> "linear"`, `"Error rate (edited)" -> "Error rate"`} {
+			if !strings.Contains(out, s) {
+				t.Errorf("plan lacks %s:\n%s", s, out)
+			}
+		}
+		t.Logf("plan:\n%s", out)
+	})
+
+	t.Run("reordered by hand", func(t *testing.T) {
+		// The tool rewrites JSON text with its own key order and spacing.
+		fresh(t, cluster(t).T1.URL, ".dashboard")
+		b, p := planDocs(t, cfg)
+		if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+			t.Fatal(res.Err())
+		}
+		esDo(t, cluster(t).T1.URL, "POST", "/.dashboard/dashboard/edge/_update?refresh=true",
+			`{"doc":{"panelsJSON":"[ {\"type\": \"visualization\", \"size_y\": 3, \"size_x\": 6, \"row\": 1, \"panelIndex\": 1, \"id\": \"error-rate\", \"col\": 1} ]"}}`)
+		if _, p := planDocs(t, cfg); p.Summary.HasChanges() {
+			t.Errorf("a key reorder plans changes:\n%s", text(t, p))
+		}
+	})
+
+	t.Run("made by hand", func(t *testing.T) {
+		esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/search/by-hand?refresh=true", `{"title":"Made in the tool"}`)
+		if _, p := planDocs(t, cfg); p.Summary.HasChanges() {
+			t.Errorf("an object made by hand is planned:\n%s", text(t, p))
+		}
+		if got := esDo(t, cluster(t).T1.URL, "GET", "/.dashboard/search/by-hand", ""); !strings.Contains(got, `"found":true`) {
+			t.Errorf("the object made by hand is gone: %s", got)
+		}
+	})
+
+	t.Run("edited between plan and apply", func(t *testing.T) {
+		esDo(t, cluster(t).T1.URL, "POST", "/.dashboard/search/errors/_update?refresh=true", `{"doc":{"title":"Errors, by hand"}}`)
+		b, p := planDocs(t, cfg) // plans the title back
+		esDo(t, cluster(t).T1.URL, "POST", "/.dashboard/search/errors/_update?refresh=true", `{"doc":{"hits":7}}`)
+		res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil)
+		err := res.Err()
+		if err == nil || !strings.Contains(err.Error(), "the document /.dashboard/search/errors was changed since the plan read it (version 2 to 3, hits changed); nothing was written to it") {
+			t.Fatalf("apply over an edit: %v", err)
+		}
+		t.Logf("refusal: %v", err)
+		if got := esDo(t, cluster(t).T1.URL, "GET", "/.dashboard/search/errors", ""); !strings.Contains(got, `"hits":7`) || !strings.Contains(got, "Errors, by hand") {
+			t.Errorf("the edit made by hand was overwritten: %s", got)
+		}
+	})
+}
