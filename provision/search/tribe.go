@@ -34,7 +34,7 @@ import (
 
 // stateIndex is what a tribe's cluster state holds of one index.
 type stateIndex struct {
-	Settings map[string]any            `json:"settings"` // flat
+	Settings map[string]any             `json:"settings"` // flat
 	Mappings map[string]json.RawMessage `json:"mappings"`
 }
 
