@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -164,5 +165,49 @@ func TestDecide(t *testing.T) {
 		if claim != tt.claim || summary != tt.summary || (note != "") != tt.note {
 			t.Errorf("%s: Decide = %v, %q, %q; want %v, %q, note %v", name, claim, note, summary, tt.claim, tt.summary, tt.note)
 		}
+	}
+}
+
+// TestApplyNeeds: a change starts after the changes it needs are
+// complete, whatever their place in the plan's address order (the plan
+// puts them first), and not at all when one of them failed; a change that
+// needs nothing of the plan runs at once.
+func TestApplyNeeds(t *testing.T) {
+	dashboard := change("dashboard", Create, "/dashboard")
+	vis := change("vis", Create, "/vis")
+	pattern := change("pattern", Create, "/pattern")
+	other := change("other", Create, "/other")
+	dashboard.Needs = []Addr{vis.Addr, {Kind: "index", Name: "not-in-the-plan"}}
+	vis.Needs = []Addr{pattern.Addr}
+	p := &Plan{Changes: []*Change{dashboard, other, pattern, vis}}
+	p.sort()
+	var order []string
+	for _, c := range p.Changes {
+		order = append(order, c.Addr.Name)
+	}
+	if diff := cmp.Diff([]string{"pattern", "vis", "dashboard", "other"}, order); diff != "" {
+		t.Fatalf("plan order (-want +got):\n%s", diff)
+	}
+	r := &recorder{}
+	if res := Apply(context.Background(), p, map[string]Backend{"b": r}, 10, nil); res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	pos := map[string]int{}
+	for i, s := range r.sent {
+		pos[s] = i
+	}
+	if pos["/pattern"] > pos["/vis"] || pos["/vis"] > pos["/dashboard"] {
+		t.Errorf("sent %v: a change before what it needs", r.sent)
+	}
+
+	r = &recorder{fail: map[string]bool{"/vis": true}}
+	res := Apply(context.Background(), p, map[string]Backend{"b": r}, 10, nil)
+	for _, o := range res.Outcomes {
+		if o.Change == dashboard && (o.Sent != 0 || o.Err != nil) {
+			t.Errorf("the dashboard, which needs the failed visualization: %+v", o)
+		}
+	}
+	if slices.Contains(r.sent, "/dashboard") {
+		t.Errorf("sent %v: the dashboard was sent after the visualization it needs failed", r.sent)
 	}
 }

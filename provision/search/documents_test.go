@@ -3,10 +3,14 @@ package search
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/schema"
 )
@@ -137,4 +141,58 @@ func TestDocuments(t *testing.T) {
 			t.Errorf("the edit made by hand was overwritten: %s", got)
 		}
 	})
+}
+
+// TestDocumentOwnership: a declared document that exists without the
+// project's marks is refused, and taken over with an import block; a
+// reference to an id that nothing declares must name a live document.
+func TestDocumentOwnership(t *testing.T) {
+	fresh(t, cluster(t).T1.URL, ".dashboard")
+	t.Cleanup(func() { fresh(t, cluster(t).T1.URL, ".dashboard") })
+	cfg := savedObjects(t)
+	b, p := planDocs(t, cfg)
+	if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	// The search, made again by hand: no marks.
+	esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/search/errors?refresh=true", `{"title":"Errors","hits":0,"version":1}`)
+	bs, _ := New(cfg, Options{Env: noEnv})
+	_, diags := provision.MakePlan(context.Background(), cfg.Project, provision.Converge, bs)
+	if diff := cmp.Diff([]string{"saved-objects.hcl:21: The document exists and provision does not own it"}, diagLines(diags)); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	importFile := filepath.Join(t.TempDir(), "import.hcl")
+	if err := os.WriteFile(importFile, []byte("import {\n  to = document[\".dashboard/search/errors\"]\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withImport := loadFiles(t, []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../specs/saved-objects.hcl", importFile},
+		"search_url="+cluster(t).T1.URL, "tribe_url="+cluster(t).Tribe.URL)
+	b, p = planDocs(t, withImport)
+	if diff := cmp.Diff([]string{`document[".dashboard/search/errors"] import: PUT /.dashboard/search/errors?version=2&refresh=true`}, requestLines(p.Changes)); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	if _, p := planDocs(t, cfg); p.Summary.HasChanges() {
+		t.Errorf("after the import:\n%s", text(t, p))
+	}
+
+	dangling := func(id string) hcl.Diagnostics {
+		spec := filepath.Join(t.TempDir(), "vis.hcl")
+		src := fmt.Sprintf("document \"visualization\" \"by-id\" {\n  source = {\n    title         = \"By id\"\n    savedSearchId = %q\n  }\n}\n", id)
+		if err := os.WriteFile(spec, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg := loadFiles(t, []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", spec}, "search_url="+cluster(t).T1.URL)
+		bs, _ := New(cfg, Options{Env: noEnv})
+		_, diags := provision.MakePlan(context.Background(), cfg.Project, provision.Converge, bs)
+		return diags
+	}
+	if diags := dangling("nothing-has-this-id"); len(diagLines(diags)) != 1 || diagLines(diags)[0] != "vis.hcl:4: Reference to a document that does not exist" {
+		t.Errorf("a reference to nothing: %v", diags)
+	}
+	if diags := dangling("errors"); diags.HasErrors() {
+		t.Errorf("a reference by id to a live search: %v", diags)
+	}
 }
