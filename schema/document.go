@@ -344,7 +344,7 @@ func (d *decoder) fieldValueOf(doc *Document, f *Field, path string, value any, 
 		case map[string]any:
 			return d.jsonText(doc, path, v)
 		case []any:
-			if slices.ContainsFunc(v, func(e any) bool {
+			if slices.Contains(JSONTextFields, lastName(path)) || slices.ContainsFunc(v, func(e any) bool {
 				switch e.(type) {
 				case map[string]any, []any:
 					return true

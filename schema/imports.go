@@ -3,7 +3,9 @@ package schema
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -86,6 +88,9 @@ func (d *decoder) importBlock(b *hcl.Block) *Import {
 	if im.Name == "" {
 		return bad("The name is empty.")
 	}
+	if parts := strings.SplitN(im.Name, "/", 3); im.Kind == "document" && (len(parts) != 3 || slices.Contains(parts, "")) {
+		return bad(fmt.Sprintf("%q is not a document's <index>/<type>/<id>.", im.Name))
+	}
 	return im
 }
 
@@ -134,9 +139,10 @@ func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 			d.errorf(im.ToRange, im.DeclRange, "Import of an undeclared service needs one agent",
 				"The declaration of %s is to be generated, but %d agent blocks are declared, so it is not known which node's agent holds the registration. Declare the service block yourself, with its agent.",
 				im.Addr(), len(cfg.Agents))
-		case generate && im.Kind == "document":
-			d.errorf(im.ToRange, im.DeclRange, "Import of an undeclared document",
-				"No document block declares %s. Write its declaration from the live object with provision plan -generate-config-out=FILE after declaring the document block's type, index and id, or declare it yourself.", im.Addr())
+		case generate && im.Kind == "document" && len(cfg.Searches) != 1:
+			d.errorf(im.ToRange, im.DeclRange, "Import of an undeclared document needs one search cluster",
+				"The declaration of %s is to be generated, but %d search blocks are declared, so it is not known which cluster holds the document. Declare exactly one search block, or declare the document block yourself.",
+				im.Addr(), len(cfg.Searches))
 		case !generate:
 			what := map[string]string{"service": "service block with id", "index": "index block named", "document": "document block at"}[im.Kind]
 			d.errorf(im.ToRange, im.DeclRange, "Import of an undeclared object",

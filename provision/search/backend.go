@@ -97,9 +97,16 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 			}
 		}
 		for _, im := range cfg.Imports {
-			if im.Kind == "index" && !im.Declared && len(cfg.Searches) == 1 {
+			switch {
+			case im.Declared || len(cfg.Searches) != 1:
+			case im.Kind == "index":
 				t.generate = append(t.generate, im)
 				sc.Indices = append(sc.Indices, im.Name)
+			case im.Kind == "document":
+				t.generate = append(t.generate, im)
+				if ix := docIndex(im.Name); !slices.Contains(sc.Indices, ix) {
+					sc.Indices = append(sc.Indices, ix)
+				}
 			}
 		}
 		if len(sc.Indices) == 0 {

@@ -94,7 +94,7 @@ func (t target) docAddr(path string) provision.Addr {
 // or an index in scope maps markField (the project may own documents
 // that are no longer declared).
 func (t target) documentsRead(f facts) bool {
-	if len(t.documents) > 0 {
+	if len(t.documents) > 0 || slices.ContainsFunc(t.generate, func(im *schema.Import) bool { return im.Kind == "document" }) {
 		return true
 	}
 	for _, ix := range f.Indices {
@@ -127,6 +127,12 @@ func (b *Backend) readDocuments(ctx context.Context, f *facts) error {
 		if _, exists := f.Indices[index]; exists && !seen[index+"/"+typ+"/"+id] {
 			seen[index+"/"+typ+"/"+id] = true
 			ids = append(ids, want{index, typ, id})
+		}
+	}
+	for _, im := range b.generate {
+		if im.Kind == "document" {
+			parts := strings.SplitN(im.Name, "/", 3)
+			add(parts[0], parts[1], parts[2])
 		}
 	}
 	for _, d := range b.documents {

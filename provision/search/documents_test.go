@@ -196,3 +196,55 @@ func TestDocumentOwnership(t *testing.T) {
 		t.Errorf("a reference by id to a live search: %v", diags)
 	}
 }
+
+// TestGenerateDocument: a visualization made in the tool (by hand here),
+// named by an import block alone, is written out as a document block with
+// its JSON text as HCL values; with that block the plan imports it, and
+// after the apply plans no change.
+func TestGenerateDocument(t *testing.T) {
+	fresh(t, cluster(t).T1.URL, ".dashboard")
+	t.Cleanup(func() { fresh(t, cluster(t).T1.URL, ".dashboard") })
+	b, p := planDocs(t, savedObjects(t))
+	if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/visualization/Made%20in%20the%20tool?refresh=true",
+		`{"title":"Made in the tool","version":1,"savedSearchId":"errors","visState":"{\"title\":\"Made in the tool\",\"type\":\"table\",\"params\":{\"perPage\":10},\"aggs\":[],\"listeners\":{}}","dashboardSavedObjectMeta":{"searchSourceJSON":"{\"filter\":[]}"}}`)
+	dir := t.TempDir()
+	imp := filepath.Join(dir, "import.hcl")
+	if err := os.WriteFile(imp, []byte("import {\n  to = document[\".dashboard/visualization/Made in the tool\"]\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../specs/saved-objects.hcl", imp}
+	vars := []string{"search_url=" + cluster(t).T1.URL, "tribe_url=" + cluster(t).Tribe.URL}
+	cfg, diags := schema.NewParser().LoadFiles(files, schema.Inputs{Vars: vars, GenerateConfig: true})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	bs, _ := New(cfg, Options{Env: noEnv})
+	src, diags := provision.GenerateConfig(context.Background(), bs)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	for _, s := range []string{`document "visualization" "Made_in_the_tool" {`, `id    = "Made in the tool"`, `index = ".dashboard"`, `perPage = 10`, `"dashboardSavedObjectMeta.searchSourceJSON" = {`} {
+		if !strings.Contains(string(src), s) {
+			t.Errorf("generated declaration lacks %s:\n%s", s, src)
+		}
+	}
+	t.Logf("generated:\n%s", src)
+	gen := filepath.Join(dir, "generated.hcl")
+	if err := os.WriteFile(gen, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withGenerated := loadFiles(t, append(files, gen), vars...)
+	b, p = planDocs(t, withGenerated)
+	if diff := cmp.Diff([]string{`document[".dashboard/visualization/Made in the tool"] import: PUT /.dashboard/visualization/Made%20in%20the%20tool?version=1&refresh=true`}, requestLines(p.Changes)); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	if _, p := planDocs(t, withGenerated); p.Summary.HasChanges() {
+		t.Errorf("after the import:\n%s", text(t, p))
+	}
+}

@@ -3,12 +3,16 @@ package search
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
@@ -32,6 +36,15 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 	var blocks []*hclwrite.Block
 	var diags hcl.Diagnostics
 	for _, im := range b.generate {
+		if im.Kind == "document" {
+			blk, refusal := b.documentBlock(f, im)
+			if refusal != nil {
+				diags = append(diags, refusal)
+			} else {
+				blocks = append(blocks, blk)
+			}
+			continue
+		}
 		live, lv := b.liveOf(f, im.Name)
 		addr := b.addr(im.Name)
 		if _, _, refusal := provision.Decide(b.project, provision.Declared{Addr: addr, Noun: "index", Import: im.At()}, lv); refusal != nil {
@@ -77,4 +90,58 @@ func declaration(prefix string, fields map[string]liveField) map[string]cty.Valu
 		}
 	}
 	return out
+}
+
+// documentBlock writes the document block of a live document that an
+// import block names: its source with the JSON text the dashboard tool
+// stores decoded into HCL values, and an object field's keys dotted, so
+// that the block plans the import and then no change.
+func (b *Backend) documentBlock(f facts, im *schema.Import) (*hclwrite.Block, *hcl.Diagnostic) {
+	parts := strings.SplitN(im.Name, "/", 3)
+	live, exists := f.Documents[im.Name]
+	addr := b.docAddr(im.Name)
+	if _, _, refusal := provision.Decide(b.project, provision.Declared{Addr: addr, Noun: "document", Import: im.At()},
+		provision.Live{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)}); refusal != nil {
+		return nil, refusal
+	}
+	label := labelFor(parts[2])
+	blk := hclwrite.NewBlock("document", []string{parts[1], label})
+	body := blk.Body()
+	body.SetAttributeValue("index", cty.StringVal(parts[0]))
+	if label != parts[2] {
+		body.SetAttributeValue("id", cty.StringVal(parts[2]))
+	}
+	source := map[string]cty.Value{}
+	dotted("", docView(live.Source, nil), source)
+	body.SetAttributeValue("source", cty.ObjectVal(source))
+	return blk, nil
+}
+
+// dotted puts a view's fields into out: an object that is not JSON text
+// as its keys dotted ("dashboardSavedObjectMeta.searchSourceJSON").
+func dotted(prefix string, view map[string]any, out map[string]cty.Value) {
+	for k, v := range view {
+		if m, ok := v.(map[string]any); ok && !slices.Contains(schema.JSONTextFields, k) {
+			dotted(prefix+k+".", m, out)
+			continue
+		}
+		raw, _ := json.Marshal(v)
+		if ty, err := ctyjson.ImpliedType(raw); err == nil {
+			if cv, err := ctyjson.Unmarshal(raw, ty); err == nil {
+				out[prefix+k] = cv
+			}
+		}
+	}
+}
+
+var notLabel = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// labelFor is a block label for an id that document.<type>.<label> can
+// name: the id, its other characters made "_".
+func labelFor(id string) string {
+	l := strings.Trim(notLabel.ReplaceAllString(id, "_"), "_")
+	if l == "" || l[0] >= '0' && l[0] <= '9' || l[0] == '-' {
+		l = "doc_" + l
+	}
+	return l
 }
