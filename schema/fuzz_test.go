@@ -23,7 +23,8 @@ func FuzzLoad(f *testing.F) {
 	more, _ := filepath.Glob("../testdata/invalid/limit-*.hcl")
 	dynamic, _ := filepath.Glob("../testdata/invalid/dynamic-*.hcl")
 	traefik, _ := filepath.Glob("../testdata/invalid/*traefik*.hcl")
-	for _, seed := range append(append(more, dynamic...), traefik...) {
+	documents, _ := filepath.Glob("../testdata/invalid/document-*.hcl")
+	for _, seed := range append(append(append(more, dynamic...), traefik...), append(documents, "../specs/saved-objects.hcl")...) {
 		if b, err := os.ReadFile(seed); err == nil {
 			f.Add(b)
 		}

@@ -27,6 +27,9 @@ import (
 // version the plan read), in the order their references give, and proved
 // through the tribe node.
 
+// maxContentLength is Elasticsearch's default http.max_content_length.
+const maxContentLength = 100 << 20
+
 // markField is the field of a document's source that holds provision's
 // ownership marks; every declared type that has declared documents maps
 // it (not analyzed), so that the project's documents can be found by a
@@ -291,6 +294,12 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]b
 			c.Notes = append(c.Notes, note)
 		}
 		body := provision.RawJSON(t.docBody(d))
+		if len(body) > maxContentLength {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Document too large",
+				Detail: fmt.Sprintf("The document's body is %d bytes; Elasticsearch refuses a request body over http.max_content_length (100mb by default) with 413.", len(body)),
+				Subject: d.SourceRange.Ptr(), Context: d.DeclRange.Ptr()})
+			continue
+		}
 		path := docPath(d.Index, d.Type, d.ID)
 		switch {
 		case claim == provision.ClaimCreate:

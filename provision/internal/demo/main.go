@@ -164,6 +164,14 @@ func run(ctx context.Context, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "GET %s/api %-28s -> %d %s\n", proxy.URL, header, code, body)
 	}
+	step("the dashboard, as the dashboard tool reads it: through the read-only tribe node %s", search.Tribe.URL)
+	dash, err := http.Get(search.Tribe.URL + "/.dashboard/dashboard/edge?_source=title,panelsJSON")
+	if err != nil {
+		return err
+	}
+	b, _ := io.ReadAll(dash.Body)
+	dash.Body.Close()
+	fmt.Fprintf(out, "GET %s/.dashboard/dashboard/edge -> %d %s\n", search.Tribe.URL, dash.StatusCode, strings.TrimSpace(string(b)))
 	step("stopping everything the demo started")
 	return nil
 }
