@@ -37,10 +37,11 @@ demo: servers build
 # also written to bench.json (see provision/internal/bench).
 BENCH_SERVICES ?= 1000,10000
 BENCH_INDICES  ?= 10,100
+BENCH_DOCUMENTS ?= 1000
 BENCH_AGENTS   ?= 10
 bench: servers build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	$(GO) run ./provision/internal/bench -services $(BENCH_SERVICES) -indices $(BENCH_INDICES) -agents $(BENCH_AGENTS) -json bench.json
+	$(GO) run ./provision/internal/bench -services $(BENCH_SERVICES) -indices $(BENCH_INDICES) -agents $(BENCH_AGENTS) -documents $(BENCH_DOCUMENTS) -json bench.json
 
 # Each fuzz target for FUZZTIME, then the mapping-pairs property test against
 # a real Elasticsearch for as long; fuzz inputs that fail (also one slower than

@@ -106,11 +106,9 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 		return nil, diags
 	}
 	changes, diags := t.diffIndices(f, mode)
-	planned := map[string]bool{}
+	planned := map[string]provision.Action{}
 	for _, c := range changes {
-		if c.Addr.Kind == "index" && c.Action != provision.Delete {
-			planned[c.Addr.Name] = true
-		}
+		planned[c.Addr.Name] = c.Action
 	}
 	docs, ddiags := t.diffDocuments(f, mode, planned)
 	return append(changes, docs...), append(diags, ddiags...)

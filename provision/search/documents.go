@@ -252,15 +252,17 @@ func (t target) docBody(d *schema.Document) map[string]any {
 }
 
 // diffDocuments plans the declared documents and the project's own that
-// are no longer declared.
-func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]bool) ([]*provision.Change, hcl.Diagnostics) {
+// are no longer declared. planned is what the plan does to each index: a
+// document of an index that is refused is not planned, and one of an
+// index that is deleted is not deleted apart.
+func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]provision.Action) ([]*provision.Change, hcl.Diagnostics) {
 	var changes []*provision.Change
 	var diags hcl.Diagnostics
 	declared := map[string]bool{}
 	for _, d := range t.documents {
 		declared[d.Path()] = true
-		if mode == provision.Converge && !planned[d.Index] {
-			continue // its index is refused
+		if action, ok := planned[d.Index]; mode == provision.Converge && !ok || action == provision.Delete {
+			continue // its index is refused, or deleted
 		}
 		live, exists := f.Documents[d.Path()]
 		c := &provision.Change{
@@ -304,7 +306,7 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]b
 		switch {
 		case claim == provision.ClaimCreate:
 			c.Action = provision.Create
-			c.Requests = append(c.Requests, provision.Request{Method: "PUT", Path: path + "?op_type=create&refresh=true", Header: jsonBody, Body: body})
+			c.Requests = append(c.Requests, provision.Request{Method: "PUT", Path: path + "?op_type=create", Header: jsonBody, Body: body})
 		default:
 			c.Before = provision.RawJSON(docView(live.Source, d.JSONFields))
 			same := reflect.DeepEqual(docView(live.Source, d.JSONFields), docView(d.Source, d.JSONFields))
@@ -319,14 +321,14 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]b
 				c.Because(provision.ReasonChanged, "its source differs from the declared one")
 			}
 			if c.Action != provision.NoOp {
-				c.Requests = append(c.Requests, provision.Request{Method: "PUT", Path: path + "?version=" + strconv.FormatInt(live.Version, 10) + "&refresh=true", Header: jsonBody, Body: body})
+				c.Requests = append(c.Requests, provision.Request{Method: "PUT", Path: path + "?version=" + strconv.FormatInt(live.Version, 10), Header: jsonBody, Body: body})
 			}
 		}
 		changes = append(changes, c)
 	}
 	var removed []*provision.Change
 	for _, live := range f.Owned {
-		if declared[live.path()] {
+		if declared[live.path()] || planned[live.Index] == provision.Delete {
 			continue
 		}
 		removed = append(removed, t.removeDocument(live, nil, nil, mode))

@@ -65,10 +65,10 @@ func TestDocuments(t *testing.T) {
 		`index[".dashboard"] create: PUT /.dashboard/_mapping/search`,
 		`index[".dashboard"] create: PUT /.dashboard/_mapping/dashboard`,
 		`index[".dashboard"] create: PUT /.dashboard/_mapping/visualization`,
-		`document[".dashboard/index-pattern/logs-*"] create: PUT /.dashboard/index-pattern/logs-%2A?op_type=create&refresh=true`,
-		`document[".dashboard/search/errors"] create: PUT /.dashboard/search/errors?op_type=create&refresh=true`,
-		`document[".dashboard/visualization/error-rate"] create: PUT /.dashboard/visualization/error-rate?op_type=create&refresh=true`,
-		`document[".dashboard/dashboard/edge"] create: PUT /.dashboard/dashboard/edge?op_type=create&refresh=true`,
+		`document[".dashboard/index-pattern/logs-*"] create: PUT /.dashboard/index-pattern/logs-%2A?op_type=create`,
+		`document[".dashboard/search/errors"] create: PUT /.dashboard/search/errors?op_type=create`,
+		`document[".dashboard/visualization/error-rate"] create: PUT /.dashboard/visualization/error-rate?op_type=create`,
+		`document[".dashboard/dashboard/edge"] create: PUT /.dashboard/dashboard/edge?op_type=create`,
 	}
 	if diff := cmp.Diff(want, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("planned requests (-want +got):\n%s", diff)
@@ -168,7 +168,7 @@ func TestDocumentOwnership(t *testing.T) {
 	withImport := loadFiles(t, []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../specs/saved-objects.hcl", importFile},
 		"search_url="+cluster(t).T1.URL, "tribe_url="+cluster(t).Tribe.URL)
 	b, p = planDocs(t, withImport)
-	if diff := cmp.Diff([]string{`document[".dashboard/search/errors"] import: PUT /.dashboard/search/errors?version=2&refresh=true`}, requestLines(p.Changes)); diff != "" {
+	if diff := cmp.Diff([]string{`document[".dashboard/search/errors"] import: PUT /.dashboard/search/errors?version=2`}, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
 	if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
@@ -238,7 +238,7 @@ func TestGenerateDocument(t *testing.T) {
 	}
 	withGenerated := loadFiles(t, append(files, gen), vars...)
 	b, p = planDocs(t, withGenerated)
-	if diff := cmp.Diff([]string{`document[".dashboard/visualization/Made in the tool"] import: PUT /.dashboard/visualization/Made%20in%20the%20tool?version=1&refresh=true`}, requestLines(p.Changes)); diff != "" {
+	if diff := cmp.Diff([]string{`document[".dashboard/visualization/Made in the tool"] import: PUT /.dashboard/visualization/Made%20in%20the%20tool?version=1`}, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
 	if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {

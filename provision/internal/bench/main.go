@@ -98,8 +98,9 @@ func main() {
 	jsonOut := flag.String("json", "bench.json", "write the rows as JSON to `FILE`")
 	bin := flag.String("provision", "bin/provision", "the provision binary to measure")
 	agents := flag.Int("agents", 10, "client agents of the cluster the fleet rows spread the services over (0: no fleet rows)")
+	documents := flag.String("documents", "1000", "comma-separated numbers of documents (saved objects)")
 	flag.Parse()
-	if err := run(*bin, ints(*services), ints(*indices), *agents, *jsonOut); err != nil {
+	if err := run(*bin, ints(*services), ints(*indices), ints(*documents), *agents, *jsonOut); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
@@ -115,7 +116,7 @@ func ints(s string) []int {
 	return out
 }
 
-func run(bin string, services, indices []int, agents int, jsonOut string) error {
+func run(bin string, services, indices, documents []int, agents int, jsonOut string) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "provision-bench")
 	if err != nil {
@@ -202,6 +203,36 @@ func run(bin string, services, indices []int, agents int, jsonOut string) error 
 			}
 			rows = append(rows, r)
 		}
+	}
+	for _, d := range documents {
+		specs := filepath.Join(dir, fmt.Sprintf("docs-%d", d))
+		if err := writeDocuments(specs, d, esURL); err != nil {
+			return err
+		}
+		parse := parseFloor(specs)
+		single, bulk := docWriteFloors(esURL, d)
+		for _, job := range []struct {
+			name, floor string
+			seconds     float64
+			args        []string
+		}{
+			{"documents: create (apply)", "single PUT loop, parallelism 10", single, []string{"apply", "-auto-approve", "-lock=false", specs}},
+			{"documents: converged plan", "hcl parse + the read requests", 0, []string{"plan", "-detailed-exitcode", specs}},
+		} {
+			wire.take()
+			r := best(job.name, bin, env, job.args...)
+			r.Job, r.N = job.name, d
+			if job.seconds == 0 {
+				job.seconds = parse + docReadFloor(esURL, d)
+			}
+			r.Floor, r.FloorSec, r.Ratio = job.floor, job.seconds, r.Seconds/job.seconds
+			rows = append(rows, r)
+		}
+		rows = append(rows, row{Job: "documents: _bulk of the same, alone", N: d, Seconds: bulk})
+		wire.take()
+		r := measure(bin, env, "destroy", "-auto-approve", "-lock=false", "-indices", specs)
+		r.Job, r.N = "documents: destroy -indices", d
+		rows = append(rows, r)
 	}
 	fmt.Printf("%-30s %6s %8s %8s %4s  %-30s %8s %6s  %s\n", "job", "n", "seconds", "peak MB", "exit", "floor", "seconds", "ratio", "requests")
 	for _, r := range rows {
@@ -492,4 +523,88 @@ func putFloor(addr string, n int) (create, update float64) {
 	create, update = register(10000), register(20000)
 	each(func(i int) { do("PUT", fmt.Sprintf("/v1/agent/service/deregister/floor-%d", i), "") })
 	return create, update
+}
+
+// writeDocuments declares one index with a visualization type and d
+// visualizations, each with its visState as an HCL object.
+func writeDocuments(dir string, d int, url string) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "project = \"bench\"\n\nsearch \"t1\" {\n  url          = %q\n  cluster_name = \"t1\"\n}\n", url)
+	b.WriteString("\nindex \"bench-docs\" {\n  search = \"t1\"\n  mapping \"visualization\" {\n    properties = { title = \"string\", visState = \"string\", version = \"integer\" }\n  }\n}\n")
+	for i := range d {
+		fmt.Fprintf(&b, "\ndocument \"visualization\" \"vis-%d\" {\n  source = {\n    title    = \"Visualization %d\"\n    version  = 1\n    visState = { title = \"Visualization %d\", type = \"table\", params = { perPage = %d }, aggs = [] }\n  }\n}\n", i, i, i, i%50)
+	}
+	return writeSpec(dir, b.Bytes())
+}
+
+// docBody is the body provision writes for the i-th document.
+func docBody(i int) string {
+	return fmt.Sprintf(`{"provision":{"managed-by":"provision","provision-project":"bench"},"title":"Visualization %d","version":1,"visState":"{\"aggs\":[],\"params\":{\"perPage\":%d},\"title\":\"Visualization %d\",\"type\":\"table\"}"}`, i, i%50, i)
+}
+
+// docWriteFloors writes the d documents of writeDocuments into a scratch
+// index, once as a loop of single PUTs at parallelism 10 and once as
+// _bulk requests of 500 items, and returns both times.
+func docWriteFloors(base string, d int) (single, bulk float64) {
+	do := func(method, path, body string) {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	do("DELETE", "/floor-docs", "")
+	do("PUT", "/floor-docs", `{"mappings":{"visualization":{"properties":{"title":{"type":"string"},"visState":{"type":"string"},"version":{"type":"integer"}}}}}`)
+	start := time.Now()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 10)
+	for i := range d {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			do("PUT", fmt.Sprintf("/floor-docs/visualization/vis-%d?op_type=create", i), docBody(i))
+		}()
+	}
+	wg.Wait()
+	single = time.Since(start).Seconds()
+	do("DELETE", "/floor-docs", "")
+	do("PUT", "/floor-docs", `{"mappings":{"visualization":{"properties":{"title":{"type":"string"},"visState":{"type":"string"},"version":{"type":"integer"}}}}}`)
+	start = time.Now()
+	for from := 0; from < d; from += 500 {
+		var nd strings.Builder
+		for i := from; i < min(from+500, d); i++ {
+			fmt.Fprintf(&nd, "{\"create\":{\"_index\":\"floor-docs\",\"_type\":\"visualization\",\"_id\":\"vis-%d\"}}\n%s\n", i, docBody(i))
+		}
+		do("POST", "/_bulk", nd.String())
+	}
+	bulk = time.Since(start).Seconds()
+	do("DELETE", "/floor-docs", "")
+	return single, bulk
+}
+
+// docReadFloor is the requests a converged plan of d documents makes of
+// the cluster, one after the other, with their answers decoded; best of
+// three.
+func docReadFloor(base string, d int) float64 {
+	var ids []string
+	for i := range d {
+		ids = append(ids, fmt.Sprintf(`{"_index":"bench-docs","_type":"visualization","_id":"vis-%d"}`, i))
+	}
+	post := func(path, body string) {
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+		if err == nil {
+			var v any
+			_ = json.NewDecoder(resp.Body).Decode(&v)
+			resp.Body.Close()
+		}
+	}
+	return fastest(func() {
+		for _, path := range []string{"/", "/_nodes/_local/settings", "/bench-docs?ignore_unavailable=true&flat_settings=true", "/_mapping?filter_path=*.mappings.*._meta"} {
+			getDecode(base + path)
+		}
+		post("/_mget", `{"docs":[`+strings.Join(ids, ",")+`]}`)
+		post("/bench-docs/_search?ignore_unavailable=true", `{"size":10000,"version":true,"query":{"term":{"provision.provision-project":"bench"}}}`)
+	})
 }
