@@ -298,7 +298,7 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 		body := provision.RawJSON(t.docBody(d))
 		if len(body) > maxContentLength {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Document too large",
-				Detail: fmt.Sprintf("The document's body is %d bytes; Elasticsearch refuses a request body over http.max_content_length (100mb by default) with 413.", len(body)),
+				Detail:  fmt.Sprintf("The document's body is %d bytes; Elasticsearch refuses a request body over http.max_content_length (100mb by default) with 413.", len(body)),
 				Subject: d.SourceRange.Ptr(), Context: d.DeclRange.Ptr()})
 			continue
 		}
