@@ -211,3 +211,18 @@ func TestApplyNeeds(t *testing.T) {
 		t.Errorf("sent %v: the dashboard was sent after the visualization it needs failed", r.sent)
 	}
 }
+
+// TestGraphNeeds: graph draws an edge from the last request of a change
+// to the first of each change that needs it.
+func TestGraphNeeds(t *testing.T) {
+	index := change("ix", Create, "/ix/", "/ix/_mapping/search")
+	search := change("search", Create, "/ix/search/errors")
+	search.Needs = []Addr{index.Addr}
+	var out strings.Builder
+	if err := RenderDOT(&out, &Plan{Project: "p", Changes: []*Change{index, search}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"0.2" -> "1.1";`) {
+		t.Errorf("no edge from the index's last request to the search:\n%s", out.String())
+	}
+}

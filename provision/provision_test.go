@@ -21,6 +21,8 @@ func TestAddrRoundTrip(t *testing.T) {
 		{Addr{In: "agent.node-a", Kind: "service", Name: "gated-api-1"}, "agent.node-a.service.gated-api-1"},
 		{Addr{In: "search.t2", Kind: "index", Name: ".dashboard"}, `search.t2.index[".dashboard"]`},
 		{Addr{In: "search.t1", Kind: "index", Name: "logs.2026"}, `search.t1.index["logs.2026"]`},
+		{Addr{Kind: "document", Name: ".dashboard/index-pattern/logs-*"}, `document[".dashboard/index-pattern/logs-*"]`},
+		{Addr{In: "search.t2", Kind: "document", Name: ".dashboard/search/errors"}, `search.t2.document[".dashboard/search/errors"]`},
 	} {
 		if got := tt.addr.String(); got != tt.text {
 			t.Errorf("%v.String() = %q, want %q", tt.addr, got, tt.text)
