@@ -425,6 +425,9 @@ func clamp(f float64) int64 {
 // thousand "!" take seconds: the depth is checked on the tokens first.
 func tooDeep(src []byte, path string, start hcl.Pos) *hcl.Diagnostic {
 	tokens, _ := hclsyntax.LexConfig(src, path, start)
+	refuse := func(t hclsyntax.Token, summary, format string, args ...any) *hcl.Diagnostic {
+		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: t.Range.Ptr(), Extra: unparsed{}}
+	}
 	// chained[i] are the conditionals and "!" pending at bracket level i,
 	// until the expression there ends (a comma, or a newline outside
 	// brackets); operators, the operators since then.
@@ -443,25 +446,13 @@ func tooDeep(src []byte, path string, start hcl.Pos) *hcl.Diagnostic {
 				break
 			}
 			if heredoc++; heredoc > MaxHeredocLines {
-				return &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Heredoc too long",
-					Detail:   fmt.Sprintf("A heredoc may hold %s lines (MaxHeredocLines); this one holds more. Keep such data in a smaller piece, or out of the specs.", thousands(MaxHeredocLines)),
-					Subject:  t.Range.Ptr(),
-					Extra:    unparsed{},
-				}
+				return refuse(t, "Heredoc too long", "A heredoc may hold %s lines (MaxHeredocLines); this one holds more. Keep such data in a smaller piece, or out of the specs.", thousands(MaxHeredocLines))
 			}
 		case hclsyntax.TokenPlus, hclsyntax.TokenMinus, hclsyntax.TokenStar, hclsyntax.TokenSlash, hclsyntax.TokenPercent,
 			hclsyntax.TokenAnd, hclsyntax.TokenOr, hclsyntax.TokenEqualOp, hclsyntax.TokenNotEqual,
 			hclsyntax.TokenLessThan, hclsyntax.TokenLessThanEq, hclsyntax.TokenGreaterThan, hclsyntax.TokenGreaterThanEq:
 			if operators++; operators > MaxOperators {
-				return &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Expression too long",
-					Detail:   fmt.Sprintf("One expression may chain %s operators (MaxOperators); this one chains more. Split it into locals.", thousands(MaxOperators)),
-					Subject:  t.Range.Ptr(),
-					Extra:    unparsed{},
-				}
+				return refuse(t, "Expression too long", "One expression may chain %s operators (MaxOperators); this one chains more. Split it into locals.", thousands(MaxOperators))
 			}
 		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
 			chained = append(chained, 0)
@@ -484,13 +475,7 @@ func tooDeep(src []byte, path string, start hcl.Pos) *hcl.Diagnostic {
 			}
 		}
 		if total > MaxDepth {
-			return &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Expression nested too deeply",
-				Detail:   fmt.Sprintf("Expressions may nest %d deep (MaxDepth: brackets, braces, parentheses, interpolations, conditionals and \"!\" inside one another); here they nest deeper. Name a part of the expression in a local.", MaxDepth),
-				Subject:  t.Range.Ptr(),
-				Extra:    unparsed{},
-			}
+			return refuse(t, "Expression nested too deeply", "Expressions may nest %d deep (MaxDepth: brackets, braces, parentheses, interpolations, conditionals and \"!\" inside one another); here they nest deeper. Name a part of the expression in a local.", MaxDepth)
 		}
 	}
 	return nil

@@ -34,18 +34,9 @@ func TestGoldenPlans(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			b := bs[0].(*Backend)
 			f := facts{Version: root.Version.Number, ClusterName: root.ClusterName}
 			readJSON(t, "../../testdata/search/live/"+state+".json", &f.Indices)
-			changes, diags := b.diff(f, provision.Converge)
-			if diags.HasErrors() {
-				t.Fatal(diags)
-			}
-			info := b.Info()
-			info.Fingerprint = fingerprint(f)
-			p := &provision.Plan{FormatVersion: provision.FormatVersion, Project: cfg.Project, Backends: []provision.BackendInfo{info}, Changes: changes}
-			p.Target(nil, nil)
-			golden.CheckPlan(t, "../../testdata/golden/search/"+state, p)
+			checkGoldenPlan(t, bs[0].(*Backend), f, "../../testdata/golden/search/"+state)
 		})
 	}
 }
@@ -105,7 +96,6 @@ func TestGoldenDocuments(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	b := bs[0].(*Backend)
 	var live struct {
 		Indices   map[string]liveIndex `json:"indices"`
 		Documents map[string]liveDoc   `json:"documents"`
@@ -113,13 +103,20 @@ func TestGoldenDocuments(t *testing.T) {
 	}
 	readJSON(t, "../../testdata/search/live/documents.json", &live)
 	f := facts{Version: "2.4.1", ClusterName: "t1", Indices: live.Indices, Documents: live.Documents, Owned: live.Owned}
+	checkGoldenPlan(t, bs[0].(*Backend), f, "../../testdata/golden/search/documents")
+}
+
+// checkGoldenPlan renders b's plan against the live facts f as the
+// golden files at path.
+func checkGoldenPlan(t *testing.T, b *Backend, f facts, path string) {
+	t.Helper()
 	changes, diags := b.diff(f, provision.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
 	info := b.Info()
 	info.Fingerprint = fingerprint(f)
-	p := &provision.Plan{FormatVersion: provision.FormatVersion, Project: cfg.Project, Backends: []provision.BackendInfo{info}, Changes: changes}
+	p := &provision.Plan{FormatVersion: provision.FormatVersion, Project: b.project, Backends: []provision.BackendInfo{info}, Changes: changes}
 	p.Target(nil, nil)
-	golden.CheckPlan(t, "../../testdata/golden/search/documents", p)
+	golden.CheckPlan(t, path, p)
 }
