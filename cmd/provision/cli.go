@@ -37,6 +37,7 @@ Commands:
   show      Print a saved plan
   graph     Print the apply order as a Graphviz (DOT) graph
   policy    Print the least-privilege Consul ACL policy the specs need
+  watch     Keep watching: report drift, or repair it with -heal
   version   Print the version
 
 DIR defaults to specs/. Run "provision <command> -help" for its options.
@@ -100,6 +101,8 @@ func (c *cli) run(args []string) int {
 		return c.show(rest)
 	case "graph":
 		return c.graph(rest)
+	case "watch":
+		return c.watchCmd(rest)
 	case "policy":
 		return c.policy(rest)
 	case "version", "-version", "--version":

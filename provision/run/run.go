@@ -134,6 +134,24 @@ type Operation struct {
 	// Node is the lock's node for Policy when it cannot be looked up.
 	Node  string
 	Hooks map[Phase][]Hook
+	// Specs, when set, are the specs already loaded (a watcher loads them
+	// once per change of the files, not once per run): load takes them
+	// instead of reading Dir.
+	Specs *Specs
+}
+
+// Specs are loaded specs: the parser that holds their sources, for
+// diagnostics, and the configuration.
+type Specs struct {
+	Parser *schema.Parser
+	Config *schema.Config
+}
+
+// LoadSpecs loads the specs of dir as a run's load phase does.
+func LoadSpecs(dir string, vars, varFiles, env []string) (*Specs, hcl.Diagnostics) {
+	p := schema.NewParser()
+	cfg, diags := p.LoadDir(dir, schema.Inputs{Vars: vars, VarFiles: varFiles, Env: env})
+	return &Specs{Parser: p, Config: cfg}, diags
 }
 
 // View is where a run reports: the CLI's human and JSON renderings. Its

@@ -42,6 +42,11 @@ func (r *Run) load(context.Context) hcl.Diagnostics {
 		}
 		r.Saved, r.Dir = saved, saved.Dir
 	}
+	if r.Specs != nil {
+		r.parser, r.Config = r.Specs.Parser, r.Specs.Config
+		r.view.Loaded(r.parser.Files(), r.Config.Secrets)
+		return nil
+	}
 	r.parser = schema.NewParser()
 	in := schema.Inputs{Vars: r.Vars, VarFiles: r.VarFiles, Env: r.Environ(), GenerateConfig: r.Type == Generate}
 	var diags hcl.Diagnostics

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/provision-dev/provision/provision/servers"
+)
+
+// watcher is a provision watch process of a test.
+type watcher struct {
+	cmd *exec.Cmd
+	out *servers.LogBuffer
+}
+
+func startWatch(t *testing.T, bin string, env []string, args ...string) *watcher {
+	t.Helper()
+	w := &watcher{cmd: exec.Command(bin, append([]string{"watch"}, args...)...), out: &servers.LogBuffer{}}
+	w.cmd.Env, w.cmd.Stdout, w.cmd.Stderr = env, w.out, w.out
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if w.cmd.ProcessState == nil {
+			w.cmd.Process.Kill()
+			w.cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("watch log:\n%s", w.out.Tail(8000))
+		}
+	})
+	return w
+}
+
+// waitLog waits until the watcher's log has want, n times.
+func (w *watcher) waitLog(t *testing.T, want string, n int, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for strings.Count(w.out.Tail(1<<20), want) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the watch log lacks %d× %q after %s:\n%s", n, want, limit, w.out.Tail(6000))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func consulDo(t *testing.T, addr, method, path, body string) string {
+	t.Helper()
+	req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// registered is the port of the agent's service id, 0 when it is not
+// registered.
+func registered(t *testing.T, addr, id string) int {
+	var s struct{ Port int }
+	if json.Unmarshal([]byte(consulDo(t, addr, "GET", "/v1/agent/service/"+id, "")), &s) != nil {
+		return 0
+	}
+	return s.Port
+}
+
+func waitFor(t *testing.T, what string, limit time.Duration, ok func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !ok() {
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not after %s", what, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// TestWatch runs provision watch -heal against a real agent: the first
+// run applies; a deregistered service and a registration edited by hand
+// are repaired within seconds; a fight (a loop that edits a service back
+// every 200 ms) is repaired twice and then left alone, loudly; /metrics
+// parses as Prometheus text; a second watcher only reports while the
+// first leads, and takes over within the session's TTL when the first is
+// killed with SIGKILL; SIGTERM ends a watcher within 5 s with its leader
+// lock released.
+func TestWatch(t *testing.T) {
+	agent := servers.NewConsul(t)
+	bin := filepath.Join(t.TempDir(), "provision")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	specs := t.TempDir()
+	copyTree(t, "../../testdata/three", specs)
+	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
+	ports, err := servers.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	first := startWatch(t, bin, env, "-heal", "-interval", "5s", "-buffer", "200ms,2s", "-max-repairs", "2", "-listen", listen, specs)
+	first.waitLog(t, "this watcher leads project three", 1, 20*time.Second)
+	waitFor(t, "the first run registers the services", 20*time.Second, func() bool { return registered(t, agent.Addr, "c-1") == 19003 })
+
+	t.Run("deregistered", func(t *testing.T) {
+		consulDo(t, agent.Addr, "PUT", "/v1/agent/service/deregister/a-1", "")
+		took := waitFor(t, "a-1 registered again", 10*time.Second, func() bool { return registered(t, agent.Addr, "a-1") == 19001 })
+		first.waitLog(t, "service.a-1: consul: create, drifted since", 2, time.Second)
+		t.Logf("a deregistered service was registered again in %s", took.Round(10*time.Millisecond))
+	})
+
+	t.Run("edited by hand", func(t *testing.T) {
+		var svc map[string]any
+		json.Unmarshal([]byte(consulDo(t, agent.Addr, "GET", "/v1/agent/service/b-1", "")), &svc)
+		body := fmt.Sprintf(`{"ID":"b-1","Name":"b","Port":29002,"Meta":%s}`, mustJSON(svc["Meta"]))
+		consulDo(t, agent.Addr, "PUT", "/v1/agent/service/register", body)
+		took := waitFor(t, "b-1 repaired", 10*time.Second, func() bool { return registered(t, agent.Addr, "b-1") == 19002 })
+		t.Logf("an edited registration was repaired in %s", took.Round(10*time.Millisecond))
+	})
+
+	t.Run("fight", func(t *testing.T) {
+		var svc map[string]any
+		json.Unmarshal([]byte(consulDo(t, agent.Addr, "GET", "/v1/agent/service/c-1", "")), &svc)
+		body := fmt.Sprintf(`{"ID":"c-1","Name":"c","Port":29003,"Meta":%s}`, mustJSON(svc["Meta"]))
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(200 * time.Millisecond):
+					if registered(t, agent.Addr, "c-1") != 29003 {
+						consulDo(t, agent.Addr, "PUT", "/v1/agent/service/register", body)
+					}
+				}
+			}
+		}()
+		first.waitLog(t, "service.c-1: left alone: repaired 2 times", 1, 30*time.Second)
+		close(stop)
+		<-done
+		// Left alone: the fighter's state stays.
+		time.Sleep(time.Second)
+		if port := registered(t, agent.Addr, "c-1"); port != 29003 {
+			t.Errorf("c-1 port %d after it was left alone, want the fighter's 29003", port)
+		}
+	})
+
+	t.Run("metrics", func(t *testing.T) {
+		resp, err := http.Get("http://" + listen + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		families, err := new(expfmt.TextParser).TextToMetricFamilies(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		value := func(name string) float64 {
+			f := families[name]
+			if f == nil || len(f.Metric) == 0 {
+				t.Fatalf("no %s in /metrics", name)
+			}
+			m := f.Metric[0]
+			if m.Counter != nil {
+				return m.Counter.GetValue()
+			}
+			return m.Gauge.GetValue()
+		}
+		if value("provision_repairs_total") < 3 || value("provision_leader") != 1 || value("provision_fights_total") != 1 ||
+			value("provision_last_reconcile_timestamp_seconds") < float64(time.Now().Add(-time.Minute).Unix()) {
+			t.Errorf("metrics: repairs %v, leader %v, fights %v, last reconcile %v", value("provision_repairs_total"), value("provision_leader"),
+				value("provision_fights_total"), value("provision_last_reconcile_timestamp_seconds"))
+		}
+		if h, err := http.Get("http://" + listen + "/healthz"); err != nil || h.StatusCode != 200 {
+			t.Errorf("/healthz: %v %v", h, err)
+		}
+	})
+
+	t.Run("leader killed", func(t *testing.T) {
+		second := startWatch(t, bin, env, "-heal", "-interval", "5s", "-buffer", "200ms,2s", specs)
+		second.waitLog(t, "another watcher of project three is the leader", 1, 20*time.Second)
+		first.cmd.Process.Signal(syscall.SIGKILL)
+		first.cmd.Wait()
+		killed := time.Now()
+		second.waitLog(t, "this watcher leads project three", 1, 40*time.Second)
+		t.Logf("the second watcher took over %s after the leader was killed", time.Since(killed).Round(100*time.Millisecond))
+		consulDo(t, agent.Addr, "PUT", "/v1/agent/service/deregister/a-1", "")
+		waitFor(t, "a-1 registered again by the new leader", 10*time.Second, func() bool { return registered(t, agent.Addr, "a-1") == 19001 })
+
+		start := time.Now()
+		second.cmd.Process.Signal(syscall.SIGTERM)
+		err := second.cmd.Wait()
+		if err != nil || time.Since(start) > 5*time.Second {
+			t.Errorf("SIGTERM: %v after %s", err, time.Since(start))
+		}
+		if kv := consulDo(t, agent.Addr, "GET", "/v1/kv/provision/watch/three", ""); strings.Contains(kv, `"Session"`) {
+			t.Errorf("the leader lock is still held after SIGTERM: %s", kv)
+		}
+	})
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(from, "*.hcl"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,355 @@
+// Package watch is provision watch: the same operation as plan and
+// apply, run again whenever the live systems or the specs may have
+// changed, to report drift or repair it. It adds only what a loop needs:
+// change feeds (Consul's blocking queries on each declared agent, a poll
+// of the search clusters and proxies, which have none, and the spec
+// files), a buffer that gathers changes that come together, one healer
+// per project (a Consul session lock), a limit on repairs of an object
+// that something keeps changing back, and metrics. Every plan and every
+// repair is a run.Operation with its load, open, lock, read, plan, apply
+// and verify.
+package watch
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/run"
+)
+
+// Defaults, chosen for the repair time of a deregistered service (under
+// 2 s at 1,000 services): a blocking query answers within milliseconds of
+// the change, the buffer waits for quiet, and a plan of 1,000 services
+// takes 0.25 s. consul-terraform-sync buffers 5 s to 20 s; here the
+// quiet period is short because a repair is one request, and the cap
+// keeps a stream of changes (a deploy) from postponing it for long.
+const (
+	DefaultBufferMin  = 500 * time.Millisecond
+	DefaultBufferMax  = 5 * time.Second
+	DefaultInterval   = 30 * time.Second
+	DefaultMaxRepairs = 3
+	DefaultWindow     = 10 * time.Minute
+)
+
+// Options are a watcher's settings; Base is the operation every plan and
+// repair starts from (its Dir, variables, environment and deadlines).
+type Options struct {
+	Base       run.Operation
+	Heal       bool
+	Interval   time.Duration
+	BufferMin  time.Duration
+	BufferMax  time.Duration
+	MaxRepairs int           // repairs of one object within Window, before it is left alone
+	Window     time.Duration // the window of MaxRepairs
+	// Log receives one event at a time.
+	Log func(Event)
+	// Metrics are updated as the loop goes; nil for none.
+	Metrics *Metrics
+}
+
+// Event is one line of the watcher's log.
+type Event struct {
+	Time    time.Time `json:"time"`
+	Level   string    `json:"level"` // "info", "warn", "error"
+	Kind    string    `json:"event"` // "start", "drift", "repair", "fight", ...
+	Address string    `json:"address,omitempty"`
+	Message string    `json:"message"`
+}
+
+// Watcher is one provision watch.
+type Watcher struct {
+	o     Options
+	specs *run.Specs
+	// events wake the loop; why says what woke it.
+	events chan string
+	mu     sync.Mutex
+	// repairs are the times each object was repaired, within the window;
+	// fought are the objects left alone, with the specs' and the live
+	// fingerprint they were left alone at.
+	repairs  map[string][]time.Time
+	fought   map[string]string
+	since    map[string]time.Time // when each drifted object was first seen drifted
+	leader   func() bool
+	lastGood time.Time
+}
+
+// New returns a watcher; leader reports whether it may heal (nil: it
+// always may).
+func New(o Options, leader func() bool) *Watcher {
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.BufferMin <= 0 {
+		o.BufferMin = DefaultBufferMin
+	}
+	if o.BufferMax < o.BufferMin {
+		o.BufferMax = max(DefaultBufferMax, o.BufferMin)
+	}
+	if o.MaxRepairs <= 0 {
+		o.MaxRepairs = DefaultMaxRepairs
+	}
+	if o.Window <= 0 {
+		o.Window = DefaultWindow
+	}
+	if leader == nil {
+		leader = func() bool { return true }
+	}
+	return &Watcher{o: o, events: make(chan string, 64), repairs: map[string][]time.Time{}, fought: map[string]string{}, since: map[string]time.Time{}, leader: leader}
+}
+
+func (w *Watcher) log(level, kind, addr, format string, args ...any) {
+	w.o.Log(Event{Time: time.Now().UTC(), Level: level, Kind: kind, Address: addr, Message: fmt.Sprintf(format, args...)})
+}
+
+// Wake asks for a reconcile; why is logged.
+func (w *Watcher) Wake(why string) {
+	select {
+	case w.events <- why:
+	default: // one is pending already
+	}
+}
+
+// LastGood is when the last reconcile read every backend.
+func (w *Watcher) LastGood() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lastGood
+}
+
+// Once reconciles once with specs (planning, or with Heal applying): the
+// run a watch starts with, whose failure ends it.
+func (w *Watcher) Once(ctx context.Context, specs *run.Specs) error {
+	w.specs = specs
+	if ok := w.reconcile(ctx, "start"); !ok {
+		return fmt.Errorf("the first reconcile failed")
+	}
+	return nil
+}
+
+// Load loads the specs of the watched directory.
+func (w *Watcher) Load() (*run.Specs, hcl.Diagnostics) {
+	b := w.o.Base
+	env := []string(nil)
+	if b.Environ != nil {
+		env = b.Environ()
+	}
+	return run.LoadSpecs(b.Dir, b.Vars, b.VarFiles, env)
+}
+
+// Reload loads the specs again after their files changed: a spec that no
+// longer loads is reported, and the last good specs stay in force.
+func (w *Watcher) Reload() bool {
+	specs, diags := w.Load()
+	if diags.HasErrors() {
+		w.log("error", "specs", "", "the specs in %s do not load; the last good ones stay in force: %s", w.o.Base.Dir, oneLine(diags))
+		return false
+	}
+	w.mu.Lock()
+	w.specs = specs
+	w.fought = map[string]string{} // new specs: every object may be repaired again
+	w.mu.Unlock()
+	w.log("info", "specs", "", "the specs in %s changed and load", w.o.Base.Dir)
+	return true
+}
+
+// Loop reconciles after each wake, buffered, until ctx ends.
+func (w *Watcher) Loop(ctx context.Context) {
+	for {
+		var why []string
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-w.events:
+			why = append(why, r)
+		}
+		// The buffer: wait for BufferMin of quiet, BufferMax at most.
+		first := time.Now()
+		quiet := time.NewTimer(w.o.BufferMin)
+	gather:
+		for {
+			select {
+			case <-ctx.Done():
+				quiet.Stop()
+				return
+			case r := <-w.events:
+				if !slices.Contains(why, r) {
+					why = append(why, r)
+				}
+				quiet.Reset(min(w.o.BufferMin, time.Until(first.Add(w.o.BufferMax))))
+			case <-quiet.C:
+				break gather
+			}
+		}
+		w.reconcile(ctx, strings.Join(why, ", "))
+	}
+}
+
+// Jitter is d give or take a tenth, so that watchers of several projects
+// do not poll in step.
+func Jitter(d time.Duration) time.Duration {
+	return d + time.Duration((rand.Float64()-0.5)*0.2*float64(d))
+}
+
+// reconcile plans; with Heal, as the leader, it applies the plan of what
+// drifted, under the lock. It reports whether every backend was read.
+func (w *Watcher) reconcile(ctx context.Context, why string) bool {
+	w.mu.Lock()
+	specs := w.specs
+	w.mu.Unlock()
+	op := w.o.Base
+	op.Type, op.Specs = run.Plan, specs
+	v := &view{w: w}
+	r := op.Start(ctx, v)
+	if r.Failed() || r.Plan == nil {
+		w.o.Metrics.reconciled(false, nil)
+		return false
+	}
+	w.mu.Lock()
+	w.lastGood = time.Now()
+	w.mu.Unlock()
+	drifted := w.drifted(r.Plan)
+	w.o.Metrics.reconciled(true, r.Plan)
+	if len(drifted) == 0 {
+		w.log("info", "converged", "", "no drift (%s)", why)
+		return true
+	}
+	if !w.o.Heal {
+		return true
+	}
+	if !w.leader() {
+		w.log("info", "follower", "", "another watcher of project %s is the leader and heals; this one reports", specs.Config.Project)
+		return true
+	}
+	targets := w.allowed(drifted, r.Plan)
+	if len(targets) == 0 {
+		return true
+	}
+	op = w.o.Base
+	op.Type, op.Specs, op.AutoApprove, op.Targets = run.Apply, specs, true, targets
+	op.Lock = true
+	if op.LockTimeout == 0 {
+		op.LockTimeout = time.Minute // a pipeline's apply holds it: wait, then plan again
+	}
+	w.log("info", "repair", "", "repairing %s", strings.Join(targets, ", "))
+	a := op.Start(ctx, &view{w: w, applying: true})
+	w.o.Metrics.repaired(!a.Failed())
+	if a.Failed() {
+		w.log("error", "repair", "", "the repair of %s failed; it is tried again at the next change or poll", strings.Join(targets, ", "))
+		return true
+	}
+	w.mu.Lock()
+	now := time.Now()
+	for _, t := range targets {
+		w.repairs[t] = append(w.repairs[t], now)
+		delete(w.since, t)
+	}
+	w.mu.Unlock()
+	return true
+}
+
+// drifted are the addresses of the plan's changes, logged once each with
+// how long they have drifted.
+func (w *Watcher) drifted(p *provision.Plan) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	now := time.Now()
+	seen := map[string]bool{}
+	for _, c := range p.Changes {
+		if c.Action == provision.NoOp {
+			continue
+		}
+		a := c.Addr.String()
+		seen[a] = true
+		out = append(out, a)
+		since, ok := w.since[a]
+		if !ok {
+			since = now
+			w.since[a] = now
+		}
+		what := c.Action.String()
+		if c.Reason != "" {
+			what += " (" + c.Reason + ")"
+		}
+		w.o.Log(Event{Time: now.UTC(), Level: "warn", Kind: "drift", Address: a,
+			Message: fmt.Sprintf("%s: %s, drifted since %s", c.Backend, what, since.UTC().Format(time.RFC3339))})
+	}
+	for a := range w.since {
+		if !seen[a] {
+			delete(w.since, a)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// allowed are the drifted objects that may be repaired now: one repaired
+// MaxRepairs times within Window (something keeps changing it back) is
+// left alone, and said so loudly at each reconcile, until the specs or
+// its live state change.
+func (w *Watcher) allowed(drifted []string, p *provision.Plan) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	now := time.Now()
+	for _, a := range drifted {
+		recent := slices.DeleteFunc(w.repairs[a], func(t time.Time) bool { return now.Sub(t) > w.o.Window })
+		w.repairs[a] = recent
+		fp := changeFingerprint(p, a)
+		if prev, ok := w.fought[a]; ok && prev != fp {
+			delete(w.fought, a) // its live state changed otherwise: try again
+			recent = nil
+			w.repairs[a] = nil
+		}
+		if prev, ok := w.fought[a]; ok && prev == fp {
+			w.o.Log(Event{Time: now.UTC(), Level: "error", Kind: "fight", Address: a,
+				Message: fmt.Sprintf("left alone: repaired %d times in %s and changed back each time; something is fighting provision. It is repaired again once the specs or its live state change.", len(recent), w.o.Window)})
+			continue
+		}
+		if len(recent) >= w.o.MaxRepairs {
+			w.fought[a] = fp
+			w.o.Metrics.fight()
+			w.o.Log(Event{Time: now.UTC(), Level: "error", Kind: "fight", Address: a,
+				Message: fmt.Sprintf("left alone: repaired %d times in %s and changed back each time; something is fighting provision. It is repaired again once the specs or its live state change.", len(recent), w.o.Window)})
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// changeFingerprint is what the plan says of an object: its live state
+// as read.
+func changeFingerprint(p *provision.Plan, addr string) string {
+	for _, c := range p.Changes {
+		if c.Addr.String() == addr {
+			return provision.Digest(struct {
+				Before, After []byte
+			}{c.Before, c.After})
+		}
+	}
+	return ""
+}
+
+func oneLine(diags hcl.Diagnostics) string {
+	var parts []string
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		at := ""
+		if d.Subject != nil {
+			at = d.Subject.String() + ": "
+		}
+		parts = append(parts, at+d.Summary+": "+d.Detail)
+	}
+	return strings.Join(parts, "; ")
+}
