@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/consul/api"
 	"github.com/prometheus/common/expfmt"
 	"github.com/provision-dev/provision/provision/servers"
 )
@@ -91,7 +92,7 @@ func waitFor(t *testing.T, what string, limit time.Duration, ok func() bool) tim
 // TestWatch runs provision watch -heal against a real agent: the first
 // run applies; a deregistered service and a registration edited by hand
 // are repaired within seconds; a fight (a loop that edits a service back
-// every 200 ms) is repaired twice and then left alone, loudly; /metrics
+// every 200 ms) is repaired up to -max-repairs times and then left alone, loudly; a repair waits for the lock a pipeline holds; /metrics
 // parses as Prometheus text; a second watcher only reports while the
 // first leads, and takes over within the session's TTL when the first is
 // killed with SIGKILL; SIGTERM ends a watcher within 5 s with its leader
@@ -110,7 +111,7 @@ func TestWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	listen := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	first := startWatch(t, bin, env, "-heal", "-interval", "5s", "-buffer", "200ms,2s", "-max-repairs", "2", "-listen", listen, specs)
+	first := startWatch(t, bin, env, "-heal", "-interval", "5s", "-buffer", "200ms,2s", "-max-repairs", "3", "-listen", listen, specs)
 	first.waitLog(t, "this watcher leads project three", 1, 20*time.Second)
 	waitFor(t, "the first run registers the services", 20*time.Second, func() bool { return registered(t, agent.Addr, "c-1") == 19003 })
 
@@ -128,6 +129,48 @@ func TestWatch(t *testing.T) {
 		consulDo(t, agent.Addr, "PUT", "/v1/agent/service/register", body)
 		took := waitFor(t, "b-1 repaired", 10*time.Second, func() bool { return registered(t, agent.Addr, "b-1") == 19002 })
 		t.Logf("an edited registration was repaired in %s", took.Round(10*time.Millisecond))
+	})
+
+	t.Run("specs half-written", func(t *testing.T) {
+		// An editor saves a broken file: the last good specs stay in
+		// force and still heal.
+		broken := filepath.Join(specs, "zz-editing.hcl")
+		if err := os.WriteFile(broken, []byte("service \"d\" {\n  port = \n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		first.waitLog(t, "do not load; the last good ones stay in force", 1, 10*time.Second)
+		consulDo(t, agent.Addr, "PUT", "/v1/agent/service/deregister/a-1", "")
+		waitFor(t, "a-1 registered again under the last good specs", 10*time.Second, func() bool { return registered(t, agent.Addr, "a-1") == 19001 })
+		if err := os.Remove(broken); err != nil {
+			t.Fatal(err)
+		}
+		first.waitLog(t, "changed and load", 1, 10*time.Second)
+	})
+
+	t.Run("lock held by a pipeline", func(t *testing.T) {
+		// A pipeline's apply holds the project's lock: the repair waits
+		// for it and runs once it is released, never beside it.
+		client, err := api.NewClient(&api.Config{Address: agent.Addr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lock, err := client.LockOpts(&api.LockOptions{Key: "provision/locks/three", Value: []byte(`{"operation":"apply","host":"pipeline"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lock.Lock(nil); err != nil {
+			t.Fatal(err)
+		}
+		consulDo(t, agent.Addr, "PUT", "/v1/agent/service/deregister/b-1", "")
+		time.Sleep(2 * time.Second)
+		if registered(t, agent.Addr, "b-1") != 0 {
+			t.Fatal("b-1 was registered while another run held the lock")
+		}
+		if err := lock.Unlock(); err != nil {
+			t.Fatal(err)
+		}
+		took := waitFor(t, "b-1 registered once the lock is free", 10*time.Second, func() bool { return registered(t, agent.Addr, "b-1") == 19002 })
+		t.Logf("repaired %s after the pipeline released the lock", took.Round(10*time.Millisecond))
 	})
 
 	t.Run("fight", func(t *testing.T) {
@@ -149,7 +192,7 @@ func TestWatch(t *testing.T) {
 				}
 			}
 		}()
-		first.waitLog(t, "service.c-1: left alone: repaired 2 times", 1, 30*time.Second)
+		first.waitLog(t, "service.c-1: left alone: repaired 3 times", 1, 30*time.Second)
 		close(stop)
 		<-done
 		// Left alone: the fighter's state stays.

@@ -242,7 +242,7 @@ func (w *Watcher) reconcile(ctx context.Context, why string) bool {
 	a := op.Start(ctx, &view{w: w, applying: true})
 	w.o.Metrics.repaired(!a.Failed())
 	if a.Failed() {
-		w.log("error", "repair", "", "the repair of %s failed; it is tried again at the next change or poll", strings.Join(targets, ", "))
+		w.log("error", "repair", "", "the repair of %s failed at %s; it is tried again at the next change or poll", strings.Join(targets, ", "), a.Ran[len(a.Ran)-1])
 		return true
 	}
 	w.mu.Lock()
