@@ -17,7 +17,7 @@ func FuzzReadPlanFile(f *testing.F) {
 	f.Add([]byte(`{"format_version":"1.1","changes":[{"address":"index[\".d\"]","action":"import","after":{"mappings":{}}}]}`))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, src []byte) {
-		fuzzing.Bounded(t, src, func() {
+		fuzzing.Bounded(t, src, func(t testing.TB) {
 			path := filepath.Join(dir, "fuzz.plan")
 			if err := os.WriteFile(path, src, 0o600); err != nil {
 				t.Fatal(err)

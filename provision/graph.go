@@ -8,7 +8,9 @@ import (
 
 // RenderDOT writes the apply order of a plan as a Graphviz graph: one
 // cluster per change, its requests chained in the order they are sent.
-// Clusters are not connected: their changes may run in parallel.
+// Clusters are connected only where a change needs another (a document
+// after its index and the documents it names): the rest may run in
+// parallel.
 func RenderDOT(w io.Writer, p *Plan) error {
 	_, err := fmt.Fprintf(w, "digraph %s {\n  rankdir = \"LR\";\n  node [shape = \"box\"];\n", strconv.Quote("provision "+p.Project))
 	for i, c := range p.Changes {

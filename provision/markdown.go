@@ -17,6 +17,11 @@ const MarkdownLimit = 65000
 func RenderMarkdown(p *Plan) []string {
 	var head strings.Builder
 	fmt.Fprintf(&head, "### provision plan for project `%s`\n\n", p.Project)
+	for _, b := range p.Backends {
+		for _, n := range b.Notes {
+			fmt.Fprintf(&head, "> `%s`: %s\n\n", b.Name, n)
+		}
+	}
 	if !p.Summary.HasChanges() {
 		fmt.Fprintf(&head, "No changes. The live state matches the specs (%d %s up to date).\n", p.Summary.NoOp, plural(p.Summary.NoOp, "object"))
 		return []string{head.String()}

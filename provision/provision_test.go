@@ -161,3 +161,20 @@ func TestSensitiveWordsCoverTheKeys(t *testing.T) {
 		t.Error("the scan misses an escaped key")
 	}
 }
+
+// TestTargetNeeds: a targeted document brings the index it is written
+// into; excluding that index while keeping the document is an error.
+func TestTargetNeeds(t *testing.T) {
+	index := &Change{Addr: Addr{Kind: "index", Name: ".dashboard"}, Action: Update, Requests: []Request{{Method: "PUT", Path: "/.dashboard/_mapping/search"}}}
+	doc := &Change{Addr: Addr{Kind: "document", Name: ".dashboard/search/errors"}, Action: Create, Requests: []Request{{Method: "PUT", Path: "/.dashboard/search/errors"}},
+		Needs: []Addr{index.Addr}}
+	other := &Change{Addr: Addr{Kind: "service", Name: "api"}, Action: Create, Requests: []Request{{Method: "PUT"}}}
+	p := &Plan{Changes: []*Change{other, index, doc}}
+	if err := p.Target([]Addr{doc.Addr}, nil); err != nil || len(p.Changes) != 2 || p.Changes[0] != index || p.Changes[1] != doc {
+		t.Errorf("-target the document: %v %v", p.Changes, err)
+	}
+	p = &Plan{Changes: []*Change{other, index, doc}}
+	if err := p.Target(nil, []Addr{index.Addr}); err == nil || !strings.Contains(err.Error(), `document[".dashboard/search/errors"] needs index[".dashboard"], which -exclude leaves out`) {
+		t.Errorf("-exclude the index: %v", err)
+	}
+}

@@ -11,7 +11,8 @@ import (
 // (agent.<name>. or search.<name>.) when it names one object of the plan.
 // An address that matches no object, or several, is an error, so that a
 // typo never silently plans nothing and a short address never hits two
-// objects.
+// objects. A kept change brings the changes it needs (a document's
+// index), and needing one that exclude leaves out is an error.
 func (p *Plan) Target(include, exclude []Addr) error {
 	for _, a := range slices.Concat(include, exclude) {
 		var hits []string
@@ -30,9 +31,32 @@ func (p *Plan) Target(include, exclude []Addr) error {
 	matchesAny := func(c *Change, as []Addr) bool {
 		return slices.ContainsFunc(as, func(a Addr) bool { return c.Addr.Matches(a) })
 	}
-	p.Changes = slices.DeleteFunc(p.Changes, func(c *Change) bool {
-		return (len(include) > 0 && !matchesAny(c, include)) || matchesAny(c, exclude)
-	})
+	kept := map[Addr]bool{}
+	byAddr := map[Addr]*Change{}
+	var queue []*Change
+	for _, c := range p.Changes {
+		byAddr[c.Addr] = c
+		if (len(include) == 0 || matchesAny(c, include)) && !matchesAny(c, exclude) {
+			kept[c.Addr] = true
+			queue = append(queue, c)
+		}
+	}
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		for _, n := range c.Needs {
+			need := byAddr[n]
+			if need == nil || kept[n] || len(need.Requests) == 0 {
+				continue
+			}
+			if matchesAny(need, exclude) {
+				return fmt.Errorf("%s needs %s, which -exclude leaves out: it must be applied first", c.Addr, n)
+			}
+			kept[n] = true
+			queue = append(queue, need)
+		}
+	}
+	p.Changes = slices.DeleteFunc(p.Changes, func(c *Change) bool { return !kept[c.Addr] })
 	p.sort()
 	return nil
 }

@@ -121,9 +121,14 @@ func (d *decoder) documentBlocks(units []unit, indices []*Index) []*Document {
 			}
 			c := d.content(u.body, documentSchema)
 			contents[i] = c
-			d.override(c.Attributes["id"], &doc.ID, &doc.IDRange)
+			if d.override(c.Attributes["id"], &doc.ID, &doc.IDRange) && (doc.ID == "" || len(doc.ID) > 512) {
+				d.errorf(doc.IDRange, doc.DeclRange, "Invalid document id", "A document's id is 1 to 512 bytes, as Elasticsearch takes it; this one is %d.", len(doc.ID))
+			}
 			if attr, ok := c.Attributes["index"]; ok {
 				doc.Index, doc.IndexRange = d.str(attr), attr.Expr.Range()
+				if doc.Index == "" {
+					d.errorf(doc.IndexRange, doc.DeclRange, "Invalid document index", "index names a declared index; leave it out to take the one index that maps the type %q.", doc.Type)
+				}
 			}
 		})
 		d.ctx, d.each = ctx, nil
@@ -224,7 +229,7 @@ func (d *decoder) source(doc *Document, attr *hcl.Attribute, indices []*Index) {
 	}
 	if mapping == nil {
 		if doc.Index != "" {
-			d.errorf(doc.DeclRange, doc.DeclRange, "No such mapping type",
+			d.errorf(firstOf(doc.IndexRange, doc.DeclRange), doc.DeclRange, "No such mapping type",
 				"The index %q declares no mapping type %q, and a document must be of a declared type: Elasticsearch 2.x would otherwise add the type and its fields to the live mapping unreviewed.", doc.Index, doc.Type)
 		}
 		return
@@ -410,6 +415,14 @@ func (d *decoder) jsonText(doc *Document, path string, v any) (any, bool) {
 	}
 	doc.JSONFields = append(doc.JSONFields, path)
 	return string(b), true
+}
+
+// firstOf is r, or else when r is empty (an attribute not written).
+func firstOf(r, orElse hcl.Range) hcl.Range {
+	if r.Filename == "" {
+		return orElse
+	}
+	return r
 }
 
 func lastName(path string) string { return path[strings.LastIndex(path, ".")+1:] }

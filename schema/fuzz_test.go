@@ -35,7 +35,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(`project = "x"` + "\nlocals {\n  m = { a = 1 }\n}\nservice \"s\" {\n  for_each = local.m\n  port = each.value + length(keys(local.m))\n}\n"))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, src []byte) {
-		fuzzing.Bounded(t, src, func() {
+		fuzzing.Bounded(t, src, func(t testing.TB) {
 			path := filepath.Join(dir, "main.hcl")
 			if err := os.WriteFile(path, src, 0o644); err != nil {
 				t.Fatal(err)
@@ -57,7 +57,7 @@ func FuzzParseRule(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		fuzzing.Bounded(t, s, func() {
+		fuzzing.Bounded(t, s, func(t testing.TB) {
 			r, err := schema.ParseRule(s)
 			if err != nil {
 				return

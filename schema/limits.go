@@ -53,6 +53,17 @@ type budget struct {
 	spent         atomic.Bool
 }
 
+// unreported is the error of a load whose budget ran out where no error
+// says so: inside can or try, which turn an error into a value. Every
+// counted value after that was unknown, so the load must fail.
+func (bg *budget) unreported(diags hcl.Diagnostics, at hcl.Range) hcl.Diagnostics {
+	if !bg.spent.Load() || diags.HasErrors() {
+		return nil
+	}
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Spec asks for too much work", Subject: at.Ptr(),
+		Detail: fmt.Sprintf("An expression inside can or try asked for more than the limits of one load of the specs (MaxValues %s, MaxStringBytes %d MiB); can and try hide that error, but what was built after it is not known, so the specs cannot be used. Declare fewer values.", thousands(MaxValues), MaxStringBytes>>20)}}
+}
+
 // take counts n values and b bytes; past a limit it returns the error to
 // report (once: "" after the first).
 func (bg *budget) take(n, b int64) (string, bool) {
@@ -432,6 +443,9 @@ func tooDeep(src []byte, path string, start hcl.Pos) *hcl.Diagnostic {
 	// until the expression there ends (a comma, or a newline outside
 	// brackets); operators, the operators since then.
 	chained := []int{0}
+	// braced[i] is true when level i was opened by a brace (a block or an
+	// object), where a newline ends an item, as at the top.
+	braced := []bool{true}
 	total, operators := 0, 0
 	heredoc := -1 // the lines of the heredoc the tokens are in; -1 outside one
 	for _, t := range tokens {
@@ -456,19 +470,21 @@ func tooDeep(src []byte, path string, start hcl.Pos) *hcl.Diagnostic {
 			}
 		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
 			chained = append(chained, 0)
+			braced = append(braced, t.Type == hclsyntax.TokenOBrace)
 			total++
 		case hclsyntax.TokenCBrace, hclsyntax.TokenCBrack, hclsyntax.TokenCParen, hclsyntax.TokenTemplateSeqEnd:
 			if level > 0 {
 				total -= chained[level] + 1
-				chained = chained[:level]
+				chained, braced = chained[:level], braced[:level]
 			}
 		case hclsyntax.TokenQuestion, hclsyntax.TokenBang:
 			chained[level]++
 			total++
-		case hclsyntax.TokenNewline, hclsyntax.TokenComma:
-			// A newline ends an expression only outside brackets (inside
-			// them hcl reads on).
-			if t.Type == hclsyntax.TokenComma || level == 0 {
+		case hclsyntax.TokenNewline, hclsyntax.TokenComma, hclsyntax.TokenComment:
+			// A newline (a line comment holds its own) ends an expression
+			// at the top and inside braces, not inside brackets and
+			// parentheses, where hcl reads on.
+			if t.Type == hclsyntax.TokenComma || braced[level] {
 				total -= chained[level]
 				chained[level] = 0
 				operators = 0

@@ -87,3 +87,25 @@ func TestTokenLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenLimitsLeaveSpecs: many short expressions in one block, or
+// behind comments, are each their own expression, not one deep or long
+// one.
+func TestTokenLimitsLeaveSpecs(t *testing.T) {
+	var conditionals, sums, commented strings.Builder
+	for i := range 1100 {
+		fmt.Fprintf(&conditionals, "  c%d = var.x ? 1 : 2\n", i)
+		fmt.Fprintf(&sums, "  s%d = 1 + 2\n", i)
+		fmt.Fprintf(&commented, "a%d = 1 + 2 # c\n", i)
+	}
+	for name, src := range map[string]string{
+		"conditionals in a block": "locals {\n" + conditionals.String() + "}\n",
+		"sums in a block":         "locals {\n" + sums.String() + "}\n",
+		"commented lines":         commented.String(),
+		"an object over lines":    "x = {\n" + sums.String() + "}\n",
+	} {
+		if _, diags := schema.Format([]byte(src), name+".hcl"); diags.HasErrors() {
+			t.Errorf("%s: %v", name, diags)
+		}
+	}
+}

@@ -189,6 +189,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	cfg.Secrets = d.secrets
 	d.checkPublic(cfg)
 	diags = append(diags, d.diags...)
+	diags = append(diags, bg.unreported(diags, cfg.ProjectRange)...)
 	sortDiagnostics(diags)
 	return cfg, diags
 }

@@ -16,7 +16,7 @@ func FuzzReadTags(f *testing.F) {
 	f.Add("traefik.enable=true\ntraefik.frontend.rule=Path:/api\ntraefik.frontend.auth.forward.address=http://127.0.0.1:8080/auth\ntraefik.frontend.auth.forward.authResponseHeaders=X-Auth-User")
 	f.Add("traefik.enable=true\ntraefik.http.routers.r.rule=(Path(`/a`) || Path(`/b`)) && Host(`x`)\ntraefik.http.routers.r.middlewares=m\ntraefik.http.middlewares.m.forwardauth.address=http://h/auth\nv1")
 	f.Fuzz(func(t *testing.T, joined string) {
-		fuzzing.Bounded(t, joined, func() {
+		fuzzing.Bounded(t, joined, func(t testing.TB) {
 			tags := strings.Split(joined, "\n")
 			fe, plain, unread := ReadTags("traefik", tags)
 			if len(plain)+len(unread) > len(tags) {

@@ -113,36 +113,32 @@ func (t target) documentsRead(f facts) bool {
 // readDocuments reads, in two requests whatever their number, the
 // declared documents and the ones they name (by _mget, which is real
 // time), and the project's own documents in the indices in scope (a
-// search: apply writes with refresh=true, so it sees them).
+// search, which sees what was written up to a second before, the
+// index's refresh interval: a document created and undeclared within
+// that second is deleted by the next plan).
 func (b *Backend) readDocuments(ctx context.Context, f *facts) error {
 	if !b.documentsRead(*f) {
 		return nil
 	}
 	f.Documents = map[string]liveDoc{}
-	type want struct {
-		Index string `json:"_index"`
-		Type  string `json:"_type"`
-		ID    string `json:"_id"`
-	}
-	var ids []want
-	seen := map[string]bool{}
-	add := func(index, typ, id string) {
-		if _, exists := f.Indices[index]; exists && !seen[index+"/"+typ+"/"+id] {
-			seen[index+"/"+typ+"/"+id] = true
-			ids = append(ids, want{index, typ, id})
+	var ids []docRef
+	seen := map[docRef]bool{}
+	add := func(r docRef) {
+		if _, exists := f.Indices[r.Index]; exists && !seen[r] {
+			seen[r] = true
+			ids = append(ids, r)
 		}
 	}
 	for _, im := range b.generate {
 		if im.Kind == "document" {
-			parts := strings.SplitN(im.Name, "/", 3)
-			add(parts[0], parts[1], parts[2])
+			add(splitDocPath(im.Name))
 		}
 	}
 	for _, d := range b.documents {
-		add(d.Index, d.Type, d.ID)
+		add(docRef{d.Index, d.Type, d.ID})
 		for _, r := range d.Refs {
 			for _, t := range r.Types {
-				add(d.Index, t, r.ID)
+				add(docRef{d.Index, t, r.ID})
 			}
 		}
 	}
@@ -170,13 +166,17 @@ func (b *Backend) readDocuments(ctx context.Context, f *facts) error {
 	}
 	var found struct {
 		Hits struct {
-			Hits []liveDoc `json:"hits"`
+			Total int       `json:"total"`
+			Hits  []liveDoc `json:"hits"`
 		} `json:"hits"`
 	}
 	query := map[string]any{"size": 10000, "version": true,
 		"query": map[string]any{"term": map[string]any{markField + "." + provision.ProjectKey: b.project}}}
 	if err := b.post(ctx, b.es, "/"+strings.Join(indices, ",")+"/_search?ignore_unavailable=true", query, &found); err != nil {
 		return err
+	}
+	if found.Hits.Total > len(found.Hits.Hits) {
+		return fmt.Errorf("the project owns %d documents in %s, more than one search answers (%d): split them over projects", found.Hits.Total, strings.Join(indices, ", "), len(found.Hits.Hits))
 	}
 	for _, d := range found.Hits.Hits {
 		if d.owner() == b.project {
@@ -261,6 +261,16 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 	declared := map[string]bool{}
 	for _, d := range t.documents {
 		declared[d.Path()] = true
+	}
+	// removing are the project's documents no longer declared, which this
+	// plan deletes (not those of an index it deletes).
+	removing := map[string]bool{}
+	for _, live := range f.Owned {
+		if !declared[live.path()] && planned[live.Index] != provision.Delete {
+			removing[live.path()] = true
+		}
+	}
+	for _, d := range t.documents {
 		if action, ok := planned[d.Index]; mode == provision.Converge && !ok || action == provision.Delete {
 			continue // its index is refused, or deleted
 		}
@@ -284,7 +294,7 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 			}
 			continue
 		}
-		diags = append(diags, t.liveRefs(d, f)...)
+		diags = append(diags, t.liveRefs(d, f, removing)...)
 		claim, note, refusal := provision.Decide(t.project, provision.Declared{
 			Addr: c.Addr, Noun: "document", Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At(),
 		}, provision.Live{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)})
@@ -328,10 +338,9 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 	}
 	var removed []*provision.Change
 	for _, live := range f.Owned {
-		if declared[live.path()] || planned[live.Index] == provision.Delete {
-			continue
+		if removing[live.path()] {
+			removed = append(removed, t.removeDocument(live, nil, nil, mode))
 		}
-		removed = append(removed, t.removeDocument(live, nil, nil, mode))
 	}
 	// A document that names another is deleted first.
 	for _, c := range removed {
@@ -373,6 +382,20 @@ func reencode(view map[string]any) map[string]any {
 
 func docIndex(path string) string { return path[:strings.Index(path, "/")] }
 
+// docRef names one document, as _mget takes it.
+type docRef struct {
+	Index string `json:"_index"`
+	Type  string `json:"_type"`
+	ID    string `json:"_id"`
+}
+
+// splitDocPath reads <index>/<type>/<id> (an address's name; the id may
+// hold "/").
+func splitDocPath(path string) docRef {
+	parts := append(strings.SplitN(path, "/", 3), "", "")
+	return docRef{parts[0], parts[1], parts[2]}
+}
+
 // docPathName is the <index>/<type>/<id> of a request's /<index>/<type>/<id>.
 func docPathName(p string) string {
 	parts := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 3)
@@ -394,20 +417,24 @@ func (t target) removeDocument(live liveDoc, jsonFields []string, d *schema.Docu
 }
 
 // liveRefs checks the references that name no declared document: each
-// must name a live one, of a type it may be.
-func (t target) liveRefs(d *schema.Document, f facts) hcl.Diagnostics {
+// must name a live one, of a type it may be, that this plan does not
+// delete.
+func (t target) liveRefs(d *schema.Document, f facts, removing map[string]bool) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, r := range d.Refs {
 		if slices.ContainsFunc(d.Needs, func(n *schema.Document) bool { return n.ID == r.ID && slices.Contains(r.Types, n.Type) }) {
 			continue
 		}
-		if slices.ContainsFunc(r.Types, func(typ string) bool { _, ok := f.Documents[d.Index+"/"+typ+"/"+r.ID]; return ok }) {
+		if slices.ContainsFunc(r.Types, func(typ string) bool {
+			_, ok := f.Documents[d.Index+"/"+typ+"/"+r.ID]
+			return ok && !removing[d.Index+"/"+typ+"/"+r.ID]
+		}) {
 			continue
 		}
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Reference to a document that does not exist",
-			Detail: fmt.Sprintf("%s names the %s %q, which no document block declares and %s does not hold on cluster %s. The dashboard tool would show a broken object. Declare it, or name one that exists.",
+			Detail: fmt.Sprintf("%s names the %s %q, which no document block declares and which %s does not hold on cluster %s, or which the project owns and no longer declares (this plan would delete it). The dashboard tool would show a broken object. Declare it, or name one that exists.",
 				r.Field, strings.Join(r.Types, " or "), r.ID, d.Index, f.ClusterName),
 			Subject: r.Range.Ptr(),
 			Context: d.DeclRange.Ptr(),
@@ -430,7 +457,10 @@ func (b *Backend) documentChanged(ctx context.Context, r provision.Request, err 
 	}
 	var now liveDoc
 	what := "it"
-	if gerr := b.get(ctx, b.es, path, &now); gerr == nil {
+	var gone *provision.StatusError
+	if gerr := b.get(ctx, b.es, path, &now); errors.As(gerr, &gone) && gone.Code == http.StatusNotFound {
+		return fmt.Errorf("the document %s was deleted since the plan read it; nothing was written. Plan again: %w", path, err)
+	} else if gerr == nil {
 		before := b.docs[docPathName(path)]
 		changed := changedPaths("", docView(before.Source, nil), docView(now.Source, nil))
 		what = fmt.Sprintf("version %d to %d", before.Version, now.Version)
@@ -474,22 +504,16 @@ func merged(a, b map[string]any) map[string]any {
 // verifyDocuments reads every written document back through the tribe
 // node, in one _mget, and checks that it is served there as written.
 func (b *Backend) verifyDocuments(ctx context.Context, changes []*provision.Change) (string, error) {
-	type want struct {
-		Index string `json:"_index"`
-		Type  string `json:"_type"`
-		ID    string `json:"_id"`
-	}
 	written := map[string]map[string]any{}
-	var ids []want
+	var ids []docRef
 	for _, c := range changes {
 		if c.Addr.Kind != "document" || c.Action == provision.Delete || len(c.Requests) == 0 {
 			continue
 		}
-		parts := strings.SplitN(c.Addr.Name, "/", 3)
 		var body map[string]any
 		_ = json.Unmarshal(c.Requests[len(c.Requests)-1].Body, &body)
 		written[c.Addr.Name] = body
-		ids = append(ids, want{parts[0], parts[1], parts[2]})
+		ids = append(ids, splitDocPath(c.Addr.Name))
 	}
 	if len(ids) == 0 {
 		return "", nil

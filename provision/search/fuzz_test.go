@@ -21,7 +21,7 @@ func FuzzMapping(f *testing.F) {
 		{Name: "dashboardSavedObjectMeta", Params: map[string]any{}, Properties: []*schema.Field{{Name: "searchSourceJSON", Params: map[string]any{"type": "string"}}}},
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		fuzzing.Bounded(t, raw, func() {
+		fuzzing.Bounded(t, raw, func(t testing.TB) {
 			var live map[string]liveField
 			if json.Unmarshal(raw, &live) != nil {
 				return

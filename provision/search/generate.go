@@ -7,6 +7,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -35,9 +36,10 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 	}
 	var blocks []*hclwrite.Block
 	var diags hcl.Diagnostics
+	labels := map[string]bool{}
 	for _, im := range b.generate {
 		if im.Kind == "document" {
-			blk, refusal := b.documentBlock(f, im)
+			blk, refusal := b.documentBlock(f, im, labels)
 			if refusal != nil {
 				diags = append(diags, refusal)
 			} else {
@@ -96,20 +98,24 @@ func declaration(prefix string, fields map[string]liveField) map[string]cty.Valu
 // import block names: its source with the JSON text the dashboard tool
 // stores decoded into HCL values, and an object field's keys dotted, so
 // that the block plans the import and then no change.
-func (b *Backend) documentBlock(f facts, im *schema.Import) (*hclwrite.Block, *hcl.Diagnostic) {
-	parts := strings.SplitN(im.Name, "/", 3)
+func (b *Backend) documentBlock(f facts, im *schema.Import, labels map[string]bool) (*hclwrite.Block, *hcl.Diagnostic) {
+	ref := splitDocPath(im.Name)
 	live, exists := f.Documents[im.Name]
 	addr := b.docAddr(im.Name)
 	if _, _, refusal := provision.Decide(b.project, provision.Declared{Addr: addr, Noun: "document", Import: im.At()},
 		provision.Live{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)}); refusal != nil {
 		return nil, refusal
 	}
-	label := labelFor(parts[2])
-	blk := hclwrite.NewBlock("document", []string{parts[1], label})
+	label := labelFor(ref.ID)
+	for n := 2; labels[ref.Type+"."+label]; n++ {
+		label = labelFor(ref.ID) + "_" + strconv.Itoa(n)
+	}
+	labels[ref.Type+"."+label] = true
+	blk := hclwrite.NewBlock("document", []string{ref.Type, label})
 	body := blk.Body()
-	body.SetAttributeValue("index", cty.StringVal(parts[0]))
-	if label != parts[2] {
-		body.SetAttributeValue("id", cty.StringVal(parts[2]))
+	body.SetAttributeValue("index", cty.StringVal(ref.Index))
+	if label != ref.ID {
+		body.SetAttributeValue("id", cty.StringVal(ref.ID))
 	}
 	source := map[string]cty.Value{}
 	dotted("", docView(live.Source, nil), source)

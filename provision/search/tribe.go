@@ -146,7 +146,7 @@ type tribeView struct {
 }
 
 // readTribe reads the tribe node in four requests, whatever the number of
-// indices (its settings, the settings of the indices it serves, its nodes'
+// indices (its settings, the cluster state of the indices it serves, its nodes'
 // members and HTTP addresses), and each other member once (the document
 // counts of its copies).
 func (b *Backend) readTribe(ctx context.Context, names []string) (tribeView, error) {

@@ -37,9 +37,9 @@ type TraefikOptions struct {
 	// Token is the Consul ACL token the catalog provider reads with; empty
 	// for an agent without ACLs.
 	Token string
-	// FileOnly (Traefik 1 only) is a file provider's TOML configuration,
-	// served instead of the Consul catalog: a proxy that does not read
-	// what provision registers.
+	// FileOnly (Traefik 1 only) is the path of a file provider's TOML
+	// configuration, served instead of the Consul catalog: a proxy that
+	// does not read what provision registers.
 	FileOnly string
 }
 

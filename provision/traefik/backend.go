@@ -231,7 +231,11 @@ func (b *Backend) read(ctx context.Context) (*state, error) {
 		return nil, err
 	}
 	if v1 {
-		return b.readV1(ctx)
+		st, err := b.readV1(ctx)
+		if err != nil {
+			b.version = "" // ask again: the proxy may have been replaced
+		}
+		return st, err
 	}
 	st := &state{middlewares: map[string]middleware{}}
 	var mws []middleware
@@ -539,8 +543,8 @@ func (b *Backend) removed(p *provision.Plan) removedRouters {
 			if m := rule.FindStringSubmatch(t); m != nil {
 				out.later = append(out.later, m[1]+"@consulcatalog")
 			}
-			if strings.HasPrefix(t, v1) {
-				out.v1 = append(out.v1, "frontend-"+before.Name+"@"+consulCatalogV1)
+			if f := "frontend-" + before.Name + "@" + consulCatalogV1; strings.HasPrefix(t, v1) && !slices.Contains(out.v1, f) {
+				out.v1 = append(out.v1, f)
 			}
 		}
 	}
