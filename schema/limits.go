@@ -27,7 +27,7 @@ const (
 	// MaxValues is how many values the for expressions and the functions
 	// of one load may build in all: each element a for expression
 	// iterates over, each element and string of a function's result.
-	MaxValues = 200_000
+	MaxValues = 1_000_000
 	// MaxStringBytes is how many bytes of strings the functions of one
 	// load may build in all.
 	MaxStringBytes = 64 << 20

@@ -22,8 +22,8 @@ func TestFormatTooDeep(t *testing.T) {
 }
 
 // TestLimitsLeaveRoom: a spec of the size the benchmarks declare (10,000
-// services from a for expression over a setproduct, with templates) is
-// far inside the limits.
+// services from a for expression over a setproduct, with templates, and
+// a for expression of 15 in every instance) is inside the limits.
 func TestLimitsLeaveRoom(t *testing.T) {
 	const n = 10000
 	src := fmt.Sprintf(`project = "x"
@@ -32,10 +32,15 @@ locals {
   services = { for p in setproduct(range(%d), range(100)) : "svc-${p[0]}-${p[1]}" => { port = 10000 + p[0] * 100 + p[1], tags = [for t in ["a", "b", "c"] : "${t}-${p[1]}"] } }
 }
 
+locals {
+  ports = range(15)
+}
+
 service "svc" {
   for_each = local.services
   port     = each.value.port
   tags     = each.value.tags
+  meta     = { for p in local.ports : "p${p}" => tostring(p) }
 }
 `, n/100)
 	path := filepath.Join(t.TempDir(), "main.hcl")

@@ -1,6 +1,6 @@
 project = "edge"
 
-# Lists of shared parts: small in memory, 2^19 values to whoever walks them.
+# Lists of shared parts: small in memory, 2^21 values to whoever walks them.
 locals {
   l0  = [1, 2]
   l1  = [local.l0, local.l0]
@@ -18,7 +18,7 @@ locals {
   l13 = [local.l12, local.l12]
   l14 = [local.l13, local.l13]
   l15 = [local.l14, local.l14]
-  l16 = [local.l15, local.l15] # ERROR: Value too large
+  l16 = [local.l15, local.l15]
   l17 = [local.l16, local.l16]
-  l18 = [local.l17, local.l17]
+  l18 = [local.l17, local.l17] # ERROR: Value too large
 }
