@@ -274,3 +274,34 @@ func copyTree(t *testing.T, from, to string) {
 		}
 	}
 }
+
+// TestWatchPermission: on an agent with ACLs (default deny), a watcher
+// whose token may not write one of the services stops at its first run,
+// as plan does, naming the permission: the plan checks them, so no
+// repair is ever tried with it.
+func TestWatchPermission(t *testing.T) {
+	agent := servers.NewACLConsul(t)
+	bin := filepath.Join(t.TempDir(), "provision")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	specs := t.TempDir()
+	copyTree(t, "../../testdata/three", specs)
+	base := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
+	policy := exec.Command(bin, "policy", specs)
+	policy.Env = append(base, "CONSUL_HTTP_TOKEN="+agent.Token)
+	rules, err := policy.Output()
+	if err != nil {
+		t.Fatalf("policy: %v", err)
+	}
+	// Everything but service "c", and the leader's key.
+	limited := strings.Replace(string(rules), "service \"c\" {\n  policy = \"write\"\n}", "", 1) + "\nkey \"provision/watch/three\" {\n  policy = \"write\"\n}\n"
+	env := append(base, "CONSUL_HTTP_TOKEN="+agent.NewToken(t, "limited", limited))
+	w := startWatch(t, bin, env, "-heal", "-interval", "1s", specs)
+	err = w.cmd.Wait()
+	out := w.out.Tail(1 << 20)
+	if err == nil || w.cmd.ProcessState.ExitCode() != 1 || !strings.Contains(out, `The Consul token lacks service:write on "c" (for create service.c-1)`) ||
+		strings.Contains(out, "repairing") || registered(t, agent.Addr, "a-1") != 0 {
+		t.Errorf("watch with a token that may not write c: %v\n%s", err, out)
+	}
+}

@@ -72,10 +72,10 @@ type Watcher struct {
 	events chan string
 	mu     sync.Mutex
 	// repairs are the times each object was repaired, within the window;
-	// fought are the objects left alone, with the specs' and the live
-	// fingerprint they were left alone at.
+	// alone are the objects left alone (a fight), with the live state
+	// they were left alone at and why.
 	repairs  map[string][]time.Time
-	fought   map[string]string
+	alone    map[string]leftAlone
 	since    map[string]time.Time // when each drifted object was first seen drifted
 	leader   func() bool
 	lastGood time.Time
@@ -102,7 +102,7 @@ func New(o Options, leader func() bool) *Watcher {
 	if leader == nil {
 		leader = func() bool { return true }
 	}
-	return &Watcher{o: o, events: make(chan string, 64), repairs: map[string][]time.Time{}, fought: map[string]string{}, since: map[string]time.Time{}, leader: leader}
+	return &Watcher{o: o, events: make(chan string, 64), repairs: map[string][]time.Time{}, alone: map[string]leftAlone{}, since: map[string]time.Time{}, leader: leader}
 }
 
 func (w *Watcher) log(level, kind, addr, format string, args ...any) {
@@ -154,7 +154,7 @@ func (w *Watcher) Reload() bool {
 	}
 	w.mu.Lock()
 	w.specs = specs
-	w.fought = map[string]string{} // new specs: every object may be repaired again
+	w.alone = map[string]leftAlone{} // new specs: every object may be repaired again
 	w.mu.Unlock()
 	w.log("info", "specs", "", "the specs in %s changed and load", w.o.Base.Dir)
 	return true
@@ -291,6 +291,9 @@ func (w *Watcher) drifted(p *provision.Plan) []string {
 	return out
 }
 
+// leftAlone is why an object is not repaired, and at which live state.
+type leftAlone struct{ live, why string }
+
 // allowed are the drifted objects that may be repaired now: one repaired
 // MaxRepairs times within Window (something keeps changing it back) is
 // left alone, and said so loudly at each reconcile, until the specs or
@@ -304,27 +307,25 @@ func (w *Watcher) allowed(drifted []string, p *provision.Plan) []string {
 		recent := slices.DeleteFunc(w.repairs[a], func(t time.Time) bool { return now.Sub(t) > w.o.Window })
 		w.repairs[a] = recent
 		fp := changeFingerprint(p, a)
-		if prev, ok := w.fought[a]; ok && prev != fp {
-			delete(w.fought, a) // its live state changed otherwise: try again
+		if prev, ok := w.alone[a]; ok && prev.live != fp {
+			delete(w.alone, a) // its live state changed otherwise: try again
 			recent = nil
 			w.repairs[a] = nil
 		}
-		if prev, ok := w.fought[a]; ok && prev == fp {
-			w.o.Log(Event{Time: now.UTC(), Level: "error", Kind: "fight", Address: a,
-				Message: fmt.Sprintf("left alone: repaired %d times in %s and changed back each time; something is fighting provision. It is repaired again once the specs or its live state change.", len(recent), w.o.Window)})
-			continue
-		}
-		if len(recent) >= w.o.MaxRepairs {
-			w.fought[a] = fp
+		if len(recent) >= w.o.MaxRepairs && w.alone[a].why == "" {
+			w.alone[a] = leftAlone{live: fp, why: fmt.Sprintf("repaired %d times in %s and changed back each time; something is fighting provision", len(recent), w.o.Window)}
 			w.o.Metrics.fight()
-			w.o.Log(Event{Time: now.UTC(), Level: "error", Kind: "fight", Address: a,
-				Message: fmt.Sprintf("left alone: repaired %d times in %s and changed back each time; something is fighting provision. It is repaired again once the specs or its live state change.", len(recent), w.o.Window)})
+		}
+		if la, ok := w.alone[a]; ok {
+			w.o.Log(Event{Time: now.UTC(), Level: "error", Kind: "left-alone", Address: a,
+				Message: "left alone: " + la.why + ". It is repaired again once the specs or its live state change."})
 			continue
 		}
 		out = append(out, a)
 	}
 	return out
 }
+
 
 // changeFingerprint is what the plan says of an object: its live state
 // as read.

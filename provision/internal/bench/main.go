@@ -170,6 +170,11 @@ func run(bin string, services, indices, documents []int, agents int, jsonOut str
 		cmd("converged plan, for_each", "converged plan, written out", converged.Seconds, "plan", "-detailed-exitcode", each)
 		cmd("plan -json", "hcl parse + GET and decode", parse+read, "plan", "-json", specs)
 		cmd("converged apply", "", 0, "apply", "-auto-approve", "-lock=false", specs)
+		wr, err := watchRows(bin, env, specs, agent.Addr, n)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, wr...)
 		cmd("update all (apply)", "re-register PUT loop, par. 10", reput, "apply", "-auto-approve", "-lock=false", "-var", "port_base=20000", specs)
 		cmd("destroy", "", 0, "destroy", "-auto-approve", "-lock=false", specs)
 	}
@@ -607,4 +612,91 @@ func docReadFloor(base string, d int) float64 {
 		post("/_mget", `{"docs":[`+strings.Join(ids, ",")+`]}`)
 		post("/bench-docs/_search?ignore_unavailable=true", `{"size":10000,"version":true,"query":{"term":{"provision.provision-project":"bench"}}}`)
 	})
+}
+
+// watchRows start provision watch -heal on the n services (converged),
+// deregister one of them, and time its registration's reappearance,
+// beside the floor: how long the catalog's blocking query, which the
+// watcher follows, takes to answer after the same deregistration. Then
+// the watcher's CPU over 10 s of idle, in percent of one core.
+func watchRows(bin string, env []string, specs, agentAddr string, n int) ([]row, error) {
+	var out servers.LogBuffer
+	cmd := exec.Command(bin, "watch", "-heal", "-interval", "1h", specs)
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, &out, &out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(out.Tail(1<<16), "no drift (start)") {
+		if time.Now().After(deadline) || cmd.ProcessState != nil {
+			return nil, fmt.Errorf("watch did not start:\n%s", out.Tail(4000))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	do := func(method, path string) []byte {
+		req, _ := http.NewRequest(method, "http://"+agentAddr+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return b
+	}
+	var self struct{ Config struct{ NodeName string } }
+	_ = json.Unmarshal(do("GET", "/v1/agent/self"), &self)
+	id := fmt.Sprintf("svc-%d", n/2)
+	// The floor: a blocking query of the node's services, answered by the
+	// deregistration.
+	resp, err := http.Get("http://" + agentAddr + "/v1/catalog/node-services/" + self.Config.NodeName)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	index := resp.Header.Get("X-Consul-Index")
+	answered := make(chan time.Time, 1)
+	go func() {
+		r, err := http.Get("http://" + agentAddr + "/v1/catalog/node-services/" + self.Config.NodeName + "?index=" + index + "&wait=30s")
+		if err == nil {
+			io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+		}
+		answered <- time.Now()
+	}()
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	do("PUT", "/v1/agent/service/deregister/"+id)
+	floor := (<-answered).Sub(start).Seconds()
+	registered := func() bool {
+		r, err := http.Get("http://" + agentAddr + "/v1/agent/service/" + id)
+		if err != nil {
+			return false
+		}
+		r.Body.Close()
+		return r.StatusCode == http.StatusOK
+	}
+	for !registered() {
+		if time.Since(start) > time.Minute {
+			return nil, fmt.Errorf("%s was not registered again within a minute:\n%s", id, out.Tail(4000))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	healed := time.Since(start).Seconds()
+	time.Sleep(2 * time.Second) // the reconcile after the repair
+	cpu := func() float64 {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+		ut, _ := strconv.ParseFloat(f[11], 64)
+		st, _ := strconv.ParseFloat(f[12], 64)
+		return (ut + st) / 100 // clock ticks
+	}
+	before := cpu()
+	time.Sleep(10 * time.Second)
+	idle := (cpu() - before) / 10 * 100
+	return []row{
+		{Job: "watch: deregistered, registered again", N: n, Seconds: healed, Floor: "blocking query answers", FloorSec: floor, Ratio: healed / floor},
+		{Job: "watch: idle CPU, % of a core", N: n, Seconds: idle},
+	}, nil
 }
