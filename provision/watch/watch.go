@@ -326,7 +326,6 @@ func (w *Watcher) allowed(drifted []string, p *provision.Plan) []string {
 	return out
 }
 
-
 // changeFingerprint is what the plan says of an object: its live state
 // as read.
 func changeFingerprint(p *provision.Plan, addr string) string {
