@@ -62,8 +62,9 @@ func (c *cli) watchCmd(args []string) int {
 	base.LockTimeout, base.Parallelism, base.Lock = *lockTimeout, *parallelism, true
 	metrics := watch.NewMetrics()
 	var lead watch.Leadership
+	leads := lead.Held
 	w := watch.New(watch.Options{Base: base, Heal: *heal, Interval: *interval, BufferMin: bmin, BufferMax: bmax,
-		MaxRepairs: *maxRepairs, Window: *window, Log: logf, Metrics: metrics}, lead.Held)
+		MaxRepairs: *maxRepairs, Window: *window, Log: logf, Metrics: metrics}, func() bool { return leads() })
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -114,6 +115,12 @@ func (c *cli) watchCmd(args []string) int {
 		for deadline := time.Now().Add(3 * time.Second); !lead.Held() && time.Now().Before(deadline) && ctx.Err() == nil; {
 			time.Sleep(50 * time.Millisecond)
 		}
+	} else if *heal {
+		// No Consul to elect through: this watcher heals alone, as apply
+		// without an agent runs unlocked.
+		leads = func() bool { return true }
+		metrics.Leader(true)
+		logf(watch.Event{Time: time.Now().UTC(), Level: "warn", Kind: "leader", Message: "no Consul agent in the specs or the environment: no leader election, so run one watcher of this project"})
 	} else {
 		metrics.Leader(false)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -304,4 +305,42 @@ func TestWatchPermission(t *testing.T) {
 		strings.Contains(out, "repairing") || registered(t, agent.Addr, "a-1") != 0 {
 		t.Errorf("watch with a token that may not write c: %v\n%s", err, out)
 	}
+}
+
+// TestWatchIndex: an index deleted on the member cluster (a cleanup job)
+// is created again at the next poll, with its mapping.
+func TestWatchIndex(t *testing.T) {
+	var log servers.LogBuffer
+	es, err := servers.StartCluster(context.Background(), t.TempDir(), "watch", &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.Tail(2000))
+	}
+	t.Cleanup(func() { es.Stop() })
+	bin := filepath.Join(t.TempDir(), "provision")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	specs := t.TempDir()
+	spec := fmt.Sprintf("project = \"watched\"\n\nsearch \"t1\" {\n  url          = %q\n  cluster_name = \"watch\"\n}\n\nindex \"logs\" {\n  search = \"t1\"\n  mapping \"doc\" {\n    properties = { title = \"string\" }\n  }\n}\n", es.URL)
+	if err := os.WriteFile(filepath.Join(specs, "main.hcl"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "CONSUL_HTTP_ADDR=", "NO_COLOR=1")
+	w := startWatch(t, bin, env, "-heal", "-interval", "1s", "-buffer", "100ms,1s", specs)
+	exists := func() bool {
+		resp, err := http.Get(es.URL + "/logs/_mapping/doc")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	}
+	waitFor(t, "the index created by the first run", 30*time.Second, exists)
+	req, _ := http.NewRequest("DELETE", es.URL+"/logs", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("deleting the index: %v %v", resp, err)
+	}
+	took := waitFor(t, "the deleted index created again", 20*time.Second, exists)
+	w.waitLog(t, `index.logs: search.t1: create`, 2, time.Second)
+	t.Logf("a deleted index was created again in %s", took.Round(10*time.Millisecond))
 }
