@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/watch"
 )
 
@@ -29,8 +30,14 @@ func (c *cli) watchCmd(args []string) int {
 	jsonOut := fs.Bool("json", false, "log one JSON object per event")
 	lockTimeout := fs.Duration("lock-timeout", time.Minute, "wait this long for the project's lock held by another run before a repair")
 	parallelism := fs.Int("parallelism", 10, "send the requests of at most `N` objects at a time")
+	// A plan's flags but -timeout (a watch runs until stopped), -target
+	// and -replace (a watch repairs what drifted, and a replace would
+	// drift for ever).
 	var pf planFlags
-	pf.register(fs)
+	pf.net.request = fs.Duration("request-timeout", provision.DefaultDeadlines.Request, "give up one request to a server after this long")
+	pf.prune = fs.Bool("prune-indices", false, "also delete the project's indices that the specs no longer declare")
+	pf.vars.register(fs)
+	fs.Var(&pf.excludes, "exclude", "never plan or repair this object (repeatable)")
 	fs.DurationVar(&pf.verifyTimeout, "verify-timeout", 30*time.Second, "wait this long for each declared traefik proxy to prove the gate after a repair")
 	pos, code, ok := c.parse(fs, args, 1, nil)
 	if !ok {

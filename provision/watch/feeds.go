@@ -103,14 +103,25 @@ func (w *Watcher) FollowAgent(ctx context.Context, addr string) {
 	}
 }
 
+// SlowPoll multiplies the interval when the specs declare no search
+// cluster and no proxy: the agents' blocking queries see every change of
+// a registration, and only a health check edited by hand (which they do
+// not carry) waits for the poll.
+const SlowPoll = 10
+
 // Poll wakes w every interval (with jitter): the search clusters and the
-// proxies have no change feed.
+// proxies have no change feed. Specs with neither are polled SlowPoll
+// times less often.
 func (w *Watcher) Poll(ctx context.Context) {
 	for {
+		every := w.o.Interval
+		if cfg := w.config(); len(cfg.Searches)+len(cfg.Traefiks) == 0 && len(cfg.Services) > 0 {
+			every *= SlowPoll
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(Jitter(w.o.Interval)):
+		case <-time.After(Jitter(every)):
 			w.Wake("poll")
 		}
 	}

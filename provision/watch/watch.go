@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/run"
+	"github.com/provision-dev/provision/schema"
 )
 
 // Defaults, chosen for the repair time of a deregistered service (under
@@ -115,6 +116,13 @@ func (w *Watcher) Wake(why string) {
 	case w.events <- why:
 	default: // one is pending already
 	}
+}
+
+// config is the specs in force.
+func (w *Watcher) config() *schema.Config {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.specs.Config
 }
 
 // LastGood is when the last reconcile read every backend.
