@@ -100,10 +100,7 @@ func waitFor(t *testing.T, what string, limit time.Duration, ok func() bool) tim
 // lock released.
 func TestWatch(t *testing.T) {
 	agent := servers.NewConsul(t)
-	bin := filepath.Join(t.TempDir(), "provision")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	specs := t.TempDir()
 	copyTree(t, "../../testdata/three", specs)
 	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
@@ -282,10 +279,7 @@ func copyTree(t *testing.T, from, to string) {
 // repair is ever tried with it.
 func TestWatchPermission(t *testing.T) {
 	agent := servers.NewACLConsul(t)
-	bin := filepath.Join(t.TempDir(), "provision")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	specs := t.TempDir()
 	copyTree(t, "../../testdata/three", specs)
 	base := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
@@ -316,10 +310,7 @@ func TestWatchIndex(t *testing.T) {
 		t.Fatalf("%v\n%s", err, log.Tail(2000))
 	}
 	t.Cleanup(func() { es.Stop() })
-	bin := filepath.Join(t.TempDir(), "provision")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	specs := t.TempDir()
 	spec := fmt.Sprintf("project = \"watched\"\n\nsearch \"t1\" {\n  url          = %q\n  cluster_name = \"watch\"\n}\n\nindex \"logs\" {\n  search = \"t1\"\n  mapping \"doc\" {\n    properties = { title = \"string\" }\n  }\n}\n", es.URL)
 	if err := os.WriteFile(filepath.Join(specs, "main.hcl"), []byte(spec), 0o644); err != nil {
@@ -343,4 +334,14 @@ func TestWatchIndex(t *testing.T) {
 	took := waitFor(t, "the deleted index created again", 20*time.Second, exists)
 	w.waitLog(t, `index.logs: search.t1: create`, 2, time.Second)
 	t.Logf("a deleted index was created again in %s", took.Round(10*time.Millisecond))
+}
+
+// buildBinary builds provision for a test that runs it as a process.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "provision")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
