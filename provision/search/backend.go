@@ -104,7 +104,7 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 				sc.Indices = append(sc.Indices, im.Name)
 			case im.Kind == "document":
 				t.generate = append(t.generate, im)
-				if ix := docIndex(im.Name); !slices.Contains(sc.Indices, ix) {
+				if ix := splitDocPath(im.Name).Index; !slices.Contains(sc.Indices, ix) {
 					sc.Indices = append(sc.Indices, ix)
 				}
 			}

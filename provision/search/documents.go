@@ -275,10 +275,11 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 			continue // its index is refused, or deleted
 		}
 		live, exists := f.Documents[d.Path()]
+		after := docView(d.Source, d.JSONFields)
 		c := &provision.Change{
 			Addr:       t.docAddr(d.Path()),
 			Backend:    t.backend,
-			After:      provision.RawJSON(docView(d.Source, d.JSONFields)),
+			After:      provision.RawJSON(after),
 			DeclaredAt: d.DeclRange.String(),
 			Declared:   d.DeclRange.Ptr(),
 			EachKey:    d.Instance.KeyPtr(),
@@ -318,8 +319,9 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 			c.Action = provision.Create
 			c.Requests = append(c.Requests, provision.Request{Method: "PUT", Path: path + "?op_type=create", Header: jsonBody, Body: body})
 		default:
-			c.Before = provision.RawJSON(docView(live.Source, d.JSONFields))
-			same := reflect.DeepEqual(docView(live.Source, d.JSONFields), docView(d.Source, d.JSONFields))
+			before := docView(live.Source, d.JSONFields)
+			c.Before = provision.RawJSON(before)
+			same := reflect.DeepEqual(before, after)
 			switch {
 			case claim == provision.ClaimImport:
 				c.Action = provision.Import
@@ -336,51 +338,28 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 		}
 		changes = append(changes, c)
 	}
-	var removed []*provision.Change
+	// A document that names another is deleted first.
+	removed := map[string]*provision.Change{}
+	var gone []*provision.Change
 	for _, live := range f.Owned {
 		if removing[live.path()] {
-			removed = append(removed, t.removeDocument(live, nil, nil, mode))
+			removed[live.path()] = t.removeDocument(live, nil, nil, mode)
+			gone = append(gone, removed[live.path()])
 		}
 	}
-	// A document that names another is deleted first.
-	for _, c := range removed {
-		var before map[string]any
-		_ = json.Unmarshal(c.Before, &before)
-		for _, r := range schema.SourceRefs(reencode(before)) {
-			for _, other := range removed {
+	for _, live := range f.Owned {
+		if c := removed[live.path()]; c != nil {
+			for _, r := range schema.SourceRefs(live.Source) {
 				for _, typ := range r.Types {
-					if other.Addr.Name == docIndex(c.Addr.Name)+"/"+typ+"/"+r.ID {
-						other.Needs = append(other.Needs, c.Addr)
+					if named := removed[live.Index+"/"+typ+"/"+r.ID]; named != nil {
+						named.Needs = append(named.Needs, c.Addr)
 					}
 				}
 			}
 		}
 	}
-	return append(changes, removed...), diags
+	return append(changes, gone...), diags
 }
-
-// reencode turns the decoded JSON text of a view back into text, for
-// schema.SourceRefs.
-func reencode(view map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range view {
-		switch v.(type) {
-		case map[string]any, []any:
-			if slices.Contains(schema.JSONTextFields, k) {
-				out[k] = string(provision.RawJSON(v))
-				continue
-			}
-			if m, ok := v.(map[string]any); ok {
-				out[k] = reencode(m)
-				continue
-			}
-		}
-		out[k] = v
-	}
-	return out
-}
-
-func docIndex(path string) string { return path[:strings.Index(path, "/")] }
 
 // docRef names one document, as _mget takes it.
 type docRef struct {

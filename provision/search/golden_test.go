@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/internal/golden"
@@ -119,4 +120,52 @@ func checkGoldenPlan(t *testing.T, b *Backend, f facts, path string) {
 	p := &provision.Plan{FormatVersion: provision.FormatVersion, Project: b.project, Backends: []provision.BackendInfo{info}, Changes: changes}
 	p.Target(nil, nil)
 	golden.CheckPlan(t, path, p)
+}
+
+// TestRemovedDocumentsOrder: of the project's documents no longer
+// declared, one that names another is deleted before it (the dashboard
+// before its panel's visualization, the visualization before its search),
+// read from the JSON text of the live sources.
+func TestRemovedDocumentsOrder(t *testing.T) {
+	cfg := loadFiles(t, []string{"../../specs/project.hcl", "../../specs/dashboard.hcl"},
+		"search_url=http://127.0.0.1:9200", "tribe_url=http://127.0.0.1:9201")
+	bs, diags := New(cfg, Options{Env: noEnv})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var live struct {
+		Indices map[string]liveIndex `json:"indices"`
+	}
+	readJSON(t, "../../testdata/search/live/documents.json", &live)
+	owned := func(typ, id string, source map[string]any) liveDoc {
+		source[markField] = provision.Marks("edge")
+		return liveDoc{Index: ".dashboard", Type: typ, ID: id, Version: 1, Source: source}
+	}
+	f := facts{Version: "2.4.1", ClusterName: "t1", Indices: live.Indices, Owned: []liveDoc{
+		owned("dashboard", "old", map[string]any{"title": "Old", "panelsJSON": `[{"id":"old-rate","type":"visualization"}]`}),
+		owned("search", "old-errors", map[string]any{"title": "Old errors"}),
+		owned("visualization", "old-rate", map[string]any{"title": "Old rate", "savedSearchId": "old-errors"}),
+	}}
+	changes, diags := bs[0].(*Backend).diff(f, provision.Converge)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	needs := map[string][]string{}
+	for _, c := range changes {
+		if c.Addr.Kind == "document" {
+			if c.Action != provision.Delete {
+				t.Errorf("%s: %s, want delete", c.Addr, c.Action)
+			}
+			for _, n := range c.Needs {
+				needs[c.Addr.Name] = append(needs[c.Addr.Name], n.Name)
+			}
+		}
+	}
+	want := map[string][]string{
+		".dashboard/search/old-errors":      {".dashboard/visualization/old-rate"},
+		".dashboard/visualization/old-rate": {".dashboard/dashboard/old"},
+	}
+	if diff := cmp.Diff(want, needs); diff != "" {
+		t.Errorf("what each deletion waits for (-want +got):\n%s", diff)
+	}
 }
