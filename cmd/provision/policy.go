@@ -14,6 +14,7 @@ import (
 func (c *cli) policy(args []string) int {
 	fs := c.flagSet("policy", "policy [options] [DIR]")
 	jsonOut := fs.Bool("json", false, "print the policy as JSON: the rules and each permission")
+	watch := fs.Bool("watch", false, "add what provision watch needs: write on the key provision/watch/<project>, where its replicas elect the healer")
 	node := fs.String("node", "", "the node name of the agent that holds the lock, when it cannot be looked up (GET /v1/agent/self needs agent:read)")
 	var pf planFlags
 	pf.vars.register(fs)
@@ -29,7 +30,7 @@ func (c *cli) policy(args []string) int {
 	ctx, cancel := pf.net.bound(context.Background())
 	defer cancel()
 	op := c.operation(run.Policy, dirArg(pos), &pf)
-	op.SearchIndices, op.Node = false, *node
+	op.SearchIndices, op.Node, op.Watch = false, *node, *watch
 	r := op.Start(ctx, v)
 	if r.Failed() {
 		return exitError

@@ -58,7 +58,16 @@ func (w *watcher) waitLog(t *testing.T, want string, n int, limit time.Duration)
 
 func consulDo(t *testing.T, addr, method, path, body string) string {
 	t.Helper()
+	return consulAs(t, addr, "", method, path, body)
+}
+
+// consulAs is consulDo with an ACL token.
+func consulAs(t *testing.T, addr, token, method, path, body string) string {
+	t.Helper()
 	req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("X-Consul-Token", token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -71,8 +80,13 @@ func consulDo(t *testing.T, addr, method, path, body string) string {
 // registered is the port of the agent's service id, 0 when it is not
 // registered.
 func registered(t *testing.T, addr, id string) int {
+	return registeredAs(t, addr, "", id)
+}
+
+// registeredAs is registered, read with an ACL token.
+func registeredAs(t *testing.T, addr, token, id string) int {
 	var s struct{ Port int }
-	if json.Unmarshal([]byte(consulDo(t, addr, "GET", "/v1/agent/service/"+id, "")), &s) != nil {
+	if json.Unmarshal([]byte(consulAs(t, addr, token, "GET", "/v1/agent/service/"+id, "")), &s) != nil {
 		return 0
 	}
 	return s.Port
@@ -283,21 +297,39 @@ func TestWatchPermission(t *testing.T) {
 	specs := t.TempDir()
 	copyTree(t, "../../testdata/three", specs)
 	base := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
-	policy := exec.Command(bin, "policy", specs)
+	policy := exec.Command(bin, "policy", "-watch", specs)
 	policy.Env = append(base, "CONSUL_HTTP_TOKEN="+agent.Token)
 	rules, err := policy.Output()
 	if err != nil {
 		t.Fatalf("policy: %v", err)
 	}
-	// Everything but service "c", and the leader's key.
-	limited := strings.Replace(string(rules), "service \"c\" {\n  policy = \"write\"\n}", "", 1) + "\nkey \"provision/watch/three\" {\n  policy = \"write\"\n}\n"
+	if !strings.Contains(string(rules), "key \"provision/watch/three\" {\n  policy = \"write\"\n}") {
+		t.Fatalf("policy -watch lacks the leader's key:\n%s", rules)
+	}
+	// Everything but service "c".
+	limited := strings.Replace(string(rules), "service \"c\" {\n  policy = \"write\"\n}", "", 1)
 	env := append(base, "CONSUL_HTTP_TOKEN="+agent.NewToken(t, "limited", limited))
 	w := startWatch(t, bin, env, "-heal", "-interval", "1s", specs)
 	err = w.cmd.Wait()
 	out := w.out.Tail(1 << 20)
 	if err == nil || w.cmd.ProcessState.ExitCode() != 1 || !strings.Contains(out, `The Consul token lacks service:write on "c" (for create service.c-1)`) ||
-		strings.Contains(out, "repairing") || registered(t, agent.Addr, "a-1") != 0 {
+		strings.Contains(out, "repairing") || registeredAs(t, agent.Addr, agent.Token, "a-1") != 0 {
 		t.Errorf("watch with a token that may not write c: %v\n%s", err, out)
+	}
+
+	// An apply's policy, without -watch: the watcher cannot lead, says so
+	// once however often it tries, and reports without healing.
+	policy = exec.Command(bin, "policy", specs)
+	policy.Env = append(base, "CONSUL_HTTP_TOKEN="+agent.Token)
+	if rules, err = policy.Output(); err != nil || strings.Contains(string(rules), "provision/watch/") {
+		t.Fatalf("policy without -watch: %v\n%s", err, rules)
+	}
+	env = append(base, "CONSUL_HTTP_TOKEN="+agent.NewToken(t, "apply-only", string(rules)))
+	w = startWatch(t, bin, env, "-heal", "-interval", "1s", specs)
+	w.waitLog(t, "this watcher does not lead project three", 2, 30*time.Second)
+	out = w.out.Tail(1 << 20)
+	if n := strings.Count(out, "taking the leader lock provision/watch/three failed"); n != 1 || !strings.Contains(out, "403") || registeredAs(t, agent.Addr, agent.Token, "a-1") != 0 {
+		t.Errorf("watch with an apply's token: %d lock failures logged, a-1 on port %d\n%s", n, registeredAs(t, agent.Addr, agent.Token, "a-1"), out)
 	}
 }
 

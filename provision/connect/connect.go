@@ -107,8 +107,8 @@ type Policy struct {
 // the agent that holds the lock (unless node gives it), and the names of
 // the project's services there that the specs no longer declare, which the
 // token must still be allowed to deregister. An agent that cannot be read
-// leaves those out, with a warning.
-func MakePolicy(ctx context.Context, cfg *schema.Config, opened Opened, node string) (Policy, hcl.Diagnostics) {
+// leaves those out, with a warning. watch adds what provision watch needs.
+func MakePolicy(ctx context.Context, cfg *schema.Config, opened Opened, node string, watch bool) (Policy, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	if k := opened.Cluster; k != nil && node == "" {
 		name, err := k.NodeName(ctx)
@@ -136,5 +136,8 @@ func MakePolicy(ctx context.Context, cfg *schema.Config, opened Opened, node str
 		deleting = append(deleting, owned...)
 	}
 	perms := consul.Permissions(cfg, deleting, node)
+	if watch {
+		perms = append(perms, consul.WatchPermission(cfg))
+	}
 	return Policy{Permissions: perms, Rules: consul.PolicyRules(perms)}, diags
 }

@@ -74,6 +74,13 @@ func Permissions(cfg *schema.Config, deleting []string, node string) []Permissio
 	return out
 }
 
+// WatchPermission is what provision watch needs beyond an apply's
+// permissions: the key of its leader election (its session is on the
+// lock's node, like the lock's).
+func WatchPermission(cfg *schema.Config) Permission {
+	return Permission{Resource: "key", Segment: WatchPrefix + cfg.Project, Access: "write", Why: "provision watch: the election of the project's healer", at: cfg.ProjectRange.Ptr()}
+}
+
 // PolicyRules renders permissions as Consul ACL rules in HCL, ready for
 // consul acl policy create -rules @- or PUT /v1/acl/policy.
 func PolicyRules(perms []Permission) string {

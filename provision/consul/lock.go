@@ -15,6 +15,10 @@ import (
 // LockPrefix is the KV folder of the project locks.
 const LockPrefix = "provision/locks/"
 
+// WatchPrefix is the KV folder where the watchers of each project elect
+// their healer (provision watch).
+const WatchPrefix = "provision/watch/"
+
 var _ provision.Locker = (*Backend)(nil)
 
 // holder is the value of a lock key: who holds it, for the error of the

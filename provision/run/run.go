@@ -132,7 +132,9 @@ type Operation struct {
 	// Asker.
 	AutoApprove bool
 	// Node is the lock's node for Policy when it cannot be looked up.
-	Node  string
+	Node string
+	// Watch adds to Policy what provision watch needs.
+	Watch bool
 	Hooks map[Phase][]Hook
 	// Specs, when set, are the specs already loaded (a watcher loads them
 	// once per change of the files, not once per run): load takes them

@@ -275,7 +275,7 @@ func (r *Run) generate(ctx context.Context) hcl.Diagnostics {
 // policy makes the least-privilege ACL policy of the specs.
 func (r *Run) policy(ctx context.Context) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	r.Policy, diags = connect.MakePolicy(ctx, r.Config, r.Opened, r.Node)
+	r.Policy, diags = connect.MakePolicy(ctx, r.Config, r.Opened, r.Node, r.Watch)
 	return diags
 }
 

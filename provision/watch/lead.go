@@ -6,11 +6,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/consul/api"
+	"github.com/provision-dev/provision/provision/consul"
 )
-
-// LeaderPrefix is where the watchers of a project elect their healer:
-// provision/watch/<project>, a key the token needs write on.
-const LeaderPrefix = "provision/watch/"
 
 // LeaderTTL is the TTL of the leader's session: when a leader dies
 // without releasing it, Consul invalidates the session within the TTL
@@ -31,23 +28,33 @@ func (l *Leadership) Held() bool { return l.held.Load() }
 // its session lives, and releases it at the end. changed is told of each
 // change; log of trouble.
 func (l *Leadership) Run(ctx context.Context, c *api.Client, project string, changed func(bool), log func(string, ...any)) {
-	lock, err := c.LockOpts(&api.LockOptions{Key: LeaderPrefix + project, SessionName: "provision watch " + project,
+	lock, err := c.LockOpts(&api.LockOptions{Key: consul.WatchPrefix + project, SessionName: "provision watch " + project,
 		SessionTTL: LeaderTTL.String(), LockDelay: time.Second, MonitorRetries: 3})
 	if err != nil {
 		log("the leader lock cannot be set up: %s", err)
 		return
 	}
+	// A failure is logged once until another one, or a success, comes
+	// (a token without write on the key fails the same way every time);
+	// the tries slow down to one in 30 s.
+	failed, pause := "", 2*time.Second
 	for ctx.Err() == nil {
 		lost, err := lock.Lock(ctx.Done())
 		if err != nil {
-			log("taking the leader lock %s%s failed (%s); trying again", LeaderPrefix, project, err)
+			if err.Error() != failed {
+				failed = err.Error()
+				log("taking the leader lock %s%s failed (%s); this watcher reports and does not heal until it leads. "+
+					"provision policy -watch lists what the token needs", consul.WatchPrefix, project, err)
+			}
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(2 * time.Second):
+			case <-time.After(pause):
 			}
+			pause = min(2*pause, 30*time.Second)
 			continue
 		}
+		failed, pause = "", 2*time.Second
 		if lost == nil {
 			return // ctx ended while waiting
 		}

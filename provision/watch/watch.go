@@ -233,7 +233,7 @@ func (w *Watcher) reconcile(ctx context.Context, why string) bool {
 		return true
 	}
 	if !w.leader() {
-		w.log("info", "follower", "", "another watcher of project %s is the leader and heals; this one reports", specs.Config.Project)
+		w.log("info", "follower", "", "this watcher does not lead project %s: it reports, and the leader heals", specs.Config.Project)
 		return true
 	}
 	targets := w.allowed(drifted, r.Plan)
