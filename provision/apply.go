@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -53,7 +54,9 @@ func (r Result) Err() error {
 // most parallelism at a time, and the requests of one change in order;
 // a change starts once the changes it needs are complete (the plan puts
 // them before it), and not at all when one of them is not; deletes start
-// once every other change is done.
+// once every other change is done. Batch items (Request.Batch) of
+// changes that follow one another in the plan, none needing another,
+// go as one batch of their Batcher.
 // After the first failure, or once ctx is canceled, no new request is
 // started; requests already under way finish within their own deadline
 // (they are sent with ctx's values but not its cancellation). progress,
@@ -81,6 +84,12 @@ func Apply(ctx context.Context, p *Plan, backends map[string]Backend, parallelis
 		defer mu.Unlock()
 		return failed || ctx.Err() != nil
 	}
+	fail := func(o *Outcome, err error) {
+		mu.Lock()
+		failed = true
+		mu.Unlock()
+		o.Err = err
+	}
 	for _, c := range p.Changes {
 		if len(c.Requests) > 0 {
 			res.Outcomes = append(res.Outcomes, Outcome{Change: c})
@@ -93,30 +102,49 @@ func Apply(ctx context.Context, p *Plan, backends map[string]Backend, parallelis
 		done[i] = make(chan struct{})
 		at[o.Change.Addr] = i
 	}
+	// ready waits for what the i-th change needs from before lo, and
+	// reports whether all of it is complete.
+	ready := func(i, lo int) bool {
+		for _, n := range res.Outcomes[i].Change.Needs {
+			if j, ok := at[n]; ok && j < lo {
+				<-done[j]
+				if !res.Outcomes[j].Complete() {
+					return false
+				}
+			}
+		}
+		return true
+	}
 	deleting := false
-	for i := range res.Outcomes {
-		o := &res.Outcomes[i]
-		if o.Change.Action == Delete && !deleting {
+	for lo := 0; lo < len(res.Outcomes); {
+		if res.Outcomes[lo].Change.Action == Delete && !deleting {
 			// Deletes wait for everything before them: a service moved
 			// to another agent is registered there first.
 			wg.Wait()
 			deleting = true
 		}
+		hi := batchEnd(res.Outcomes, lo, backends, at)
 		sem <- struct{}{}
 		if stopped() {
 			<-sem
 			break
 		}
 		wg.Add(1)
-		go func() {
-			defer func() { <-sem; close(done[i]); wg.Done() }()
-			for _, n := range o.Change.Needs {
-				if j, ok := at[n]; ok && j < i {
-					<-done[j]
-					if !res.Outcomes[j].Complete() {
-						return
-					}
+		go func(lo, hi int) {
+			defer func() {
+				for i := lo; i < hi; i++ {
+					close(done[i])
 				}
+				<-sem
+				wg.Done()
+			}()
+			if hi > lo+1 || res.Outcomes[lo].Change.Requests[0].Batch {
+				sendBatch(ctx, res.Outcomes[lo:hi], backends, func(i int) bool { return ready(lo+i, lo) }, stopped, report, fail)
+				return
+			}
+			o := &res.Outcomes[lo]
+			if !ready(lo, lo) {
+				return
 			}
 			b := backends[o.Change.Backend]
 			for step, r := range o.Change.Requests {
@@ -127,10 +155,7 @@ func Apply(ctx context.Context, p *Plan, backends map[string]Backend, parallelis
 				start := time.Now()
 				err := b.Send(Sending(ctx), r)
 				if err != nil {
-					mu.Lock()
-					failed = true
-					mu.Unlock()
-					o.Err = err
+					fail(o, err)
 				} else {
 					o.Sent++
 				}
@@ -139,13 +164,76 @@ func Apply(ctx context.Context, p *Plan, backends map[string]Backend, parallelis
 					return
 				}
 			}
-		}()
+		}(lo, hi)
+		lo = hi
 	}
 	wg.Wait()
 	if ctx.Err() != nil && res.Err() == nil && !res.complete() {
 		res.Stopped = context.Cause(ctx)
 	}
 	return res
+}
+
+// batchItem is the request of a change that is one batch item, and the
+// backend's Batcher; nil when the change is not one.
+func batchItem(o Outcome, backends map[string]Backend) (*Request, Batcher) {
+	b, ok := backends[o.Change.Backend].(Batcher)
+	if !ok || len(o.Change.Requests) != 1 || !o.Change.Requests[0].Batch {
+		return nil, nil
+	}
+	return &o.Change.Requests[0], b
+}
+
+// batchEnd is the end of the batch that starts at lo: the batch items
+// that follow it, of its backend, method and path, and of deletes or not
+// as it is, until one needs another of them or the batch is full. It is
+// lo+1 when the change at lo is no batch item.
+func batchEnd(outcomes []Outcome, lo int, backends map[string]Backend, at map[Addr]int) int {
+	first, b := batchItem(outcomes[lo], backends)
+	if first == nil {
+		return lo + 1
+	}
+	hi := lo + 1
+	for ; hi < len(outcomes) && hi-lo < b.BatchLimit(); hi++ {
+		o := outcomes[hi]
+		r, _ := batchItem(o, backends)
+		if r == nil || o.Change.Backend != outcomes[lo].Change.Backend || r.Method != first.Method || r.Path != first.Path ||
+			(o.Change.Action == Delete) != (outcomes[lo].Change.Action == Delete) ||
+			slices.ContainsFunc(o.Change.Needs, func(n Addr) bool { j, ok := at[n]; return ok && j >= lo }) {
+			break
+		}
+	}
+	return hi
+}
+
+// sendBatch sends the items of outcomes whose needs are complete as one
+// batch: an item whose need is not is not sent.
+func sendBatch(ctx context.Context, outcomes []Outcome, backends map[string]Backend, ready func(int) bool, stopped func() bool, report func(Event), fail func(*Outcome, error)) {
+	var send []int
+	var items []Request
+	for i := range outcomes {
+		if ready(i) {
+			send = append(send, i)
+			items = append(items, outcomes[i].Change.Requests[0])
+		}
+	}
+	if len(items) == 0 || stopped() {
+		return
+	}
+	for k, i := range send {
+		report(Event{Change: outcomes[i].Change, Step: 1, Request: items[k]})
+	}
+	start := time.Now()
+	errs := backends[outcomes[0].Change.Backend].(Batcher).SendBatch(Sending(ctx), items)
+	for k, i := range send {
+		o := &outcomes[i]
+		if errs[k] != nil {
+			fail(o, errs[k])
+		} else {
+			o.Sent++
+		}
+		report(Event{Change: o.Change, Step: 1, Request: items[k], Done: true, Err: errs[k], Elapsed: time.Since(start)})
+	}
 }
 
 func (r Result) complete() bool {

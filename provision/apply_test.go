@@ -212,6 +212,86 @@ func TestApplyNeeds(t *testing.T) {
 	}
 }
 
+// batcher is a recorder that is a Batcher: it records each batch as the
+// paths of its items' first lines, and fails the items in fail.
+type batcher struct {
+	recorder
+	limit   int
+	batches [][]string
+}
+
+func (b *batcher) BatchLimit() int { return b.limit }
+
+func (b *batcher) SendBatch(_ context.Context, items []Request) []error {
+	var batch []string
+	errs := make([]error, len(items))
+	for i, it := range items {
+		batch = append(batch, string(it.Body))
+		if b.fail[string(it.Body)] {
+			errs[i] = &StatusError{Code: 409, Message: "conflict"}
+		}
+	}
+	b.mu.Lock()
+	b.batches = append(b.batches, batch)
+	b.mu.Unlock()
+	return errs
+}
+
+// TestApplyBatches: batch items that follow one another go as one batch,
+// bounded, until one needs another of them; deletes go in batches of
+// their own after the rest; an item's failure is its own (the others of
+// its batch are done) and stops the batches after it.
+func TestApplyBatches(t *testing.T) {
+	item := func(name string, action Action, needs ...*Change) *Change {
+		c := &Change{Addr: Addr{Kind: "document", Name: name}, Backend: "b", Action: action,
+			Requests: []Request{{Method: "POST", Path: "/_bulk", Body: []byte(`"` + name + `"`), Batch: true}}}
+		for _, n := range needs {
+			c.Needs = append(c.Needs, n.Addr)
+		}
+		return c
+	}
+	p1, p2, p3 := item("p1", Create), item("p2", Create), item("p3", Create)
+	s1 := item("s1", Create, p1)
+	v1, v2 := item("v1", Update, s1), item("v2", Create, p2)
+	d1, d2 := item("d1", Delete), item("d2", Delete)
+	plain := change("svc", Create, "/svc")
+	changes := []*Change{p1, p2, p3, s1, v1, v2, plain, d1, d2}
+
+	b := &batcher{limit: 2}
+	res := Apply(context.Background(), &Plan{Changes: changes}, map[string]Backend{"b": b}, 4, nil)
+	if res.Err() != nil || !res.complete() {
+		t.Fatalf("apply: %v", res.Err())
+	}
+	slices.SortFunc(b.batches, func(x, y []string) int { return strings.Compare(x[0], y[0]) })
+	want := [][]string{{`"d1"`, `"d2"`}, {`"p1"`, `"p2"`}, {`"p3"`, `"s1"`}, {`"v1"`, `"v2"`}}
+	if diff := cmp.Diff(want, b.batches); diff != "" {
+		t.Errorf("batches (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/svc"}, b.sent); diff != "" {
+		t.Errorf("sent alone (-want +got):\n%s", diff)
+	}
+
+	b = &batcher{limit: 10, recorder: recorder{fail: map[string]bool{`"p2"`: true}}}
+	res = Apply(context.Background(), &Plan{Changes: changes}, map[string]Backend{"b": b}, 1, nil)
+	var got []string
+	for _, o := range res.Outcomes {
+		word := "not done"
+		switch {
+		case o.Complete():
+			word = "done"
+		case o.Err != nil:
+			word = "failed"
+		}
+		got = append(got, word+" "+o.Change.Addr.Name)
+	}
+	if diff := cmp.Diff([]string{"done p1", "failed p2", "done p3", "not done s1", "not done v1", "not done v2", "not done svc", "not done d1", "not done d2"}, got); diff != "" {
+		t.Errorf("outcomes with one item refused (-want +got):\n%s", diff)
+	}
+	if err := res.Err(); err == nil || !strings.Contains(err.Error(), "document.p2: request 1 of 1 (POST /_bulk): conflict") {
+		t.Errorf("Err = %v", err)
+	}
+}
+
 // TestGraphNeeds: graph draws an edge from the last request of a change
 // to the first of each change that needs it.
 func TestGraphNeeds(t *testing.T) {

@@ -137,6 +137,22 @@ type Request struct {
 	// GoneOK: a 404 answer means the request's goal is reached (the
 	// deregistration of what is already gone, after a lost answer).
 	GoneOK bool `json:"gone_ok,omitempty"`
+	// Batch makes the request one item of a batch request to Path
+	// (Elasticsearch's _bulk): Body is a JSON array of the item's lines,
+	// and the backend, a Batcher, sends the items of the changes that are
+	// ready together in one request, each line on a line of its own.
+	Batch bool `json:"batch,omitempty"`
+}
+
+// A Batcher is a backend whose changes may be sent as items of one
+// request (Request.Batch).
+type Batcher interface {
+	// BatchLimit is the most items one batch holds.
+	BatchLimit() int
+	// SendBatch sends items, of one method and path, in one request (or
+	// as few as the server's limits on a body allow), and returns each
+	// item's error: nil when it was done.
+	SendBatch(ctx context.Context, items []Request) []error
 }
 
 // Backend is one live system that provision reads and writes.

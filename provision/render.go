@@ -89,10 +89,21 @@ func (r *renderer) change(c *Change) {
 		r.printf("    # note: %s\n", n)
 	}
 	for i, req := range c.Requests {
-		r.printf("\n    request %d of %d: %s %s\n", i+1, len(c.Requests), req.Method, req.Path)
+		batch := ""
+		if req.Batch {
+			batch = ", an item of a batch (these lines, among those of the items sent with it)"
+		}
+		r.printf("\n    request %d of %d: %s %s%s\n", i+1, len(c.Requests), req.Method, req.Path, batch)
 		keys := sortedKeys(req.Header)
 		for _, k := range keys {
 			r.printf("      %s: %s\n", k, req.Header[k])
+		}
+		var lines []json.RawMessage
+		if req.Batch && json.Unmarshal(req.Body, &lines) == nil {
+			for _, line := range lines {
+				r.printf("      %s\n", line)
+			}
+			continue
 		}
 		if len(req.Body) > 0 {
 			var pretty bytes.Buffer

@@ -122,6 +122,9 @@ func (c *cli) watchCmd(args []string) int {
 		for deadline := time.Now().Add(3 * time.Second); !lead.Held() && time.Now().Before(deadline) && ctx.Err() == nil; {
 			time.Sleep(50 * time.Millisecond)
 		}
+		if !lead.Held() {
+			logf(watch.Event{Time: time.Now().UTC(), Level: "info", Kind: "follower", Message: "this watcher does not lead project " + cfg.Project + ": it reports, and the leader heals"})
+		}
 	} else if *heal {
 		// No Consul to elect through: this watcher heals alone, as apply
 		// without an agent runs unlocked.

@@ -108,7 +108,8 @@ func waitFor(t *testing.T, what string, limit time.Duration, ok func() bool) tim
 // run applies; a deregistered service and a registration edited by hand
 // are repaired within seconds; a fight (a loop that edits a service back
 // every 200 ms) is repaired up to -max-repairs times and then left alone, loudly; a repair waits for the lock a pipeline holds; /metrics
-// parses as Prometheus text; a second watcher only reports while the
+// parses as Prometheus text; an agent restarted empty is healed whole; a
+// second watcher only reports while the
 // first leads, and takes over within the session's TTL when the first is
 // killed with SIGKILL; SIGTERM ends a watcher within 5 s with its leader
 // lock released.
@@ -245,9 +246,25 @@ func TestWatch(t *testing.T) {
 		}
 	})
 
+	t.Run("agent restarted", func(t *testing.T) {
+		// The node is rebuilt: its agent comes back on the same address
+		// without its registrations, keys and sessions (the leader lock
+		// too). The watcher reconnects, leads again and registers all.
+		restarted := time.Now()
+		if err := agent.Restart(context.Background(), t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+		up := time.Since(restarted)
+		took := waitFor(t, "a-1, b-1 and c-1 registered on the restarted agent", 60*time.Second, func() bool {
+			return registered(t, agent.Addr, "a-1") == 19001 && registered(t, agent.Addr, "b-1") == 19002 && registered(t, agent.Addr, "c-1") == 19003
+		})
+		first.waitLog(t, "this watcher leads project three", 2, 10*time.Second)
+		t.Logf("the agent came back in %s; its services were registered again %s after", up.Round(100*time.Millisecond), took.Round(100*time.Millisecond))
+	})
+
 	t.Run("leader killed", func(t *testing.T) {
 		second := startWatch(t, bin, env, "-heal", "-interval", "5s", "-buffer", "200ms,2s", specs)
-		second.waitLog(t, "another watcher of project three is the leader", 1, 20*time.Second)
+		second.waitLog(t, "this watcher does not lead project three", 1, 20*time.Second)
 		first.cmd.Process.Signal(syscall.SIGKILL)
 		first.cmd.Wait()
 		killed := time.Now()

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -237,7 +238,12 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	if err := b.readDocuments(ctx, &f); err != nil {
 		return f, err
 	}
-	b.docs = f.Documents
+	// What the plan read of each document it may write, for the refusal
+	// of a write whose document changed since.
+	b.docs = maps.Clone(f.Documents)
+	for _, d := range f.Owned {
+		b.docs[d.path()] = d
+	}
 	// The marks of every type of every index, to find the project's
 	// indices that the specs no longer declare: a fixed, small answer.
 	var marks map[string]liveIndex
@@ -364,9 +370,6 @@ func fingerprint(f facts) string { return provision.Digest(f) }
 // first one did.
 func (b *Backend) Send(ctx context.Context, r provision.Request) error {
 	_, err := sender(b.es, b.net).Send(ctx, r, 64<<10)
-	if err != nil && (strings.Contains(r.Path, "?version=") || strings.Contains(r.Path, "?op_type=create")) {
-		return b.documentChanged(ctx, r, err)
-	}
 	return err
 }
 

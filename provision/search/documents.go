@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/elastic/go-elasticsearch/v7"
@@ -306,18 +305,18 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 		if note != "" {
 			c.Notes = append(c.Notes, note)
 		}
-		body := provision.RawJSON(t.docBody(d))
-		if len(body) > maxContentLength {
+		source := t.docBody(d)
+		if body := provision.RawJSON(source); len(body) > maxContentLength {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Document too large",
 				Detail:  fmt.Sprintf("The document's body is %d bytes; Elasticsearch refuses a request body over http.max_content_length (100mb by default) with 413.", len(body)),
 				Subject: d.SourceRange.Ptr(), Context: d.DeclRange.Ptr()})
 			continue
 		}
-		path := docPath(d.Index, d.Type, d.ID)
+		ref := docRef{d.Index, d.Type, d.ID}
 		switch {
 		case claim == provision.ClaimCreate:
 			c.Action = provision.Create
-			c.Requests = append(c.Requests, provision.Request{Method: "PUT", Path: path + "?op_type=create", Header: jsonBody, Body: body})
+			c.Requests = append(c.Requests, bulkItem("create", ref, 0, source))
 		default:
 			before := docView(live.Source, d.JSONFields)
 			c.Before = provision.RawJSON(before)
@@ -333,7 +332,7 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 				c.Because(provision.ReasonChanged, "its source differs from the declared one")
 			}
 			if c.Action != provision.NoOp {
-				c.Requests = append(c.Requests, provision.Request{Method: "PUT", Path: path + "?version=" + strconv.FormatInt(live.Version, 10), Header: jsonBody, Body: body})
+				c.Requests = append(c.Requests, bulkItem("index", ref, live.Version, source))
 			}
 		}
 		changes = append(changes, c)
@@ -375,19 +374,10 @@ func splitDocPath(path string) docRef {
 	return docRef{parts[0], parts[1], parts[2]}
 }
 
-// docPathName is the <index>/<type>/<id> of a request's /<index>/<type>/<id>.
-func docPathName(p string) string {
-	parts := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 3)
-	for i := range parts {
-		parts[i], _ = url.PathUnescape(parts[i])
-	}
-	return strings.Join(parts, "/")
-}
-
 // removeDocument deletes one of the project's documents, at the version
 // the plan read.
 func (t target) removeDocument(live liveDoc, jsonFields []string, d *schema.Document, mode provision.Mode) *provision.Change {
-	r := provision.Request{Method: "DELETE", Path: docPath(live.Index, live.Type, live.ID) + "?version=" + strconv.FormatInt(live.Version, 10) + "&refresh=true", Header: acceptJSON, GoneOK: true}
+	r := bulkItem("delete", docRef{live.Index, live.Type, live.ID}, live.Version, nil)
 	c := provision.Removal(t.docAddr(live.path()), t.backend, provision.RawJSON(docView(live.Source, jsonFields)), r).Owned(t.project, mode)
 	if d != nil {
 		c.DeclaredAt, c.Declared, c.EachKey = d.DeclRange.String(), d.DeclRange.Ptr(), d.Instance.KeyPtr()
@@ -422,16 +412,13 @@ func (t target) liveRefs(d *schema.Document, f facts, removing map[string]bool) 
 	return diags
 }
 
-// documentChanged turns Elasticsearch's 409 to a conditional write into
-// the refusal a person needs: which document, and what changed since the
-// plan read it. Nothing was written to it.
-func (b *Backend) documentChanged(ctx context.Context, r provision.Request, err error) error {
-	var se *provision.StatusError
-	if !errors.As(err, &se) || se.Code != http.StatusConflict {
-		return err
-	}
-	path, query, _ := strings.Cut(r.Path, "?")
-	if strings.Contains(query, "op_type=create") {
+// documentChanged turns Elasticsearch's 409 to a conditional write (op:
+// create, index or delete) into the refusal a person needs: which
+// document, and what changed since the plan read it. Nothing was written
+// to it.
+func (b *Backend) documentChanged(ctx context.Context, op string, ref docRef, err error) error {
+	path := docPath(ref.Index, ref.Type, ref.ID)
+	if op == "create" {
 		return fmt.Errorf("the document %s was created by someone else after the plan read that it did not exist; nothing was written to it. Plan again: %w", path, err)
 	}
 	var now liveDoc
@@ -440,7 +427,7 @@ func (b *Backend) documentChanged(ctx context.Context, r provision.Request, err 
 	if gerr := b.get(ctx, b.es, path, &now); errors.As(gerr, &gone) && gone.Code == http.StatusNotFound {
 		return fmt.Errorf("the document %s was deleted since the plan read it; nothing was written. Plan again: %w", path, err)
 	} else if gerr == nil {
-		before := b.docs[docPathName(path)]
+		before := b.docs[ref.Index+"/"+ref.Type+"/"+ref.ID]
 		changed := changedPaths("", docView(before.Source, nil), docView(now.Source, nil))
 		what = fmt.Sprintf("version %d to %d", before.Version, now.Version)
 		if len(changed) > 0 {
@@ -490,7 +477,9 @@ func (b *Backend) verifyDocuments(ctx context.Context, changes []*provision.Chan
 			continue
 		}
 		var body map[string]any
-		_ = json.Unmarshal(c.Requests[len(c.Requests)-1].Body, &body)
+		if lines := itemLines(c.Requests[len(c.Requests)-1]); len(lines) == 2 {
+			_ = json.Unmarshal(lines[1], &body)
+		}
 		written[c.Addr.Name] = body
 		ids = append(ids, splitDocPath(c.Addr.Name))
 	}

@@ -65,10 +65,10 @@ func TestDocuments(t *testing.T) {
 		`index[".dashboard"] create: PUT /.dashboard/_mapping/search`,
 		`index[".dashboard"] create: PUT /.dashboard/_mapping/dashboard`,
 		`index[".dashboard"] create: PUT /.dashboard/_mapping/visualization`,
-		`document[".dashboard/index-pattern/logs-*"] create: PUT /.dashboard/index-pattern/logs-%2A?op_type=create`,
-		`document[".dashboard/search/errors"] create: PUT /.dashboard/search/errors?op_type=create`,
-		`document[".dashboard/visualization/error-rate"] create: PUT /.dashboard/visualization/error-rate?op_type=create`,
-		`document[".dashboard/dashboard/edge"] create: PUT /.dashboard/dashboard/edge?op_type=create`,
+		`document[".dashboard/index-pattern/logs-*"] create: POST /_bulk?refresh=true {"create":{"_index":".dashboard","_type":"index-pattern","_id":"logs-*"}}`,
+		`document[".dashboard/search/errors"] create: POST /_bulk?refresh=true {"create":{"_index":".dashboard","_type":"search","_id":"errors"}}`,
+		`document[".dashboard/visualization/error-rate"] create: POST /_bulk?refresh=true {"create":{"_index":".dashboard","_type":"visualization","_id":"error-rate"}}`,
+		`document[".dashboard/dashboard/edge"] create: POST /_bulk?refresh=true {"create":{"_index":".dashboard","_type":"dashboard","_id":"edge"}}`,
 	}
 	if diff := cmp.Diff(want, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("planned requests (-want +got):\n%s", diff)
@@ -141,6 +141,50 @@ func TestDocuments(t *testing.T) {
 			t.Errorf("the edit made by hand was overwritten: %s", got)
 		}
 	})
+
+	t.Run("half-failed bulk", func(t *testing.T) {
+		// Two updates in one _bulk request; one of them is edited again
+		// between plan and apply: that item is refused, the other is
+		// done, and a re-run converges.
+		b, p := planDocs(t, cfg)
+		if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+			t.Fatal(res.Err())
+		}
+		for _, doc := range []string{"index-pattern/logs-*", "dashboard/edge"} {
+			esDo(t, cluster(t).T1.URL, "POST", "/.dashboard/"+doc+"/_update?refresh=true", `{"doc":{"title":"By hand"}}`)
+		}
+		b, p = planDocs(t, cfg)
+		esDo(t, cluster(t).T1.URL, "POST", "/.dashboard/index-pattern/logs-*/_update?refresh=true", `{"doc":{"title":"By hand, again"}}`)
+		var batches int
+		res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, func(e provision.Event) {
+			if !e.Done && e.Request.Batch {
+				batches++
+			}
+		})
+		var got []string
+		for _, o := range res.Outcomes {
+			got = append(got, fmt.Sprintf("%s complete=%t", o.Change.Addr, o.Complete()))
+		}
+		want := []string{`document[".dashboard/index-pattern/logs-*"] complete=false`, `document[".dashboard/dashboard/edge"] complete=true`}
+		if diff := cmp.Diff(want, got); diff != "" || batches != 2 {
+			t.Errorf("outcomes of %d items (-want +got):\n%s", batches, diff)
+		}
+		if err := res.Err(); err == nil || !strings.Contains(err.Error(), "the document /.dashboard/index-pattern/logs-%2A was changed since the plan read it (version ") || !strings.Contains(err.Error(), ", title changed)") ||
+			!strings.Contains(err.Error(), "elasticsearch answered 409 Conflict for the item: version_conflict_engine_exception") {
+			t.Errorf("the refused item: %v", err)
+		}
+		t.Logf("refusal: %v", res.Err())
+		if got := esDo(t, cluster(t).T1.URL, "GET", "/.dashboard/dashboard/edge", ""); strings.Contains(got, "By hand") {
+			t.Errorf("the item done is not live: %s", got)
+		}
+		b, p = planDocs(t, cfg)
+		if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+			t.Fatal(res.Err())
+		}
+		if _, p := planDocs(t, cfg); p.Summary.HasChanges() {
+			t.Errorf("the re-run did not converge:\n%s", text(t, p))
+		}
+	})
 }
 
 // TestDocumentOwnership: a declared document that exists without the
@@ -168,7 +212,7 @@ func TestDocumentOwnership(t *testing.T) {
 	withImport := loadFiles(t, []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../specs/saved-objects.hcl", importFile},
 		"search_url="+cluster(t).T1.URL, "tribe_url="+cluster(t).Tribe.URL)
 	b, p = planDocs(t, withImport)
-	if diff := cmp.Diff([]string{`document[".dashboard/search/errors"] import: PUT /.dashboard/search/errors?version=2`}, requestLines(p.Changes)); diff != "" {
+	if diff := cmp.Diff([]string{`document[".dashboard/search/errors"] import: POST /_bulk?refresh=true {"index":{"_index":".dashboard","_type":"search","_id":"errors","_version":2}}`}, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
 	if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
@@ -238,7 +282,7 @@ func TestGenerateDocument(t *testing.T) {
 	}
 	withGenerated := loadFiles(t, append(files, gen), vars...)
 	b, p = planDocs(t, withGenerated)
-	if diff := cmp.Diff([]string{`document[".dashboard/visualization/Made in the tool"] import: PUT /.dashboard/visualization/Made%20in%20the%20tool?version=1`}, requestLines(p.Changes)); diff != "" {
+	if diff := cmp.Diff([]string{`document[".dashboard/visualization/Made in the tool"] import: POST /_bulk?refresh=true {"index":{"_index":".dashboard","_type":"visualization","_id":"Made in the tool","_version":1}}`}, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
 	if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {

@@ -121,7 +121,11 @@ func requestLines(changes []*provision.Change) []string {
 	var out []string
 	for _, c := range changes {
 		for _, r := range c.Requests {
-			out = append(out, c.Addr.String()+" "+c.Action.String()+": "+r.Method+" "+r.Path)
+			line := c.Addr.String() + " " + c.Action.String() + ": " + r.Method + " " + r.Path
+			if lines := itemLines(r); r.Batch && len(lines) > 0 {
+				line += " " + string(lines[0]) // the item's action
+			}
+			out = append(out, line)
 		}
 	}
 	return out

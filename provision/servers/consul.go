@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -55,6 +57,10 @@ type Consul struct {
 	// serfLAN is the port other agents join.
 	serfLAN int
 	proc    *process
+	// args and ready start the agent again (Restart); logw is its log.
+	args  []string
+	ready func() bool
+	logw  io.Writer
 }
 
 // StartConsul starts a dev agent with every port chosen free, and waits
@@ -82,6 +88,7 @@ func StartConsul(ctx context.Context, dir string, logw io.Writer) (*Consul, erro
 // start runs the agent with args and waits until ready, or fails when it
 // exits first or after 30 s.
 func (c *Consul) start(ctx context.Context, args []string, w io.Writer, ready func() bool, what string) error {
+	c.args, c.ready, c.logw = args, ready, w
 	bin, err := ConsulBinary()
 	if err != nil {
 		return err
@@ -156,6 +163,20 @@ func (c *Consul) StartClient(ctx context.Context, dir, node string, logw io.Writ
 
 // Stop stops the agent.
 func (c *Consul) Stop() error { return c.proc.stop() }
+
+// Restart stops the agent and starts it again on the same ports with an
+// empty data directory under dir, as a node rebuilt with its agent: it
+// comes back without its registrations, keys and sessions.
+func (c *Consul) Restart(ctx context.Context, dir string) error {
+	c.Stop()
+	args := slices.Clone(c.args)
+	for i, a := range args {
+		if strings.HasPrefix(a, "-data-dir=") {
+			args[i] = "-data-dir=" + filepath.Join(dir, "consul-data-restarted")
+		}
+	}
+	return c.start(ctx, args, c.logw, c.ready, "come back")
+}
 
 // NewConsul starts an agent for the test and stops it when the test ends.
 // A missing binary fails the test: the real-server tests never skip.

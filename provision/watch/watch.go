@@ -256,11 +256,24 @@ func (w *Watcher) reconcile(ctx context.Context, why string) bool {
 	w.mu.Lock()
 	now := time.Now()
 	for _, t := range targets {
-		w.repairs[t] = append(w.repairs[t], now)
+		if why != "start" { // the first run converges; it repairs nobody's change
+			w.repairs[t] = append(w.repairs[t], now)
+		}
 		delete(w.since, t)
 	}
 	w.mu.Unlock()
 	return true
+}
+
+// forgetRepairs starts the count of every object's repairs over: an
+// agent that comes back (restarted, or reachable again) brings drift
+// that happened with it, not against provision, and what was left alone
+// is tried again.
+func (w *Watcher) forgetRepairs() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	clear(w.repairs)
+	clear(w.alone)
 }
 
 // drifted are the addresses of the plan's changes, logged once each with

@@ -1,0 +1,166 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/provision-dev/provision/provision"
+)
+
+// Documents are written with _bulk: each write is one item of a batch
+// (its action line, and its source line but for a delete), and the
+// engine hands the items that are ready together to SendBatch, at most
+// bulkLimit at a time. Each item's outcome is its own: Elasticsearch
+// answers every item with a status, and an item refused does not undo
+// the others.
+
+// bulkPath is where document writes go: refresh=true makes them visible
+// at once to the search by which the next plan finds the project's own.
+const bulkPath = "/_bulk?refresh=true"
+
+// bulkLimit is the most documents one batch holds; bulkBytes bounds the
+// body of one _bulk request (Elasticsearch's advice is 5 to 15 MB, far
+// under http.max_content_length).
+const (
+	bulkLimit = 500
+	bulkBytes = 10 << 20
+)
+
+var ndjsonBody = map[string]string{"Accept": "application/json", "Content-Type": "application/x-ndjson"}
+
+// bulkAction is the action line of one item: the document, and the
+// version the plan read (0: none, for a create).
+type bulkAction struct {
+	Index   string `json:"_index"`
+	Type    string `json:"_type"`
+	ID      string `json:"_id"`
+	Version int64  `json:"_version,omitempty"`
+}
+
+// bulkItem is the batch item of one write of a document: op is create
+// (which fails if the document exists), index at a version (which fails
+// if it is not the live one) or delete at a version; source is nil for a
+// delete.
+func bulkItem(op string, ref docRef, version int64, source map[string]any) provision.Request {
+	lines := []any{map[string]bulkAction{op: {ref.Index, ref.Type, ref.ID, version}}}
+	if source != nil {
+		lines = append(lines, source)
+	}
+	return provision.Request{Method: http.MethodPost, Path: bulkPath, Header: ndjsonBody, Body: provision.RawJSON(lines), Batch: true}
+}
+
+// itemLines are the lines of a batch item.
+func itemLines(r provision.Request) []json.RawMessage {
+	var lines []json.RawMessage
+	_ = json.Unmarshal(r.Body, &lines)
+	return lines
+}
+
+// bulkResult is Elasticsearch 2.4's answer for one item.
+type bulkResult struct {
+	Status int `json:"status"`
+	Error  *struct {
+		Type   string `json:"type"`
+		Reason string `json:"reason"`
+	} `json:"error"`
+}
+
+// BatchLimit is the most documents one _bulk request holds.
+func (b *Backend) BatchLimit() int { return bulkLimit }
+
+// SendBatch sends the items in _bulk requests of at most bulkBytes. A
+// request is not sent again when its answer is lost (an item written
+// before would then fail its condition); an item that Elasticsearch
+// answers 429 (its queue full) or 5xx was not written and is sent again,
+// alone with the others that were, after a pause, up to the attempts of
+// the deadlines. A 409 says what changed since the plan read the document.
+func (b *Backend) SendBatch(ctx context.Context, items []provision.Request) []error {
+	errs := make([]error, len(items))
+	todo := make([]int, len(items))
+	for i := range todo {
+		todo[i] = i
+	}
+	pause := b.net.Backoff
+	for attempt := 1; len(todo) > 0; attempt++ {
+		var again []int
+		for _, chunk := range bulkChunks(items, todo) {
+			var body bytes.Buffer
+			for _, i := range chunk {
+				for _, line := range itemLines(items[i]) {
+					body.Write(line)
+					body.WriteByte('\n')
+				}
+			}
+			out, err := sender(b.es, b.net).Send(ctx, provision.Request{Method: http.MethodPost, Path: bulkPath, Header: ndjsonBody, Body: body.Bytes()}, 64<<20)
+			var answer struct {
+				Items []map[string]bulkResult `json:"items"`
+			}
+			if err == nil && (json.Unmarshal(out, &answer) != nil || len(answer.Items) != len(chunk)) {
+				err = fmt.Errorf("elasticsearch answered the _bulk request of %d items with %d item results", len(chunk), len(answer.Items))
+			}
+			for k, i := range chunk {
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				for op, r := range answer.Items[k] {
+					switch {
+					case r.Status/100 == 2, op == "delete" && r.Status == http.StatusNotFound:
+						errs[i] = nil // a delete of what is already gone reaches its goal
+					case (r.Status == http.StatusTooManyRequests || r.Status >= 500) && attempt < b.net.Attempts:
+						again = append(again, i)
+					default:
+						errs[i] = b.itemRefused(ctx, op, items[i], r)
+					}
+				}
+			}
+		}
+		if todo = again; len(todo) > 0 {
+			time.Sleep(pause)
+			pause *= 2
+		}
+	}
+	return errs
+}
+
+// bulkChunks splits the items at todo into runs whose lines hold at most
+// bulkBytes (an item larger than that goes alone).
+func bulkChunks(items []provision.Request, todo []int) [][]int {
+	var chunks [][]int
+	var chunk []int
+	size := 0
+	for _, i := range todo {
+		if n := len(items[i].Body); len(chunk) > 0 && size+n > bulkBytes {
+			chunks, chunk, size = append(chunks, chunk), nil, 0
+		}
+		chunk = append(chunk, i)
+		size += len(items[i].Body)
+	}
+	if len(chunk) > 0 {
+		chunks = append(chunks, chunk)
+	}
+	return chunks
+}
+
+// itemRefused is the error of an item Elasticsearch refused, in its own
+// words; a version conflict says what changed since the plan read it.
+func (b *Backend) itemRefused(ctx context.Context, op string, item provision.Request, r bulkResult) error {
+	reason := "no reason given"
+	if r.Error != nil {
+		reason = r.Error.Type + ": " + r.Error.Reason
+	}
+	err := &provision.StatusError{Code: r.Status, Message: fmt.Sprintf("elasticsearch answered %d %s for the item: %s", r.Status, http.StatusText(r.Status), reason)}
+	if r.Status != http.StatusConflict {
+		return err
+	}
+	var action map[string]bulkAction
+	if lines := itemLines(item); len(lines) > 0 {
+		_ = json.Unmarshal(lines[0], &action)
+	}
+	a := action[op]
+	return b.documentChanged(ctx, op, docRef{a.Index, a.Type, a.ID}, err)
+}
