@@ -351,7 +351,10 @@ func TestWatchPermission(t *testing.T) {
 }
 
 // TestWatchIndex: an index deleted on the member cluster (a cleanup job)
-// is created again at the next poll, with its mapping.
+// is created again at the next poll, with its mapping. Through Toxiproxy,
+// a master that resets every connection is a failed reconcile, said once
+// however many polls fail, with the watcher up and nothing sent; once it
+// answers again, the watcher heals again.
 func TestWatchIndex(t *testing.T) {
 	var log servers.LogBuffer
 	es, err := servers.StartCluster(context.Background(), t.TempDir(), "watch", &log)
@@ -361,7 +364,8 @@ func TestWatchIndex(t *testing.T) {
 	t.Cleanup(func() { es.Stop() })
 	bin := buildBinary(t)
 	specs := t.TempDir()
-	spec := fmt.Sprintf("project = \"watched\"\n\nsearch \"t1\" {\n  url          = %q\n  cluster_name = \"watch\"\n}\n\nindex \"logs\" {\n  search = \"t1\"\n  mapping \"doc\" {\n    properties = { title = \"string\" }\n  }\n}\n", es.URL)
+	faults := newFaulty(t, strings.TrimPrefix(es.URL, "http://"))
+	spec := fmt.Sprintf("project = \"watched\"\n\nsearch \"t1\" {\n  url          = %q\n  cluster_name = \"watch\"\n}\n\nindex \"logs\" {\n  search = \"t1\"\n  mapping \"doc\" {\n    properties = { title = \"string\" }\n  }\n}\n", "http://"+faults.proxy.Listen)
 	if err := os.WriteFile(filepath.Join(specs, "main.hcl"), []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -383,6 +387,23 @@ func TestWatchIndex(t *testing.T) {
 	took := waitFor(t, "the deleted index created again", 20*time.Second, exists)
 	w.waitLog(t, `index.logs: search.t1: create`, 2, time.Second)
 	t.Logf("a deleted index was created again in %s", took.Round(10*time.Millisecond))
+
+	faults.add(`{"name":"reset","type":"reset_peer","stream":"downstream","attributes":{"timeout":0}}`)
+	w.waitLog(t, "Cannot read the search cluster", 1, 10*time.Second)
+	time.Sleep(5 * time.Second) // five polls, each failing
+	out := w.out.Tail(1 << 20)
+	if n := strings.Count(out, "Cannot read the search cluster"); n != 1 {
+		t.Errorf("a master that resets, said %d times:\n%s", n, out)
+	}
+	if _, after, _ := strings.Cut(out, "Cannot read the search cluster"); strings.Contains(after, " sent ") || strings.Contains(after, "delete") {
+		t.Errorf("something was planned or sent from a failed read:\n%s", after)
+	}
+	faults.clear()
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("deleting the index: %v %v", resp, err)
+	}
+	// The watcher is still up: it heals again.
+	waitFor(t, "the index created again once the master answers", 20*time.Second, exists)
 }
 
 // buildBinary builds provision for a test that runs it as a process.

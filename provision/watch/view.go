@@ -10,8 +10,8 @@ import (
 )
 
 // view is the run.ApplyView of the watcher's plans and repairs: each
-// thing a run reports is one event of the log, every value the specs
-// hold as secret hidden.
+// thing a run reports is one event of the log (a diagnostic only while
+// it is new), every value the specs hold as secret hidden.
 type view struct {
 	w        *Watcher
 	secrets  []string
@@ -44,7 +44,15 @@ func (v *view) Diagnostics(diags hcl.Diagnostics) {
 		if d.Summary == "Gate not proven" {
 			v.w.o.Metrics.gateFailed(d.Detail)
 		}
-		v.w.log(level, "diagnostic", "", "%s", v.redact(d.Summary+": "+d.Detail+at))
+		// The same trouble at the same place is one report, though its
+		// detail may differ from one reconcile to the next (a port, a time).
+		key := level + d.Summary + at
+		if at == "" {
+			key += d.Detail
+		}
+		if v.w.firstReport(key) {
+			v.w.log(level, "diagnostic", "", "%s", v.redact(d.Summary+": "+d.Detail+at))
+		}
 	}
 }
 

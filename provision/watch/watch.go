@@ -75,11 +75,14 @@ type Watcher struct {
 	// repairs are the times each object was repaired, within the window;
 	// alone are the objects left alone (a fight), with the live state
 	// they were left alone at and why.
-	repairs  map[string][]time.Time
-	alone    map[string]leftAlone
-	since    map[string]time.Time // when each drifted object was first seen drifted
-	leader   func() bool
-	lastGood time.Time
+	repairs map[string][]time.Time
+	alone   map[string]leftAlone
+	since   map[string]time.Time // when each drifted object was first seen drifted
+	// reported are the diagnostics the last reconcile logged, reporting
+	// those of the one under way: one that stays is logged once.
+	reported, reporting map[string]bool
+	leader              func() bool
+	lastGood            time.Time
 }
 
 // New returns a watcher; leader reports whether it may heal (nil: it
@@ -211,7 +214,13 @@ func Jitter(d time.Duration) time.Duration {
 func (w *Watcher) reconcile(ctx context.Context, why string) bool {
 	w.mu.Lock()
 	specs := w.specs
+	w.reporting = map[string]bool{}
 	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.reported = w.reporting
+		w.mu.Unlock()
+	}()
 	op := w.o.Base
 	op.Type, op.Specs = run.Plan, specs
 	v := &view{w: w}
@@ -263,6 +272,21 @@ func (w *Watcher) reconcile(ctx context.Context, why string) bool {
 	}
 	w.mu.Unlock()
 	return true
+}
+
+// firstReport reports whether a diagnostic (by its text) is new: not
+// logged by the last reconcile, nor by this one yet. A token that lacks
+// a permission, a rogue router or an unreadable backend is said once
+// while it lasts, and again after it went away and came back.
+func (w *Watcher) firstReport(key string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.reporting == nil {
+		w.reporting = map[string]bool{}
+	}
+	seen := w.reported[key] || w.reporting[key]
+	w.reporting[key] = true
+	return !seen
 }
 
 // forgetRepairs starts the count of every object's repairs over: an
