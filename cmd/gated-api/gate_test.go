@@ -21,7 +21,8 @@ import (
 // each gated path is served through its forward auth (a Traefik 1
 // frontend's own, a later router's middleware) and refuses a request
 // without a token and with a wrong one; an open gate, a rogue router or
-// frontend and a proxy that is down each fail the apply.
+// frontend and a proxy that is down each fail the apply; provision watch
+// reports a rogue router once while it stays and never touches it.
 func TestProveTheGate(t *testing.T) {
 	agent := servers.NewConsul(t)
 	v1 := servers.NewTraefik(t, agent.Addr, servers.TraefikOptions{Generation: 1, ExposedByDefault: true})
@@ -144,6 +145,52 @@ func TestProveTheGate(t *testing.T) {
 		t.Log(out)
 	})
 
+	t.Run("rogue router, watched", func(t *testing.T) {
+		// provision watch -heal, polling the proxies every second: a rogue
+		// router in front of /api is reported once while it stays, and
+		// the service that carries it, which the project does not own, is
+		// never touched.
+		// Until the proxies have dropped the rogue router of the test
+		// before.
+		waitStatus(t, func() int {
+			if _, out := run("plan", "-var", portVar, specs); strings.Contains(out, "Gated path served without the gate") {
+				return 0
+			}
+			return 1
+		}, 1)
+		var log servers.LogBuffer
+		watch := exec.Command(bin, "watch", "-heal", "-interval", "1s", "-var", portVar, specs)
+		watch.Env, watch.Stdout, watch.Stderr = env, &log, &log
+		if err := watch.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			watch.Process.Signal(os.Interrupt)
+			watch.Wait()
+			if t.Failed() {
+				t.Logf("watch log:\n%s", log.Tail(8000))
+			}
+		}()
+		waitStatus(t, func() int {
+			if strings.Contains(log.Tail(1<<20), "no drift (start)") {
+				return 1
+			}
+			return 0
+		}, 1)
+		rogue := fmt.Sprintf(`{"ID":"rogue","Name":"rogue","Address":"127.0.0.1","Port":%d,"Tags":["traefik.enable=true",
+			"traefik.http.routers.rogue.rule=Path(`+"`/api`"+`)","traefik.http.routers.rogue.priority=10000"]}`, open)
+		consulPut(t, agent.Addr, "/v1/agent/service/register", rogue)
+		defer consulPut(t, agent.Addr, "/v1/agent/service/deregister/rogue", "")
+		// Said for traefik.v2 and v3, then three more polls.
+		waitStatus(t, func() int { return min(strings.Count(log.Tail(1<<20), "Gated path served without the gate"), 2) }, 2)
+		time.Sleep(3 * time.Second)
+		out := log.Tail(1 << 20)
+		if n := strings.Count(out, "Gated path served without the gate"); n != 2 || !strings.Contains(out, "traefik.v2 serves /api through the router rogue@consulcatalog") ||
+			strings.Contains(out, "repairing") || !strings.Contains(consulGet(t, agent.Addr, "/v1/agent/service/rogue"), `"Service"`) {
+			t.Errorf("a rogue router under watch: reported %d times\n%s", n, out)
+		}
+	})
+
 	t.Run("another auth address (Traefik 1)", func(t *testing.T) {
 		// A 1.7 frontend with forward auth, but to another endpoint (one
 		// that lets everybody in): it serves /api without this gate.
@@ -258,6 +305,17 @@ func listen(t *testing.T, h http.Handler) int {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Shutdown(context.Background()) })
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func consulGet(t *testing.T, addr, path string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }
 
 func consulPut(t *testing.T, addr, path, body string) {

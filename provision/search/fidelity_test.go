@@ -158,16 +158,21 @@ var (
 // that passes applies without a refusal and then plans as converged. A
 // pair whose declared mapping the server refuses even on a fresh index is
 // skipped (that is not a comparison the plan can get wrong). Bounded by
-// -pairs-time (make fuzz runs it longer, with a seed from the clock).
+// -pairs-time, after at least 20 pairs (make fuzz runs it longer, with a
+// seed from the clock).
 func TestMappingPairs(t *testing.T) {
 	seed := *pairsSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
 	r := rand.New(rand.NewPCG(seed, seed))
+	cluster(t) // started before the clock runs: the time is the pairs'
 	deadline := time.Now().Add(*pairsTime)
 	var applied, conflicts, skipped int
-	for n := 0; time.Now().Before(deadline); n++ {
+	// At least minPairs, however short the time: the check that some
+	// pair applies needs a few.
+	const minPairs = 20
+	for n := 0; time.Now().Before(deadline) || n < minPairs; n++ {
 		typ := fieldTypes[r.IntN(len(fieldTypes))]
 		live := randomField(r, typ)
 		declared := mutate(r, typ, live)

@@ -224,19 +224,28 @@ type state struct {
 	v1 bool
 }
 
-// read reads the proxy's API in its generation's form.
+// read reads the proxy's API in its generation's form. After a failed
+// read the generation is asked again: the proxy may have been replaced
+// by one of another generation.
 func (b *Backend) read(ctx context.Context) (*state, error) {
 	v1, err := b.isV1(ctx)
 	if err != nil {
 		return nil, err
 	}
+	read := b.readV2
 	if v1 {
-		st, err := b.readV1(ctx)
-		if err != nil {
-			b.version = "" // ask again: the proxy may have been replaced
-		}
-		return st, err
+		read = b.readV1
 	}
+	st, err := read(ctx)
+	if err != nil {
+		b.version = ""
+	}
+	return st, err
+}
+
+// readV2 reads a Traefik 2 or 3 proxy: its routers, middlewares and
+// entrypoints.
+func (b *Backend) readV2(ctx context.Context) (*state, error) {
 	st := &state{middlewares: map[string]middleware{}}
 	var mws []middleware
 	var eps []entrypoint

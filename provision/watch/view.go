@@ -2,6 +2,7 @@ package watch
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -31,6 +32,10 @@ func (v *view) redact(s string) string {
 	return s
 }
 
+// localAddr is the local side of a connection in Go's network errors
+// ("read tcp 127.0.0.1:37444->127.0.0.1:9200: ...").
+var localAddr = regexp.MustCompile(`[0-9a-fA-F.:\[\]]+->`)
+
 func (v *view) Diagnostics(diags hcl.Diagnostics) {
 	for _, d := range diags {
 		level := "warn"
@@ -44,20 +49,17 @@ func (v *view) Diagnostics(diags hcl.Diagnostics) {
 		if d.Summary == "Gate not proven" {
 			v.w.o.Metrics.gateFailed(d.Detail)
 		}
-		// The same trouble at the same place is one report, though its
-		// detail may differ from one reconcile to the next (a port, a time).
-		key := level + d.Summary + at
-		if at == "" {
-			key += d.Detail
-		}
-		if v.w.firstReport(key) {
+		// The same trouble is one report, though a transport error names
+		// another local port each time.
+		if v.w.firstReport(level + d.Summary + at + localAddr.ReplaceAllString(d.Detail, "")) {
 			v.w.log(level, "diagnostic", "", "%s", v.redact(d.Summary+": "+d.Detail+at))
 		}
 	}
 }
 
-// Plan reports nothing itself: the watcher logs what drifted.
-func (v *view) Plan(*provision.Plan, hcl.Diagnostics) {}
+// Plan reports the plan's warnings (a rogue router, an owned index no
+// longer declared); the watcher logs what drifted itself.
+func (v *view) Plan(_ *provision.Plan, warnings hcl.Diagnostics) { v.Diagnostics(warnings) }
 
 func (v *view) Progress(p run.Progress) {
 	if !p.Event.Done {
