@@ -187,17 +187,33 @@ func maskCredentials(src []byte) []byte {
 			out[i] = '*'
 		}
 	}
-	for _, m := range userInfo.FindAllSubmatchIndex(src, -1) {
-		from, to := m[2], m[3]
-		if colon := bytes.IndexByte(src[from:to], ':'); colon >= 0 {
-			from += colon + 1
+	// Neither pattern spans a line: each runs on the lines that can hold
+	// it, which spares a long file of neither most of the matching.
+	for at := 0; at < len(src); {
+		end := bytes.IndexByte(src[at:], '\n')
+		if end < 0 {
+			end = len(src)
+		} else {
+			end += at
 		}
-		mask(from, to)
-	}
-	for _, m := range queryValue.FindAllSubmatchIndex(src, -1) {
-		if SensitiveKey.Match(src[m[2]:m[3]]) {
-			mask(m[4], m[5])
+		line := src[at:end]
+		if bytes.Contains(line, []byte("://")) {
+			for _, m := range userInfo.FindAllSubmatchIndex(line, -1) {
+				from, to := at+m[2], at+m[3]
+				if colon := bytes.IndexByte(src[from:to], ':'); colon >= 0 {
+					from += colon + 1
+				}
+				mask(from, to)
+			}
 		}
+		if bytes.ContainsAny(line, "?&") {
+			for _, m := range queryValue.FindAllSubmatchIndex(line, -1) {
+				if SensitiveKey.Match(line[m[2]:m[3]]) {
+					mask(at+m[4], at+m[5])
+				}
+			}
+		}
+		at = end + 1
 	}
 	if out == nil {
 		return src
