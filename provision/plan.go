@@ -21,8 +21,8 @@ import (
 // gates say how each declared traefik proxy serves the gated frontends;
 // a change has reasons (codes beside the reason's words); a request has
 // idempotent and gone_ok. 2.2: a backend may have notes; a change may
-// have needs (documents).
-const FormatVersion = "2.2"
+// have needs (documents). 2.3: a request may be a batch item (batch).
+const FormatVersion = "2.3"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
 // what the text view is rendered from.
