@@ -97,18 +97,7 @@ func TestApplyStopsOnFirstFailure(t *testing.T) {
 	changes := []*Change{change("a", Create, "/a/1"), change("b", Create, "/b/1", "/b/2"), change("c", Create, "/c/1"), change("d", Delete, "/d/1")}
 	r := &recorder{fail: map[string]bool{"/b/1": true}}
 	res := Apply(context.Background(), &Plan{Changes: changes}, map[string]Backend{"b": r}, 1, nil)
-	var got []string
-	for _, o := range res.Outcomes {
-		word := "not done"
-		switch {
-		case o.Complete():
-			word = "done"
-		case o.Err != nil:
-			word = "failed"
-		}
-		got = append(got, fmt.Sprintf("%s %s %d", word, o.Change.Addr.Name, o.Sent))
-	}
-	if diff := cmp.Diff([]string{"done a 1", "failed b 0", "not done c 0", "not done d 0"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"done a 1", "failed b 0", "not done c 0", "not done d 0"}, outcomeWords(res)); diff != "" {
 		t.Errorf("outcomes (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"/a/1", "/b/1"}, r.sent); diff != "" {
@@ -120,6 +109,22 @@ func TestApplyStopsOnFirstFailure(t *testing.T) {
 	if _, refused := Refused(res.Outcomes[1].Err); !refused {
 		t.Errorf("a 400 is not a refusal: %v", res.Outcomes[1].Err)
 	}
+}
+
+// outcomeWords are the outcomes as "<word> <name> <requests sent>".
+func outcomeWords(res Result) []string {
+	var out []string
+	for _, o := range res.Outcomes {
+		word := "not done"
+		switch {
+		case o.Complete():
+			word = "done"
+		case o.Err != nil:
+			word = "failed"
+		}
+		out = append(out, fmt.Sprintf("%s %s %d", word, o.Change.Addr.Name, o.Sent))
+	}
+	return out
 }
 
 // TestApplyInterrupted: a canceled context starts no request and says why.
@@ -273,18 +278,8 @@ func TestApplyBatches(t *testing.T) {
 
 	b = &batcher{limit: 10, recorder: recorder{fail: map[string]bool{`"p2"`: true}}}
 	res = Apply(context.Background(), &Plan{Changes: changes}, map[string]Backend{"b": b}, 1, nil)
-	var got []string
-	for _, o := range res.Outcomes {
-		word := "not done"
-		switch {
-		case o.Complete():
-			word = "done"
-		case o.Err != nil:
-			word = "failed"
-		}
-		got = append(got, word+" "+o.Change.Addr.Name)
-	}
-	if diff := cmp.Diff([]string{"done p1", "failed p2", "done p3", "not done s1", "not done v1", "not done v2", "not done svc", "not done d1", "not done d2"}, got); diff != "" {
+	outcomes := []string{"done p1 1", "failed p2 0", "done p3 1", "not done s1 0", "not done v1 0", "not done v2 0", "not done svc 0", "not done d1 0", "not done d2 0"}
+	if diff := cmp.Diff(outcomes, outcomeWords(res)); diff != "" {
 		t.Errorf("outcomes with one item refused (-want +got):\n%s", diff)
 	}
 	if err := res.Err(); err == nil || !strings.Contains(err.Error(), "document.p2: request 1 of 1 (POST /_bulk): conflict") {

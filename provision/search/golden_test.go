@@ -30,14 +30,9 @@ func TestGoldenPlans(t *testing.T) {
 			if state == "handmade" {
 				files = append(files, "../../testdata/import/index.hcl")
 			}
-			cfg := loadFiles(t, files, "search_url=http://127.0.0.1:9200", "tribe_url=http://127.0.0.1:9201")
-			bs, diags := New(cfg, Options{Env: noEnv})
-			if diags.HasErrors() {
-				t.Fatal(diags)
-			}
 			f := facts{Version: root.Version.Number, ClusterName: root.ClusterName}
 			readJSON(t, "../../testdata/search/live/"+state+".json", &f.Indices)
-			checkGoldenPlan(t, bs[0].(*Backend), f, "../../testdata/golden/search/"+state)
+			checkGoldenPlan(t, goldenBackend(t, files...), f, "../../testdata/golden/search/"+state)
 		})
 	}
 }
@@ -91,12 +86,7 @@ func readJSON(t *testing.T, path string, v any) {
 // change), an object of the project's no longer declared (deleted), and
 // one made by hand (left alone).
 func TestGoldenDocuments(t *testing.T) {
-	cfg := loadFiles(t, []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../specs/saved-objects.hcl"},
-		"search_url=http://127.0.0.1:9200", "tribe_url=http://127.0.0.1:9201")
-	bs, diags := New(cfg, Options{Env: noEnv})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	b := goldenBackend(t, "../../specs/project.hcl", "../../specs/dashboard.hcl", "../../specs/saved-objects.hcl")
 	var live struct {
 		Indices   map[string]liveIndex `json:"indices"`
 		Documents map[string]liveDoc   `json:"documents"`
@@ -104,7 +94,19 @@ func TestGoldenDocuments(t *testing.T) {
 	}
 	readJSON(t, "../../testdata/search/live/documents.json", &live)
 	f := facts{Version: "2.4.1", ClusterName: "t1", Indices: live.Indices, Documents: live.Documents, Owned: live.Owned}
-	checkGoldenPlan(t, bs[0].(*Backend), f, "../../testdata/golden/search/documents")
+	checkGoldenPlan(t, b, f, "../../testdata/golden/search/documents")
+}
+
+// goldenBackend is the search backend of the spec files, on the
+// addresses the live states of testdata/search/live were read from.
+func goldenBackend(t *testing.T, files ...string) *Backend {
+	t.Helper()
+	cfg := loadFiles(t, files, "search_url=http://127.0.0.1:9200", "tribe_url=http://127.0.0.1:9201")
+	bs, diags := New(cfg, Options{Env: noEnv})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return bs[0].(*Backend)
 }
 
 // checkGoldenPlan renders b's plan against the live facts f as the
@@ -127,12 +129,7 @@ func checkGoldenPlan(t *testing.T, b *Backend, f facts, path string) {
 // before its panel's visualization, the visualization before its search),
 // read from the JSON text of the live sources.
 func TestRemovedDocumentsOrder(t *testing.T) {
-	cfg := loadFiles(t, []string{"../../specs/project.hcl", "../../specs/dashboard.hcl"},
-		"search_url=http://127.0.0.1:9200", "tribe_url=http://127.0.0.1:9201")
-	bs, diags := New(cfg, Options{Env: noEnv})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	b := goldenBackend(t, "../../specs/project.hcl", "../../specs/dashboard.hcl")
 	var live struct {
 		Indices map[string]liveIndex `json:"indices"`
 	}
@@ -146,7 +143,7 @@ func TestRemovedDocumentsOrder(t *testing.T) {
 		owned("search", "old-errors", map[string]any{"title": "Old errors"}),
 		owned("visualization", "old-rate", map[string]any{"title": "Old rate", "savedSearchId": "old-errors"}),
 	}}
-	changes, diags := bs[0].(*Backend).diff(f, provision.Converge)
+	changes, diags := b.diff(f, provision.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
