@@ -8,21 +8,50 @@ import (
 
 // Preflighter is a Backend that can tell, before anything is locked or
 // sent, whether its credentials allow what the specs need (a Consul
-// token's ACL permissions).
+// token's ACL permissions) for the objects in scope (an apply's -target
+// and -exclude).
 type Preflighter interface {
-	Preflight(ctx context.Context) hcl.Diagnostics
+	Preflight(ctx context.Context, scope func(Addr) bool) hcl.Diagnostics
 }
 
 // Preflight runs every Preflighter side by side: the phase between the
 // plan and the lock of an apply, so that a missing permission stops it
 // before the lock is taken and anything is sent.
-func Preflight(ctx context.Context, backends []Backend) hcl.Diagnostics {
-	results := make([]hcl.Diagnostics, len(backends))
-	Parallel(len(backends), readers, func(i int) {
-		if p, ok := backends[i].(Preflighter); ok {
-			results[i] = p.Preflight(ctx)
+func Preflight(ctx context.Context, backends []Backend, scope func(Addr) bool) hcl.Diagnostics {
+	return each(backends, func(b Backend) hcl.Diagnostics {
+		if p, ok := b.(Preflighter); ok {
+			return p.Preflight(ctx, scope)
 		}
+		return nil
 	})
+}
+
+// Permitter is a Backend that checks whether its credentials allow every
+// request of its changes, once the plan keeps only those it will send.
+type Permitter interface {
+	Permit(ctx context.Context, changes []*Change) hcl.Diagnostics
+}
+
+// Permit runs every Permitter on its changes of p, side by side.
+func Permit(ctx context.Context, p *Plan, backends []Backend) hcl.Diagnostics {
+	return each(backends, func(b Backend) hcl.Diagnostics {
+		if pm, ok := b.(Permitter); ok {
+			return pm.Permit(ctx, p.ChangesOf(b.Info().Name))
+		}
+		return nil
+	})
+}
+
+// Denied is the Extra of a diagnostic that says the credentials may not
+// write these objects: a run that goes on without them (a watcher) may
+// leave them out.
+type Denied struct{ Addrs []Addr }
+
+// each runs f on every backend side by side and gathers the diagnostics,
+// in the backends' order.
+func each(backends []Backend, f func(Backend) hcl.Diagnostics) hcl.Diagnostics {
+	results := make([]hcl.Diagnostics, len(backends))
+	Parallel(len(backends), readers, func(i int) { results[i] = f(backends[i]) })
 	var diags hcl.Diagnostics
 	for _, r := range results {
 		diags = append(diags, r...)

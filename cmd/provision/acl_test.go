@@ -52,7 +52,9 @@ func (w *writes) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 // and default_policy deny: the policy it prints, applied as a token's,
 // is enough for apply, the lock, the record and a converged plan; the
 // anonymous token and a token that lacks one permission are refused
-// before anything is sent; -replace registers a converged service again.
+// before anything is sent; the permissions are checked for what is sent
+// (-exclude leaves out what the token may not write); -replace registers
+// a converged service again.
 func TestACL(t *testing.T) {
 	agent := servers.NewACLConsul(t)
 	target, _ := url.Parse(agent.URL)
@@ -139,6 +141,14 @@ func TestACL(t *testing.T) {
 		}
 		if sent := w.n.Load() - before; sent != 1 {
 			t.Errorf("%d writes reached the agent; want only the permission check (POST /v1/internal/acl/authorize): no lock, no register", sent)
+		}
+		// What the token may not write, left out: the rest plans and
+		// applies (the permissions are checked for what is sent).
+		for _, cmd := range [][]string{{"plan", "-detailed-exitcode"}, {"apply", "-auto-approve"}} {
+			code, out, errOut := runCLI(t, env(partial), append(cmd, "-var", "gamma_port=19303", "-exclude", "service.gamma-1", dir)...)
+			if code != exitOK || !strings.Contains(out, "No changes.") || strings.Contains(errOut, "Missing ACL permission") {
+				t.Errorf("%s -exclude service.gamma-1 with that token: exit %d\n%s%s", cmd[0], code, out, errOut)
+			}
 		}
 	})
 

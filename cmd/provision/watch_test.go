@@ -308,7 +308,9 @@ func copyTree(t *testing.T, from, to string) {
 // TestWatchPermission: on an agent with ACLs (default deny), a watcher
 // whose token may not write one of the services stops at its first run,
 // as plan does, naming the permission: the plan checks them, so no
-// repair is ever tried with it.
+// repair is ever tried with it. One that cannot take the leader's key
+// reports without healing; one whose token may not write a service
+// added later says so once and heals the rest.
 func TestWatchPermission(t *testing.T) {
 	agent := servers.NewACLConsul(t)
 	bin := buildBinary(t)
@@ -321,7 +323,8 @@ func TestWatchPermission(t *testing.T) {
 	if err != nil {
 		t.Fatalf("policy: %v", err)
 	}
-	if !strings.Contains(string(rules), "key \"provision/watch/three\" {\n  policy = \"write\"\n}") {
+	full := string(rules)
+	if !strings.Contains(full, "key \"provision/watch/three\" {\n  policy = \"write\"\n}") {
 		t.Fatalf("policy -watch lacks the leader's key:\n%s", rules)
 	}
 	// Everything but service "c".
@@ -349,6 +352,27 @@ func TestWatchPermission(t *testing.T) {
 	if n := strings.Count(out, "taking the leader lock provision/watch/three failed"); n != 1 || !strings.Contains(out, "403") || registeredAs(t, agent.Addr, agent.Token, "a-1") != 0 {
 		t.Errorf("watch with an apply's token: %d lock failures logged, a-1 on port %d\n%s", n, registeredAs(t, agent.Addr, agent.Token, "a-1"), out)
 	}
+	w.cmd.Process.Kill()
+	w.cmd.Wait()
+
+	// The whole policy; then a service the token may not write is added
+	// to the specs: it is said once, however many reconciles follow,
+	// never tried, and the rest is still healed.
+	env = append(base, "CONSUL_HTTP_TOKEN="+agent.NewToken(t, "watch", full))
+	w = startWatch(t, bin, env, "-heal", "-interval", "1s", "-buffer", "100ms,1s", specs)
+	waitFor(t, "the first run registers a-1, b-1 and c-1", 20*time.Second, func() bool { return registeredAs(t, agent.Addr, agent.Token, "c-1") == 19003 })
+	if err := os.WriteFile(filepath.Join(specs, "d.hcl"), []byte("service \"d\" {\n  id   = \"d-1\"\n  port = 19004\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.waitLog(t, `The Consul token lacks service:write on "d" (for create service.d-1)`, 1, 10*time.Second)
+	consulAs(t, agent.Addr, agent.Token, "PUT", "/v1/agent/service/deregister/a-1", "")
+	took := waitFor(t, "a-1 registered again beside the denied d-1", 10*time.Second, func() bool { return registeredAs(t, agent.Addr, agent.Token, "a-1") == 19001 })
+	time.Sleep(3 * time.Second) // more reconciles
+	out = w.out.Tail(1 << 20)
+	if n := strings.Count(out, `lacks service:write on "d"`); n != 1 || registeredAs(t, agent.Addr, agent.Token, "d-1") != 0 || strings.Contains(out, "repairing service.d-1") {
+		t.Errorf("a service the token may not write: said %d times, d-1 on port %d\n%s", n, registeredAs(t, agent.Addr, agent.Token, "d-1"), out)
+	}
+	t.Logf("a-1 healed in %s beside a service the token may not write", took.Round(10*time.Millisecond))
 }
 
 // TestWatchIndex: an index deleted on the member cluster (a cleanup job)

@@ -33,8 +33,10 @@ type Permission struct {
 	Access   string `json:"access"` // read, write
 	// Why says what needs it, for a person.
 	Why string `json:"why"`
-	// at is the declaration that needs it.
-	at *hcl.Range
+	// at is the declaration that needs it; addrs are the objects whose
+	// writes need it.
+	at    *hcl.Range
+	addrs []provision.Addr
 }
 
 func (p Permission) String() string {
@@ -163,12 +165,19 @@ func (b *Backend) authorize(ctx context.Context, perms []Permission) ([]bool, er
 	return out, nil
 }
 
-// checkPermissions asks the agent, in one request, whether the token may
-// send every write of the plan's changes and, on the agent that holds the
+// Permit asks the agent, in one request, whether the token may send
+// every write of the plan's changes and, on the agent that holds the
 // lock, take the lock and write the record.
-func (b *Backend) checkPermissions(ctx context.Context, changes []*provision.Change) hcl.Diagnostics {
+//
+// It is the backend's Permit: it runs once the plan keeps only what it
+// will send (-target, -exclude), and only where the agent denies by
+// default (one without ACLs has nothing to check).
+func (b *Backend) Permit(ctx context.Context, changes []*provision.Change) hcl.Diagnostics {
+	if !b.deny {
+		return nil
+	}
 	var perms []Permission
-	seen := map[string]bool{}
+	at := map[string]int{}
 	for _, c := range changes {
 		if len(c.Requests) == 0 {
 			continue
@@ -178,29 +187,32 @@ func (b *Backend) checkPermissions(ctx context.Context, changes []*provision.Cha
 		if c.Action == provision.Delete {
 			side = c.Before
 		}
-		if json.Unmarshal(side, &obj) != nil || obj.Name == "" || seen[obj.Name] {
+		if json.Unmarshal(side, &obj) != nil || obj.Name == "" {
 			continue
 		}
-		seen[obj.Name] = true
-		perms = append(perms, Permission{Resource: "service", Segment: obj.Name, Access: "write", Why: c.Action.String() + " " + c.Addr.String(), at: c.DeclRange()})
+		if i, ok := at[obj.Name]; ok {
+			perms[i].addrs = append(perms[i].addrs, c.Addr)
+			continue
+		}
+		at[obj.Name] = len(perms)
+		perms = append(perms, Permission{Resource: "service", Segment: obj.Name, Access: "write", Why: c.Action.String() + " " + c.Addr.String(), at: c.DeclRange(), addrs: []provision.Addr{c.Addr}})
 	}
 	diags, _ := b.permitted(ctx, append(perms, b.lockPermissions(ctx)...))
 	return diags
 }
 
 // Preflight is the permission check of an apply before its lock: whether
-// the token may register every service the specs declare on this agent
-// and, on the agent that holds the lock, take the lock and write the
+// the token may register every service in scope that the specs declare
+// on this agent and, on the agent that holds the lock, take the lock and write the
 // record. One authorize request (per 64 permissions), after a GET
 // /v1/agent/self on the agent that holds the lock; an agent without ACLs
 // answers it 401 "ACL support disabled", and nothing is checked.
-func (b *Backend) Preflight(ctx context.Context) hcl.Diagnostics {
+func (b *Backend) Preflight(ctx context.Context, scope func(provision.Addr) bool) hcl.Diagnostics {
 	var perms []Permission
 	for _, p := range Permissions(b.cfg, nil, "") {
-		if p.Resource == "service" && b.agent != nil && !slices.ContainsFunc(b.cfg.Services, func(s *schema.Service) bool { return s.Name == p.Segment && s.Agent == b.agent.Name }) {
-			continue
-		}
-		if p.Resource == "service" {
+		if p.Resource == "service" && slices.ContainsFunc(b.cfg.Services, func(s *schema.Service) bool {
+			return s.Name == p.Segment && (b.agent == nil || s.Agent == b.agent.Name) && scope(provision.Addr{In: b.in, Kind: "service", Name: s.ID})
+		}) {
 			perms = append(perms, p)
 		}
 	}
@@ -265,6 +277,7 @@ func (b *Backend) permitted(ctx context.Context, perms []Permission) (hcl.Diagno
 			Detail: fmt.Sprintf("The Consul token lacks %s (for %s), as %s answers. The request would be refused with 403, and retrying will not help, so nothing is sent. "+
 				"Give the token a policy with the rules provision policy prints for these specs.", p, p.Why, b.address()),
 			Subject: at,
+			Extra:   provision.Denied{Addrs: p.addrs},
 		})
 	}
 	return diags, nil

@@ -41,6 +41,9 @@ type Backend struct {
 	replace map[provision.Addr]bool
 	// node is the agent's node name, once read.
 	node string
+	// deny is what the last plan read of the agent's ACLs: default deny,
+	// where Permit asks what the token may do.
+	deny bool
 }
 
 // Options are how an agent is opened.
@@ -305,12 +308,9 @@ func (b *Backend) Plan(ctx context.Context, mode provision.Mode) ([]*provision.C
 	if diags.HasErrors() {
 		return nil, "", diags
 	}
+	b.deny = st.acl.deny
 	changes, fp, pdiags := b.planFrom(st, mode)
-	diags = append(diags, pdiags...)
-	if st.acl.deny && !pdiags.HasErrors() {
-		diags = append(diags, b.checkPermissions(ctx, changes)...)
-	}
-	return changes, fp, diags
+	return changes, fp, append(diags, pdiags...)
 }
 
 // unreadable is the diagnostic of a failed read of the agent, at its

@@ -97,7 +97,21 @@ func (r *Run) open(context.Context) hcl.Diagnostics {
 // errors count here: its warnings (permissions that cannot be checked)
 // are the plan's too, which checks again for what it writes.
 func (r *Run) checkPermissions(ctx context.Context) hcl.Diagnostics {
-	if diags := provision.Preflight(ctx, r.Opened.Backends); diags.HasErrors() {
+	include, err := parseAddrs(r.Targets)
+	var exclude []provision.Addr
+	if err == nil {
+		exclude, err = parseAddrs(r.Excludes)
+	}
+	if err != nil {
+		return Refusal("Invalid target", err.Error()+".", nil)
+	}
+	matches := func(a provision.Addr, as []provision.Addr) bool {
+		return slices.ContainsFunc(as, func(t provision.Addr) bool { return a.Matches(t) })
+	}
+	scope := func(a provision.Addr) bool {
+		return (len(include) == 0 || matches(a, include)) && !matches(a, exclude)
+	}
+	if diags := provision.Preflight(ctx, r.Opened.Backends, scope); diags.HasErrors() {
 		return diags
 	}
 	return nil
@@ -163,6 +177,13 @@ func (r *Run) decide(ctx context.Context) hcl.Diagnostics {
 	if err != nil {
 		return Refusal("Invalid target", err.Error()+".", nil)
 	}
+	// The credentials are checked for what the plan now sends.
+	permit := provision.Permit(ctx, p, r.Opened.Backends)
+	if permit.HasErrors() {
+		return permit
+	}
+	diags = append(diags, permit...)
+	r.Warnings = diags
 	p.Diagnostics = provision.JSONDiagnostics(diags)
 	p.Secrets = r.Config.Secrets
 	p.Dir = r.Dir

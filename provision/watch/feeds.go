@@ -132,19 +132,16 @@ func (w *Watcher) Poll(ctx context.Context) {
 // specs' directory change (their names, sizes or times, looked at every
 // second): once per change, not once per event of an editor.
 func (w *Watcher) FollowSpecs(ctx context.Context) {
-	last := snapshot(w.o.Base.Dir)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(time.Second):
 		}
-		now := snapshot(w.o.Base.Dir)
-		if now == last {
-			continue
-		}
-		last = now
-		if w.Reload() {
+		w.mu.Lock()
+		last := w.files
+		w.mu.Unlock()
+		if snapshot(w.o.Base.Dir) != last && w.Reload() {
 			w.Wake("the specs changed")
 		}
 	}

@@ -17,6 +17,10 @@ type view struct {
 	w        *Watcher
 	secrets  []string
 	applying bool
+	// denied are the objects the credentials may not write, as the
+	// errors say; others counts the other errors.
+	denied []string
+	others int
 }
 
 var _ run.ApplyView = (*view)(nil)
@@ -48,6 +52,13 @@ func (v *view) Diagnostics(diags hcl.Diagnostics) {
 		}
 		if d.Summary == "Gate not proven" {
 			v.w.o.Metrics.gateFailed(d.Detail)
+		}
+		if denied, ok := d.Extra.(provision.Denied); ok && len(denied.Addrs) > 0 {
+			for _, a := range denied.Addrs {
+				v.denied = append(v.denied, a.String())
+			}
+		} else if d.Severity == hcl.DiagError {
+			v.others++
 		}
 		// The same trouble is one report, though a transport error names
 		// another local port each time.

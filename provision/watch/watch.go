@@ -83,6 +83,8 @@ type Watcher struct {
 	reported, reporting map[string]bool
 	leader              func() bool
 	lastGood            time.Time
+	// files are the spec files as the last load found them (snapshot).
+	files string
 }
 
 // New returns a watcher; leader reports whether it may heal (nil: it
@@ -145,13 +147,19 @@ func (w *Watcher) Once(ctx context.Context, specs *run.Specs) error {
 	return nil
 }
 
-// Load loads the specs of the watched directory.
+// Load loads the specs of the watched directory. What its files looked
+// like just before is what FollowSpecs compares them with, so that a
+// change made while they load is not missed.
 func (w *Watcher) Load() (*run.Specs, hcl.Diagnostics) {
 	b := w.o.Base
 	env := []string(nil)
 	if b.Environ != nil {
 		env = b.Environ()
 	}
+	files := snapshot(b.Dir)
+	w.mu.Lock()
+	w.files = files
+	w.mu.Unlock()
 	return run.LoadSpecs(b.Dir, b.Vars, b.VarFiles, env)
 }
 
@@ -225,6 +233,13 @@ func (w *Watcher) reconcile(ctx context.Context, why string) bool {
 	op.Type, op.Specs = run.Plan, specs
 	v := &view{w: w}
 	r := op.Start(ctx, v)
+	if r.Failed() && why != "start" && len(v.denied) > 0 && v.others == 0 {
+		// The token may not write some objects (a permission taken
+		// away, or a service added to the specs without one): said once
+		// above; the rest is planned and healed without them.
+		op.Excludes = append(slices.Clone(op.Excludes), v.denied...)
+		r = op.Start(ctx, &view{w: w})
+	}
 	if r.Failed() || r.Plan == nil {
 		w.o.Metrics.reconciled(false, nil)
 		return false
@@ -249,8 +264,7 @@ func (w *Watcher) reconcile(ctx context.Context, why string) bool {
 	if len(targets) == 0 {
 		return true
 	}
-	op = w.o.Base
-	op.Type, op.Specs, op.AutoApprove, op.Targets = run.Apply, specs, true, targets
+	op.Type, op.AutoApprove, op.Targets = run.Apply, true, targets
 	op.Lock = true
 	if op.LockTimeout == 0 {
 		op.LockTimeout = time.Minute // a pipeline's apply holds it: wait, then plan again
