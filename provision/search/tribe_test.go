@@ -285,3 +285,26 @@ func TestTribeBlocks(t *testing.T) {
 		}
 	})
 }
+
+// TestTribeDocumentsAnotherCopy: t2's hand-made .dashboard holds the
+// search "errors" with another title, and the tribe node serves t2's
+// copy. The saved objects written on t1 are not what the dashboard tool
+// reads: the proof names the one served with another source and those
+// not served at all.
+func TestTribeDocumentsAnotherCopy(t *testing.T) {
+	withCopyOnT2(t)
+	esDo(t, cluster(t).T2.URL, "PUT", "/.dashboard/search/errors?refresh=true", `{"title":"Errors, on t2"}`)
+	waitServed(t, cluster(t).Tribe.URL, ".dashboard", "t2")
+	b, p := planDocs(t, savedObjects(t))
+	if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	_, err := b.verifyDocuments(context.Background(), p.Changes)
+	for _, want := range []string{".dashboard/search/errors is served with another source (another member's copy of the index, or an edit since)",
+		".dashboard/index-pattern/logs-* is not served", ".dashboard/dashboard/edge is not served"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("the proof of the documents lacks %q: %v", want, err)
+		}
+	}
+	t.Logf("proof: %v", err)
+}
