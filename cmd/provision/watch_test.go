@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -221,10 +222,18 @@ func TestWatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		families, err := new(expfmt.TextParser).TextToMetricFamilies(resp.Body)
+		text, _ := io.ReadAll(resp.Body)
+		families, err := new(expfmt.TextParser).TextToMetricFamilies(bytes.NewReader(text))
 		if err != nil {
 			t.Fatal(err)
 		}
+		var own []string
+		for _, line := range strings.Split(string(text), "\n") {
+			if strings.HasPrefix(line, "provision_") {
+				own = append(own, line)
+			}
+		}
+		t.Logf("/metrics, provision's own:\n%s", strings.Join(own, "\n"))
 		value := func(name string) float64 {
 			f := families[name]
 			if f == nil || len(f.Metric) == 0 {
