@@ -138,7 +138,7 @@ func Apply(ctx context.Context, p *Plan, backends map[string]Backend, parallelis
 				<-sem
 				wg.Done()
 			}()
-			if hi > lo+1 || res.Outcomes[lo].Change.Requests[0].Batch {
+			if first, _ := batchItem(res.Outcomes[lo], backends); first != nil {
 				sendBatch(ctx, res.Outcomes[lo:hi], backends, func(i int) bool { return ready(lo+i, lo) }, stopped, report, fail)
 				return
 			}

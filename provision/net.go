@@ -79,7 +79,7 @@ func (d Deadlines) Call(ctx context.Context, retry bool, attempt func(context.Co
 			return fmt.Errorf("%w within %s (the request timeout)", errStalled, d.Request)
 		case ctx.Err() != nil:
 			return context.Cause(ctx)
-		case !retry || i >= d.Attempts || !transient(err) || stopping(ctx):
+		case !retry || i >= d.Attempts || !transient(err) || Stopping(ctx):
 			return err
 		}
 		select {
@@ -100,8 +100,9 @@ func Sending(ctx context.Context) context.Context {
 	return context.WithValue(context.WithoutCancel(ctx), stopKey{}, ctx.Done())
 }
 
-// stopping reports whether the apply a request belongs to was stopped.
-func stopping(ctx context.Context) bool {
+// Stopping reports whether the apply a request belongs to was stopped:
+// a request under way finishes, but is not tried again.
+func Stopping(ctx context.Context) bool {
 	done, _ := ctx.Value(stopKey{}).(<-chan struct{})
 	select {
 	case <-done:

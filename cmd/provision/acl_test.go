@@ -150,6 +150,31 @@ func TestACL(t *testing.T) {
 				t.Errorf("%s -exclude service.gamma-1 with that token: exit %d\n%s%s", cmd[0], code, out, errOut)
 			}
 		}
+		// A saved plan is checked for the changes it holds: alpha-1 gone
+		// and gamma-1 drifted, planned with -exclude service.gamma-1,
+		// applied from the file.
+		if code, body, _ := agent.Do(http.MethodPut, "/v1/agent/service/deregister/alpha-1", "", agent.Token); code != http.StatusOK {
+			t.Fatalf("deregistering alpha-1: %d %s", code, body)
+		}
+		_, body, _ := agent.Do(http.MethodGet, "/v1/agent/service/gamma-1", "", agent.Token)
+		var gamma struct{ Meta map[string]string }
+		if err := json.Unmarshal(body, &gamma); err != nil {
+			t.Fatal(err)
+		}
+		drifted := fmt.Sprintf(`{"ID":"gamma-1","Name":"gamma","Port":19399,"Meta":%s}`, mustJSON(gamma.Meta))
+		if code, body, _ := agent.Do(http.MethodPut, "/v1/agent/service/register", drifted, agent.Token); code != http.StatusOK {
+			t.Fatalf("editing gamma-1: %d %s", code, body)
+		}
+		saved := filepath.Join(t.TempDir(), "plan")
+		if code, out, errOut := runCLI(t, env(partial), "plan", "-var", "gamma_port=19303", "-exclude", "service.gamma-1", "-out", saved, dir); code != exitOK {
+			t.Fatalf("plan -out with that token: exit %d\n%s%s", code, out, errOut)
+		}
+		if code, out, errOut := runCLI(t, env(partial), "apply", saved); code != exitOK || !strings.Contains(out, "Apply complete: 1 created") {
+			t.Errorf("apply of the saved plan with that token: exit %d\n%s%s", code, out, errOut)
+		}
+		if code, out, errOut := runCLI(t, env(least), "apply", "-auto-approve", dir); code != exitOK {
+			t.Fatalf("converging gamma-1 again: exit %d\n%s%s", code, out, errOut)
+		}
 	})
 
 	t.Run("lock refused", func(t *testing.T) {

@@ -105,6 +105,12 @@ func (r *Run) checkPermissions(ctx context.Context) hcl.Diagnostics {
 	if err != nil {
 		return Refusal("Invalid target", err.Error()+".", nil)
 	}
+	if r.Saved != nil { // a saved plan sends its own changes, no more
+		include = nil
+		for _, c := range r.Saved.Changes {
+			include = append(include, c.Addr)
+		}
+	}
 	matches := func(a provision.Addr, as []provision.Addr) bool {
 		return slices.ContainsFunc(as, func(t provision.Addr) bool { return a.Matches(t) })
 	}
@@ -177,13 +183,16 @@ func (r *Run) decide(ctx context.Context) hcl.Diagnostics {
 	if err != nil {
 		return Refusal("Invalid target", err.Error()+".", nil)
 	}
-	// The credentials are checked for what the plan now sends.
-	permit := provision.Permit(ctx, p, r.Opened.Backends)
-	if permit.HasErrors() {
-		return permit
+	// The credentials are checked for what the plan now sends (a saved
+	// plan's, once it is narrowed to the saved changes).
+	if r.Type != ApplySaved {
+		permit := provision.Permit(ctx, p, r.Opened.Backends)
+		if permit.HasErrors() {
+			return permit
+		}
+		diags = append(diags, permit...)
+		r.Warnings = diags
 	}
-	diags = append(diags, permit...)
-	r.Warnings = diags
 	p.Diagnostics = provision.JSONDiagnostics(diags)
 	p.Secrets = r.Config.Secrets
 	p.Dir = r.Dir
@@ -203,7 +212,7 @@ func (r *Run) show() {
 // stale plan file is refused and nothing is sent. The saved plan is
 // redacted; the fresh one, narrowed to its changes, holds the values to
 // send.
-func (r *Run) checkSaved(context.Context) hcl.Diagnostics {
+func (r *Run) checkSaved(ctx context.Context) hcl.Diagnostics {
 	if why := matchSaved(r.Saved, r.Plan.Redacted()); why != "" {
 		return Refusal("Saved plan cannot be applied", fmt.Sprintf("The saved plan %s cannot be applied. %s Nothing was sent. Make a new plan.", r.PlanFile, why), nil)
 	}
@@ -214,6 +223,11 @@ func (r *Run) checkSaved(context.Context) hcl.Diagnostics {
 	if err := r.Plan.Target(addrs, nil); err != nil {
 		return Refusal("Saved plan cannot be applied", err.Error()+".", nil)
 	}
+	permit := provision.Permit(ctx, r.Plan, r.Opened.Backends)
+	if permit.HasErrors() {
+		return permit
+	}
+	r.Warnings = append(r.Warnings, permit...)
 	r.show()
 	return nil
 }

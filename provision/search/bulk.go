@@ -77,7 +77,8 @@ func (b *Backend) BatchLimit() int { return bulkLimit }
 // before would then fail its condition); an item that Elasticsearch
 // answers 429 (its queue full) or 5xx was not written and is sent again,
 // alone with the others that were, after a pause, up to the attempts of
-// the deadlines. A 409 says what changed since the plan read the document.
+// the deadlines, unless the apply was stopped. A 409 says what changed
+// since the plan read the document.
 func (b *Backend) SendBatch(ctx context.Context, items []provision.Request) []error {
 	errs := make([]error, len(items))
 	todo := make([]int, len(items))
@@ -102,16 +103,21 @@ func (b *Backend) SendBatch(ctx context.Context, items []provision.Request) []er
 			if err == nil && (json.Unmarshal(out, &answer) != nil || len(answer.Items) != len(chunk)) {
 				err = fmt.Errorf("elasticsearch answered the _bulk request of %d items with %d item results", len(chunk), len(answer.Items))
 			}
+			retry := attempt < b.net.Attempts && !provision.Stopping(ctx)
 			for k, i := range chunk {
 				if err != nil {
 					errs[i] = err
+					continue
+				}
+				if len(answer.Items[k]) != 1 {
+					errs[i] = fmt.Errorf("elasticsearch answered the item with %d results, not one", len(answer.Items[k]))
 					continue
 				}
 				for op, r := range answer.Items[k] {
 					switch {
 					case r.Status/100 == 2, op == "delete" && r.Status == http.StatusNotFound:
 						errs[i] = nil // a delete of what is already gone reaches its goal
-					case (r.Status == http.StatusTooManyRequests || r.Status >= 500) && attempt < b.net.Attempts:
+					case (r.Status == http.StatusTooManyRequests || r.Status >= 500) && retry:
 						again = append(again, i)
 					default:
 						errs[i] = b.itemRefused(ctx, op, items[i], r)

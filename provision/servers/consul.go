@@ -256,18 +256,15 @@ func startProcess(bin string, args []string, logw io.Writer) (*process, error) {
 }
 
 // startProcessEnv is startProcess with env added to this process's
-// environment. The server gets SIGTERM when the process that started it
-// dies, even killed (Linux's parent-death signal): a make bench or a go
-// test stopped with SIGKILL leaves no server behind. (The signal follows
-// the thread that started the server, and Go ends a thread only when a
-// goroutine exits locked to it, which nothing here does.)
+// environment; the server dies with this process (dieWithParent).
 func startProcessEnv(bin string, args, env []string, logw io.Writer) (*process, error) {
 	cmd := exec.Command(bin, args...)
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
 	cmd.Stdout, cmd.Stderr = logw, logw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

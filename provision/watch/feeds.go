@@ -88,7 +88,7 @@ func (w *Watcher) FollowAgent(ctx context.Context, addr string) {
 		if down {
 			down = false
 			w.log("info", "feed", "", "the Consul agent %s answers again", addr)
-			w.forgetRepairs()
+			w.agentBack()
 			w.Wake("agent " + addr + " is back")
 		}
 		switch {

@@ -41,8 +41,8 @@ func (l *Leadership) Run(ctx context.Context, c *api.Client, project string, cha
 	for ctx.Err() == nil {
 		lost, err := lock.Lock(ctx.Done())
 		if err != nil {
-			if err.Error() != failed {
-				failed = err.Error()
+			if text := localAddr.ReplaceAllString(err.Error(), ""); text != failed {
+				failed = text
 				log("taking the leader lock %s%s failed (%s); this watcher reports and does not heal until it leads. "+
 					"provision policy -watch lists what the token needs", consul.WatchPrefix, project, err)
 			}

@@ -85,6 +85,8 @@ type Watcher struct {
 	lastGood            time.Time
 	// files are the spec files as the last load found them (snapshot).
 	files string
+	// back: an agent answered again since the last reconcile.
+	back bool
 }
 
 // New returns a watcher; leader reports whether it may heal (nil: it
@@ -233,11 +235,13 @@ func (w *Watcher) reconcile(ctx context.Context, why string) bool {
 	op.Type, op.Specs = run.Plan, specs
 	v := &view{w: w}
 	r := op.Start(ctx, v)
+	var denied string
 	if r.Failed() && why != "start" && len(v.denied) > 0 && v.others == 0 {
 		// The token may not write some objects (a permission taken
 		// away, or a service added to the specs without one): said once
 		// above; the rest is planned and healed without them.
 		op.Excludes = append(slices.Clone(op.Excludes), v.denied...)
+		denied = "; left out, as the token may not write them: " + strings.Join(v.denied, ", ")
 		r = op.Start(ctx, &view{w: w})
 	}
 	if r.Failed() || r.Plan == nil {
@@ -246,11 +250,13 @@ func (w *Watcher) reconcile(ctx context.Context, why string) bool {
 	}
 	w.mu.Lock()
 	w.lastGood = time.Now()
+	back := w.back
+	w.back = false
 	w.mu.Unlock()
 	drifted := w.drifted(r.Plan)
 	w.o.Metrics.reconciled(true, r.Plan)
 	if len(drifted) == 0 {
-		w.log("info", "converged", "", "no drift (%s)", why)
+		w.log("info", "converged", "", "no drift (%s)%s", why, denied)
 		return true
 	}
 	if !w.o.Heal {
@@ -260,7 +266,7 @@ func (w *Watcher) reconcile(ctx context.Context, why string) bool {
 		w.log("info", "follower", "", "this watcher does not lead project %s: it reports, and the leader heals", specs.Config.Project)
 		return true
 	}
-	targets := w.allowed(drifted, r.Plan)
+	targets := w.allowed(drifted, r.Plan, back)
 	if len(targets) == 0 {
 		return true
 	}
@@ -303,15 +309,16 @@ func (w *Watcher) firstReport(key string) bool {
 	return !seen
 }
 
-// forgetRepairs starts the count of every object's repairs over: an
-// agent that comes back (restarted, or reachable again) brings drift
-// that happened with it, not against provision, and what was left alone
-// is tried again.
-func (w *Watcher) forgetRepairs() {
+// agentBack notes that an agent answers again: at the next reconcile,
+// an object it lost (a create: the agent came back without it, restarted
+// or rebuilt) drifted with the agent, not against provision, so its
+// count of repairs starts over and, if it was left alone, it is tried
+// again. Other drift keeps its count: a tool that restarts the agent with
+// its own definitions is still a fight.
+func (w *Watcher) agentBack() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	clear(w.repairs)
-	clear(w.alone)
+	w.back = true
 }
 
 // drifted are the addresses of the plan's changes, logged once each with
@@ -356,13 +363,17 @@ type leftAlone struct{ live, why string }
 // allowed are the drifted objects that may be repaired now: one repaired
 // MaxRepairs times within Window (something keeps changing it back) is
 // left alone, and said so loudly at each reconcile, until the specs or
-// its live state change.
-func (w *Watcher) allowed(drifted []string, p *provision.Plan) []string {
+// its live state change. back: an agent answered again (agentBack).
+func (w *Watcher) allowed(drifted []string, p *provision.Plan, back bool) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []string
 	now := time.Now()
 	for _, a := range drifted {
+		if back && slices.ContainsFunc(p.Changes, func(c *provision.Change) bool { return c.Addr.String() == a && c.Action == provision.Create }) {
+			delete(w.repairs, a) // lost with its agent (agentBack)
+			delete(w.alone, a)
+		}
 		recent := slices.DeleteFunc(w.repairs[a], func(t time.Time) bool { return now.Sub(t) > w.o.Window })
 		w.repairs[a] = recent
 		fp := changeFingerprint(p, a)
