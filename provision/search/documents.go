@@ -22,9 +22,9 @@ import (
 // Documents are the dashboard tool's saved objects, one more kind of
 // object of this backend: read with the indices (one _mget of every
 // declared or named id, one search for the project's own), diffed as JSON,
-// written each with one conditional request (op_type=create, or the
-// version the plan read), in the order their references give, and proved
-// through the tribe node.
+// written each as one conditional item of a _bulk request (create, or
+// at the version the plan read; bulk.go), in the order their references
+// give, and proved through the tribe node.
 
 // maxContentLength is Elasticsearch's default http.max_content_length.
 const maxContentLength = 100 << 20
