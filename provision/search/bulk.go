@@ -96,7 +96,11 @@ func (b *Backend) SendBatch(ctx context.Context, items []provision.Request) []er
 					body.WriteByte('\n')
 				}
 			}
-			out, err := sender(b.es, b.net).Send(ctx, provision.Request{Method: http.MethodPost, Path: bulkPath, Header: ndjsonBody, Body: body.Bytes()}, 64<<20)
+			// The request timeout is for one request of usual size; a
+			// bulk request gets a second more per megabyte of its body.
+			net := b.net
+			net.Request += time.Duration(body.Len()>>20) * time.Second
+			out, err := sender(b.es, net).Send(ctx, provision.Request{Method: http.MethodPost, Path: bulkPath, Header: ndjsonBody, Body: body.Bytes()}, 64<<20)
 			var answer struct {
 				Items []map[string]bulkResult `json:"items"`
 			}
