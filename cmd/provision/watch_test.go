@@ -384,6 +384,34 @@ func TestWatchPermission(t *testing.T) {
 	t.Logf("a-1 healed in %s beside a service the token may not write", took.Round(10*time.Millisecond))
 }
 
+// TestWatchStalledAgent: through Toxiproxy, the agent stalls every
+// answer. The watcher stays up, says once that it cannot read the agent,
+// plans nothing from the failed read, and heals what drifted meanwhile
+// once the agent answers again.
+func TestWatchStalledAgent(t *testing.T) {
+	agent := servers.NewConsul(t)
+	faults := newFaulty(t, agent.Addr)
+	bin := buildBinary(t)
+	specs := t.TempDir()
+	copyTree(t, "../../testdata/three", specs)
+	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+faults.proxy.Listen, "NO_COLOR=1")
+	w := startWatch(t, bin, env, "-heal", "-interval", "1s", "-buffer", "100ms,1s", "-request-timeout", "1s", specs)
+	waitFor(t, "the first run registers the services", 20*time.Second, func() bool { return registered(t, agent.Addr, "c-1") == 19003 })
+	w.waitLog(t, "this watcher leads project three", 1, 10*time.Second)
+
+	faults.add(`{"name":"stall","type":"timeout","stream":"downstream","attributes":{"timeout":0}}`)
+	consulDo(t, agent.Addr, "PUT", "/v1/agent/service/deregister/a-1", "") // around the proxy
+	w.waitLog(t, "Cannot read the Consul agent", 1, 30*time.Second)
+	time.Sleep(15 * time.Second) // more polls (ten intervals: only Consul is declared), each stalling
+	out := w.out.Tail(1 << 20)
+	if n := strings.Count(out, "Cannot read the Consul agent"); n != 1 || registered(t, agent.Addr, "a-1") != 0 {
+		t.Errorf("a stalled agent: said %d times, a-1 on port %d\n%s", n, registered(t, agent.Addr, "a-1"), out)
+	}
+	faults.clear()
+	took := waitFor(t, "a-1 registered again once the agent answers", 30*time.Second, func() bool { return registered(t, agent.Addr, "a-1") == 19001 })
+	t.Logf("a-1 registered again %s after the agent answered again", took.Round(100*time.Millisecond))
+}
+
 // TestWatchIndex: an index deleted on the member cluster (a cleanup job)
 // is created again at the next poll, with its mapping. Through Toxiproxy,
 // a master that resets every connection is a failed reconcile, said once
