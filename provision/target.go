@@ -28,15 +28,12 @@ func (p *Plan) Target(include, exclude []Addr) error {
 			return fmt.Errorf("%s matches %d objects of this plan (%s); write the one you mean", a, len(hits), strings.Join(hits, ", "))
 		}
 	}
-	matchesAny := func(c *Change, as []Addr) bool {
-		return slices.ContainsFunc(as, func(a Addr) bool { return c.Addr.Matches(a) })
-	}
 	kept := map[Addr]bool{}
 	byAddr := map[Addr]*Change{}
 	var queue []*Change
 	for _, c := range p.Changes {
 		byAddr[c.Addr] = c
-		if (len(include) == 0 || matchesAny(c, include)) && !matchesAny(c, exclude) {
+		if Selected(c.Addr, include, exclude) {
 			kept[c.Addr] = true
 			queue = append(queue, c)
 		}
@@ -49,7 +46,7 @@ func (p *Plan) Target(include, exclude []Addr) error {
 			if need == nil || kept[n] || len(need.Requests) == 0 {
 				continue
 			}
-			if matchesAny(need, exclude) {
+			if matchesAny(need.Addr, exclude) {
 				return fmt.Errorf("%s needs %s, which -exclude leaves out: it must be applied first", c.Addr, n)
 			}
 			kept[n] = true
@@ -59,6 +56,16 @@ func (p *Plan) Target(include, exclude []Addr) error {
 	p.Changes = slices.DeleteFunc(p.Changes, func(c *Change) bool { return !kept[c.Addr] })
 	p.sort()
 	return nil
+}
+
+// Selected reports whether -target include (all, when empty) and
+// -exclude exclude keep the object at a.
+func Selected(a Addr, include, exclude []Addr) bool {
+	return (len(include) == 0 || matchesAny(a, include)) && !matchesAny(a, exclude)
+}
+
+func matchesAny(a Addr, as []Addr) bool {
+	return slices.ContainsFunc(as, a.Matches)
 }
 
 func (p *Plan) addrList() string {

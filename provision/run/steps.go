@@ -97,11 +97,7 @@ func (r *Run) open(context.Context) hcl.Diagnostics {
 // errors count here: its warnings (permissions that cannot be checked)
 // are the plan's too, which checks again for what it writes.
 func (r *Run) checkPermissions(ctx context.Context) hcl.Diagnostics {
-	include, err := parseAddrs(r.Targets)
-	var exclude []provision.Addr
-	if err == nil {
-		exclude, err = parseAddrs(r.Excludes)
-	}
+	include, exclude, err := r.targets()
 	if err != nil {
 		return Refusal("Invalid target", err.Error()+".", nil)
 	}
@@ -111,12 +107,7 @@ func (r *Run) checkPermissions(ctx context.Context) hcl.Diagnostics {
 			include = append(include, c.Addr)
 		}
 	}
-	matches := func(a provision.Addr, as []provision.Addr) bool {
-		return slices.ContainsFunc(as, func(t provision.Addr) bool { return a.Matches(t) })
-	}
-	scope := func(a provision.Addr) bool {
-		return (len(include) == 0 || matches(a, include)) && !matches(a, exclude)
-	}
+	scope := func(a provision.Addr) bool { return provision.Selected(a, include, exclude) }
 	if diags := provision.Preflight(ctx, r.Opened.Backends, scope); diags.HasErrors() {
 		return diags
 	}
@@ -173,12 +164,9 @@ func (r *Run) decide(ctx context.Context) hcl.Diagnostics {
 	if err := replaced(p, r.Replace); err != nil {
 		return Refusal("Invalid -replace address", err.Error(), nil)
 	}
-	include, err := parseAddrs(r.Targets)
+	include, exclude, err := r.targets()
 	if err == nil {
-		var exclude []provision.Addr
-		if exclude, err = parseAddrs(r.Excludes); err == nil {
-			err = p.Target(include, exclude)
-		}
+		err = p.Target(include, exclude)
 	}
 	if err != nil {
 		return Refusal("Invalid target", err.Error()+".", nil)
@@ -333,6 +321,14 @@ func replaced(p *provision.Plan, addrs []string) error {
 		}
 	}
 	return nil
+}
+
+// targets are the addresses of -target and -exclude.
+func (r *Run) targets() (include, exclude []provision.Addr, err error) {
+	if include, err = parseAddrs(r.Targets); err == nil {
+		exclude, err = parseAddrs(r.Excludes)
+	}
+	return include, exclude, err
 }
 
 func parseAddrs(ss []string) ([]provision.Addr, error) {

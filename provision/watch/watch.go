@@ -301,9 +301,6 @@ func (w *Watcher) reconcile(ctx context.Context, why string) bool {
 func (w *Watcher) firstReport(key string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.reporting == nil {
-		w.reporting = map[string]bool{}
-	}
 	seen := w.reported[key] || w.reporting[key]
 	w.reporting[key] = true
 	return !seen
@@ -369,14 +366,19 @@ func (w *Watcher) allowed(drifted []string, p *provision.Plan, back bool) []stri
 	defer w.mu.Unlock()
 	var out []string
 	now := time.Now()
+	changes := make(map[string]*provision.Change, len(p.Changes))
+	for _, c := range p.Changes {
+		changes[c.Addr.String()] = c
+	}
 	for _, a := range drifted {
-		if back && slices.ContainsFunc(p.Changes, func(c *provision.Change) bool { return c.Addr.String() == a && c.Action == provision.Create }) {
+		c := changes[a]
+		if back && c.Action == provision.Create {
 			delete(w.repairs, a) // lost with its agent (agentBack)
 			delete(w.alone, a)
 		}
 		recent := slices.DeleteFunc(w.repairs[a], func(t time.Time) bool { return now.Sub(t) > w.o.Window })
 		w.repairs[a] = recent
-		fp := changeFingerprint(p, a)
+		fp := provision.Digest(struct{ Before, After []byte }{c.Before, c.After}) // its live state as read
 		if prev, ok := w.alone[a]; ok && prev.live != fp {
 			delete(w.alone, a) // its live state changed otherwise: try again
 			recent = nil
@@ -394,19 +396,6 @@ func (w *Watcher) allowed(drifted []string, p *provision.Plan, back bool) []stri
 		out = append(out, a)
 	}
 	return out
-}
-
-// changeFingerprint is what the plan says of an object: its live state
-// as read.
-func changeFingerprint(p *provision.Plan, addr string) string {
-	for _, c := range p.Changes {
-		if c.Addr.String() == addr {
-			return provision.Digest(struct {
-				Before, After []byte
-			}{c.Before, c.After})
-		}
-	}
-	return ""
 }
 
 func oneLine(diags hcl.Diagnostics) string {
