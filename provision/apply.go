@@ -61,7 +61,7 @@ func (r Result) Err() error {
 // started; requests already under way finish within their own deadline
 // (they are sent with ctx's values but not its cancellation). progress,
 // if not nil, is called from one goroutine at a time.
-func Apply(ctx context.Context, p *Plan, backends map[string]Backend, parallelism int, progress func(Event)) Result {
+func Apply(ctx context.Context, p *Plan, backends map[string]Writer, parallelism int, progress func(Event)) Result {
 	if parallelism < 1 {
 		parallelism = 1
 	}
@@ -139,7 +139,7 @@ func Apply(ctx context.Context, p *Plan, backends map[string]Backend, parallelis
 				wg.Done()
 			}()
 			if first, _ := batchItem(res.Outcomes[lo], backends); first != nil {
-				sendBatch(ctx, res.Outcomes[lo:hi], backends, func(i int) bool { return ready(lo+i, lo) }, stopped, report, fail)
+				sendBatch(ctx, p.Live, res.Outcomes[lo:hi], backends, func(i int) bool { return ready(lo+i, lo) }, stopped, report, fail)
 				return
 			}
 			o := &res.Outcomes[lo]
@@ -176,7 +176,7 @@ func Apply(ctx context.Context, p *Plan, backends map[string]Backend, parallelis
 
 // batchItem is the request of a change that is one batch item, and the
 // backend's Batcher; nil when the change is not one.
-func batchItem(o Outcome, backends map[string]Backend) (*Request, Batcher) {
+func batchItem(o Outcome, backends map[string]Writer) (*Request, Batcher) {
 	b, ok := backends[o.Change.Backend].(Batcher)
 	if !ok || len(o.Change.Requests) != 1 || !o.Change.Requests[0].Batch {
 		return nil, nil
@@ -188,7 +188,7 @@ func batchItem(o Outcome, backends map[string]Backend) (*Request, Batcher) {
 // that follow it, of its backend, method and path, and of deletes or not
 // as it is, until one needs another of them or the batch is full. It is
 // lo+1 when the change at lo is no batch item.
-func batchEnd(outcomes []Outcome, lo int, backends map[string]Backend, at map[Addr]int) int {
+func batchEnd(outcomes []Outcome, lo int, backends map[string]Writer, at map[Addr]int) int {
 	first, b := batchItem(outcomes[lo], backends)
 	if first == nil {
 		return lo + 1
@@ -208,7 +208,7 @@ func batchEnd(outcomes []Outcome, lo int, backends map[string]Backend, at map[Ad
 
 // sendBatch sends the items of outcomes whose needs are complete as one
 // batch: an item whose need is not is not sent.
-func sendBatch(ctx context.Context, outcomes []Outcome, backends map[string]Backend, ready func(int) bool, stopped func() bool, report func(Event), fail func(*Outcome, error)) {
+func sendBatch(ctx context.Context, live *Live, outcomes []Outcome, backends map[string]Writer, ready func(int) bool, stopped func() bool, report func(Event), fail func(*Outcome, error)) {
 	var send []int
 	var items []Request
 	for i := range outcomes {
@@ -224,7 +224,7 @@ func sendBatch(ctx context.Context, outcomes []Outcome, backends map[string]Back
 		report(Event{Change: outcomes[i].Change, Step: 1, Request: items[k]})
 	}
 	start := time.Now()
-	errs := backends[outcomes[0].Change.Backend].(Batcher).SendBatch(Sending(ctx), items)
+	errs := backends[outcomes[0].Change.Backend].(Batcher).SendBatch(Sending(ctx), live.state(outcomes[0].Change.Backend), items)
 	for k, i := range send {
 		o := &outcomes[i]
 		if errs[k] != nil {

@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -26,10 +27,10 @@ type recorder struct {
 	peak    atomic.Int32
 }
 
-func (r *recorder) Info() BackendInfo { return BackendInfo{Name: "b"} }
-func (r *recorder) Plan(context.Context, Mode) ([]*Change, string, hcl.Diagnostics) {
-	return nil, "", nil
-}
+func (r *recorder) Info() BackendInfo                                   { return BackendInfo{Name: "b"} }
+func (r *recorder) Read(context.Context, Mode) (State, hcl.Diagnostics) { return nil, nil }
+func (r *recorder) Plan(State, Mode) (Planned, hcl.Diagnostics)         { return Planned{}, nil }
+func (r *recorder) DecodeState(json.RawMessage) (State, error)          { return nil, nil }
 
 func (r *recorder) Send(_ context.Context, req Request) error {
 	n := r.running.Add(1)
@@ -67,7 +68,7 @@ func TestApplyOrder(t *testing.T) {
 	}
 	changes = append(changes, change("old", Delete, "/old/1"), change("same", NoOp))
 	r := &recorder{}
-	res := Apply(context.Background(), &Plan{Changes: changes}, map[string]Backend{"b": r}, 3, nil)
+	res := Apply(context.Background(), &Plan{Changes: changes}, map[string]Writer{"b": r}, 3, nil)
 	if res.Err() != nil || res.Stopped != nil || !res.complete() {
 		t.Fatalf("apply: %v %v", res.Err(), res.Stopped)
 	}
@@ -96,7 +97,7 @@ func TestApplyOrder(t *testing.T) {
 func TestApplyStopsOnFirstFailure(t *testing.T) {
 	changes := []*Change{change("a", Create, "/a/1"), change("b", Create, "/b/1", "/b/2"), change("c", Create, "/c/1"), change("d", Delete, "/d/1")}
 	r := &recorder{fail: map[string]bool{"/b/1": true}}
-	res := Apply(context.Background(), &Plan{Changes: changes}, map[string]Backend{"b": r}, 1, nil)
+	res := Apply(context.Background(), &Plan{Changes: changes}, map[string]Writer{"b": r}, 1, nil)
 	if diff := cmp.Diff([]string{"done a 1", "failed b 0", "not done c 0", "not done d 0"}, outcomeWords(res)); diff != "" {
 		t.Errorf("outcomes (-want +got):\n%s", diff)
 	}
@@ -132,7 +133,7 @@ func TestApplyInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errors.New("interrupted"))
 	r := &recorder{}
-	res := Apply(ctx, &Plan{Changes: []*Change{change("a", Create, "/a/1")}}, map[string]Backend{"b": r}, 2, nil)
+	res := Apply(ctx, &Plan{Changes: []*Change{change("a", Create, "/a/1")}}, map[string]Writer{"b": r}, 2, nil)
 	if len(r.sent) != 0 || res.Stopped == nil || res.Stopped.Error() != "interrupted" {
 		t.Errorf("sent %v, stopped %v", r.sent, res.Stopped)
 	}
@@ -147,19 +148,19 @@ func TestDecide(t *testing.T) {
 	withImport.Import = imp
 	tests := map[string]struct {
 		declared Declared
-		live     Live
+		live     LiveObject
 		claim    Claim
 		summary  string
 		note     bool
 	}{
-		"absent: created": {d, Live{}, ClaimCreate, "", false},
-		"absent, with an import: nothing to import": {withImport, Live{}, ClaimRefused, "Nothing to import", false},
-		"own: managed":                         {d, Live{Exists: true, Owner: "edge"}, ClaimManage, "", false},
-		"own, with an import: managed, a note": {withImport, Live{Exists: true, Owner: "edge"}, ClaimManage, "", true},
-		"another project's: refused":           {d, Live{Exists: true, Owner: "other"}, ClaimRefused, "The service belongs to another project", false},
-		"another project's, with an import":    {withImport, Live{Exists: true, Owner: "other"}, ClaimRefused, "The service belongs to another project", false},
-		"nobody's, with an import: imported":   {withImport, Live{Exists: true}, ClaimImport, "", false},
-		"nobody's: refused":                    {d, Live{Exists: true}, ClaimRefused, "The service exists and provision does not own it", false},
+		"absent: created": {d, LiveObject{}, ClaimCreate, "", false},
+		"absent, with an import: nothing to import": {withImport, LiveObject{}, ClaimRefused, "Nothing to import", false},
+		"own: managed":                         {d, LiveObject{Exists: true, Owner: "edge"}, ClaimManage, "", false},
+		"own, with an import: managed, a note": {withImport, LiveObject{Exists: true, Owner: "edge"}, ClaimManage, "", true},
+		"another project's: refused":           {d, LiveObject{Exists: true, Owner: "other"}, ClaimRefused, "The service belongs to another project", false},
+		"another project's, with an import":    {withImport, LiveObject{Exists: true, Owner: "other"}, ClaimRefused, "The service belongs to another project", false},
+		"nobody's, with an import: imported":   {withImport, LiveObject{Exists: true}, ClaimImport, "", false},
+		"nobody's: refused":                    {d, LiveObject{Exists: true}, ClaimRefused, "The service exists and provision does not own it", false},
 	}
 	for name, tt := range tests {
 		claim, note, refusal := Decide("edge", tt.declared, tt.live)
@@ -194,7 +195,7 @@ func TestApplyNeeds(t *testing.T) {
 		t.Fatalf("plan order (-want +got):\n%s", diff)
 	}
 	r := &recorder{}
-	if res := Apply(context.Background(), p, map[string]Backend{"b": r}, 10, nil); res.Err() != nil {
+	if res := Apply(context.Background(), p, map[string]Writer{"b": r}, 10, nil); res.Err() != nil {
 		t.Fatal(res.Err())
 	}
 	pos := map[string]int{}
@@ -206,7 +207,7 @@ func TestApplyNeeds(t *testing.T) {
 	}
 
 	r = &recorder{fail: map[string]bool{"/vis": true}}
-	res := Apply(context.Background(), p, map[string]Backend{"b": r}, 10, nil)
+	res := Apply(context.Background(), p, map[string]Writer{"b": r}, 10, nil)
 	for _, o := range res.Outcomes {
 		if o.Change == dashboard && (o.Sent != 0 || o.Err != nil) {
 			t.Errorf("the dashboard, which needs the failed visualization: %+v", o)
@@ -227,7 +228,7 @@ type batcher struct {
 
 func (b *batcher) BatchLimit() int { return b.limit }
 
-func (b *batcher) SendBatch(_ context.Context, items []Request) []error {
+func (b *batcher) SendBatch(_ context.Context, _ State, items []Request) []error {
 	var batch []string
 	errs := make([]error, len(items))
 	for i, it := range items {
@@ -263,7 +264,7 @@ func TestApplyBatches(t *testing.T) {
 	changes := []*Change{p1, p2, p3, s1, v1, v2, plain, d1, d2}
 
 	b := &batcher{limit: 2}
-	res := Apply(context.Background(), &Plan{Changes: changes}, map[string]Backend{"b": b}, 4, nil)
+	res := Apply(context.Background(), &Plan{Changes: changes}, map[string]Writer{"b": b}, 4, nil)
 	if res.Err() != nil || !res.complete() {
 		t.Fatalf("apply: %v", res.Err())
 	}
@@ -277,7 +278,7 @@ func TestApplyBatches(t *testing.T) {
 	}
 
 	b = &batcher{limit: 10, recorder: recorder{fail: map[string]bool{`"p2"`: true}}}
-	res = Apply(context.Background(), &Plan{Changes: changes}, map[string]Backend{"b": b}, 1, nil)
+	res = Apply(context.Background(), &Plan{Changes: changes}, map[string]Writer{"b": b}, 1, nil)
 	outcomes := []string{"done p1 1", "failed p2 0", "done p3 1", "not done s1 0", "not done v1 0", "not done v2 0", "not done svc 0", "not done d1 0", "not done d2 0"}
 	if diff := cmp.Diff(outcomes, outcomeWords(res)); diff != "" {
 		t.Errorf("outcomes with one item refused (-want +got):\n%s", diff)

@@ -45,12 +45,6 @@ func (g Gate) Where() string {
 	return g.Path
 }
 
-// GateReader is a Backend that reads, when it plans, how a live proxy
-// serves the declared gated frontends.
-type GateReader interface {
-	Gates() []Gate
-}
-
 // Verifier is a Backend that checks, after an apply (also one with
 // nothing to change), that what the plan declares is what readers see:
 // an index through the tribe node, a gated path through the proxy. Each

@@ -62,8 +62,8 @@ type Declared struct {
 	Import *hcl.Range
 }
 
-// Live is what the ownership decision needs to know of the live object.
-type Live struct {
+// LiveObject is what the ownership decision needs to know of the live object.
+type LiveObject struct {
 	Exists bool
 	Owner  string // OwnerOf its marks
 	// What names the live object for a person ("a registration named
@@ -76,7 +76,7 @@ type Live struct {
 // managed; an import block on it is left over and gets a note. An object
 // nobody owns is imported when an import block says so and refused
 // otherwise. An object of another project is always refused.
-func Decide(project string, d Declared, l Live) (Claim, string, *hcl.Diagnostic) {
+func Decide(project string, d Declared, l LiveObject) (Claim, string, *hcl.Diagnostic) {
 	switch {
 	case !l.Exists && d.Import != nil:
 		return ClaimRefused, "", &hcl.Diagnostic{

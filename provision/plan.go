@@ -22,7 +22,8 @@ import (
 // a change has reasons (codes beside the reason's words); a request has
 // idempotent and gone_ok. 2.2: a backend may have notes; a change may
 // have needs (documents). 2.3: a request may be a batch item (batch).
-const FormatVersion = "2.3"
+// 2.4: a plan made from a snapshot says so (snapshot).
+const FormatVersion = "2.4"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
 // what the text view is rendered from.
@@ -40,11 +41,17 @@ type Plan struct {
 	// Gates are the gated paths of the declared frontends as each declared
 	// proxy serves them when the plan is made.
 	Gates []Gate `json:"gates,omitempty"`
+	// Snapshot is the snapshot the plan was made from, with no network;
+	// such a plan is never applied.
+	Snapshot *SnapshotSource `json:"snapshot,omitempty"`
 	// Diagnostics are the warnings the plan was made with.
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 	// Secrets are the values of sensitive variables; Redacted hides them.
 	// They are never written.
 	Secrets []string `json:"-"`
+	// Live is the live state the plan was made from; nil for a plan read
+	// from a file.
+	Live *Live `json:"-"`
 }
 
 // Summary counts changes by action. Import was added in format 1.1.
@@ -151,22 +158,61 @@ type Batcher interface {
 	BatchLimit() int
 	// SendBatch sends items, of one method and path, in one request (or
 	// as few as the server's limits on a body allow), and returns each
-	// item's error: nil when it was done.
-	SendBatch(ctx context.Context, items []Request) []error
+	// item's error: nil when it was done. st is what the plan read (nil
+	// when not known), to which a refused item is compared.
+	SendBatch(ctx context.Context, st State, items []Request) []error
 }
 
-// Backend is one live system that provision reads and writes.
+// Backend is one live system that a plan reads: a Consul agent, a search
+// cluster, a proxy. Its work is split in two: Read makes the requests and
+// returns what they answered as a State, a plain value; Plan turns that
+// value and the declarations into changes without any I/O. Whatever a
+// later phase needs of the read (denied permissions, the documents read,
+// the routers a proxy serves) travels in the State or in Planned, never
+// in a field of the backend.
 type Backend interface {
-	// Info names the backend; its Fingerprint is filled in by Plan.
+	// Info names the backend; Plan gives its fingerprint and notes.
 	Info() BackendInfo
-	// Plan reads the live state in a fixed, small number of requests,
-	// whatever the number of declared objects, and returns the changes that
-	// bring it to the declared state and a fingerprint of what it read.
-	// A change the backend cannot make is an error diagnostic that points
-	// at the declaration causing it.
-	// With mode Destroy, the changes delete every object the project owns
-	// within the backend's scope.
-	Plan(ctx context.Context, mode Mode) ([]*Change, string, hcl.Diagnostics)
+	// Read reads the live state that a plan of mode needs, in a fixed,
+	// small number of requests whatever the number of declared objects.
+	// An error diagnostic means there is nothing to plan from.
+	Read(ctx context.Context, mode Mode) (State, hcl.Diagnostics)
+	// Plan returns the changes that bring st to the declared state, a
+	// fingerprint of st, and what a person should know of it. It makes
+	// no request. A change the backend cannot make is an error diagnostic
+	// that points at the declaration causing it. With mode Destroy, the
+	// changes delete every object the project owns within the backend's
+	// scope.
+	Plan(st State, mode Mode) (Planned, hcl.Diagnostics)
+	// DecodeState reads a State back from its JSON form (a snapshot).
+	DecodeState(raw json.RawMessage) (State, error)
+}
+
+// State is what one Read of a backend returned: a plain value whose JSON
+// form (encoding/json, map keys sorted) is deterministic and holds no
+// secret, which is what a snapshot records.
+type State interface {
+	// Server names the server that was read and its version, for a
+	// person ("Elasticsearch 2.4.1"); "" when the read does not say.
+	Server() string
+}
+
+// Planned is what a backend's Plan returns.
+type Planned struct {
+	Changes []*Change
+	// Fingerprint digests what the plan used of the state; a saved plan
+	// is refused when it no longer matches.
+	Fingerprint string
+	// Notes go into the backend's BackendInfo.
+	Notes []string
+	// Gates are how a proxy serves the declared gated frontends.
+	Gates []Gate
+}
+
+// Writer is a Backend that takes requests. A read-only system (a proxy)
+// is a Backend and a Prober, never a Writer.
+type Writer interface {
+	Backend
 	// Send performs one request of a change.
 	Send(ctx context.Context, r Request) error
 }
@@ -184,35 +230,86 @@ const (
 // readers bounds how many backends a plan reads at a time.
 const readers = 16
 
-// MakePlan reads every backend, side by side (at most 16 at a time), and
-// assembles the plan: its wall time is the slowest backend's, not the
-// sum. The plan is only to be applied when the diagnostics hold no error.
-func MakePlan(ctx context.Context, project string, mode Mode, backends []Backend) (*Plan, hcl.Diagnostics) {
-	p := &Plan{FormatVersion: FormatVersion, Project: project, Backends: []BackendInfo{}, Changes: []*Change{}}
-	type result struct {
-		changes []*Change
-		fp      string
-		diags   hcl.Diagnostics
-	}
-	results := make([]result, len(backends))
+// Live is the live state of every backend of a run, as one read of each
+// returned it: the value a plan is made from, a snapshot records, and the
+// apply's checks look back at.
+type Live struct {
+	// States are by backend name.
+	States map[string]State
+	// Record is the cluster's record of the project's agents; nil when
+	// there is no cluster.
+	Record *Record
+}
+
+// Record is what the cluster's record (a Consul key) says of the places
+// the project's objects were at its last complete apply, or why it could
+// not be read.
+type Record struct {
+	// Agents are by backend name ("agent.node-a"): their addresses.
+	Agents map[string]string `json:"agents,omitempty"`
+	Error  string            `json:"error,omitempty"`
+	// Refused: the token may not read it.
+	Refused bool `json:"refused,omitempty"`
+}
+
+// Read reads every backend, side by side (at most 16 at a time): its wall
+// time is the slowest backend's, not the sum. A backend whose read fails
+// has no state, and the diagnostics say why.
+func Read(ctx context.Context, mode Mode, backends []Backend) (*Live, hcl.Diagnostics) {
+	states := make([]State, len(backends))
+	results := make([]hcl.Diagnostics, len(backends))
 	Parallel(len(backends), readers, func(i int) {
-		r := &results[i]
-		r.changes, r.fp, r.diags = backends[i].Plan(ctx, mode)
+		states[i], results[i] = backends[i].Read(ctx, mode)
 	})
+	live := &Live{States: map[string]State{}}
 	var diags hcl.Diagnostics
 	for i, b := range backends {
-		r := results[i]
-		diags = append(diags, r.diags...)
-		info := b.Info()
-		info.Fingerprint = r.fp
-		p.Backends = append(p.Backends, info)
-		p.Changes = append(p.Changes, r.changes...)
-		if g, ok := b.(GateReader); ok {
-			p.Gates = append(p.Gates, g.Gates()...)
+		diags = append(diags, results[i]...)
+		if !results[i].HasErrors() && states[i] != nil {
+			live.States[b.Info().Name] = states[i]
 		}
+	}
+	return live, diags
+}
+
+// state is the state of the backend named name; nil when l is nil (a
+// plan read from a file) or holds none.
+func (l *Live) state(name string) State {
+	if l == nil {
+		return nil
+	}
+	return l.States[name]
+}
+
+// PlanFrom plans every backend from live, with no I/O, and assembles the
+// plan. The plan is only to be applied when the diagnostics hold no
+// error.
+func PlanFrom(project string, mode Mode, backends []Backend, live *Live) (*Plan, hcl.Diagnostics) {
+	p := &Plan{FormatVersion: FormatVersion, Project: project, Backends: []BackendInfo{}, Changes: []*Change{}, Live: live}
+	var diags hcl.Diagnostics
+	for _, b := range backends {
+		info := b.Info()
+		st, ok := live.States[info.Name]
+		if !ok {
+			continue
+		}
+		planned, pdiags := b.Plan(st, mode)
+		diags = append(diags, pdiags...)
+		info.Fingerprint = planned.Fingerprint
+		info.Notes = append(info.Notes, planned.Notes...)
+		p.Backends = append(p.Backends, info)
+		p.Changes = append(p.Changes, planned.Changes...)
+		p.Gates = append(p.Gates, planned.Gates...)
 	}
 	p.sort()
 	return p, diags
+}
+
+// MakePlan reads every backend and plans from what they answered.
+func MakePlan(ctx context.Context, project string, mode Mode, backends []Backend) (*Plan, hcl.Diagnostics) {
+	live, diags := Read(ctx, mode, backends)
+	p, pdiags := PlanFrom(project, mode, backends, live)
+	return p, append(diags, pdiags...)
 }
 
 // ChangesOf are the changes of one backend that send requests.

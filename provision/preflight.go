@@ -27,19 +27,23 @@ func Preflight(ctx context.Context, backends []Backend, scope func(Addr) bool) h
 }
 
 // Permitter is a Backend that checks whether its credentials allow every
-// request of its changes, once the plan keeps only those it will send.
+// request of its changes, once the plan keeps only those it will send,
+// from what its read learnt of them (st): no request.
 type Permitter interface {
-	Permit(ctx context.Context, changes []*Change) hcl.Diagnostics
+	Permit(st State, changes []*Change) hcl.Diagnostics
 }
 
-// Permit runs every Permitter on its changes of p, side by side.
-func Permit(ctx context.Context, p *Plan, backends []Backend) hcl.Diagnostics {
-	return each(backends, func(b Backend) hcl.Diagnostics {
-		if pm, ok := b.(Permitter); ok {
-			return pm.Permit(ctx, p.ChangesOf(b.Info().Name))
+// Permit runs every Permitter on its changes of p, with the state p was
+// made from.
+func Permit(p *Plan, backends []Backend) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, b := range backends {
+		name := b.Info().Name
+		if pm, ok := b.(Permitter); ok && p.Live.state(name) != nil {
+			diags = append(diags, pm.Permit(p.Live.state(name), p.ChangesOf(name))...)
 		}
-		return nil
-	})
+	}
+	return diags
 }
 
 // Denied is the Extra of a diagnostic that says the credentials may not

@@ -82,7 +82,7 @@ func (c *cli) plan(args []string) int {
 	}
 	op := c.operation(run.Plan, dirArg(pos), &pf)
 	if *out != "" {
-		op.Hooks = map[run.Phase][]run.Hook{run.Decide: {func(_ context.Context, r *run.Run) hcl.Diagnostics {
+		op.Hooks = map[run.Phase][]run.Hook{run.Diff: {func(_ context.Context, r *run.Run) hcl.Diagnostics {
 			if err := provision.WritePlanFile(*out, r.Plan); err != nil {
 				return run.Refusal("Cannot save the plan", err.Error()+".", nil)
 			}

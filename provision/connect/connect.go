@@ -80,8 +80,12 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 type Cluster interface {
 	provision.Locker
 	Info() provision.BackendInfo
-	// Forgotten warns about agents of the record the plan does not read.
-	Forgotten(ctx context.Context, project string, backends []provision.BackendInfo) hcl.Diagnostics
+	// Recorded reads the record of the agents the project's services were
+	// on at its last complete apply.
+	Recorded(ctx context.Context, project string) *provision.Record
+	// Forgotten warns about agents of the record that the plan does not
+	// read.
+	Forgotten(rec *provision.Record, project string, backends []provision.BackendInfo) hcl.Diagnostics
 	// Remember records the agents after a complete apply.
 	Remember(ctx context.Context, project string, backends []provision.BackendInfo) error
 	// NodeName is the name of the agent's node, where the lock's session

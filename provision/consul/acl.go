@@ -21,8 +21,17 @@ import (
 // (Consul 1.15: X-Consul-Default-ACL-Policy on every answer,
 // X-Consul-Results-Filtered-By-ACLs when a token's read was filtered).
 type aclState struct {
-	deny     bool
-	filtered bool
+	Deny     bool `json:"default_deny,omitempty"`
+	Filtered bool `json:"filtered,omitempty"`
+	// Allowed are, under default deny, the answers to what a plan of the
+	// specs may need (Permission.String(): allowed); Unchecked says why
+	// they could not be asked ("" when they were, or when the agent runs
+	// no ACLs).
+	Allowed   map[string]bool `json:"allowed,omitempty"`
+	Unchecked string          `json:"unchecked,omitempty"`
+	// Node is the node of the agent that holds the lock, where its
+	// session is written; read under default deny only.
+	Node string `json:"node,omitempty"`
 }
 
 // Permission is one thing the token must be allowed, in the terms of
@@ -95,19 +104,13 @@ func PolicyRules(perms []Permission) string {
 
 // NodeName is the node of the agent, from GET /v1/agent/self (which needs
 // agent:read).
-// The name is read once per backend: an apply's permission check before
-// the lock and its plan's both need it.
 func (b *Backend) NodeName(ctx context.Context) (string, error) {
-	if b.node != "" {
-		return b.node, nil
-	}
 	var self struct{ Config struct{ NodeName string } }
 	err := b.net.Call(ctx, true, func(ctx context.Context) error {
 		_, err := b.client.Raw().Query("/v1/agent/self", &self, (&api.QueryOptions{}).WithContext(ctx))
 		return b.statusError(err)
 	})
-	b.node = self.Config.NodeName
-	return b.node, err
+	return self.Config.NodeName, err
 }
 
 // Owned are the names of the services of the project on this agent that
@@ -122,7 +125,7 @@ func (b *Backend) Owned(ctx context.Context) ([]string, error) {
 		declared[s.ID] = true
 	}
 	var out []string
-	for id, s := range st.services {
+	for id, s := range st.Services {
 		if provision.OwnerOf(s.Meta) == b.cfg.Project && !declared[id] && !slices.Contains(out, s.Service) {
 			out = append(out, s.Service)
 		}
@@ -165,15 +168,40 @@ func (b *Backend) authorize(ctx context.Context, perms []Permission) ([]bool, er
 	return out, nil
 }
 
-// Permit asks the agent, in one request, whether the token may send
-// every write of the plan's changes and, on the agent that holds the
+// writable are the permissions a plan of the specs on this agent may
+// need, from its state: write on the name of every service declared here
+// and of every service of the project here (a delete), and, on the agent
+// that holds the lock, the lock's.
+func (b *Backend) writable(st agentState) []Permission {
+	var perms []Permission
+	seen := map[string]bool{}
+	add := func(name string) {
+		if !seen[name] {
+			seen[name] = true
+			perms = append(perms, Permission{Resource: "service", Segment: name, Access: "write"})
+		}
+	}
+	for _, s := range b.cfg.Services {
+		if b.agent == nil || s.Agent == b.agent.Name {
+			add(s.Name)
+		}
+	}
+	for _, id := range sortedIDs(st.Services) {
+		add(st.Services[id].Service)
+	}
+	return append(perms, b.lockPerms(st.ACL.Node)...)
+}
+
+// Permit says, from what the read asked the agent, whether the token may
+// send every write of the plan's changes and, on the agent that holds the
 // lock, take the lock and write the record.
 //
 // It is the backend's Permit: it runs once the plan keeps only what it
 // will send (-target, -exclude), and only where the agent denies by
 // default (one without ACLs has nothing to check).
-func (b *Backend) Permit(ctx context.Context, changes []*provision.Change) hcl.Diagnostics {
-	if !b.deny {
+func (b *Backend) Permit(st provision.State, changes []*provision.Change) hcl.Diagnostics {
+	as := st.(agentState)
+	if !as.ACL.Deny {
 		return nil
 	}
 	var perms []Permission
@@ -197,8 +225,19 @@ func (b *Backend) Permit(ctx context.Context, changes []*provision.Change) hcl.D
 		at[obj.Name] = len(perms)
 		perms = append(perms, Permission{Resource: "service", Segment: obj.Name, Access: "write", Why: c.Action.String() + " " + c.Addr.String(), at: c.DeclRange(), addrs: []provision.Addr{c.Addr}})
 	}
-	diags, _ := b.permitted(ctx, append(perms, b.lockPermissions(ctx)...))
-	return diags
+	perms = append(perms, b.lockPerms(as.ACL.Node)...)
+	if len(perms) == 0 {
+		return nil
+	}
+	if as.ACL.Unchecked != "" {
+		return b.judge(perms, nil, errors.New(as.ACL.Unchecked))
+	}
+	allowed := make([]bool, len(perms))
+	for i, p := range perms {
+		ok, asked := as.ACL.Allowed[p.String()]
+		allowed[i] = ok || !asked
+	}
+	return b.judge(perms, allowed, nil)
 }
 
 // Preflight is the permission check of an apply before its lock: whether
@@ -216,22 +255,29 @@ func (b *Backend) Preflight(ctx context.Context, scope func(provision.Addr) bool
 			perms = append(perms, p)
 		}
 	}
-	diags, err := b.permitted(ctx, append(perms, b.lockPermissions(ctx)...))
+	if b.locker {
+		node, _ := b.NodeName(ctx) // without agent:read, the session is checked when the lock is taken
+		perms = append(perms, b.lockPerms(node)...)
+	}
+	if len(perms) == 0 {
+		return nil
+	}
+	allowed, err := b.authorize(ctx, perms)
 	if provision.Unanswered(err) {
 		// An agent that does not answer stops the apply here, as its read
 		// would: nothing is locked or sent.
 		return hcl.Diagnostics{b.unreadable(err)}
 	}
-	return diags
+	return b.judge(perms, allowed, err)
 }
 
-// lockPermissions are what the agent that holds the lock needs besides:
-// its keys, and a session on its node when the node's name can be read.
-func (b *Backend) lockPermissions(ctx context.Context) []Permission {
+// lockPerms are what the agent that holds the lock needs besides: its
+// keys, and a session on its node (when its name is known); none on
+// another agent.
+func (b *Backend) lockPerms(node string) []Permission {
 	if !b.locker {
 		return nil
 	}
-	node, _ := b.NodeName(ctx) // without agent:read, the session is checked when the lock is taken
 	var out []Permission
 	for _, p := range Permissions(&schema.Config{Project: b.cfg.Project, ProjectRange: b.cfg.ProjectRange}, nil, node) {
 		if p.Resource != "agent" {
@@ -241,26 +287,48 @@ func (b *Backend) lockPermissions(ctx context.Context) []Permission {
 	return out
 }
 
-// permitted is an error at the declaration for each permission the token
-// lacks; a Consul without ACLs has nothing to check, and one that cannot
-// answer (an older one without the authorize endpoint, or none at all)
-// gets a warning, with the error.
-func (b *Backend) permitted(ctx context.Context, perms []Permission) (hcl.Diagnostics, error) {
+// ask asks the agent whether the token may do each of perms, and
+// returns the answers by Permission.String(); or, when they cannot be
+// had, why, in words for a warning. A Consul without ACLs answers nothing
+// and has nothing to check.
+func (b *Backend) ask(ctx context.Context, perms []Permission) (map[string]bool, string) {
 	if len(perms) == 0 {
-		return nil, nil
+		return nil, ""
 	}
 	allowed, err := b.authorize(ctx, perms)
+	if disabled(err) {
+		return nil, ""
+	}
+	if err != nil {
+		return nil, err.Error()
+	}
+	out := make(map[string]bool, len(perms))
+	for i, p := range perms {
+		out[p.String()] = allowed[i]
+	}
+	return out, ""
+}
+
+func disabled(err error) bool {
 	var se *provision.StatusError
-	if errors.As(err, &se) && se.Code == http.StatusUnauthorized && strings.Contains(se.Message, "ACL support disabled") {
-		return nil, nil
+	return errors.As(err, &se) && se.Code == http.StatusUnauthorized && strings.Contains(se.Message, "ACL support disabled")
+}
+
+// judge is an error at the declaration for each permission the token
+// lacks, as allowed answers; a Consul without ACLs has nothing to check,
+// and one that cannot answer (an older one without the authorize
+// endpoint, or none at all: err) gets a warning, with the error.
+func (b *Backend) judge(perms []Permission, allowed []bool, err error) hcl.Diagnostics {
+	if disabled(err) {
+		return nil
 	}
 	if err == nil && b.conf.Token == "" && slices.Contains(allowed, false) {
-		return hcl.Diagnostics{b.noToken()}, nil
+		return hcl.Diagnostics{b.noToken()}
 	}
 	if err != nil {
 		return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Cannot check the token's permissions",
 			Detail:  fmt.Sprintf("Asking %s whether the token may do what the plan needs (POST /v1/internal/acl/authorize, Consul 1.15): %s. A missing permission shows as a 403 when the request is sent.", b.address(), err),
-			Subject: b.where.Ptr()}}, err
+			Subject: b.where.Ptr()}}
 	}
 	var diags hcl.Diagnostics
 	for i, p := range perms {
@@ -280,7 +348,7 @@ func (b *Backend) permitted(ctx context.Context, perms []Permission) (hcl.Diagno
 			Extra:   provision.Denied{Addrs: p.addrs},
 		})
 	}
-	return diags, nil
+	return diags
 }
 
 // aclDiagnostics are what the ACLs of the agent, as read, say about the
@@ -289,9 +357,9 @@ func (b *Backend) permitted(ctx context.Context, perms []Permission) (hcl.Diagno
 // filtered hides objects (a warning).
 func (b *Backend) aclDiagnostics(st agentState) hcl.Diagnostics {
 	switch {
-	case st.acl.deny && b.conf.Token == "":
+	case st.ACL.Deny && b.conf.Token == "":
 		return hcl.Diagnostics{b.noToken()}
-	case st.acl.filtered:
+	case st.ACL.Filtered:
 		return hcl.Diagnostics{{
 			Severity: hcl.DiagWarning,
 			Summary:  "The token hides objects of the agent",

@@ -1,6 +1,7 @@
 package consul
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -39,11 +40,6 @@ type Backend struct {
 	locker bool
 	// replace are the services to register again even when converged.
 	replace map[provision.Addr]bool
-	// node is the agent's node name, once read.
-	node string
-	// deny is what the last plan read of the agent's ACLs: default deny,
-	// where Permit asks what the token may do.
-	deny bool
 }
 
 // Options are how an agent is opened.
@@ -60,7 +56,7 @@ type Options struct {
 // that holds the project's lock and record (see Locker).
 func (b *Backend) HoldsLock() bool { return b.locker }
 
-var _ provision.Backend = (*Backend)(nil)
+var _ provision.Writer = (*Backend)(nil)
 
 // New returns the backends of the agents the specs register services in:
 // one per agent block, or, without agent blocks, the one agent of the
@@ -223,14 +219,40 @@ type agentService struct {
 	Address string
 }
 
-// agentState is what a plan reads of an agent: its services and their
-// health checks.
+// agentState is what a plan reads of an agent (its State): its services
+// and their health checks, what its answers said of its ACLs and, under
+// default deny, what the token may do. Every service is kept, not only
+// those in scope: a snapshot then plans specs that declare another one
+// as the agent would.
 type agentState struct {
-	services map[string]*agentService
-	// checks are by service ID, then check ID, so that finding a
+	Services map[string]*agentService `json:"services"`
+	// Checks are by service ID, then check ID, so that finding a
 	// service's checks does not scan every check of the agent.
-	checks map[string]map[string]liveCheck
-	acl    aclState
+	Checks map[string]map[string]liveCheck `json:"checks,omitempty"`
+	ACL    aclState                        `json:"acl"`
+}
+
+// Server is unnamed: the agent endpoints a plan reads do not say
+// Consul's version.
+func (agentState) Server() string { return "Consul agent" }
+
+// DecodeState reads an agent's state from its JSON form.
+func (b *Backend) DecodeState(raw json.RawMessage) (provision.State, error) {
+	var st agentState
+	if err := strictJSON(raw, &st); err != nil {
+		return nil, err
+	}
+	if st.Services == nil {
+		st.Services = map[string]*agentService{}
+	}
+	return st, nil
+}
+
+// strictJSON decodes raw into v, refusing fields v does not have.
+func strictJSON(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }
 
 // byService indexes checks, as GET /v1/agent/checks answers them (by
@@ -257,7 +279,7 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 		errs[i] = b.net.Call(ctx, true, func(ctx context.Context) error {
 			var err error
 			if i == 0 {
-				headers[i], err = b.get(ctx, "/v1/agent/services", &st.services)
+				headers[i], err = b.get(ctx, "/v1/agent/services", &st.Services)
 			} else {
 				headers[i], err = b.get(ctx, "/v1/agent/checks", &checks)
 			}
@@ -269,10 +291,31 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 			return agentState{}, fmt.Errorf("reading %s%s: %w", b.address(), path, errs[i])
 		}
 	}
-	st.checks = byService(checks)
+	st.Checks = byService(checks)
 	for _, h := range headers {
-		st.acl.deny = st.acl.deny || h.Get("X-Consul-Default-ACL-Policy") == "deny"
-		st.acl.filtered = st.acl.filtered || h.Get("X-Consul-Results-Filtered-By-ACLs") == "true"
+		st.ACL.Deny = st.ACL.Deny || h.Get("X-Consul-Default-ACL-Policy") == "deny"
+		st.ACL.Filtered = st.ACL.Filtered || h.Get("X-Consul-Results-Filtered-By-ACLs") == "true"
+	}
+	return st, nil
+}
+
+// Read reads the agent: its services and checks within the scope and,
+// where the ACLs deny by default, whether the token may write what a plan
+// of these specs can write (one authorize request per 64 permissions,
+// after GET /v1/agent/self on the agent that holds the lock).
+func (b *Backend) Read(ctx context.Context, _ provision.Mode) (provision.State, hcl.Diagnostics) {
+	st, err := b.read(ctx)
+	if err != nil {
+		return nil, hcl.Diagnostics{b.unreadable(err)}
+	}
+	if diags := b.aclDiagnostics(st); diags.HasErrors() {
+		return nil, diags
+	}
+	if st.ACL.Deny {
+		if b.locker {
+			st.ACL.Node, _ = b.NodeName(ctx) // without agent:read, the session is checked when the lock is taken
+		}
+		st.ACL.Allowed, st.ACL.Unchecked = b.ask(ctx, b.writable(st))
 	}
 	return st, nil
 }
@@ -298,19 +341,13 @@ func (b *Backend) get(ctx context.Context, path string, out any) (http.Header, e
 	return resp.Header, json.NewDecoder(resp.Body).Decode(out)
 }
 
-// Plan reads the agent and diffs it against the services declared on it.
-func (b *Backend) Plan(ctx context.Context, mode provision.Mode) ([]*provision.Change, string, hcl.Diagnostics) {
-	st, err := b.read(ctx)
-	if err != nil {
-		return nil, "", hcl.Diagnostics{b.unreadable(err)}
-	}
-	diags := b.aclDiagnostics(st)
-	if diags.HasErrors() {
-		return nil, "", diags
-	}
-	b.deny = st.acl.deny
-	changes, fp, pdiags := b.planFrom(st, mode)
-	return changes, fp, append(diags, pdiags...)
+// Plan diffs the agent's state, as read, against the services declared
+// on it.
+func (b *Backend) Plan(st provision.State, mode provision.Mode) (provision.Planned, hcl.Diagnostics) {
+	as := st.(agentState)
+	diags := b.aclDiagnostics(as)
+	changes, pdiags := b.diff(as, mode)
+	return provision.Planned{Changes: changes, Fingerprint: b.scope.fingerprint(as)}, append(diags, pdiags...)
 }
 
 // unreadable is the diagnostic of a failed read of the agent, at its
@@ -332,12 +369,6 @@ func (b *Backend) unreadable(err error) *hcl.Diagnostic {
 		d.Detail = fmt.Sprintf("%s. Check that the agent of this node runs at %s (the agent block's address); an ACL token goes in CONSUL_HTTP_TOKEN. Nothing was sent to any agent.", err, b.address())
 	}
 	return d
-}
-
-// planFrom diffs the agent's state, as read, against the specs.
-func (b *Backend) planFrom(st agentState, mode provision.Mode) ([]*provision.Change, string, hcl.Diagnostics) {
-	changes, diags := b.diff(st, mode)
-	return changes, b.scope.fingerprint(st), diags
 }
 
 // Send performs one planned request, adding the ACL token from the

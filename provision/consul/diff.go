@@ -125,7 +125,7 @@ func (sc scope) fingerprint(st agentState) string {
 		Checks  map[string]liveCheck
 	}
 	var rel []entry
-	for _, s := range st.services {
+	for _, s := range st.Services {
 		if sc.relevant(s) {
 			rel = append(rel, entry{s, st.checksOf(s.ID)})
 		}
@@ -152,7 +152,7 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 			continue // destroy removes what the project owns, below
 		}
 		addr := provision.Addr{In: b.in, Kind: "service", Name: s.ID}
-		l, lv := liveOf(st.services, s.ID)
+		l, lv := liveOf(st.Services, s.ID)
 		claim, note, refusal := provision.Decide(cfg.Project, provision.Declared{
 			Addr: addr, Noun: "service", Subject: s.IDRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At(),
 		}, lv)
@@ -220,8 +220,8 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 			c.Before = provision.RawJSON(have)
 		}
 	}
-	for _, id := range sortedIDs(st.services) {
-		l := st.services[id]
+	for _, id := range sortedIDs(st.Services) {
+		l := st.Services[id]
 		if provision.OwnerOf(l.Meta) != cfg.Project || (declared[id] && mode != provision.Destroy) {
 			continue
 		}
@@ -265,7 +265,7 @@ func (b *Backend) declaredElsewhere() map[string]string {
 // checksOf returns the live checks of a service, by check ID, in a map
 // of the caller's own.
 func (st agentState) checksOf(serviceID string) map[string]liveCheck {
-	return maps.Clone(st.checks[serviceID])
+	return maps.Clone(st.Checks[serviceID])
 }
 
 // checkDrift says how the live checks of a service differ from the
@@ -344,12 +344,12 @@ func withoutDigest(meta map[string]string) map[string]string {
 
 // liveOf is the live service of that ID and what the ownership decision
 // needs to know of it.
-func liveOf(services map[string]*agentService, id string) (*agentService, provision.Live) {
+func liveOf(services map[string]*agentService, id string) (*agentService, provision.LiveObject) {
 	l, exists := services[id]
 	if !exists {
-		return nil, provision.Live{}
+		return nil, provision.LiveObject{}
 	}
-	return l, provision.Live{Exists: true, Owner: provision.OwnerOf(l.Meta), What: fmt.Sprintf("a registration named %q", l.Service)}
+	return l, provision.LiveObject{Exists: true, Owner: provision.OwnerOf(l.Meta), What: fmt.Sprintf("a registration named %q", l.Service)}
 }
 
 func sortedIDs(services map[string]*agentService) []string {

@@ -39,7 +39,7 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 	var blocks []*hclwrite.Block
 	var diags hcl.Diagnostics
 	for _, im := range imports {
-		l, lv := liveOf(st.services, im.Name)
+		l, lv := liveOf(st.Services, im.Name)
 		addr := provision.Addr{In: b.in, Kind: "service", Name: im.Name}
 		if _, _, refusal := provision.Decide(b.cfg.Project, provision.Declared{Addr: addr, Noun: "service", Import: im.At()}, lv); refusal != nil {
 			diags = append(diags, refusal)

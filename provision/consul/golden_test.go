@@ -1,7 +1,6 @@
 package consul
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,30 +9,19 @@ import (
 	"testing"
 
 	"github.com/hashicorp/consul/api"
-	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/internal/golden"
 	"github.com/provision-dev/provision/schema"
 )
 
-// fixture is the agent backend with its reads replaced by a live-state
-// fixture: GET /v1/agent/services and GET /v1/agent/checks answers
-// captured from Consul 1.15.4 (<state>.json, <state>-checks.json).
-type fixture struct {
-	*Backend
-	state agentState
-}
-
-func (f fixture) Plan(_ context.Context, mode provision.Mode) ([]*provision.Change, string, hcl.Diagnostics) {
-	return f.planFrom(f.state, mode)
-}
-
-// readFixture reads the live state of an agent from testdata/live/consul.
+// readFixture reads the live state of an agent from testdata/live/consul:
+// GET /v1/agent/services and GET /v1/agent/checks answers captured from
+// Consul 1.15.4 (<state>.json, <state>-checks.json).
 func readFixture(t *testing.T, state string) agentState {
 	t.Helper()
 	var st agentState
 	var checks map[string]liveCheck
-	for file, to := range map[string]any{state + ".json": &st.services, state + "-checks.json": &checks} {
+	for file, to := range map[string]any{state + ".json": &st.Services, state + "-checks.json": &checks} {
 		raw, err := os.ReadFile("../../testdata/live/consul/" + file)
 		if errors.Is(err, fs.ErrNotExist) && file != state+".json" {
 			continue
@@ -45,7 +33,7 @@ func readFixture(t *testing.T, state string) agentState {
 			t.Fatal(err)
 		}
 	}
-	st.checks = byService(checks)
+	st.Checks = byService(checks)
 	return st
 }
 
@@ -70,7 +58,8 @@ func TestGoldenPlans(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			p, diags := provision.MakePlan(context.Background(), cfg.Project, provision.Converge, []provision.Backend{fixture{b[0].(*Backend), readFixture(t, state)}})
+			live := &provision.Live{States: map[string]provision.State{"consul": readFixture(t, state)}}
+			p, diags := provision.PlanFrom(cfg.Project, provision.Converge, b, live)
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
@@ -106,7 +95,7 @@ func BenchmarkDiff(b *testing.B) {
 	})
 	b.Run("diff", func(b *testing.B) {
 		for b.Loop() {
-			agent.diff(agentState{services: lean}, provision.Converge)
+			agent.diff(agentState{Services: lean}, provision.Converge)
 		}
 	})
 }

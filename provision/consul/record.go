@@ -47,19 +47,33 @@ func (b *Backend) recorded(ctx context.Context, project string) (map[string]stri
 	return rec, err
 }
 
-// Forgotten warns about each agent of the record that the plan does not
-// read (its block is gone, or its address changed): the services of the
-// project there are neither planned nor pruned. It reads one key.
-func (b *Backend) Forgotten(ctx context.Context, project string, backends []provision.BackendInfo) hcl.Diagnostics {
+// Recorded reads the project's record, in one request: what a plan's
+// Forgotten needs.
+func (b *Backend) Recorded(ctx context.Context, project string) *provision.Record {
 	rec, err := b.recorded(ctx, project)
 	if err != nil {
+		_, refused := provision.Refused(err)
+		return &provision.Record{Error: err.Error(), Refused: refused}
+	}
+	return &provision.Record{Agents: rec}
+}
+
+// Forgotten warns about each agent of the record that the plan does not
+// read (its block is gone, or its address changed): the services of the
+// project there are neither planned nor pruned.
+func (b *Backend) Forgotten(r *provision.Record, project string, backends []provision.BackendInfo) hcl.Diagnostics {
+	if r == nil {
+		return nil
+	}
+	if r.Error != "" {
 		summary := "Cannot read the record of the project's agents"
-		if _, refused := provision.Refused(err); refused {
+		if r.Refused {
 			summary = "No permission to read the record of the project's agents"
 		}
 		return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: summary,
-			Detail: fmt.Sprintf("Reading %s%s from %s: %s. A removed agent block is not noticed.", RecordPrefix, project, b.address(), err), Subject: b.where.Ptr()}}
+			Detail: fmt.Sprintf("Reading %s%s from %s: %s. A removed agent block is not noticed.", RecordPrefix, project, b.address(), r.Error), Subject: b.where.Ptr()}}
 	}
+	rec := r.Agents
 	now := agentsOf(backends, false)
 	var diags hcl.Diagnostics
 	for _, name := range slices.Sorted(maps.Keys(rec)) {

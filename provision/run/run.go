@@ -58,16 +58,19 @@ func (t Type) String() string { return typeNames[t] }
 // Phase names a step of a run.
 type Phase int
 
-// The phases, in the order a run takes them. Decide is the phase called
-// "plan" and Send the one called "apply" (their String), named apart from
-// the types Plan and Apply.
+// The phases, in the order a run takes them. Read reads every backend
+// once; Diff plans from what was read, with no I/O, and shows the plan
+// (a saved plan's run shows it in CheckSaved instead, once it is held
+// against the file). Diff is the phase called "plan" and Send the one
+// called "apply" (their String), named apart from the types Plan and
+// Apply.
 const (
 	Load Phase = iota
 	Open
 	CheckPermissions
 	Lock
 	Read
-	Decide
+	Diff
 	CheckSaved
 	Confirm
 	Send
@@ -86,10 +89,10 @@ func (p Phase) String() string { return phaseNames[p] }
 // phases are the phases of each type of operation, in order.
 var phases = map[Type][]Phase{
 	Validate:   {Load},
-	Plan:       {Load, Open, Read, Decide},
-	Apply:      {Load, Open, CheckPermissions, Lock, Read, Decide, Confirm, Send, Record, Verify},
-	ApplySaved: {Load, Open, CheckPermissions, Lock, Read, Decide, CheckSaved, Send, Record, Verify},
-	Destroy:    {Load, Open, CheckPermissions, Lock, Read, Decide, Confirm, Send, Record, Verify},
+	Plan:       {Load, Open, Read, Diff},
+	Apply:      {Load, Open, CheckPermissions, Lock, Read, Diff, Confirm, Send, Record, Verify},
+	ApplySaved: {Load, Open, CheckPermissions, Lock, Read, Diff, CheckSaved, Send, Record, Verify},
+	Destroy:    {Load, Open, CheckPermissions, Lock, Read, Diff, Confirm, Send, Record, Verify},
 	Generate:   {Load, Open, MakeConfig},
 	Policy:     {Load, Open, MakePolicy},
 }
@@ -136,6 +139,9 @@ type Operation struct {
 	// Watch adds to Policy what provision watch needs.
 	Watch bool
 	Hooks map[Phase][]Hook
+	// Snapshot, when set, is the recorded live state a plan is made from
+	// instead of reading: nothing is read or sent.
+	Snapshot *provision.Snapshot
 	// Specs, when set, are the specs already loaded (a watcher loads them
 	// once per change of the files, not once per run): load takes them
 	// instead of reading Dir.
@@ -200,7 +206,9 @@ type Run struct {
 	parser *schema.Parser
 	// Opened are the backends and the cluster's agent.
 	Opened connect.Opened
-	// Plan is the plan made now; nil before Read.
+	// Live is the live state the plan is made from; nil before Read.
+	Live *provision.Live
+	// Plan is the plan made now; nil before Diff.
 	Plan     *provision.Plan
 	Warnings hcl.Diagnostics
 	Result   provision.Result
@@ -285,7 +293,7 @@ func (r *Run) fail(diags hcl.Diagnostics) {
 // the run's once the lock is held (canceled if the lock is lost).
 var steps = [...]func(*Run, context.Context) hcl.Diagnostics{
 	Load: (*Run).load, Open: (*Run).open, CheckPermissions: (*Run).checkPermissions,
-	Read: (*Run).read, Decide: (*Run).decide, CheckSaved: (*Run).checkSaved, Confirm: (*Run).confirm,
+	Read: (*Run).read, Diff: (*Run).plan, CheckSaved: (*Run).checkSaved, Confirm: (*Run).confirm,
 	Send: (*Run).send, Record: (*Run).record, Verify: (*Run).verify,
 	MakeConfig: (*Run).generate, MakePolicy: (*Run).policy,
 }

@@ -65,9 +65,9 @@ func TestPhases(t *testing.T) {
 		want []Phase
 	}{
 		{Operation{Type: Validate}, []Phase{Load}},
-		{Operation{Type: Plan}, []Phase{Load, Open, Read, Decide}},
-		{Operation{Type: Apply, AutoApprove: true}, []Phase{Load, Open, CheckPermissions, Lock, Read, Decide, Record, Verify}},
-		{Operation{Type: Destroy, Lock: true}, []Phase{Load, Open, CheckPermissions, Lock, Read, Decide, Record, Verify}},
+		{Operation{Type: Plan}, []Phase{Load, Open, Read, Diff}},
+		{Operation{Type: Apply, AutoApprove: true}, []Phase{Load, Open, CheckPermissions, Lock, Read, Diff, Record, Verify}},
+		{Operation{Type: Destroy, Lock: true}, []Phase{Load, Open, CheckPermissions, Lock, Read, Diff, Record, Verify}},
 		{Operation{Type: Policy}, []Phase{Load, Open, MakePolicy}},
 		{Operation{Type: Generate}, []Phase{Load, Open, MakeConfig}},
 	} {
@@ -105,7 +105,7 @@ func TestHookStops(t *testing.T) {
 		}
 	}
 	op := Operation{Type: Apply, AutoApprove: true, Dir: specs(t, `project = "unit"`), Hooks: map[Phase][]Hook{
-		Open: {hook(Open, false)}, Read: {hook(Read, true), hook(Read, false)}, Decide: {hook(Decide, false)},
+		Open: {hook(Open, false)}, Read: {hook(Read, true), hook(Read, false)}, Diff: {hook(Diff, false)},
 	}}
 	v := &recorder{}
 	r := op.Start(context.Background(), v)
@@ -170,7 +170,7 @@ func TestSavedPlanChecked(t *testing.T) {
 	if !r.Failed() {
 		t.Fatal("a saved plan naming another backend was applied")
 	}
-	if diff := cmp.Diff([]Phase{Load, Open, CheckPermissions, Lock, Read, Decide, CheckSaved}, r.Ran); diff != "" {
+	if diff := cmp.Diff([]Phase{Load, Open, CheckPermissions, Lock, Read, Diff, CheckSaved}, r.Ran); diff != "" {
 		t.Errorf("phases (-want +got):\n%s", diff)
 	}
 	if len(v.diags) != 1 || v.diags[0].Summary != "Saved plan cannot be applied" || !strings.Contains(v.diags[0].Detail, "which the specs no longer declare") {

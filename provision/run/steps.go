@@ -138,27 +138,44 @@ func (r *Run) lock(ctx context.Context) (context.Context, hcl.Diagnostics) {
 	return lctx, nil
 }
 
-// read reads every backend and plans its changes.
+// read reads every backend once, and the cluster's record of the
+// project's agents: the live state, as a value (or, with a snapshot, the
+// value it recorded, and nothing is read).
 func (r *Run) read(ctx context.Context) hcl.Diagnostics {
+	if r.Snapshot != nil {
+		var diags hcl.Diagnostics
+		r.Live, diags = r.Snapshot.Live(r.Config.Project, r.Opened.Backends)
+		return diags
+	}
 	mode := provision.Converge
 	if r.Type == Destroy {
 		mode = provision.Destroy
 	}
-	p, diags := provision.MakePlan(ctx, r.Config.Project, mode, r.Opened.Backends)
-	if !diags.HasErrors() {
-		r.Plan = p
+	var diags hcl.Diagnostics
+	r.Live, diags = provision.Read(ctx, mode, r.Opened.Backends)
+	if k := r.Opened.Cluster; k != nil && !diags.HasErrors() {
+		r.Live.Record = k.Recorded(ctx, r.Config.Project)
 	}
 	return diags
 }
 
-// decide finishes the plan: the record's warnings, -replace, -target and
-// -exclude, the warnings and secrets it carries. Plan, apply DIR and
+// plan plans from the live state, with no I/O, and finishes the plan: the
+// record's warnings, -replace, -target and -exclude, the permissions its
+// writes need, the warnings and secrets it carries. Plan, apply DIR and
 // destroy show it here; a saved plan's run shows it once checked.
-func (r *Run) decide(ctx context.Context) hcl.Diagnostics {
-	p := r.Plan
-	diags := r.Warnings
+func (r *Run) plan(context.Context) hcl.Diagnostics {
+	mode := provision.Converge
+	if r.Type == Destroy {
+		mode = provision.Destroy
+	}
+	p, diags := provision.PlanFrom(r.Config.Project, mode, r.Opened.Backends, r.Live)
+	if diags.HasErrors() {
+		return diags
+	}
+	r.Plan = p
+	diags = append(r.Warnings, diags...)
 	if k := r.Opened.Cluster; k != nil {
-		diags = append(diags, k.Forgotten(ctx, p.Project, p.Backends)...)
+		diags = append(diags, k.Forgotten(r.Live.Record, p.Project, p.Backends)...)
 	}
 	r.Warnings = diags // shown with the plan, or with the refusal below
 	if err := replaced(p, r.Replace); err != nil {
@@ -174,7 +191,7 @@ func (r *Run) decide(ctx context.Context) hcl.Diagnostics {
 	// The credentials are checked for what the plan now sends (a saved
 	// plan's, once it is narrowed to the saved changes).
 	if r.Type != ApplySaved {
-		permit := provision.Permit(ctx, p, r.Opened.Backends)
+		permit := provision.Permit(p, r.Opened.Backends)
 		if permit.HasErrors() {
 			return permit
 		}
@@ -184,6 +201,7 @@ func (r *Run) decide(ctx context.Context) hcl.Diagnostics {
 	p.Diagnostics = provision.JSONDiagnostics(diags)
 	p.Secrets = r.Config.Secrets
 	p.Dir = r.Dir
+	p.Snapshot = r.Snapshot.Source()
 	if r.Type != ApplySaved {
 		r.show()
 	}
@@ -211,7 +229,7 @@ func (r *Run) checkSaved(ctx context.Context) hcl.Diagnostics {
 	if err := r.Plan.Target(addrs, nil); err != nil {
 		return Refusal("Saved plan cannot be applied", err.Error()+".", nil)
 	}
-	permit := provision.Permit(ctx, r.Plan, r.Opened.Backends)
+	permit := provision.Permit(r.Plan, r.Opened.Backends)
 	if permit.HasErrors() {
 		return permit
 	}
@@ -239,7 +257,7 @@ func (r *Run) send(ctx context.Context) hcl.Diagnostics {
 	for _, ch := range r.Plan.Changes {
 		total += len(ch.Requests)
 	}
-	r.Result = provision.Apply(ctx, r.Plan, r.byName(), r.Parallelism, func(e provision.Event) {
+	r.Result = provision.Apply(ctx, r.Plan, r.writers(), r.Parallelism, func(e provision.Event) {
 		if e.Done {
 			n++
 		}
@@ -306,6 +324,17 @@ func (r *Run) byName() map[string]provision.Backend {
 	m := map[string]provision.Backend{}
 	for _, b := range r.Opened.Backends {
 		m[b.Info().Name] = b
+	}
+	return m
+}
+
+// writers are the backends that take requests, by name.
+func (r *Run) writers() map[string]provision.Writer {
+	m := map[string]provision.Writer{}
+	for _, b := range r.Opened.Backends {
+		if w, ok := b.(provision.Writer); ok {
+			m[b.Info().Name] = w
+		}
 	}
 	return m
 }

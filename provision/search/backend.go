@@ -1,12 +1,12 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -33,11 +33,6 @@ type Backend struct {
 	// of the tribe), with the same transport and no credentials: they only
 	// ever go to the nodes the specs name.
 	client func(addr string) (*elasticsearch.Client, error)
-	// note is what the last Plan read of the tribe node's blocks.
-	note string
-	// docs are the documents the last Plan read, by <index>/<type>/<id>:
-	// what a conditional write that is refused is compared with.
-	docs map[string]liveDoc
 }
 
 // Options are how a cluster is opened.
@@ -54,7 +49,8 @@ type Options struct {
 }
 
 var (
-	_ provision.Backend  = (*Backend)(nil)
+	_ provision.Writer   = (*Backend)(nil)
+	_ provision.Batcher  = (*Backend)(nil)
 	_ provision.Verifier = (*Backend)(nil)
 )
 
@@ -197,11 +193,7 @@ func open(raw string, sc scope, env func(string) string) (*Backend, error) {
 
 // Info names the cluster by the search block and its write URL.
 func (b *Backend) Info() provision.BackendInfo {
-	info := provision.BackendInfo{Name: b.target.backend, Kind: "search", Address: b.url, Scope: provision.RawJSON(b.scope)}
-	if b.note != "" {
-		info.Notes = []string{b.note}
-	}
-	return info
+	return provision.BackendInfo{Name: b.target.backend, Kind: "search", Address: b.url, Scope: provision.RawJSON(b.scope)}
 }
 
 // read gathers the facts of a plan in three requests.
@@ -237,12 +229,6 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	}
 	if err := b.readDocuments(ctx, &f); err != nil {
 		return f, err
-	}
-	// What the plan read of each document it may write, for the refusal
-	// of a write whose document changed since.
-	b.docs = maps.Clone(f.Documents)
-	for _, d := range f.Owned {
-		b.docs[d.path()] = d
 	}
 	// The marks of every type of every index, to find the project's
 	// indices that the specs no longer declare: a fixed, small answer.
@@ -335,20 +321,46 @@ func sender(c *elasticsearch.Client, d provision.Deadlines) provision.Sender {
 	}
 }
 
-// Plan reads the cluster and diffs it against the declared indices.
-func (b *Backend) Plan(ctx context.Context, mode provision.Mode) ([]*provision.Change, string, hcl.Diagnostics) {
+// Read reads the cluster (its version, the declared indices, the
+// documents, the project's marks) and, for a plan that converges, how its
+// tribe node serves them.
+func (b *Backend) Read(ctx context.Context, mode provision.Mode) (provision.State, hcl.Diagnostics) {
 	f, err := b.read(ctx)
 	if err != nil {
-		return nil, "", hcl.Diagnostics{b.unreadable(err)}
+		return nil, hcl.Diagnostics{b.unreadable(err)}
 	}
+	if b.tribe != nil && mode == provision.Converge && !b.checkCluster(f).HasErrors() {
+		f.TribeNode = b.readTribeNode(ctx)
+	}
+	return f, nil
+}
+
+// DecodeState reads a cluster's state from its JSON form.
+func (b *Backend) DecodeState(raw json.RawMessage) (provision.State, error) {
+	var f facts
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Plan diffs the cluster's state against the declared indices and
+// documents, and judges the tribe node's view of them.
+func (b *Backend) Plan(st provision.State, mode provision.Mode) (provision.Planned, hcl.Diagnostics) {
+	f := st.(facts)
 	changes, diags := b.diff(f, mode)
-	if b.tribe != nil && mode == provision.Converge && !diags.HasErrors() {
-		diags = append(diags, b.tribeDiagnostics(ctx)...)
-		if write, metadata, err := b.tribeBlocks(ctx); err == nil {
-			b.note = blocksNote(b.scope.TribeURL, write, metadata)
+	out := provision.Planned{Changes: changes, Fingerprint: fingerprint(f)}
+	if r := f.TribeNode; r != nil && mode == provision.Converge && !diags.HasErrors() {
+		diags = append(diags, b.tribeDiagnostics(r)...)
+		if r.Blocks != nil {
+			if note := blocksNote(b.scope.TribeURL, r.Blocks.Write, r.Blocks.Metadata); note != "" {
+				out.Notes = []string{note}
+			}
 		}
 	}
-	return changes, fingerprint(f), diags
+	return out, diags
 }
 
 // unreadable is the diagnostic of a failed read of the cluster.
@@ -361,7 +373,12 @@ func (b *Backend) unreadable(err error) *hcl.Diagnostic {
 	}
 }
 
-func fingerprint(f facts) string { return provision.Digest(f) }
+// fingerprint digests what the cluster holds; what its tribe node shows
+// follows it and never makes a saved plan stale.
+func fingerprint(f facts) string {
+	f.TribeNode = nil
+	return provision.Digest(f)
+}
 
 // Send performs one planned request on the write URL, retried on a
 // refused or reset connection or a 5xx when the plan made it idempotent
@@ -455,8 +472,8 @@ func (b *Backend) verify(ctx context.Context, changes []*provision.Change) (stri
 		}
 		if time.Now().After(deadline) {
 			err := fmt.Errorf("not visible through the tribe node %s after 10s: %s", b.scope.TribeURL, strings.Join(missing, ", "))
-			if v, rerr := b.readTribe(ctx, names); rerr == nil && len(v.copies) > 0 {
-				err = fmt.Errorf("%w; another member holds an index of the same name and %s", err, conflictMeaning(v.onConflict))
+			if v, rerr := b.readTribe(ctx, names); rerr == nil && len(v.Copies) > 0 {
+				err = fmt.Errorf("%w; another member holds an index of the same name and %s", err, conflictMeaning(v.OnConflict))
 			}
 			return "", err
 		}

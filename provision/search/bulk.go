@@ -79,7 +79,7 @@ func (b *Backend) BatchLimit() int { return bulkLimit }
 // alone with the others that were, after a pause, up to the attempts of
 // the deadlines, unless the apply was stopped. A 409 says what changed
 // since the plan read the document.
-func (b *Backend) SendBatch(ctx context.Context, items []provision.Request) []error {
+func (b *Backend) SendBatch(ctx context.Context, st provision.State, items []provision.Request) []error {
 	errs := make([]error, len(items))
 	todo := make([]int, len(items))
 	for i := range todo {
@@ -124,7 +124,7 @@ func (b *Backend) SendBatch(ctx context.Context, items []provision.Request) []er
 					case (r.Status == http.StatusTooManyRequests || r.Status >= 500) && retry:
 						again = append(again, i)
 					default:
-						errs[i] = b.itemRefused(ctx, op, items[i], r)
+						errs[i] = b.itemRefused(ctx, st, op, items[i], r)
 					}
 				}
 			}
@@ -158,7 +158,7 @@ func bulkChunks(items []provision.Request, todo []int) [][]int {
 
 // itemRefused is the error of an item Elasticsearch refused, in its own
 // words; a version conflict says what changed since the plan read it.
-func (b *Backend) itemRefused(ctx context.Context, op string, item provision.Request, r bulkResult) error {
+func (b *Backend) itemRefused(ctx context.Context, st provision.State, op string, item provision.Request, r bulkResult) error {
 	reason := "no reason given"
 	if r.Error != nil {
 		reason = r.Error.Type + ": " + r.Error.Reason
@@ -172,5 +172,5 @@ func (b *Backend) itemRefused(ctx context.Context, op string, item provision.Req
 		_ = json.Unmarshal(lines[0], &action)
 	}
 	a := action[op]
-	return b.documentChanged(ctx, op, docRef{a.Index, a.Type, a.ID}, err)
+	return b.documentChanged(ctx, st, op, docRef{a.Index, a.Type, a.ID}, err)
 }

@@ -32,6 +32,18 @@ type facts struct {
 	// exist, by <index>/<type>/<id>; Owned, the project's own documents.
 	Documents map[string]liveDoc `json:"documents,omitempty"`
 	Owned     []liveDoc          `json:"owned_documents,omitempty"`
+	// TribeNode is what the tribe node (tribe_url) showed a plan that
+	// converges; nil without one.
+	TribeNode *tribeRead `json:"tribe_node,omitempty"`
+}
+
+// Server is the cluster's distribution and version.
+func (f facts) Server() string {
+	name := "Elasticsearch"
+	if f.Distribution != "" {
+		name = f.Distribution
+	}
+	return name + " " + f.Version
 }
 
 type liveIndex struct {
@@ -291,9 +303,9 @@ func settingsDiff(ix *schema.Index, live liveIndex) (map[string]string, hcl.Diag
 
 // liveOf is the live index of that name and what the ownership decision
 // needs to know of it.
-func (t target) liveOf(f facts, name string) (liveIndex, provision.Live) {
+func (t target) liveOf(f facts, name string) (liveIndex, provision.LiveObject) {
 	live, exists := f.Indices[name]
-	return live, provision.Live{Exists: exists, Owner: indexOwner(live, t.project),
+	return live, provision.LiveObject{Exists: exists, Owner: indexOwner(live, t.project),
 		What: fmt.Sprintf("%d mapping %s on cluster %s", len(live.Mappings), plural(len(live.Mappings), "type"), f.ClusterName)}
 }
 

@@ -82,6 +82,19 @@ func (l liveDoc) owner() string {
 	return provision.OwnerOf(m)
 }
 
+// document is the document at path as the plan read it: declared, named
+// or the project's own; zero when it read none.
+func (f facts) document(path string) liveDoc {
+	if d, ok := f.Documents[path]; ok {
+		return d
+	}
+	i := slices.IndexFunc(f.Owned, func(d liveDoc) bool { return d.path() == path })
+	if i < 0 {
+		return liveDoc{}
+	}
+	return f.Owned[i]
+}
+
 // docPath is a document's path in a request: /<index>/<type>/<id>.
 func docPath(index, typ, id string) string {
 	return "/" + url.PathEscape(index) + "/" + url.PathEscape(typ) + "/" + url.PathEscape(id)
@@ -297,7 +310,7 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 		diags = append(diags, t.liveRefs(d, f, removing)...)
 		claim, note, refusal := provision.Decide(t.project, provision.Declared{
 			Addr: c.Addr, Noun: "document", Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At(),
-		}, provision.Live{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)})
+		}, provision.LiveObject{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)})
 		if refusal != nil {
 			diags = append(diags, refusal)
 			continue
@@ -414,9 +427,9 @@ func (t target) liveRefs(d *schema.Document, f facts, removing map[string]bool) 
 
 // documentChanged turns Elasticsearch's 409 to a conditional write (op:
 // create, index or delete) into the refusal a person needs: which
-// document, and what changed since the plan read it. Nothing was written
-// to it.
-func (b *Backend) documentChanged(ctx context.Context, op string, ref docRef, err error) error {
+// document, and what changed since the plan read it (st, when known).
+// Nothing was written to it.
+func (b *Backend) documentChanged(ctx context.Context, st provision.State, op string, ref docRef, err error) error {
 	path := docPath(ref.Index, ref.Type, ref.ID)
 	if op == "create" {
 		return fmt.Errorf("the document %s was created by someone else after the plan read that it did not exist; nothing was written to it. Plan again: %w", path, err)
@@ -427,7 +440,8 @@ func (b *Backend) documentChanged(ctx context.Context, op string, ref docRef, er
 	if gerr := b.get(ctx, b.es, path, &now); errors.As(gerr, &gone) && gone.Code == http.StatusNotFound {
 		return fmt.Errorf("the document %s was deleted since the plan read it; nothing was written. Plan again: %w", path, err)
 	} else if gerr == nil {
-		before := b.docs[ref.Index+"/"+ref.Type+"/"+ref.ID]
+		f, _ := st.(facts)
+		before := f.document(ref.Index + "/" + ref.Type + "/" + ref.ID)
 		changed := changedPaths("", docView(before.Source, nil), docView(now.Source, nil))
 		what = fmt.Sprintf("version %d to %d", before.Version, now.Version)
 		if len(changed) > 0 {

@@ -73,7 +73,7 @@ func TestDocuments(t *testing.T) {
 	if diff := cmp.Diff(want, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("planned requests (-want +got):\n%s", diff)
 	}
-	res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil)
+	res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil)
 	if err := res.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestDocuments(t *testing.T) {
 		// The tool rewrites JSON text with its own key order and spacing.
 		fresh(t, cluster(t).T1.URL, ".dashboard")
 		b, p := planDocs(t, cfg)
-		if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+		if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
 			t.Fatal(res.Err())
 		}
 		esDo(t, cluster(t).T1.URL, "POST", "/.dashboard/dashboard/edge/_update?refresh=true",
@@ -131,7 +131,7 @@ func TestDocuments(t *testing.T) {
 		esDo(t, cluster(t).T1.URL, "POST", "/.dashboard/search/errors/_update?refresh=true", `{"doc":{"title":"Errors, by hand"}}`)
 		b, p := planDocs(t, cfg) // plans the title back
 		esDo(t, cluster(t).T1.URL, "POST", "/.dashboard/search/errors/_update?refresh=true", `{"doc":{"hits":7}}`)
-		res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil)
+		res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil)
 		err := res.Err()
 		if err == nil || !strings.Contains(err.Error(), "the document /.dashboard/search/errors was changed since the plan read it (version 2 to 3, hits changed); nothing was written to it") {
 			t.Fatalf("apply over an edit: %v", err)
@@ -147,7 +147,7 @@ func TestDocuments(t *testing.T) {
 		// between plan and apply: that item is refused, the other is
 		// done, and a re-run converges.
 		b, p := planDocs(t, cfg)
-		if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+		if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
 			t.Fatal(res.Err())
 		}
 		for _, doc := range []string{"index-pattern/logs-*", "dashboard/edge"} {
@@ -156,7 +156,7 @@ func TestDocuments(t *testing.T) {
 		b, p = planDocs(t, cfg)
 		esDo(t, cluster(t).T1.URL, "POST", "/.dashboard/index-pattern/logs-*/_update?refresh=true", `{"doc":{"title":"By hand, again"}}`)
 		var batches int
-		res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, func(e provision.Event) {
+		res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, func(e provision.Event) {
 			if !e.Done && e.Request.Batch {
 				batches++
 			}
@@ -178,7 +178,7 @@ func TestDocuments(t *testing.T) {
 			t.Errorf("the item done is not live: %s", got)
 		}
 		b, p = planDocs(t, cfg)
-		if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+		if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
 			t.Fatal(res.Err())
 		}
 		if _, p := planDocs(t, cfg); p.Summary.HasChanges() {
@@ -196,7 +196,7 @@ func TestDocumentOwnership(t *testing.T) {
 	t.Cleanup(func() { fresh(t, cluster(t).T1.URL, ".dashboard") })
 	cfg := savedObjects(t)
 	b, p := planDocs(t, cfg)
-	if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
 		t.Fatal(res.Err())
 	}
 	// The search, made again by hand: no marks.
@@ -216,7 +216,7 @@ func TestDocumentOwnership(t *testing.T) {
 	if diff := cmp.Diff([]string{`document[".dashboard/search/errors"] import: POST /_bulk?refresh=true {"index":{"_index":".dashboard","_type":"search","_id":"errors","_version":2}}`}, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
-	if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
 		t.Fatal(res.Err())
 	}
 	if _, p := planDocs(t, cfg); p.Summary.HasChanges() {
@@ -256,7 +256,7 @@ func TestGenerateDocument(t *testing.T) {
 	fresh(t, cluster(t).T1.URL, ".dashboard")
 	t.Cleanup(func() { fresh(t, cluster(t).T1.URL, ".dashboard") })
 	b, p := planDocs(t, savedObjects(t))
-	if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
 		t.Fatal(res.Err())
 	}
 	esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/visualization/Made%20in%20the%20tool?refresh=true",
@@ -292,7 +292,7 @@ func TestGenerateDocument(t *testing.T) {
 	if diff := cmp.Diff([]string{`document[".dashboard/visualization/Made in the tool"] import: POST /_bulk?refresh=true {"index":{"_index":".dashboard","_type":"visualization","_id":"Made in the tool","_version":1}}`}, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
-	if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
 		t.Fatal(res.Err())
 	}
 	if _, p := planDocs(t, withGenerated); p.Summary.HasChanges() {

@@ -70,14 +70,14 @@ func TestSearchFaults(t *testing.T) {
 	} {
 		t1Toxic(fault.toxic)
 		start := time.Now()
-		_, _, diags := open().Plan(context.Background(), provision.Converge)
+		_, _, diags := readPlan(open(), provision.Converge)
 		bounded(fault.name, start, 5*time.Second, diags.Error(), fault.want)
 		t1Toxic("")
 	}
 
 	// On the second write: PUT /faulty/ goes through, the mapping PUT stalls.
 	b := open()
-	changes, _, diags := b.Plan(context.Background(), provision.Converge)
+	changes, _, diags := readPlan(b, provision.Converge)
 	if diags.HasErrors() || len(changes[0].Requests) != 2 {
 		t.Fatalf("plan: %v %v", requestLines(changes), diags)
 	}
@@ -90,7 +90,7 @@ func TestSearchFaults(t *testing.T) {
 	bounded("stall x 2nd write", start, 5*time.Second, errString(err), "no answer within 2s")
 	t1Toxic("")
 	b = open()
-	changes, _, diags = b.Plan(context.Background(), provision.Converge)
+	changes, _, diags = readPlan(b, provision.Converge)
 	// The stall held the answer, not the request: the mapping may have
 	// been stored. Either way the re-plan holds at most that one request.
 	if got := requestLines(changes); diags.HasErrors() || len(changes) != 1 || len(got) > 1 || len(got) == 1 && got[0] != "index.faulty update: PUT /faulty/_mapping/search" {

@@ -126,7 +126,7 @@ func TestRefusalOrFault(t *testing.T) {
 	}
 	down := load(t, map[string]string{"main.hcl": fmt.Sprintf(oneFieldSpec, "refused", "http://127.0.0.1:1", "refused", "  mapping \"doc\" {\n    properties = { title = \"string\" }\n  }\n")})
 	bs, _ := New(down, Options{Env: noEnv, Deadlines: provision.Deadlines{Request: time.Second, Attempts: 1}})
-	if err := bs[0].Send(context.Background(), changes[0].Requests[0]); err == nil {
+	if err := bs[0].(*Backend).Send(context.Background(), changes[0].Requests[0]); err == nil {
 		t.Error("a request to a closed port succeeded")
 	} else if _, refused := provision.Refused(err); refused {
 		t.Errorf("a transport error is called a refusal: %v", err)

@@ -103,7 +103,7 @@ func (b *Backend) documentBlock(f facts, im *schema.Import, labels map[string]bo
 	live, exists := f.Documents[im.Name]
 	addr := b.docAddr(im.Name)
 	if _, _, refusal := provision.Decide(b.project, provision.Declared{Addr: addr, Noun: "document", Import: im.At()},
-		provision.Live{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)}); refusal != nil {
+		provision.LiveObject{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)}); refusal != nil {
 		return nil, refusal
 	}
 	label := labelFor(ref.ID)

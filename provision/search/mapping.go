@@ -43,6 +43,15 @@ func (f *liveField) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &f.raw)
 }
 
+// MarshalJSON writes the field as it was read, every parameter kept.
+func (f liveField) MarshalJSON() ([]byte, error) {
+	if f.raw != nil {
+		return json.Marshal(f.raw)
+	}
+	type plain liveField
+	return json.Marshal(plain(f))
+}
+
 // typeOf is a live field's type; "object" when it only holds properties.
 func (f liveField) typeOf() string {
 	if f.Type == "" {

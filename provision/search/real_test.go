@@ -102,7 +102,7 @@ func plan(t *testing.T, cfg *schema.Config, mode provision.Mode) (*Backend, []*p
 		t.Fatalf("New: %d backends, %v", len(bs), diags)
 	}
 	b := bs[0].(*Backend)
-	changes, _, diags := b.Plan(context.Background(), mode)
+	changes, _, diags := readPlan(b, mode)
 	return b, changes, diags
 }
 
@@ -424,7 +424,7 @@ func TestOwnedNoLongerDeclared(t *testing.T) {
 	send(t, b, changes)
 	bs, _ := New(cfg, Options{Env: noEnv, Prune: true})
 	b = bs[0].(*Backend)
-	changes, _, diags = b.Plan(context.Background(), provision.Converge)
+	changes, _, diags = readPlan(b, provision.Converge)
 	if got := requestLines(changes); len(got) != 1 || got[0] != "index.gone delete: DELETE /gone" {
 		t.Fatalf("with -prune-indices: %v %v", got, diags)
 	}
@@ -535,4 +535,14 @@ func TestManyLongIndexNames(t *testing.T) {
 	if count[provision.NoOp] != 2 || count[provision.Create] != 78 {
 		t.Errorf("plan of 80 declared indices, 2 live: %v", count)
 	}
+}
+
+// readPlan reads the cluster and plans from what it read.
+func readPlan(b *Backend, mode provision.Mode) ([]*provision.Change, string, hcl.Diagnostics) {
+	st, diags := b.Read(context.Background(), mode)
+	if diags.HasErrors() {
+		return nil, "", diags
+	}
+	planned, pdiags := b.Plan(st, mode)
+	return planned.Changes, planned.Fingerprint, append(diags, pdiags...)
 }

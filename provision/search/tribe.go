@@ -136,13 +136,44 @@ func (b *Backend) tribeSettings(ctx context.Context, c *elasticsearch.Client) (m
 
 // tribeView is what the tribe node shows of the declared indices.
 type tribeView struct {
-	members    map[string]string // member name → cluster.name
-	onConflict string
-	ours       string            // the member that is the declared cluster
-	served     map[string]string // index → member whose copy is served
-	// copies holds, for each index, the other members that hold a copy of
+	Members    map[string]string `json:"members"` // member name → cluster.name
+	OnConflict string            `json:"on_conflict,omitempty"`
+	Ours       string            `json:"ours,omitempty"`   // the member that is the declared cluster
+	Served     map[string]string `json:"served,omitempty"` // index → member whose copy is served
+	// Copies holds, for each index, the other members that hold a copy of
 	// it and its number of documents.
-	copies map[string]map[string]int
+	Copies map[string]map[string]int `json:"copies,omitempty"`
+}
+
+// tribeRead is what a plan reads of the tribe node: its view of the
+// declared indices and its blocks, or why they could not be read.
+type tribeRead struct {
+	View  tribeView `json:"view"`
+	Error string    `json:"error,omitempty"`
+	// Blocks are the read-only blocks that are on; nil when they could
+	// not be read.
+	Blocks *tribeBlocks `json:"blocks,omitempty"`
+}
+
+type tribeBlocks struct {
+	Write    bool `json:"write,omitempty"`
+	Metadata bool `json:"metadata,omitempty"`
+}
+
+// readTribeNode reads what a plan needs of the tribe node; a failure is
+// recorded, for the plan's warning.
+func (b *Backend) readTribeNode(ctx context.Context) *tribeRead {
+	r := &tribeRead{}
+	v, err := b.readTribe(ctx, b.scope.Indices)
+	if err != nil {
+		r.Error = err.Error()
+	} else {
+		r.View = v
+	}
+	if write, metadata, err := b.tribeBlocks(ctx); err == nil {
+		r.Blocks = &tribeBlocks{write, metadata}
+	}
+	return r
 }
 
 // readTribe reads the tribe node in four requests, whatever the number of
@@ -150,17 +181,17 @@ type tribeView struct {
 // members and HTTP addresses), and each other member once (the document
 // counts of its copies).
 func (b *Backend) readTribe(ctx context.Context, names []string) (tribeView, error) {
-	v := tribeView{served: map[string]string{}, copies: map[string]map[string]int{}}
+	v := tribeView{Served: map[string]string{}, Copies: map[string]map[string]int{}}
 	var err error
-	if v.members, v.onConflict, err = b.tribeSettings(ctx, b.tribe); err != nil {
+	if v.Members, v.OnConflict, err = b.tribeSettings(ctx, b.tribe); err != nil {
 		return v, err
 	}
-	for name, cluster := range v.members {
+	for name, cluster := range v.Members {
 		if cluster == b.search.ClusterName {
-			v.ours = name
+			v.Ours = name
 		}
 	}
-	if v.ours == "" {
+	if v.Ours == "" {
 		return v, nil
 	}
 	list := strings.Join(names, ",")
@@ -170,7 +201,7 @@ func (b *Backend) readTribe(ctx context.Context, names []string) (tribeView, err
 	}
 	for ix, s := range indices {
 		if m, ok := s.Settings["tribe.name"].(string); ok {
-			v.served[ix] = m
+			v.Served[ix] = m
 		}
 	}
 	// The tribe's cluster state names each node's member (the node
@@ -195,7 +226,7 @@ func (b *Backend) readTribe(ctx context.Context, names []string) (tribeView, err
 	}
 	addrs := map[string][]string{}
 	for id, n := range state.Nodes {
-		if m, addr := n.Attributes["tribe.name"], nodes.Nodes[id].HTTP.PublishAddress; m != "" && m != v.ours && addr != "" {
+		if m, addr := n.Attributes["tribe.name"], nodes.Nodes[id].HTTP.PublishAddress; m != "" && m != v.Ours && addr != "" {
 			addrs[m] = append(addrs[m], addr)
 		}
 	}
@@ -222,10 +253,10 @@ func (b *Backend) readTribe(ctx context.Context, names []string) (tribeView, err
 			return v, fmt.Errorf("member %s (%s): %w", m, addrs[m][0], err)
 		}
 		for ix, st := range stats.Indices {
-			if v.copies[ix] == nil {
-				v.copies[ix] = map[string]int{}
+			if v.Copies[ix] == nil {
+				v.Copies[ix] = map[string]int{}
 			}
-			v.copies[ix][m] = st.Primaries.Docs.Count
+			v.Copies[ix][m] = st.Primaries.Docs.Count
 		}
 	}
 	return v, nil
@@ -247,50 +278,50 @@ func conflictMeaning(onConflict string) string {
 // error when the tribe node does not join the declared cluster, and a
 // warning at each declared index that another member also holds or whose
 // served copy is another member's.
-func (b *Backend) tribeDiagnostics(ctx context.Context) hcl.Diagnostics {
-	v, err := b.readTribe(ctx, b.scope.Indices)
-	if err != nil {
+func (b *Backend) tribeDiagnostics(r *tribeRead) hcl.Diagnostics {
+	v := r.View
+	if r.Error != "" {
 		return hcl.Diagnostics{{
 			Severity: hcl.DiagWarning,
 			Summary:  "Cannot read the tribe node",
-			Detail:   fmt.Sprintf("Reading the tribe node %s failed: %s. The plan goes on; the result cannot be checked through it.", b.scope.TribeURL, err),
+			Detail:   fmt.Sprintf("Reading the tribe node %s failed: %s. The plan goes on; the result cannot be checked through it.", b.scope.TribeURL, r.Error),
 			Subject:  b.search.DeclRange.Ptr(),
 		}}
 	}
-	if v.ours == "" {
+	if v.Ours == "" {
 		return hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "The tribe node does not join this cluster",
 			Detail: fmt.Sprintf("The tribe node %s joins %s, but not the cluster %q that the search block writes to, so the dashboard tool, which reads through the tribe node, would never see what is written. "+
-				"Fix tribe_url or cluster_name, or add the cluster to the tribe node's settings (tribe.<name>.cluster.name).", b.scope.TribeURL, memberList(v.members), b.search.ClusterName),
+				"Fix tribe_url or cluster_name, or add the cluster to the tribe node's settings (tribe.<name>.cluster.name).", b.scope.TribeURL, memberList(v.Members), b.search.ClusterName),
 			Subject: b.search.DeclRange.Ptr(),
 		}}
 	}
 	var diags hcl.Diagnostics
 	for _, ix := range b.indices {
-		others := v.copies[ix.Name]
-		served := v.served[ix.Name]
-		if len(others) == 0 && (served == "" || served == v.ours) {
+		others := v.Copies[ix.Name]
+		served := v.Served[ix.Name]
+		if len(others) == 0 && (served == "" || served == v.Ours) {
 			continue
 		}
 		var held []string
 		for _, m := range slices.Sorted(maps.Keys(others)) {
-			held = append(held, fmt.Sprintf("%s (cluster %s) holds another copy with %d %s", m, v.members[m], others[m], plural(others[m], "document")))
+			held = append(held, fmt.Sprintf("%s (cluster %s) holds another copy with %d %s", m, v.Members[m], others[m], plural(others[m], "document")))
 		}
 		now := "serves no copy of it now"
 		if served != "" {
 			now = fmt.Sprintf("serves %s's copy now", served)
 		}
 		what := "is also held by another member"
-		if served != "" && served != v.ours {
-			what = fmt.Sprintf("is served from %s, not from %s", served, v.ours)
+		if served != "" && served != v.Ours {
+			what = fmt.Sprintf("is served from %s, not from %s", served, v.Ours)
 		}
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
 			Summary:  "Index " + what + " through the tribe node",
 			Detail: fmt.Sprintf("%s. The tribe node %s %s; %s. The dashboard tool reads through the tribe node, so it sees only that copy. "+
 				"Ways out: delete or rename the other copy on its own cluster, or set tribe.on_conflict: prefer_%s on the tribe node.",
-				strings.Join(append([]string{fmt.Sprintf("%q is declared on %s", ix.Name, v.ours)}, held...), "; "), b.scope.TribeURL, now, conflictMeaning(v.onConflict), v.ours),
+				strings.Join(append([]string{fmt.Sprintf("%q is declared on %s", ix.Name, v.Ours)}, held...), "; "), b.scope.TribeURL, now, conflictMeaning(v.OnConflict), v.Ours),
 			Subject: ix.NameRange.Ptr(),
 			Context: ix.DeclRange.Ptr(),
 		})
@@ -325,12 +356,12 @@ func (b *Backend) servedCheck(ctx context.Context, names []string) (string, erro
 	}
 	var wrong []string
 	for _, n := range names {
-		if s := v.served[n]; s != v.ours {
+		if s := v.Served[n]; s != v.Ours {
 			wrong = append(wrong, fmt.Sprintf("%q is served from %s", n, s))
 		}
 	}
 	if len(wrong) > 0 {
-		return "", fmt.Errorf("the tribe node serves another member's copy, not the one written on %s: %s (%s)", v.ours, strings.Join(wrong, "; "), conflictMeaning(v.onConflict))
+		return "", fmt.Errorf("the tribe node serves another member's copy, not the one written on %s: %s (%s)", v.Ours, strings.Join(wrong, "; "), conflictMeaning(v.OnConflict))
 	}
-	return v.ours, nil
+	return v.Ours, nil
 }

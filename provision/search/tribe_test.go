@@ -296,7 +296,7 @@ func TestTribeDocumentsAnotherCopy(t *testing.T) {
 	esDo(t, cluster(t).T2.URL, "PUT", "/.dashboard/search/errors?refresh=true", `{"title":"Errors, on t2"}`)
 	waitServed(t, cluster(t).Tribe.URL, ".dashboard", "t2")
 	b, p := planDocs(t, savedObjects(t))
-	if res := provision.Apply(context.Background(), p, map[string]provision.Backend{b.Info().Name: b}, 10, nil); res.Err() != nil {
+	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
 		t.Fatal(res.Err())
 	}
 	_, err := b.verifyDocuments(context.Background(), p.Changes)

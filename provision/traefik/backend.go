@@ -1,9 +1,9 @@
 package traefik
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -48,8 +48,6 @@ type Backend struct {
 	pass  string
 	net   provision.Deadlines
 	wait  time.Duration
-	// gates are what the last Plan read.
-	gates []provision.Gate
 	// version is the proxy's, as its API said it once.
 	version string
 }
@@ -63,9 +61,8 @@ type frontend struct {
 }
 
 var (
-	_ provision.Backend    = (*Backend)(nil)
-	_ provision.Verifier   = (*Backend)(nil)
-	_ provision.GateReader = (*Backend)(nil)
+	_ provision.Backend  = (*Backend)(nil)
+	_ provision.Verifier = (*Backend)(nil)
 )
 
 // Options are how the proxies are opened.
@@ -117,26 +114,44 @@ func (b *Backend) Info() provision.BackendInfo {
 	return provision.BackendInfo{Name: b.name(), Kind: "traefik", Address: strings.TrimSuffix(b.proxy.API, "/"), Scope: provision.RawJSON(struct{}{})}
 }
 
-// Plan reads how the proxy serves the gated frontends now. It plans no
-// change and its fingerprint is empty: what a proxy serves follows the
-// catalog and never makes a saved plan stale. A router that serves a gated
-// path without the gate is a warning at the service; a proxy that cannot
-// be read is a warning at its block.
-func (b *Backend) Plan(ctx context.Context, _ provision.Mode) ([]*provision.Change, string, hcl.Diagnostics) {
+// Read reads how the proxy serves what it serves now. A proxy that
+// cannot be read is no error: its state says why, and the plan warns.
+func (b *Backend) Read(ctx context.Context, _ provision.Mode) (provision.State, hcl.Diagnostics) {
 	st, err := b.read(ctx)
 	if err != nil {
-		b.gates = b.unread()
-		return nil, "", hcl.Diagnostics{{
+		return &state{Error: err.Error()}, nil
+	}
+	st.Version = b.version
+	return st, nil
+}
+
+// DecodeState reads a proxy's state from its JSON form.
+func (b *Backend) DecodeState(raw json.RawMessage) (provision.State, error) {
+	st := &state{}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return st, dec.Decode(st)
+}
+
+// Plan judges the declared gates against what the proxy serves. It plans
+// no change and its fingerprint is empty: what a proxy serves follows the
+// catalog and never makes a saved plan stale. A router that serves a gated
+// path without the gate is a warning at the service; a proxy that could
+// not be read is a warning at its block.
+func (b *Backend) Plan(s provision.State, _ provision.Mode) (provision.Planned, hcl.Diagnostics) {
+	st := s.(*state)
+	if st.Error != "" {
+		return provision.Planned{Gates: b.unread()}, hcl.Diagnostics{{
 			Severity: hcl.DiagWarning,
 			Summary:  "Cannot read the proxy",
-			Detail:   fmt.Sprintf("%s: %s. The plan does not say how it serves the gated frontends, and an apply fails unless it can prove them within -verify-timeout.", b.name(), err),
+			Detail:   fmt.Sprintf("%s: %s. The plan does not say how it serves the gated frontends, and an apply fails unless it can prove them within -verify-timeout.", b.name(), st.Error),
 			Subject:  b.proxy.APIRange.Ptr(),
 			Context:  b.proxy.DeclRange.Ptr(),
 		}}
 	}
-	b.gates = st.gates(b)
+	gates := st.gates(b)
 	var diags hcl.Diagnostics
-	for i, g := range b.gates {
+	for i, g := range gates {
 		if g.Status == provision.Ungated {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
@@ -146,15 +161,7 @@ func (b *Backend) Plan(ctx context.Context, _ provision.Mode) ([]*provision.Chan
 			})
 		}
 	}
-	return nil, "", diags
-}
-
-// Gates are the gates the last Plan read.
-func (b *Backend) Gates() []provision.Gate { return b.gates }
-
-// Send refuses: a proxy is only read and probed.
-func (b *Backend) Send(context.Context, provision.Request) error {
-	return errors.New("a traefik proxy takes no requests: provision only reads and probes it")
+	return provision.Planned{Gates: gates}, diags
 }
 
 // frontOf is the frontend of the i-th gate (gates are made frontend by
@@ -211,17 +218,31 @@ type entrypoint struct {
 	Address string `json:"address"`
 }
 
-// state is one read of the proxy's API.
+// state is one read of the proxy's API (its State): what it serves, or
+// why it could not be read.
 type state struct {
-	routers     []router
-	middlewares map[string]middleware
-	// entrypoints are the names of the entrypoints at the probe URL's
+	// Version is the proxy's, as GET /api/version answers it.
+	Version     string                `json:"version,omitempty"`
+	Routers     []router              `json:"routers,omitempty"`
+	Middlewares map[string]middleware `json:"middlewares,omitempty"`
+	// Entrypoints are the names of the entrypoints at the probe URL's
 	// port; all but Traefik's own API entrypoint when none is. A Traefik 1
 	// API does not list its entrypoints: every frontend counts there.
-	entrypoints []string
-	// v1 is a Traefik 1 proxy's state: its frontends are the routers,
+	Entrypoints []string `json:"entrypoints,omitempty"`
+	// V1 is a Traefik 1 proxy's state: its frontends are the routers,
 	// their rules in the Traefik 1 grammar.
-	v1 bool
+	V1 bool `json:"v1,omitempty"`
+	// Error is why the API could not be read; the plan warns and says
+	// nothing of the gates.
+	Error string `json:"error,omitempty"`
+}
+
+// Server is the proxy's generation and version.
+func (st *state) Server() string {
+	if st.Version == "" {
+		return "Traefik"
+	}
+	return "Traefik " + strings.TrimPrefix(st.Version, "v")
 }
 
 // read reads the proxy's API in its generation's form. After a failed
@@ -246,16 +267,16 @@ func (b *Backend) read(ctx context.Context) (*state, error) {
 // readV2 reads a Traefik 2 or 3 proxy: its routers, middlewares and
 // entrypoints.
 func (b *Backend) readV2(ctx context.Context) (*state, error) {
-	st := &state{middlewares: map[string]middleware{}}
+	st := &state{Middlewares: map[string]middleware{}}
 	var mws []middleware
 	var eps []entrypoint
-	for path, to := range map[string]any{"/api/http/routers": &st.routers, "/api/http/middlewares": &mws, "/api/entrypoints": &eps} {
+	for path, to := range map[string]any{"/api/http/routers": &st.Routers, "/api/http/middlewares": &mws, "/api/entrypoints": &eps} {
 		if err := b.get(ctx, path, to); err != nil {
 			return nil, err
 		}
 	}
 	for _, m := range mws {
-		st.middlewares[m.Name] = m
+		st.Middlewares[m.Name] = m
 	}
 	u, _ := url.Parse(b.proxy.URL)
 	port := u.Port()
@@ -264,13 +285,13 @@ func (b *Backend) readV2(ctx context.Context) (*state, error) {
 	}
 	for _, e := range eps {
 		if _, p, err := net.SplitHostPort(e.Address); err == nil && p == port {
-			st.entrypoints = append(st.entrypoints, e.Name)
+			st.Entrypoints = append(st.Entrypoints, e.Name)
 		}
 	}
-	if len(st.entrypoints) == 0 {
+	if len(st.Entrypoints) == 0 {
 		for _, e := range eps {
 			if e.Name != "traefik" {
-				st.entrypoints = append(st.entrypoints, e.Name)
+				st.Entrypoints = append(st.Entrypoints, e.Name)
 			}
 		}
 	}
@@ -370,8 +391,8 @@ func (st *state) gates(b *Backend) []provision.Gate {
 		for _, p := range f.probes {
 			g := provision.Gate{Proxy: b.name(), Address: f.addr, Path: p.path, Host: p.host, Status: provision.NotServed}
 			var open *router
-			for i := range st.routers {
-				r := &st.routers[i]
+			for i := range st.Routers {
+				r := &st.Routers[i]
 				if r.Status != "enabled" || !st.listens(r) || !st.claims(r, p) {
 					continue
 				}
@@ -395,13 +416,13 @@ func (st *state) gates(b *Backend) []provision.Gate {
 
 // listens reports whether r serves the entrypoint of the probe URL.
 func (st *state) listens(r *router) bool {
-	return st.v1 || slices.ContainsFunc(r.EntryPoints, func(e string) bool { return slices.Contains(st.entrypoints, e) })
+	return st.V1 || slices.ContainsFunc(r.EntryPoints, func(e string) bool { return slices.Contains(st.Entrypoints, e) })
 }
 
 // claims reports whether r's rule, in its generation's grammar, serves
 // the probe's request.
 func (st *state) claims(r *router, p probe) bool {
-	if st.v1 {
+	if st.V1 {
 		return readRuleV1(r.Rule).claims(p)
 	}
 	return readRule(r.Rule).claims(p)
@@ -410,7 +431,7 @@ func (st *state) claims(r *router, p probe) bool {
 // gate is the middleware of r that forwards to the auth address; "".
 func (st *state) gate(r *router, auth string) string {
 	for _, key := range r.Middlewares {
-		if m, ok := st.middlewares[key]; ok && m.ForwardAuth != nil && m.ForwardAuth.Address == auth {
+		if m, ok := st.Middlewares[key]; ok && m.ForwardAuth != nil && m.ForwardAuth.Address == auth {
 			return m.Name
 		}
 	}
@@ -472,7 +493,7 @@ func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]string, hcl.
 			continue
 		}
 		by := strings.TrimSuffix(g.Middleware, "@consulcatalog")
-		if st.v1 {
+		if st.V1 {
 			by = strings.TrimSuffix(g.Router, "@"+consulCatalogV1) + "'s " + g.Middleware
 		}
 		lines = append(lines, fmt.Sprintf("%s: %s gated by %s (no token %d, wrong token %d) in %s",
@@ -524,7 +545,7 @@ func (b *Backend) unproven(gates []provision.Gate, gone []string, readErr error)
 type removedRouters struct{ v1, later []string }
 
 func (r removedRouters) of(st *state) []string {
-	if st.v1 {
+	if st.V1 {
 		return r.v1
 	}
 	return r.later
@@ -564,7 +585,7 @@ func (b *Backend) removed(p *provision.Plan) removedRouters {
 func (st *state) left(removed []string) []string {
 	var out []string
 	for _, r := range removed {
-		if slices.ContainsFunc(st.routers, func(x router) bool { return x.Name == r }) {
+		if slices.ContainsFunc(st.Routers, func(x router) bool { return x.Name == r }) {
 			out = append(out, r)
 		}
 	}

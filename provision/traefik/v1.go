@@ -60,19 +60,19 @@ func (b *Backend) readV1(ctx context.Context) (*state, error) {
 		}
 		return nil, fmt.Errorf("this Traefik 1 proxy lists no Consul catalog provider (%s), so it does not serve what provision registers: start it with --consulcatalog", listed)
 	}
-	st := &state{middlewares: map[string]middleware{}, v1: true}
+	st := &state{Middlewares: map[string]middleware{}, V1: true}
 	for provider, p := range providers {
 		for name, f := range p.Frontends {
 			r := router{Name: name + "@" + provider, Status: "enabled", Priority: f.Priority, Rule: f.rule()}
 			if f.Auth != nil && f.Auth.Forward != nil {
 				key := forwardAuthV1 + " of " + r.Name
-				st.middlewares[key] = middleware{Name: forwardAuthV1, ForwardAuth: &forwardAuth{f.Auth.Forward.Address}}
+				st.Middlewares[key] = middleware{Name: forwardAuthV1, ForwardAuth: &forwardAuth{f.Auth.Forward.Address}}
 				r.Middlewares = []string{key}
 			}
-			st.routers = append(st.routers, r)
+			st.Routers = append(st.Routers, r)
 		}
 	}
-	sort.Slice(st.routers, func(i, j int) bool { return st.routers[i].Name < st.routers[j].Name })
+	sort.Slice(st.Routers, func(i, j int) bool { return st.Routers[i].Name < st.Routers[j].Name })
 	return st, nil
 }
 
