@@ -19,6 +19,11 @@ type TextOptions struct {
 // anything the JSON form does not. Pass a Redacted plan.
 func RenderText(w io.Writer, p *Plan, opts TextOptions) error {
 	r := &renderer{opts: opts}
+	if s := p.Snapshot; s != nil && s.Greenfield {
+		r.printf("Planned against nothing live (a greenfield), with no network. It is never applied.\n\n")
+	} else if s != nil {
+		r.printf("Planned from the snapshot %s, taken %s, with no network (%s). It is never applied.\n\n", s.File, s.TakenAt, strings.Join(s.Servers, "; "))
+	}
 	if !p.Summary.HasChanges() {
 		r.printf("No changes. The live state matches the specs (%d %s up to date).\n", p.Summary.NoOp, plural(p.Summary.NoOp, "object"))
 		r.notes(p)

@@ -34,6 +34,21 @@ type Snapshot struct {
 	Backends []SnapshotBackend `json:"backends"`
 	// file is where the snapshot was read from.
 	file string
+	// greenfield: nothing is live (see Greenfield).
+	greenfield bool
+}
+
+// Greenfield is the snapshot of nothing live: every backend the specs
+// declare is empty, as its Greenfielder says (or as its state's empty
+// JSON object decodes).
+func Greenfield() *Snapshot {
+	return &Snapshot{FormatVersion: SnapshotFormat, greenfield: true}
+}
+
+// A Greenfielder is a Backend that says what it reads when it holds
+// nothing: a search cluster still has a version.
+type Greenfielder interface {
+	Greenfield() State
 }
 
 // SnapshotBackend is one backend's state in a snapshot.
@@ -48,9 +63,12 @@ type SnapshotBackend struct {
 
 // SnapshotSource is what a plan made from a snapshot says of it.
 type SnapshotSource struct {
-	File    string   `json:"file"`
-	TakenAt string   `json:"taken_at"`
-	Servers []string `json:"servers"` // "search.t1: Elasticsearch 2.4.1 at http://..."
+	// Greenfield: the plan was made against nothing live (a test run
+	// without a snapshot).
+	Greenfield bool     `json:"greenfield,omitempty"`
+	File       string   `json:"file,omitempty"`
+	TakenAt    string   `json:"taken_at,omitempty"`
+	Servers    []string `json:"servers"` // "search.t1: Elasticsearch 2.4.1 at http://..."
 }
 
 // TakeSnapshot records live, as backends read it, for project; secrets
@@ -124,6 +142,20 @@ func ReadSnapshot(path string) (*Snapshot, hcl.Diagnostics) {
 // that read it; a backend the specs declare that the snapshot lacks is an
 // error, as is a state its backend cannot read back.
 func (s *Snapshot) Live(project string, backends []Backend) (*Live, hcl.Diagnostics) {
+	if s.greenfield {
+		live := &Live{States: map[string]State{}}
+		for _, b := range backends {
+			var st State
+			var err error
+			if g, ok := b.(Greenfielder); ok {
+				st = g.Greenfield()
+			} else if st, err = b.DecodeState(json.RawMessage("{}")); err != nil {
+				return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No empty state", Detail: fmt.Sprintf("%s: %s.", b.Info().Name, err)}}
+			}
+			live.States[b.Info().Name] = st
+		}
+		return live, nil
+	}
 	src, _ := os.ReadFile(s.file)
 	var diags hcl.Diagnostics
 	if s.Project != project {
@@ -173,6 +205,9 @@ func (s *Snapshot) Live(project string, backends []Backend) (*Live, hcl.Diagnost
 func (s *Snapshot) Source() *SnapshotSource {
 	if s == nil {
 		return nil
+	}
+	if s.greenfield {
+		return &SnapshotSource{Greenfield: true, Servers: []string{}}
 	}
 	src := &SnapshotSource{File: s.file, TakenAt: s.TakenAt, Servers: []string{}}
 	for _, b := range s.Backends {

@@ -76,9 +76,15 @@ func (f *netFlags) bound(ctx context.Context) (context.Context, context.CancelFu
 func (c *cli) apply(args []string) int {
 	fs := c.flagSet("apply", "apply [options] [DIR | FILE.hcl | PLANFILE]")
 	f := registerApplyFlags(fs)
+	snapshot := fs.String("snapshot", "", "refused: a plan made from a snapshot is never applied (use plan -snapshot `FILE`)")
 	pos, code, ok := c.parse(fs, args, 1, &jsonApply{&jsonView{c: c}})
 	if !ok {
 		return code
+	}
+	if *snapshot != "" {
+		c.textView(*f.noColor).Diagnostics(run.Refusal("A snapshot is never applied",
+			fmt.Sprintf("apply -snapshot %s: a snapshot records the live state as it was when it was taken; applying what it plans could undo whatever changed since. Nothing was sent. Plan and apply against the live systems, or use provision plan -snapshot to review.", *snapshot), nil))
+		return exitError
 	}
 	op := c.applyOperation(run.Apply, dirArg(pos), f)
 	if len(pos) == 1 && !strings.HasSuffix(pos[0], ".hcl") {

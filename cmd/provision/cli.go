@@ -24,8 +24,8 @@ const (
 
 const usage = `Usage: provision <command> [options] [DIR | PLANFILE]
 
-provision declares Consul service registrations (with Traefik tags) and
-search-cluster indices in HCL, shows the exact requests that bring the live
+provision declares Consul service registrations (with Traefik tags),
+search-cluster indices and their documents in HCL, shows the exact requests that bring the live
 systems to the declared state, and sends them.
 
 Commands:
@@ -37,6 +37,8 @@ Commands:
   show      Print a saved plan
   graph     Print the apply order as a Graphviz (DOT) graph
   policy    Print the least-privilege Consul ACL policy the specs need
+  snapshot  Record the live state a plan reads, to plan from it offline
+  test      Run DIR/tests/*.provtest.hcl: plans from snapshots against golden files
   watch     Keep watching: report drift, or repair it with -heal
   version   Print the version
 
@@ -48,6 +50,7 @@ Environment:
   ELASTICSEARCH_API_KEY, ELASTICSEARCH_CA_CERT              the search clusters
   TRAEFIK_API_USERNAME, TRAEFIK_API_PASSWORD                a proxy API behind basic auth
   PROVISION_VAR_<name>                                      input variables
+  SOURCE_DATE_EPOCH                                         the time a snapshot records
   NO_COLOR                                                  plain output
 
 Exit codes: 0 success, 1 error, 2 changes present (plan -detailed-exitcode),
@@ -105,6 +108,10 @@ func (c *cli) run(args []string) int {
 		return c.watchCmd(rest)
 	case "policy":
 		return c.policy(rest)
+	case "snapshot":
+		return c.snapshot(rest)
+	case "test":
+		return c.test(rest)
 	case "version", "-version", "--version":
 		fmt.Fprintf(c.stdout, "provision %s\n", version)
 		return exitOK

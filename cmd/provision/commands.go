@@ -32,7 +32,7 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 	f.net.register(fs, 30*time.Minute)
 	f.prune = fs.Bool("prune-indices", false, "delete the project's indices that the specs no longer declare (kept by default: they hold data)")
 	f.vars.register(fs)
-	fs.Var(&f.targets, "target", "plan only this object: service.<id> or index.<name>, after agent.<name>. or search.<name>. when several are declared (repeatable)")
+	fs.Var(&f.targets, "target", "plan only this object: service.<id>, index.<name> or document[\"<index>/<type>/<id>\"], after agent.<name>. or search.<name>. when several are declared (repeatable)")
 	fs.Var(&f.excludes, "exclude", "leave this object out of the plan (repeatable)")
 	fs.Var(&f.replace, "replace", "register this owned service again in place even when converged, as after rotating the Consul token: service.<id> (repeatable)")
 }
@@ -61,6 +61,7 @@ func (c *cli) plan(args []string) int {
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
 	noColor := fs.Bool("no-color", false, "no colors in the output")
 	generate := fs.String("generate-config-out", "", "write the declarations of the objects that import blocks name and no block declares to `FILE` (never overwritten), then plan with it")
+	snapshot := fs.String("snapshot", "", "plan from the live state recorded in `FILE` by provision snapshot, with no network; such a plan is never applied")
 	var pf planFlags
 	pf.register(fs)
 	pos, code, ok := c.parse(fs, args, 1, &jsonView{c: c})
@@ -81,6 +82,17 @@ func (c *cli) plan(args []string) int {
 		return exitError
 	}
 	op := c.operation(run.Plan, dirArg(pos), &pf)
+	if *snapshot != "" {
+		if *generate != "" {
+			v.Diagnostics(run.Refusal("Invalid options", "-generate-config-out reads the live objects; it cannot be used with -snapshot.", nil))
+			return exitError
+		}
+		var diags hcl.Diagnostics
+		if op.From, diags = provision.ReadSnapshot(*snapshot); diags.HasErrors() {
+			v.Diagnostics(diags)
+			return exitError
+		}
+	}
 	if *out != "" {
 		op.Hooks = map[run.Phase][]run.Hook{run.Diff: {func(_ context.Context, r *run.Run) hcl.Diagnostics {
 			if err := provision.WritePlanFile(*out, r.Plan); err != nil {

@@ -48,9 +48,11 @@ const (
 	Generate
 	// Policy makes the least-privilege Consul ACL policy of the specs.
 	Policy
+	// Snapshot reads the live state, as a plan does, to record it.
+	Snapshot
 )
 
-var typeNames = [...]string{"validate", "plan", "apply", "apply", "destroy", "plan", "policy"}
+var typeNames = [...]string{"validate", "plan", "apply", "apply", "destroy", "plan", "policy", "snapshot"}
 
 // String is the command that runs the operation.
 func (t Type) String() string { return typeNames[t] }
@@ -95,6 +97,7 @@ var phases = map[Type][]Phase{
 	Destroy:    {Load, Open, CheckPermissions, Lock, Read, Diff, Confirm, Send, Record, Verify},
 	Generate:   {Load, Open, MakeConfig},
 	Policy:     {Load, Open, MakePolicy},
+	Snapshot:   {Load, Open, Read},
 }
 
 // Hook runs after its phase; an error diagnostic stops the run there, as
@@ -139,9 +142,9 @@ type Operation struct {
 	// Watch adds to Policy what provision watch needs.
 	Watch bool
 	Hooks map[Phase][]Hook
-	// Snapshot, when set, is the recorded live state a plan is made from
+	// From, when set, is the recorded live state a plan is made from
 	// instead of reading: nothing is read or sent.
-	Snapshot *provision.Snapshot
+	From *provision.Snapshot
 	// Specs, when set, are the specs already loaded (a watcher loads them
 	// once per change of the files, not once per run): load takes them
 	// instead of reading Dir.

@@ -40,6 +40,9 @@ func (r *Run) load(context.Context) hcl.Diagnostics {
 		if err != nil {
 			return Refusal("Cannot read the saved plan", err.Error()+".", nil)
 		}
+		if s := saved.Snapshot; s != nil {
+			return Refusal("A plan made from a snapshot is never applied", fmt.Sprintf("%s was planned from the snapshot %s, taken %s, with no network: it shows what the live systems would have planned then, and they may have moved since. Nothing was sent. Plan against the live systems (provision plan -out FILE) and apply that plan.", r.PlanFile, s.File, s.TakenAt), nil)
+		}
 		r.Saved, r.Dir = saved, saved.Dir
 	}
 	if r.Specs != nil {
@@ -142,9 +145,9 @@ func (r *Run) lock(ctx context.Context) (context.Context, hcl.Diagnostics) {
 // project's agents: the live state, as a value (or, with a snapshot, the
 // value it recorded, and nothing is read).
 func (r *Run) read(ctx context.Context) hcl.Diagnostics {
-	if r.Snapshot != nil {
+	if r.From != nil {
 		var diags hcl.Diagnostics
-		r.Live, diags = r.Snapshot.Live(r.Config.Project, r.Opened.Backends)
+		r.Live, diags = r.From.Live(r.Config.Project, r.Opened.Backends)
 		return diags
 	}
 	mode := provision.Converge
@@ -201,7 +204,7 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 	p.Diagnostics = provision.JSONDiagnostics(diags)
 	p.Secrets = r.Config.Secrets
 	p.Dir = r.Dir
-	p.Snapshot = r.Snapshot.Source()
+	p.Snapshot = r.From.Source()
 	if r.Type != ApplySaved {
 		r.show()
 	}

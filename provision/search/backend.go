@@ -335,6 +335,16 @@ func (b *Backend) Read(ctx context.Context, mode provision.Mode) (provision.Stat
 	return f, nil
 }
 
+// GreenfieldVersion is the Elasticsearch version a plan against nothing
+// live assumes (provision test without a snapshot): the one provision is
+// tested against.
+const GreenfieldVersion = "2.4.1"
+
+// Greenfield is the state of the declared cluster holding nothing.
+func (b *Backend) Greenfield() provision.State {
+	return facts{Version: GreenfieldVersion, ClusterName: b.search.ClusterName, Indices: map[string]liveIndex{}}
+}
+
 // DecodeState reads a cluster's state from its JSON form.
 func (b *Backend) DecodeState(raw json.RawMessage) (provision.State, error) {
 	var f facts

@@ -1,0 +1,407 @@
+// Package provtest runs a project's own golden-file tests of its plans:
+// the run blocks of DIR/tests/*.provtest.hcl, each a plan of the specs
+// made with no network from a snapshot of the live state (or from nothing
+// live), compared with the golden text and JSON plans kept beside the test
+// file. A run is one plan operation of package run, given the snapshot in
+// place of its reads, so a test plans exactly as plan -snapshot does.
+package provtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/run"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Run is one run block.
+type Run struct {
+	Name string
+	// File is the test file, Snapshot the snapshot's path as the block
+	// gives it (relative to the file); "" plans against nothing live.
+	File, Snapshot  string
+	Variables       map[string]cty.Value
+	ExpectNoChanges bool
+	// ExpectFailures are the references where the plan must fail
+	// ("var.api_port").
+	ExpectFailures []string
+	DeclRange      hcl.Range
+}
+
+// Golden is the base path of the run's golden files (.txt, .json):
+// tests/golden/<file stem>/<run name>, beside the test file.
+func (r *Run) Golden() string {
+	stem := strings.TrimSuffix(filepath.Base(r.File), ".provtest.hcl")
+	return filepath.Join(filepath.Dir(r.File), "golden", stem, slug(r.Name))
+}
+
+var unsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func slug(name string) string { return strings.Trim(unsafe.ReplaceAllString(name, "-"), "-") }
+
+var fileSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "run", LabelNames: []string{"name"}}}}
+
+var runSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	{Name: "snapshot"}, {Name: "variables"}, {Name: "expect_no_changes"}, {Name: "expect_failures"},
+}}
+
+// Load reads the run blocks of dir/tests/*.provtest.hcl, in file and
+// block order. The sources are in parser, for diagnostics.
+func Load(parser *hclparse.Parser, dir string) ([]*Run, hcl.Diagnostics) {
+	files, _ := filepath.Glob(filepath.Join(dir, "tests", "*.provtest.hcl"))
+	sort.Strings(files)
+	var runs []*Run
+	var diags hcl.Diagnostics
+	for _, path := range files {
+		f, fdiags := parser.ParseHCLFile(path)
+		diags = append(diags, fdiags...)
+		if f == nil {
+			continue
+		}
+		content, cdiags := f.Body.Content(fileSchema)
+		diags = append(diags, cdiags...)
+		for _, b := range content.Blocks {
+			r, rdiags := decodeRun(path, b)
+			diags = append(diags, rdiags...)
+			if r == nil {
+				continue
+			}
+			if i := slices.IndexFunc(runs, func(o *Run) bool { return o.File == r.File && slug(o.Name) == slug(r.Name) }); i >= 0 {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate run block",
+					Detail:  fmt.Sprintf("A run named %q (golden files %s) is already declared at %s; give each run of a file its own name.", r.Name, r.Golden(), runs[i].DeclRange),
+					Subject: b.LabelRanges[0].Ptr()})
+				continue
+			}
+			runs = append(runs, r)
+		}
+	}
+	return runs, diags
+}
+
+func decodeRun(path string, b *hcl.Block) (*Run, hcl.Diagnostics) {
+	r := &Run{Name: b.Labels[0], File: path, DeclRange: b.DefRange}
+	content, diags := b.Body.Content(runSchema)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	if a := content.Attributes["snapshot"]; a != nil {
+		v, d := a.Expr.Value(nil)
+		diags = append(diags, d...)
+		if !d.HasErrors() && (v.Type() != cty.String || v.IsNull()) {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid snapshot", Detail: "snapshot is the path of a snapshot file, relative to the test file.", Subject: a.Expr.Range().Ptr()})
+		} else if !d.HasErrors() {
+			r.Snapshot = v.AsString()
+			if _, err := os.Stat(r.snapshotPath()); err != nil {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Snapshot file not found",
+					Detail:  fmt.Sprintf("%s. Take one with provision snapshot -out %s, or leave snapshot out to plan against nothing live.", err, r.snapshotPath()),
+					Subject: a.Expr.Range().Ptr()})
+			}
+		}
+	}
+	if a := content.Attributes["variables"]; a != nil {
+		v, d := a.Expr.Value(nil)
+		diags = append(diags, d...)
+		if !d.HasErrors() && (!v.Type().IsObjectType() && !v.Type().IsMapType() || v.IsNull()) {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid variables", Detail: "variables is an object of the values to give the specs' variables, as -var does: { api_port = 8081 }.", Subject: a.Expr.Range().Ptr()})
+		} else if !d.HasErrors() {
+			r.Variables = v.AsValueMap()
+		}
+	}
+	if a := content.Attributes["expect_no_changes"]; a != nil {
+		v, d := a.Expr.Value(nil)
+		diags = append(diags, d...)
+		if !d.HasErrors() && (v.Type() != cty.Bool || v.IsNull()) {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid expect_no_changes", Detail: "expect_no_changes is true or false.", Subject: a.Expr.Range().Ptr()})
+		} else if !d.HasErrors() {
+			r.ExpectNoChanges = v.True()
+		}
+	}
+	if a := content.Attributes["expect_failures"]; a != nil {
+		exprs, d := hcl.ExprList(a.Expr)
+		diags = append(diags, d...)
+		for _, e := range exprs {
+			t, td := hcl.AbsTraversalForExpr(e)
+			if td.HasErrors() {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid expect_failures", Detail: "expect_failures lists references, such as var.api_port, where the plan must fail.", Subject: e.Range().Ptr()})
+				continue
+			}
+			r.ExpectFailures = append(r.ExpectFailures, traversalString(t))
+		}
+	}
+	return r, diags
+}
+
+func traversalString(t hcl.Traversal) string {
+	var b strings.Builder
+	for _, step := range t {
+		switch s := step.(type) {
+		case hcl.TraverseRoot:
+			b.WriteString(s.Name)
+		case hcl.TraverseAttr:
+			b.WriteString("." + s.Name)
+		}
+	}
+	return b.String()
+}
+
+func (r *Run) snapshotPath() string { return filepath.Join(filepath.Dir(r.File), r.Snapshot) }
+
+// Options are how runs are run.
+type Options struct {
+	// Update writes the golden files (new or changed) instead of failing.
+	Update bool
+	// Filter keeps the runs whose name it matches; nil keeps all.
+	Filter  *regexp.Regexp
+	Getenv  func(string) string
+	Environ func() []string
+}
+
+// Result is one run's outcome.
+type Result struct {
+	Run *Run
+	// Failures say why the run failed, for a person; none when it passed.
+	Failures []string
+	// Diff is the unified diff of the text plan against its golden file
+	// (old -, new +), when they differ.
+	Diff string
+	// Written are the golden files -update wrote.
+	Written []string
+	Elapsed time.Duration
+	// Diagnostics are the plan's errors and warnings.
+	Diagnostics hcl.Diagnostics
+}
+
+// Passed reports whether the run passed.
+func (r Result) Passed() bool { return len(r.Failures) == 0 }
+
+// Execute runs each run of runs that the filter keeps, planning the specs
+// of dir; the specs are loaded once per set of variables. It returns the
+// results in run order and the golden files no run produces, and the
+// sources the diagnostics quote.
+func Execute(dir string, runs []*Run, o Options) (results []Result, orphans []string, files map[string]*hcl.File) {
+	loaded := map[string]*run.Specs{}
+	files = map[string]*hcl.File{}
+	produced := map[string]bool{}
+	for _, r := range runs {
+		produced[r.Golden()+".txt"], produced[r.Golden()+".json"] = true, true
+		if o.Filter != nil && !o.Filter.MatchString(r.Name) {
+			continue
+		}
+		start := time.Now()
+		vars := varArgs(r.Variables)
+		key := strings.Join(vars, "\x00")
+		specs := loaded[key]
+		var loadDiags hcl.Diagnostics
+		if specs == nil {
+			var env []string
+			if o.Environ != nil {
+				env = o.Environ()
+			}
+			specs, loadDiags = run.LoadSpecs(dir, vars, nil, env)
+			loaded[key] = specs
+		}
+		for name, f := range specs.Parser.Files() {
+			files[name] = f
+		}
+		res := Result{Run: r}
+		if loadDiags.HasErrors() || specs.Config == nil {
+			res.Diagnostics = loadDiags
+			res.judge(nil, dir, o.Update)
+		} else {
+			p, diags := plan(dir, r, specs, o)
+			res.Diagnostics = diags
+			res.judge(p, dir, o.Update)
+		}
+		res.Elapsed = time.Since(start)
+		results = append(results, res)
+	}
+	for _, r := range runs {
+		for _, ext := range []string{".txt", ".json"} {
+			all, _ := filepath.Glob(filepath.Join(filepath.Dir(r.Golden()), "*"+ext))
+			for _, g := range all {
+				if !produced[g] && !slices.Contains(orphans, g) {
+					orphans = append(orphans, g)
+				}
+			}
+		}
+	}
+	sort.Strings(orphans)
+	return results, orphans, files
+}
+
+// varArgs are the run's variables as -var arguments, in name order.
+func varArgs(vars map[string]cty.Value) []string {
+	var out []string
+	for name, v := range vars {
+		out = append(out, name+"="+strings.TrimSpace(string(hclwrite.TokensForValue(v).Bytes())))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// plan makes the run's plan as plan -snapshot does.
+func plan(dir string, r *Run, specs *run.Specs, o Options) (*provision.Plan, hcl.Diagnostics) {
+	from := provision.Greenfield()
+	if r.Snapshot != "" {
+		var diags hcl.Diagnostics
+		if from, diags = provision.ReadSnapshot(r.snapshotPath()); diags.HasErrors() {
+			return nil, diags
+		}
+	}
+	v := &capture{}
+	op := run.Operation{Type: run.Plan, Dir: dir, Specs: specs, From: from, SearchIndices: true, Getenv: o.Getenv, Environ: o.Environ}
+	rn := op.Start(context.Background(), v)
+	if rn.Failed() {
+		return nil, v.diags
+	}
+	return v.plan, append(v.diags, v.warnings...)
+}
+
+// capture is the view of a run: it keeps what a plan shows.
+type capture struct {
+	plan     *provision.Plan
+	warnings hcl.Diagnostics
+	diags    hcl.Diagnostics
+}
+
+func (c *capture) Loaded(map[string]*hcl.File, []string) {}
+func (c *capture) Diagnostics(d hcl.Diagnostics)         { c.diags = append(c.diags, d...) }
+func (c *capture) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
+	c.plan, c.warnings = p, warnings
+}
+
+// judge compares the run's plan (nil: it failed) with what the run
+// expects and with its golden files.
+func (res *Result) judge(p *provision.Plan, dir string, update bool) {
+	r := res.Run
+	if len(r.ExpectFailures) > 0 {
+		res.expectFailures(p)
+		return
+	}
+	if p == nil {
+		res.Failures = append(res.Failures, "the plan failed: "+summaries(res.Diagnostics))
+		return
+	}
+	if r.ExpectNoChanges && p.Summary.HasChanges() {
+		res.Failures = append(res.Failures, fmt.Sprintf("expect_no_changes, and the plan has changes: %s", p.Summary.Line()))
+	}
+	text, js, err := render(p, dir, r)
+	if err != nil {
+		res.Failures = append(res.Failures, err.Error())
+		return
+	}
+	for _, g := range []struct {
+		path string
+		got  []byte
+	}{{r.Golden() + ".txt", text}, {r.Golden() + ".json", js}} {
+		want, err := os.ReadFile(g.path)
+		switch {
+		case update && (err != nil || !bytes.Equal(want, g.got)):
+			if err := os.MkdirAll(filepath.Dir(g.path), 0o755); err == nil {
+				err = os.WriteFile(g.path, g.got, 0o644)
+			}
+			if err != nil {
+				res.Failures = append(res.Failures, err.Error())
+			} else {
+				res.Written = append(res.Written, g.path)
+			}
+		case err != nil:
+			res.Failures = append(res.Failures, fmt.Sprintf("no golden file %s: run provision test -update to write it, and review it", g.path))
+		case !bytes.Equal(want, g.got):
+			res.Failures = append(res.Failures, fmt.Sprintf("the plan differs from %s", g.path))
+			if strings.HasSuffix(g.path, ".txt") {
+				res.Diff = unified(g.path, string(want), string(g.got))
+			}
+		}
+	}
+}
+
+// expectFailures checks that the plan failed where the run says: at an
+// error whose line names each reference.
+func (res *Result) expectFailures(p *provision.Plan) {
+	if p != nil {
+		res.Failures = append(res.Failures, fmt.Sprintf("expected the plan to fail at %s, and it succeeded (%s)", strings.Join(res.Run.ExpectFailures, ", "), p.Summary.Line()))
+		return
+	}
+	for _, ref := range res.Run.ExpectFailures {
+		if !slices.ContainsFunc(res.Diagnostics, func(d *hcl.Diagnostic) bool { return d.Severity == hcl.DiagError && names(d, ref) }) {
+			res.Failures = append(res.Failures, fmt.Sprintf("expected the plan to fail at %s; it failed elsewhere: %s", ref, summaries(res.Diagnostics)))
+		}
+	}
+}
+
+// names reports whether the diagnostic is about ref: its source line,
+// or its words, name it.
+func names(d *hcl.Diagnostic, ref string) bool {
+	if strings.Contains(d.Detail, ref) || strings.Contains(d.Summary, ref) {
+		return true
+	}
+	if d.Subject == nil {
+		return false
+	}
+	src, err := os.ReadFile(d.Subject.Filename)
+	if err != nil {
+		return false
+	}
+	lines := strings.Split(string(src), "\n")
+	for l := d.Subject.Start.Line; l <= d.Subject.End.Line && l-1 < len(lines); l++ {
+		if strings.Contains(lines[l-1], ref) {
+			return true
+		}
+	}
+	// a variable's own block: variable "api_port"
+	name, ok := strings.CutPrefix(ref, "var.")
+	return ok && d.Subject.Start.Line-1 < len(lines) && strings.Contains(lines[d.Subject.Start.Line-1], fmt.Sprintf("variable %q", name))
+}
+
+func summaries(diags hcl.Diagnostics) string {
+	var s []string
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			w := d.Summary
+			if d.Subject != nil {
+				w += " (" + d.Subject.String() + ")"
+			}
+			s = append(s, w)
+		}
+	}
+	return strings.Join(s, "; ")
+}
+
+// render is the plan's text and JSON views, redacted, with the paths of
+// the spec directory and of the snapshot written relative to them, so
+// that a golden file does not depend on where the tests run from.
+func render(p *provision.Plan, dir string, r *Run) (text, js []byte, err error) {
+	q := *p
+	q.Dir = ""
+	if q.Snapshot != nil {
+		s := *q.Snapshot
+		s.File = r.Snapshot
+		q.Snapshot = &s
+	}
+	red := q.Redacted()
+	var buf bytes.Buffer
+	if err := provision.RenderText(&buf, red, provision.TextOptions{}); err != nil {
+		return nil, nil, err
+	}
+	raw, err := json.MarshalIndent(red, "", "  ")
+	if err != nil {
+		return nil, nil, err
+	}
+	prefix := filepath.Clean(dir) + string(filepath.Separator)
+	rel := func(b []byte) []byte { return bytes.ReplaceAll(b, []byte(prefix), nil) }
+	return rel(buf.Bytes()), rel(append(raw, '\n')), nil
+}
