@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strconv"
 	"strings"
@@ -237,7 +238,7 @@ func (c *cli) printDiags(diags hcl.Diagnostics, files map[string]*hcl.File, colo
 		return
 	}
 	diags = c.hide(diags)
-	w := hcl.NewDiagnosticTextWriter(c.stderr, files, 0, color)
+	w := hcl.NewDiagnosticTextWriter(c.stderr, withJSONSources(files, diags), 0, color)
 	shown := diags[:min(len(diags), snippets)]
 	_ = w.WriteDiagnostics(shown)
 	if rest := diags[len(shown):]; len(rest) > 0 {
@@ -253,6 +254,29 @@ func (c *cli) printDiags(diags hcl.Diagnostics, files map[string]*hcl.File, colo
 			fmt.Fprintln(c.stdout, annotation(d))
 		}
 	}
+}
+
+// withJSONSources adds to files the JSON files that diagnostics point
+// into (a snapshot), read from disk, so that they are quoted too.
+func withJSONSources(files map[string]*hcl.File, diags hcl.Diagnostics) map[string]*hcl.File {
+	out := files
+	for _, d := range diags {
+		if d.Subject == nil || !strings.HasSuffix(d.Subject.Filename, ".json") || out[d.Subject.Filename] != nil {
+			continue
+		}
+		src, err := os.ReadFile(d.Subject.Filename)
+		if err != nil {
+			continue
+		}
+		if len(out) == len(files) {
+			out = maps.Clone(files)
+			if out == nil {
+				out = map[string]*hcl.File{}
+			}
+		}
+		out[d.Subject.Filename] = &hcl.File{Bytes: src}
+	}
+	return out
 }
 
 // snippets is how many diagnostics are printed with their source lines.

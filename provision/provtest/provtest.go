@@ -221,9 +221,12 @@ func Execute(dir string, runs []*Run, o Options) (results []Result, orphans []st
 			res.Diagnostics = loadDiags
 			res.judge(nil, dir, o.Update)
 		} else {
-			p, diags := plan(dir, r, specs, o)
+			p, backends, diags := plan(dir, r, specs, o)
 			res.Diagnostics = diags
 			res.judge(p, dir, o.Update)
+			if p != nil && len(r.ExpectFailures) == 0 {
+				res.converges(p, backends)
+			}
 		}
 		res.Elapsed = time.Since(start)
 		results = append(results, res)
@@ -252,22 +255,49 @@ func varArgs(vars map[string]cty.Value) []string {
 	return out
 }
 
-// plan makes the run's plan as plan -snapshot does.
-func plan(dir string, r *Run, specs *run.Specs, o Options) (*provision.Plan, hcl.Diagnostics) {
+// plan makes the run's plan as plan -snapshot does, and returns the
+// backends it was made with.
+func plan(dir string, r *Run, specs *run.Specs, o Options) (*provision.Plan, []provision.Backend, hcl.Diagnostics) {
 	from := provision.Greenfield()
 	if r.Snapshot != "" {
 		var diags hcl.Diagnostics
 		if from, diags = provision.ReadSnapshot(r.snapshotPath()); diags.HasErrors() {
-			return nil, diags
+			return nil, nil, diags
 		}
 	}
 	v := &capture{}
 	op := run.Operation{Type: run.Plan, Dir: dir, Specs: specs, From: from, SearchIndices: true, Getenv: o.Getenv, Environ: o.Environ}
 	rn := op.Start(context.Background(), v)
 	if rn.Failed() {
-		return nil, v.diags
+		return nil, nil, v.diags
 	}
-	return v.plan, append(v.diags, v.warnings...)
+	return v.plan, rn.Opened.Backends, append(v.diags, v.warnings...)
+}
+
+// converges checks, with no I/O, that the plan converges: once its
+// changes are done to the live state in memory, a plan made again has
+// nothing to do. A change it plans again would be planned after every
+// apply (a perpetual diff).
+func (res *Result) converges(p *provision.Plan, backends []provision.Backend) {
+	live, err := provision.Converged(p, backends)
+	if err != nil {
+		res.Failures = append(res.Failures, "the plan's changes cannot be done in memory: "+err.Error())
+		return
+	}
+	again, diags := provision.PlanFrom(p.Project, provision.Converge, backends, live)
+	if diags.HasErrors() {
+		res.Failures = append(res.Failures, "once the plan's changes are done, planning again fails: "+summaries(diags))
+		return
+	}
+	var left []string
+	for _, c := range again.Changes {
+		if c.Action != provision.NoOp {
+			left = append(left, fmt.Sprintf("%s (%s: %s)", c.Addr, c.Action, c.Reason))
+		}
+	}
+	if len(left) > 0 {
+		res.Failures = append(res.Failures, "the plan does not converge: once its changes are done, a plan made again still changes "+strings.Join(left, ", "))
+	}
 }
 
 // capture is the view of a run: it keeps what a plan shows.
@@ -310,7 +340,8 @@ func (res *Result) judge(p *provision.Plan, dir string, update bool) {
 		want, err := os.ReadFile(g.path)
 		switch {
 		case update && (err != nil || !bytes.Equal(want, g.got)):
-			if err := os.MkdirAll(filepath.Dir(g.path), 0o755); err == nil {
+			err := os.MkdirAll(filepath.Dir(g.path), 0o755)
+			if err == nil {
 				err = os.WriteFile(g.path, g.got, 0o644)
 			}
 			if err != nil {

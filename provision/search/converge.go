@@ -1,0 +1,164 @@
+package search
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/provision-dev/provision/provision"
+)
+
+var _ provision.Converger = (*Backend)(nil)
+
+// Converge is the cluster's state once changes are done, as Elasticsearch
+// 2.4 answers a plan's reads after them: an index created with its first
+// type's _meta, mappings merged field by field (a PUT of a type's mapping
+// adds fields and keeps the others), settings set, documents written at
+// the next version, deletes gone.
+func (b *Backend) Converge(st provision.State, changes []*provision.Change) (provision.State, error) {
+	f := st.(facts)
+	next := f
+	next.Indices = maps.Clone(f.Indices)
+	if next.Indices == nil {
+		next.Indices = map[string]liveIndex{}
+	}
+	next.Documents = maps.Clone(f.Documents)
+	next.Owned = slices.Clone(f.Owned)
+	next.Undeclared = slices.Clone(f.Undeclared)
+	for _, c := range changes {
+		for _, r := range c.Requests {
+			if err := next.apply(r, b.project); err != nil {
+				return nil, fmt.Errorf("%s: %s %s: %w", c.Addr, r.Method, r.Path, err)
+			}
+		}
+	}
+	return next, nil
+}
+
+// apply does one request to the state.
+func (f *facts) apply(r provision.Request, project string) error {
+	path, _, _ := strings.Cut(r.Path, "?")
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case r.Batch:
+		return f.applyItem(r, project)
+	case r.Method == "DELETE" && len(parts) == 1:
+		delete(f.Indices, parts[0])
+		f.Undeclared = slices.DeleteFunc(f.Undeclared, func(n string) bool { return n == parts[0] })
+		drop := func(d liveDoc) bool { return d.Index == parts[0] }
+		f.Owned = slices.DeleteFunc(f.Owned, drop)
+		maps.DeleteFunc(f.Documents, func(_ string, d liveDoc) bool { return drop(d) })
+	case r.Method == "PUT" && len(parts) == 1:
+		var body struct {
+			Mappings map[string]liveType `json:"mappings"`
+			Settings map[string]any     `json:"settings"`
+		}
+		if err := json.Unmarshal(r.Body, &body); err != nil {
+			return err
+		}
+		ix := liveIndex{Mappings: body.Mappings, Settings: map[string]any{}}
+		for k, v := range body.Settings {
+			ix.Settings[k] = fmt.Sprint(v)
+		}
+		f.Indices[parts[0]] = ix
+	case r.Method == "PUT" && len(parts) == 3 && parts[1] == "_mapping":
+		var body map[string]liveType
+		if err := json.Unmarshal(r.Body, &body); err != nil {
+			return err
+		}
+		ix := f.Indices[parts[0]]
+		ix.Mappings = maps.Clone(ix.Mappings)
+		if ix.Mappings == nil {
+			ix.Mappings = map[string]liveType{}
+		}
+		for typ, m := range body {
+			old := ix.Mappings[typ]
+			m.Properties = mergeFields(old.Properties, m.Properties)
+			ix.Mappings[typ] = m
+		}
+		f.Indices[parts[0]] = ix
+	case r.Method == "PUT" && len(parts) == 2 && parts[1] == "_settings":
+		var body map[string]any
+		if err := json.Unmarshal(r.Body, &body); err != nil {
+			return err
+		}
+		ix := f.Indices[parts[0]]
+		ix.Settings = maps.Clone(ix.Settings)
+		if ix.Settings == nil {
+			ix.Settings = map[string]any{}
+		}
+		for k, v := range body {
+			ix.Settings[k] = fmt.Sprint(v)
+		}
+		f.Indices[parts[0]] = ix
+	default:
+		return fmt.Errorf("no request this backend plans")
+	}
+	return nil
+}
+
+// applyItem does one _bulk item: create, index (the next version) or
+// delete.
+func (f *facts) applyItem(r provision.Request, project string) error {
+	lines := itemLines(r)
+	if len(lines) == 0 {
+		return fmt.Errorf("an empty batch item")
+	}
+	var action map[string]bulkAction
+	if err := json.Unmarshal(lines[0], &action); err != nil {
+		return err
+	}
+	for op, a := range action {
+		path := a.Index + "/" + a.Type + "/" + a.ID
+		owned := func(d liveDoc) bool { return d.path() == path }
+		f.Owned = slices.DeleteFunc(f.Owned, owned)
+		if op == "delete" {
+			delete(f.Documents, path)
+			continue
+		}
+		var source map[string]any
+		if len(lines) > 1 {
+			if err := json.Unmarshal(lines[1], &source); err != nil {
+				return err
+			}
+		}
+		found := true
+		d := liveDoc{Index: a.Index, Type: a.Type, ID: a.ID, Version: f.document(path).Version + 1, Found: &found, Source: source}
+		if f.Documents == nil {
+			f.Documents = map[string]liveDoc{}
+		}
+		f.Documents[path] = d
+		if d.owner() == project {
+			d.Found = nil
+			f.Owned = append(f.Owned, d)
+		}
+	}
+	return nil
+}
+
+// mergeFields is what a mapping PUT leaves of a type's fields: the old
+// ones, with the new ones added or (where updatable) replaced, objects
+// merged field by field.
+func mergeFields(old, add map[string]liveField) map[string]liveField {
+	if old == nil {
+		return add
+	}
+	out := maps.Clone(old)
+	for name, f := range add {
+		if o, ok := out[name]; ok && o.Properties != nil && f.Properties != nil {
+			props := mergeFields(o.Properties, f.Properties)
+			f.Properties = props
+			if f.raw != nil {
+				f.raw = maps.Clone(f.raw)
+				raw, _ := json.Marshal(props)
+				var m any
+				_ = json.Unmarshal(raw, &m)
+				f.raw["properties"] = m
+			}
+		}
+		out[name] = f
+	}
+	return out
+}
