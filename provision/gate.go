@@ -48,23 +48,35 @@ func (g Gate) Where() string {
 // Verifier is a Backend that checks, after an apply (also one with
 // nothing to change), that what the plan declares is what readers see:
 // an index through the tribe node, a gated path through the proxy. Each
-// line is for a person; a failure is an error diagnostic at the
-// declaration it concerns.
+// proof's line is for a person; a failure is an error diagnostic at the
+// declaration it concerns, whose Extra is Unproven when it is a gate's.
 type Verifier interface {
-	Verify(ctx context.Context, p *Plan) ([]string, hcl.Diagnostics)
+	Verify(ctx context.Context, p *Plan) ([]Proof, hcl.Diagnostics)
 }
 
-// Verified is one line of a verification, with the backend that said it.
+// Proof is one thing a verification proved: its line, for a person, and,
+// for a program, the gate it proved (nil for another proof).
+type Proof struct {
+	Line string
+	Gate *Gate
+}
+
+// Unproven is the Extra of a diagnostic that says a proxy did not prove
+// its gates.
+type Unproven struct{ Proxy string }
+
+// Verified is one proof of a verification, with the backend that made
+// it.
 type Verified struct {
 	Backend string
-	Line    string
+	Proof
 }
 
 // Verify runs every Verifier of the plan's backends side by side and
 // returns their lines in backend order, and their diagnostics.
 func Verify(ctx context.Context, p *Plan, backends map[string]Backend) ([]Verified, hcl.Diagnostics) {
 	type result struct {
-		lines []string
+		lines []Proof
 		diags hcl.Diagnostics
 	}
 	results := make([]result, len(p.Backends))
@@ -77,7 +89,7 @@ func Verify(ctx context.Context, p *Plan, backends map[string]Backend) ([]Verifi
 	var diags hcl.Diagnostics
 	for i, info := range p.Backends {
 		for _, l := range results[i].lines {
-			out = append(out, Verified{Backend: info.Name, Line: l})
+			out = append(out, Verified{Backend: info.Name, Proof: l})
 		}
 		diags = append(diags, results[i].diags...)
 	}

@@ -418,9 +418,9 @@ func esError(status string, body []byte) string {
 // wrote shows through the tribe node with all its declared types, and
 // checks that the copy the tribe node serves is the declared cluster's,
 // not another member's of the same name.
-func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]string, hcl.Diagnostics) {
+func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]provision.Proof, hcl.Diagnostics) {
 	changes := p.ChangesOf(b.target.backend)
-	var lines []string
+	var lines []provision.Proof
 	for _, check := range []func(context.Context, []*provision.Change) (string, error){b.verify, b.verifyTribeDocuments} {
 		line, err := check(ctx, changes)
 		if err != nil {
@@ -428,7 +428,7 @@ func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]string, hcl.
 				Detail: fmt.Sprintf("Every request succeeded, but %s: %s. What was written is live on the cluster; the dashboard tool, which reads through the tribe node, does not see it.", b.target.backend, err)}}
 		}
 		if line != "" {
-			lines = append(lines, line)
+			lines = append(lines, provision.Proof{Line: line})
 		}
 	}
 	return lines, nil

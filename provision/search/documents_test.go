@@ -78,10 +78,10 @@ func TestDocuments(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines, diags := b.Verify(context.Background(), p)
-	if diags.HasErrors() || len(lines) != 2 || !strings.Contains(lines[1], "4 documents are served through the tribe node "+cluster(t).Tribe.URL+" as written.") {
-		t.Fatalf("verify: %q %v", lines, diags)
+	if diags.HasErrors() || len(lines) != 2 || !strings.Contains(lines[1].Line, "4 documents are served through the tribe node "+cluster(t).Tribe.URL+" as written.") {
+		t.Fatalf("verify: %v %v", lines, diags)
 	}
-	t.Logf("proof: %s", strings.Join(lines, "\n"))
+	t.Logf("proof: %s\n%s", lines[0].Line, lines[1].Line)
 
 	_, p = planDocs(t, cfg)
 	if p.Summary.HasChanges() {

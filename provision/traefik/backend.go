@@ -451,7 +451,7 @@ func priority(r *router) int64 {
 // through its forward-auth middleware and by no other router, and until
 // the routers of the frontends this plan removes are gone; then it probes
 // each path at the entrypoint without a token and with a wrong one.
-func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]string, hcl.Diagnostics) {
+func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]provision.Proof, hcl.Diagnostics) {
 	removed := b.removed(p)
 	if len(b.fronts) == 0 && len(removed.v1)+len(removed.later) == 0 {
 		return nil, nil
@@ -478,7 +478,7 @@ func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]string, hcl.
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-	var lines []string
+	var lines []provision.Proof
 	var diags hcl.Diagnostics
 	for i, g := range gates {
 		f := b.frontOf(i)
@@ -488,7 +488,7 @@ func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]string, hcl.
 			wrong, perr = b.probe(ctx, g, wrongToken)
 		}
 		if perr != nil {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: f.at.Ptr(),
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: f.at.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
 				Detail: fmt.Sprintf("%s: %s, served by the router %s: %s.", b.name(), g.Where(), g.Router, perr)})
 			continue
 		}
@@ -496,11 +496,11 @@ func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]string, hcl.
 		if st.V1 {
 			by = strings.TrimSuffix(g.Router, "@"+consulCatalogV1) + "'s " + g.Middleware
 		}
-		lines = append(lines, fmt.Sprintf("%s: %s gated by %s (no token %d, wrong token %d) in %s",
-			b.name(), g.Where(), by, none, wrong, time.Since(start).Round(100*time.Millisecond)))
+		lines = append(lines, provision.Proof{Gate: &gates[i], Line: fmt.Sprintf("%s: %s gated by %s (no token %d, wrong token %d) in %s",
+			b.name(), g.Where(), by, none, wrong, time.Since(start).Round(100*time.Millisecond))})
 	}
 	for _, r := range removed.of(st) {
-		lines = append(lines, fmt.Sprintf("%s: the router %s of a removed frontend is no longer served", b.name(), r))
+		lines = append(lines, provision.Proof{Line: fmt.Sprintf("%s: the router %s of a removed frontend is no longer served", b.name(), r)})
 	}
 	return lines, diags
 }
@@ -516,7 +516,7 @@ func proven(gates []provision.Gate) bool {
 func (b *Backend) unproven(gates []provision.Gate, gone []string, readErr error) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	if readErr != nil {
-		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: b.proxy.APIRange.Ptr(), Context: b.proxy.DeclRange.Ptr(),
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: b.proxy.APIRange.Ptr(), Context: b.proxy.DeclRange.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
 			Detail: fmt.Sprintf("%s could not be read within -verify-timeout=%s: %s. What was applied is live in Consul; whether the proxy gates it is not known.", b.name(), b.wait, readErr)}}
 	}
 	for i, g := range gates {
@@ -529,7 +529,7 @@ func (b *Backend) unproven(gates []provision.Gate, gone []string, readErr error)
 		default:
 			detail = fmt.Sprintf("%s does not serve %s: no router of its entrypoint claims it (the catalog not read yet, the service's health check not passing, or a rule the proxy drops).", g.Proxy, g.Where())
 		}
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: b.frontOf(i).at.Ptr(),
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: b.frontOf(i).at.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
 			Detail: detail + fmt.Sprintf(" This is what the proxy showed after -verify-timeout=%s.", b.wait)})
 	}
 	for _, r := range gone {

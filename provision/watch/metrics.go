@@ -2,7 +2,6 @@ package watch
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -93,22 +92,17 @@ func (m *Metrics) fight() {
 	}
 }
 
-// gate reads a proof line ("traefik.edge: /api gated by ...").
-func (m *Metrics) gate(line string) {
-	if m == nil || !strings.HasPrefix(line, "traefik.") {
-		return
-	}
-	proxy, rest, _ := strings.Cut(line, ":")
-	if strings.Contains(rest, " gated by ") {
-		m.proven.WithLabelValues(proxy).Set(1)
+// gate counts a proof: a gate a proxy proved.
+func (m *Metrics) gate(v provision.Verified) {
+	if m != nil && v.Gate != nil && v.Gate.Status == provision.Gated {
+		m.proven.WithLabelValues(v.Gate.Proxy).Set(1)
 	}
 }
 
-// gateFailed reads the detail of a "Gate not proven" error
-// ("traefik.edge: /api, ...").
-func (m *Metrics) gateFailed(detail string) {
-	if proxy, _, ok := strings.Cut(detail, ":"); m != nil && ok && strings.HasPrefix(proxy, "traefik.") && !strings.Contains(proxy, " ") {
-		m.proven.WithLabelValues(proxy).Set(0)
+// gateFailed counts a proxy that did not prove its gates.
+func (m *Metrics) gateFailed(u provision.Unproven) {
+	if m != nil {
+		m.proven.WithLabelValues(u.Proxy).Set(0)
 	}
 }
 

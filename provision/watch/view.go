@@ -3,7 +3,6 @@ package watch
 import (
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
@@ -27,14 +26,7 @@ var _ run.ApplyView = (*view)(nil)
 
 func (v *view) Loaded(_ map[string]*hcl.File, secrets []string) { v.secrets = secrets }
 
-func (v *view) redact(s string) string {
-	for _, sec := range v.secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "(sensitive)")
-		}
-	}
-	return s
-}
+func (v *view) redact(s string) string { return provision.HideSecrets(s, v.secrets) }
 
 // localAddr is the local side of a connection in Go's network errors
 // ("read tcp 127.0.0.1:37444->127.0.0.1:9200: ...").
@@ -50,8 +42,8 @@ func (v *view) Diagnostics(diags hcl.Diagnostics) {
 		if d.Subject != nil {
 			at = " (" + d.Subject.String() + ")"
 		}
-		if d.Summary == "Gate not proven" {
-			v.w.o.Metrics.gateFailed(d.Detail)
+		if u, ok := d.Extra.(provision.Unproven); ok {
+			v.w.o.Metrics.gateFailed(u)
 		}
 		if denied, ok := d.Extra.(provision.Denied); ok && len(denied.Addrs) > 0 {
 			for _, a := range denied.Addrs {
@@ -85,7 +77,7 @@ func (v *view) Progress(p run.Progress) {
 
 func (v *view) Verified(ver provision.Verified) {
 	v.w.log("info", "verify", "", "%s", v.redact(ver.Line))
-	v.w.o.Metrics.gate(ver.Line)
+	v.w.o.Metrics.gate(ver)
 }
 
 func (v *view) Result(p *provision.Plan, res provision.Result, diags hcl.Diagnostics) {
