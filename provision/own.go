@@ -144,3 +144,114 @@ func (c *Change) Owned(project string, mode Mode) *Change {
 	}
 	return c
 }
+
+// Object is what a backend says of one declared object, for the engine
+// to choose its change: how it is declared and what is live, and, as
+// functions the engine calls only for the action it chooses, what the
+// backend knows of the object's kind (its views, its requests, its
+// limits).
+type Object struct {
+	Declared
+	Backend string
+	EachKey *string
+	// After is the declared object in the backend's terms.
+	After json.RawMessage
+	Live  LiveObject
+	// Check finds what the backend cannot make of the declaration
+	// whatever is live (a type the server's version lacks); nil: none.
+	Check func() hcl.Diagnostics
+	// Create are the requests that make the object.
+	Create func() []Request
+	// Before is the live object in the backend's terms.
+	Before func() json.RawMessage
+	// SameView: a no-op's Before is its After (what the backend shows of
+	// a live object that matches is the declaration): one encoding
+	// serves both.
+	SameView bool
+	// Diff compares the live object with the declaration; importing says
+	// the change must put the ownership marks on it too.
+	Diff func(importing bool) Diff
+	// Imported says, for the reason, what an import does.
+	Imported string
+}
+
+// Diff is how a live object differs from its declaration, as its backend
+// sees it.
+type Diff struct {
+	// Reasons are why it changes, in the order of the reason's parts.
+	Reasons []Reason
+	// Requests bring the live object to the declaration; none when it
+	// matches (and is not imported).
+	Requests []Request
+	Notes    []string
+	// Conflicts are the changes the backend cannot make: error
+	// diagnostics at the declaration. The object then gets no change.
+	Conflicts hcl.Diagnostics
+}
+
+// Reason is one part of a change's reason.
+type Reason struct {
+	Code  ReasonCode
+	Words string
+}
+
+// Propose is the one rule that turns a declared object into its change,
+// for every kind: whose the live object is (Decide) picks create, import
+// or a diff; a diff with requests is an update, one without is a no-op.
+// A backend supplies the views, requests and reasons; the action is the
+// engine's.
+func Propose(project string, o Object) (*Change, hcl.Diagnostics) {
+	claim, note, refusal := Decide(project, o.Declared, o.Live)
+	if refusal != nil {
+		return nil, hcl.Diagnostics{refusal}
+	}
+	if o.Check != nil {
+		if diags := o.Check(); diags.HasErrors() {
+			return nil, diags
+		}
+	}
+	c := &Change{
+		Addr:       o.Addr,
+		Backend:    o.Backend,
+		After:      o.After,
+		DeclaredAt: o.Context.String(),
+		Declared:   o.Context,
+		EachKey:    o.EachKey,
+		Requests:   []Request{},
+	}
+	if note != "" {
+		c.Notes = append(c.Notes, note)
+	}
+	if claim == ClaimCreate {
+		c.Action = Create
+		c.Requests = append(c.Requests, o.Create()...)
+		return c, nil
+	}
+	importing := claim == ClaimImport
+	d := o.Diff(importing)
+	if len(d.Conflicts) > 0 {
+		return nil, d.Conflicts
+	}
+	if importing {
+		c.Because(ReasonImport, o.Imported)
+	}
+	for _, r := range d.Reasons {
+		c.Because(r.Code, r.Words)
+	}
+	c.Requests = append(c.Requests, d.Requests...)
+	c.Notes = append(c.Notes, d.Notes...)
+	switch {
+	case importing:
+		c.Action = Import
+	case len(c.Requests) > 0:
+		c.Action = Update
+	default:
+		c.Action = NoOp
+	}
+	if c.Action == NoOp && o.SameView {
+		c.Before = c.After
+	} else {
+		c.Before = o.Before()
+	}
+	return c, nil
+}

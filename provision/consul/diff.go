@@ -153,72 +153,27 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 		}
 		addr := provision.Addr{In: b.in, Kind: "service", Name: s.ID}
 		l, lv := liveOf(st.Services, s.ID)
-		claim, note, refusal := provision.Decide(cfg.Project, provision.Declared{
-			Addr: addr, Noun: "service", Subject: s.IDRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At(),
-		}, lv)
-		if refusal != nil {
-			diags = append(diags, refusal)
+		want := desired(cfg.Project, cfg.Proxy, s)
+		c, cdiags := provision.Propose(cfg.Project, provision.Object{
+			Declared: provision.Declared{Addr: addr, Noun: "service", Subject: s.IDRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At()},
+			Backend:  backend,
+			EachKey:  s.Instance.KeyPtr(),
+			After:    provision.RawJSON(want.view()),
+			Live:     lv,
+			Create:   func() []provision.Request { return []provision.Request{registerRequest(want, false)} },
+			Before:   func() json.RawMessage { return provision.RawJSON(live(l)) },
+			SameView: true,
+			Diff:     func(importing bool) provision.Diff { return b.diffService(st, s, l, want, addr, importing) },
+			Imported: "made outside provision; re-registered in place with the ownership marks",
+		})
+		diags = append(diags, cdiags...)
+		if c == nil {
 			continue
 		}
-		want := desired(cfg.Project, cfg.Proxy, s)
-		c := &provision.Change{
-			Addr:       addr,
-			Backend:    backend,
-			After:      provision.RawJSON(want.view()),
-			DeclaredAt: s.DeclRange.String(),
-			Declared:   s.DeclRange.Ptr(),
-			EachKey:    s.Instance.KeyPtr(),
-			Requests:   []provision.Request{},
-		}
-		if note != "" {
-			c.Notes = append(c.Notes, note)
+		if moved := elsewhere[s.ID]; moved != "" && c.Action == provision.Create {
+			c.Because(provision.ReasonMovedHere, "moved here from "+moved+"; deregistered there once registered here")
 		}
 		changes = append(changes, c)
-		if claim == provision.ClaimCreate {
-			c.Action = provision.Create
-			c.Requests = []provision.Request{registerRequest(want, false)}
-			if moved := elsewhere[s.ID]; moved != "" {
-				c.Because(provision.ReasonMovedHere, "moved here from "+moved+"; deregistered there once registered here")
-			}
-			continue
-		}
-		have := live(l)
-		changed := changedFields(have, want.view())
-		drift := checkDrift(want.Checks, st.checksOf(s.ID))
-		if len(drift) > 0 && !slices.Contains(changed, "checks") {
-			changed = append(changed, "checks")
-		}
-		switch {
-		case claim == provision.ClaimImport:
-			// The same ID is registered again: Consul replaces the
-			// registration in place, so there is no moment without one.
-			c.Action = provision.Import
-			c.Because(provision.ReasonImport, "made outside provision; re-registered in place with the ownership marks")
-			if others := slices.DeleteFunc(changed, func(f string) bool { return f == "meta" }); len(others) > 0 {
-				c.Because(provision.ReasonChanged, strings.Join(others, ", ")+" changed")
-			}
-			c.Requests = []provision.Request{registerRequest(want, true)}
-			c.Notes = append(c.Notes, importedChecks(st.checksOf(s.ID), len(want.Checks)))
-		case len(changed) > 0:
-			c.Action = provision.Update
-			c.Because(provision.ReasonChanged, strings.Join(changed, ", ")+" changed")
-			c.Requests = []provision.Request{registerRequest(want, true)}
-			c.Notes = append(c.Notes, drift...)
-		case b.replace[addr]:
-			// The agent keeps the token a service was registered with for
-			// its anti-entropy; registering again in place (no deregister,
-			// so no moment without it) hands it the current one.
-			c.Action = provision.Update
-			c.Because(provision.ReasonReplace, "replaced (-replace): registered again in place, with the current token")
-			c.Requests = []provision.Request{registerRequest(want, true)}
-		default:
-			c.Action = provision.NoOp
-		}
-		if c.Action == provision.NoOp {
-			c.Before = c.After // every field shown is equal: one encoding serves both
-		} else {
-			c.Before = provision.RawJSON(have)
-		}
 	}
 	for _, id := range sortedIDs(st.Services) {
 		l := st.Services[id]
@@ -235,6 +190,39 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 		changes = append(changes, c)
 	}
 	return changes, diags
+}
+
+// diffService compares a live service with its declaration: the fields
+// that changed (and, for an import, the request that puts the marks on
+// it), or, converged, a registration again on -replace.
+func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService, want registration, addr provision.Addr, importing bool) provision.Diff {
+	var d provision.Diff
+	changed := changedFields(live(l), want.view())
+	drift := checkDrift(want.Checks, st.checksOf(s.ID))
+	if len(drift) > 0 && !slices.Contains(changed, "checks") {
+		changed = append(changed, "checks")
+	}
+	switch {
+	case importing:
+		// The same ID is registered again: Consul replaces the
+		// registration in place, so there is no moment without one.
+		if others := slices.DeleteFunc(changed, func(f string) bool { return f == "meta" }); len(others) > 0 {
+			d.Reasons = append(d.Reasons, provision.Reason{Code: provision.ReasonChanged, Words: strings.Join(others, ", ") + " changed"})
+		}
+		d.Notes = append(d.Notes, importedChecks(st.checksOf(s.ID), len(want.Checks)))
+	case len(changed) > 0:
+		d.Reasons = append(d.Reasons, provision.Reason{Code: provision.ReasonChanged, Words: strings.Join(changed, ", ") + " changed"})
+		d.Notes = append(d.Notes, drift...)
+	case b.replace[addr]:
+		// The agent keeps the token a service was registered with for
+		// its anti-entropy; registering again in place (no deregister,
+		// so no moment without it) hands it the current one.
+		d.Reasons = append(d.Reasons, provision.Reason{Code: provision.ReasonReplace, Words: "replaced (-replace): registered again in place, with the current token"})
+	default:
+		return d
+	}
+	d.Requests = []provision.Request{registerRequest(want, true)}
+	return d
 }
 
 // importedChecks says what an import does to the checks made by hand.

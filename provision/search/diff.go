@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -150,78 +151,31 @@ func (t target) diffIndices(f facts, mode provision.Mode) ([]*provision.Change, 
 			}
 			continue
 		}
-		claim, note, refusal := provision.Decide(t.project, provision.Declared{
-			Addr: c.Addr, Noun: "index", Subject: ix.NameRange.Ptr(), Context: ix.DeclRange.Ptr(), Import: ix.Import.At(),
-		}, lv)
-		if refusal != nil {
-			diags = append(diags, refusal)
-			continue
+		ix, live, major := ix, live, f.major()
+		pc, pdiags := provision.Propose(t.project, provision.Object{
+			Declared: provision.Declared{Addr: c.Addr, Noun: "index", Subject: ix.NameRange.Ptr(), Context: ix.DeclRange.Ptr(), Import: ix.Import.At()},
+			Backend:  t.backend,
+			EachKey:  c.EachKey,
+			After:    c.After,
+			Live:     lv,
+			Check:    func() hcl.Diagnostics { return versionLimits(ix, major) },
+			Create: func() []provision.Request {
+				out := []provision.Request{t.createIndex(ix, major)}
+				for _, m := range ix.Mappings {
+					out = append(out, t.putMapping(ix, m, major, nil))
+				}
+				return out
+			},
+			Before: func() json.RawMessage {
+				return provision.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live)))
+			},
+			Diff:     func(importing bool) provision.Diff { return t.diffIndex(ix, live, major, importing) },
+			Imported: "made outside provision; the ownership marks go into each declared type's _meta",
+		})
+		diags = append(diags, pdiags...)
+		if pc != nil {
+			changes = append(changes, pc)
 		}
-		if vdiags := versionLimits(ix, f.major()); vdiags.HasErrors() {
-			diags = append(diags, vdiags...)
-			continue
-		}
-		if note != "" {
-			c.Notes = append(c.Notes, note)
-		}
-		if claim == provision.ClaimCreate {
-			c.Action = provision.Create
-			c.Requests = append(c.Requests, t.createIndex(ix, f.major()))
-			for _, m := range ix.Mappings {
-				c.Requests = append(c.Requests, t.putMapping(ix, m, f.major(), nil))
-			}
-			changes = append(changes, c)
-			continue
-		}
-		c.Before = provision.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live)))
-		if shared := sharedFieldConflicts(ix, live, f.major()); len(shared) > 0 {
-			diags = append(diags, shared...)
-			continue
-		}
-		if claim == provision.ClaimImport {
-			c.Because(provision.ReasonImport, "made outside provision; the ownership marks go into each declared type's _meta")
-		}
-		if changed, conflicts := settingsDiff(ix, live); len(conflicts) > 0 {
-			diags = append(diags, conflicts...)
-		} else if len(changed) > 0 {
-			c.Because(provision.ReasonSettings, "dynamic settings change")
-			c.Requests = append(c.Requests, provision.Request{Method: "PUT", Path: "/" + ix.Name + "/_settings", Header: jsonBody, Body: provision.RawJSON(changed), Idempotent: true})
-		}
-		for _, m := range ix.Mappings {
-			lt, ok := live.Mappings[m.Type]
-			if !ok {
-				c.Because(provision.ReasonNewType, fmt.Sprintf("type %q is new", m.Type))
-				c.Requests = append(c.Requests, t.putMapping(ix, m, f.major(), nil))
-				continue
-			}
-			missing, conflicts, extra := fieldDiff("", m.Properties, lt.Properties, f.major())
-			diags = append(diags, conflicts...)
-			if len(extra) > 0 {
-				c.Notes = append(c.Notes, fmt.Sprintf("type %q has live fields that are not declared, left alone: %s", m.Type, strings.Join(extra, ", ")))
-			}
-			switch {
-			case missing:
-				c.Because(provision.ReasonNewFields, fmt.Sprintf("type %q gets new fields or parameters", m.Type))
-			case claim == provision.ClaimImport:
-				// Re-sending the declared mapping is a no-op for the
-				// fields and writes the marks into _meta.
-			default:
-				continue
-			}
-			c.Requests = append(c.Requests, t.putMapping(ix, m, f.major(), lt.Meta))
-		}
-		if undeclared := undeclaredTypes(ix, live); len(undeclared) > 0 {
-			c.Notes = append(c.Notes, fmt.Sprintf("live mapping types that are not declared, left alone: %s", quoteAll(undeclared)))
-		}
-		switch {
-		case claim == provision.ClaimImport:
-			c.Action = provision.Import
-		case len(c.Requests) > 0:
-			c.Action = provision.Update
-		default:
-			c.Action = provision.NoOp
-		}
-		changes = append(changes, c)
 	}
 	for _, name := range f.Undeclared {
 		if mode == provision.Converge && !t.prune {
@@ -237,6 +191,53 @@ func (t target) diffIndices(f facts, mode provision.Mode) ([]*provision.Change, 
 		changes = append(changes, provision.Removal(t.addr(name), t.backend, nil, deleteIndex(name)).Owned(t.project, mode))
 	}
 	return changes, diags
+}
+
+// diffIndex compares a live index with its declaration: its settings,
+// each declared type's fields, and, for an import, the mappings that put
+// the marks in each type's _meta.
+func (t target) diffIndex(ix *schema.Index, live liveIndex, major int, importing bool) provision.Diff {
+	var d provision.Diff
+	if shared := sharedFieldConflicts(ix, live, major); len(shared) > 0 {
+		d.Conflicts = shared
+		return d
+	}
+	because := func(code provision.ReasonCode, words string) {
+		d.Reasons = append(d.Reasons, provision.Reason{Code: code, Words: words})
+	}
+	if changed, conflicts := settingsDiff(ix, live); len(conflicts) > 0 {
+		d.Conflicts = append(d.Conflicts, conflicts...)
+	} else if len(changed) > 0 {
+		because(provision.ReasonSettings, "dynamic settings change")
+		d.Requests = append(d.Requests, provision.Request{Method: "PUT", Path: "/" + ix.Name + "/_settings", Header: jsonBody, Body: provision.RawJSON(changed), Idempotent: true})
+	}
+	for _, m := range ix.Mappings {
+		lt, ok := live.Mappings[m.Type]
+		if !ok {
+			because(provision.ReasonNewType, fmt.Sprintf("type %q is new", m.Type))
+			d.Requests = append(d.Requests, t.putMapping(ix, m, major, nil))
+			continue
+		}
+		missing, conflicts, extra := fieldDiff("", m.Properties, lt.Properties, major)
+		d.Conflicts = append(d.Conflicts, conflicts...)
+		if len(extra) > 0 {
+			d.Notes = append(d.Notes, fmt.Sprintf("type %q has live fields that are not declared, left alone: %s", m.Type, strings.Join(extra, ", ")))
+		}
+		switch {
+		case missing:
+			because(provision.ReasonNewFields, fmt.Sprintf("type %q gets new fields or parameters", m.Type))
+		case importing:
+			// Re-sending the declared mapping is a no-op for the
+			// fields and writes the marks into _meta.
+		default:
+			continue
+		}
+		d.Requests = append(d.Requests, t.putMapping(ix, m, major, lt.Meta))
+	}
+	if undeclared := undeclaredTypes(ix, live); len(undeclared) > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("live mapping types that are not declared, left alone: %s", quoteAll(undeclared)))
+	}
+	return d
 }
 
 // view is a plan's Before or After of an index: its mappings, and its

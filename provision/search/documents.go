@@ -308,47 +308,42 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 			continue
 		}
 		diags = append(diags, t.liveRefs(d, f, removing)...)
-		claim, note, refusal := provision.Decide(t.project, provision.Declared{
-			Addr: c.Addr, Noun: "document", Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At(),
-		}, provision.LiveObject{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)})
-		if refusal != nil {
-			diags = append(diags, refusal)
-			continue
-		}
-		if note != "" {
-			c.Notes = append(c.Notes, note)
-		}
 		source := t.docBody(d)
-		if body := provision.RawJSON(source); len(body) > maxContentLength {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Document too large",
-				Detail:  fmt.Sprintf("The document's body is %d bytes; Elasticsearch refuses a request body over http.max_content_length (100mb by default) with 413.", len(body)),
-				Subject: d.SourceRange.Ptr(), Context: d.DeclRange.Ptr()})
-			continue
-		}
 		ref := docRef{d.Index, d.Type, d.ID}
-		switch {
-		case claim == provision.ClaimCreate:
-			c.Action = provision.Create
-			c.Requests = append(c.Requests, bulkItem("create", ref, 0, source))
-		default:
-			before := docView(live.Source, d.JSONFields)
-			c.Before = provision.RawJSON(before)
-			same := reflect.DeepEqual(before, after)
-			switch {
-			case claim == provision.ClaimImport:
-				c.Action = provision.Import
-				c.Because(provision.ReasonImport, "made outside provision; the ownership marks go into its source")
-			case same:
-				c.Action = provision.NoOp
-			default:
-				c.Action = provision.Update
-				c.Because(provision.ReasonChanged, "its source differs from the declared one")
-			}
-			if c.Action != provision.NoOp {
-				c.Requests = append(c.Requests, bulkItem("index", ref, live.Version, source))
-			}
+		dc, ddiags := provision.Propose(t.project, provision.Object{
+			Declared: provision.Declared{Addr: c.Addr, Noun: "document", Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At()},
+			Backend:  t.backend,
+			EachKey:  c.EachKey,
+			After:    c.After,
+			Live:     provision.LiveObject{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)},
+			Check: func() hcl.Diagnostics {
+				if body := provision.RawJSON(source); len(body) > maxContentLength {
+					return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Document too large",
+						Detail:  fmt.Sprintf("The document's body is %d bytes; Elasticsearch refuses a request body over http.max_content_length (100mb by default) with 413.", len(body)),
+						Subject: d.SourceRange.Ptr(), Context: d.DeclRange.Ptr()}}
+				}
+				return nil
+			},
+			Create: func() []provision.Request { return []provision.Request{bulkItem("create", ref, 0, source)} },
+			Before: func() json.RawMessage { return provision.RawJSON(docView(live.Source, d.JSONFields)) },
+			Diff: func(importing bool) provision.Diff {
+				var diff provision.Diff
+				if !importing {
+					if reflect.DeepEqual(docView(live.Source, d.JSONFields), after) {
+						return diff
+					}
+					diff.Reasons = []provision.Reason{{Code: provision.ReasonChanged, Words: "its source differs from the declared one"}}
+				}
+				diff.Requests = []provision.Request{bulkItem("index", ref, live.Version, source)}
+				return diff
+			},
+			Imported: "made outside provision; the ownership marks go into its source",
+		})
+		diags = append(diags, ddiags...)
+		if dc != nil {
+			dc.Needs = c.Needs
+			changes = append(changes, dc)
 		}
-		changes = append(changes, c)
 	}
 	// A document that names another is deleted first.
 	removed := map[string]*provision.Change{}
