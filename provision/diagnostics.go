@@ -42,3 +42,42 @@ func JSONDiagnostics(diags hcl.Diagnostics) []Diagnostic {
 	}
 	return out
 }
+
+// SourceRange is a range of a spec file in a plan's JSON: where an object
+// is declared. Positions count lines and columns from 1 and bytes from 0,
+// as hcl.Range does.
+type SourceRange struct {
+	Filename string    `json:"filename"`
+	Start    SourcePos `json:"start"`
+	End      SourcePos `json:"end"`
+}
+
+// SourcePos is a position in a spec file.
+type SourcePos struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	Byte   int `json:"byte"`
+}
+
+// At is r in a plan's terms; nil for nil.
+func At(r *hcl.Range) *SourceRange {
+	if r == nil {
+		return nil
+	}
+	return &SourceRange{Filename: r.Filename,
+		Start: SourcePos{r.Start.Line, r.Start.Column, r.Start.Byte},
+		End:   SourcePos{r.End.Line, r.End.Column, r.End.Byte}}
+}
+
+// Range is s as an hcl.Range; nil for nil.
+func (s *SourceRange) Range() *hcl.Range {
+	if s == nil {
+		return nil
+	}
+	return &hcl.Range{Filename: s.Filename,
+		Start: hcl.Pos{Line: s.Start.Line, Column: s.Start.Column, Byte: s.Start.Byte},
+		End:   hcl.Pos{Line: s.End.Line, Column: s.End.Column, Byte: s.End.Byte}}
+}
+
+// String is the range as a person reads it: gated-api.hcl:4,1-20.
+func (s *SourceRange) String() string { return s.Range().String() }

@@ -214,8 +214,7 @@ func Propose(project string, o Object) (*Change, hcl.Diagnostics) {
 		Addr:       o.Addr,
 		Backend:    o.Backend,
 		After:      o.After,
-		DeclaredAt: o.Context.String(),
-		Declared:   o.Context,
+		DeclaredAt: At(o.Context),
 		EachKey:    o.EachKey,
 		Requests:   []Request{},
 	}

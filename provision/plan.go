@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
-	"strconv"
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
@@ -22,8 +20,10 @@ import (
 // a change has reasons (codes beside the reason's words); a request has
 // idempotent and gone_ok. 2.2: a backend may have notes; a change may
 // have needs (documents). 2.3: a request may be a batch item (batch).
-// 2.4: a plan made from a snapshot says so (snapshot).
-const FormatVersion = "2.4"
+// 2.4: a plan made from a snapshot says so (snapshot). 3.0: a change's
+// declared_at is a range (filename, start and end with line, column and
+// byte), no longer its text.
+const FormatVersion = "3.0"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
 // what the text view is rendered from.
@@ -113,8 +113,10 @@ type Change struct {
 	Requests []Request       `json:"requests"`
 	// Notes are things a person should know that change nothing, such as
 	// live fields that are not declared and are left alone.
-	Notes      []string `json:"notes,omitempty"`
-	DeclaredAt string   `json:"declared_at,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+	// DeclaredAt is where the object is declared, as the specs were
+	// loaded; nil for an object no block declares.
+	DeclaredAt *SourceRange `json:"declared_at,omitempty"`
 	// EachKey is the for_each key of the instance the change is for, when
 	// its block has for_each: the block's lines are every instance's.
 	EachKey *string `json:"each_key,omitempty"`
@@ -123,10 +125,6 @@ type Change struct {
 	// names; for a delete, the deletes of the documents that name it.
 	// A need that is not in the plan (nothing to do for it) is met.
 	Needs []Addr `json:"needs,omitempty"`
-	// Declared is where the object is declared, as the specs were loaded
-	// (with byte offsets, for a diagnostic's snippet); DeclaredAt is its
-	// form in JSON.
-	Declared *hcl.Range `json:"-"`
 }
 
 // Request is one HTTP request exactly as it is sent, less the credentials
@@ -369,26 +367,9 @@ func (p *Plan) sort() {
 	}
 }
 
-var rangeForm = regexp.MustCompile(`^(.+):(\d+),(\d+)-(?:(\d+),)?(\d+)$`)
-
-// DeclRange is where the object is declared, read back from DeclaredAt
-// (hcl.Range's String form), so that a failure of a saved plan's request
-// points at the spec too; nil for an object no block declares.
-func (c *Change) DeclRange() *hcl.Range {
-	if c.Declared != nil {
-		return c.Declared
-	}
-	m := rangeForm.FindStringSubmatch(c.DeclaredAt)
-	if m == nil {
-		return nil
-	}
-	n := func(s string) int { i, _ := strconv.Atoi(s); return i }
-	endLine := n(m[2])
-	if m[4] != "" {
-		endLine = n(m[4])
-	}
-	return &hcl.Range{Filename: m[1], Start: hcl.Pos{Line: n(m[2]), Column: n(m[3])}, End: hcl.Pos{Line: endLine, Column: n(m[5])}}
-}
+// DeclRange is where the object is declared, so that a failure of its
+// request points at the spec; nil for an object no block declares.
+func (c *Change) DeclRange() *hcl.Range { return c.DeclaredAt.Range() }
 
 // needsFirst orders changes so that each comes after the changes it
 // needs, and otherwise as they are (a stable topological order). The

@@ -74,9 +74,9 @@ func (r *renderer) change(c *Change) {
 		r.printf(" (%s)", c.Reason)
 	}
 	r.printf("\n")
-	if c.DeclaredAt != "" && c.EachKey != nil {
+	if c.DeclaredAt != nil && c.EachKey != nil {
 		r.printf("  # declared at %s, each.key = %q\n", c.DeclaredAt, *c.EachKey)
-	} else if c.DeclaredAt != "" {
+	} else if c.DeclaredAt != nil {
 		r.printf("  # declared at %s\n", c.DeclaredAt)
 	}
 	r.printf("  %s %s {\n", r.paint(c.Action, c.Action.Symbol()), c.Addr)

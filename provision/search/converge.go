@@ -53,7 +53,7 @@ func (f *facts) apply(r provision.Request, project string) error {
 	case r.Method == "PUT" && len(parts) == 1:
 		var body struct {
 			Mappings map[string]liveType `json:"mappings"`
-			Settings map[string]any     `json:"settings"`
+			Settings map[string]any      `json:"settings"`
 		}
 		if err := json.Unmarshal(r.Body, &body); err != nil {
 			return err

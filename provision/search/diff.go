@@ -138,15 +138,14 @@ func (t target) diffIndices(f facts, mode provision.Mode) ([]*provision.Change, 
 			Addr:       t.addr(ix.Name),
 			Backend:    t.backend,
 			After:      provision.RawJSON(t.view(t.declaredMappings(ix), ix.Settings)),
-			DeclaredAt: ix.DeclRange.String(),
-			Declared:   ix.DeclRange.Ptr(),
+			DeclaredAt: provision.At(ix.DeclRange.Ptr()),
 			EachKey:    ix.Instance.KeyPtr(),
 			Requests:   []provision.Request{},
 		}
 		if mode == provision.Destroy {
 			if exists && owner == t.project {
 				d := provision.Removal(c.Addr, t.backend, provision.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live))), deleteIndex(ix.Name)).Owned(t.project, mode)
-				d.DeclaredAt, d.Declared, d.EachKey = c.DeclaredAt, c.Declared, c.EachKey
+				d.DeclaredAt, d.EachKey = c.DeclaredAt, c.EachKey
 				changes = append(changes, d)
 			}
 			continue

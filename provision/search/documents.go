@@ -292,8 +292,7 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 			Addr:       t.docAddr(d.Path()),
 			Backend:    t.backend,
 			After:      provision.RawJSON(after),
-			DeclaredAt: d.DeclRange.String(),
-			Declared:   d.DeclRange.Ptr(),
+			DeclaredAt: provision.At(d.DeclRange.Ptr()),
 			EachKey:    d.Instance.KeyPtr(),
 			Requests:   []provision.Request{},
 			Needs:      []provision.Addr{t.addr(d.Index)},
@@ -388,7 +387,7 @@ func (t target) removeDocument(live liveDoc, jsonFields []string, d *schema.Docu
 	r := bulkItem("delete", docRef{live.Index, live.Type, live.ID}, live.Version, nil)
 	c := provision.Removal(t.docAddr(live.path()), t.backend, provision.RawJSON(docView(live.Source, jsonFields)), r).Owned(t.project, mode)
 	if d != nil {
-		c.DeclaredAt, c.Declared, c.EachKey = d.DeclRange.String(), d.DeclRange.Ptr(), d.Instance.KeyPtr()
+		c.DeclaredAt, c.EachKey = provision.At(d.DeclRange.Ptr()), d.Instance.KeyPtr()
 	}
 	return c
 }
