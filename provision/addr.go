@@ -8,22 +8,26 @@ import (
 	"github.com/provision-dev/provision/schema"
 )
 
-// Addr names one managed object: a service registration or an index.
+// Addr names one managed object: a service registration, an index, a
+// document, a key.
 type Addr struct {
 	// In is the block of the place the object lives in, "agent.node-a" or
 	// "search.t1", when the specs declare several places of its kind;
 	// empty otherwise. Two objects of one plan never share an address.
 	In   string
-	Kind string // "service", "index" or "document"
-	Name string // the service ID, the index name, a document's <index>/<type>/<id>
+	Kind string // a kind of schema.Kinds
+	Name string // the service ID, the index name, a document's <index>/<type>/<id>, a key's path
 }
 
-// kindOrder fixes the order of kinds in a plan: services, indices, then
-// documents.
-var kindOrder = map[string]int{"service": 0, "index": 1, "document": 2}
-
+// kindOrder fixes the order of kinds in a plan: schema.Kinds' order.
 // placeKind is the block type that qualifies the addresses of a kind.
-var placeKind = map[string]string{"service": "agent", "index": "search", "document": "search"}
+var kindOrder, placeKind = func() (map[string]int, map[string]string) {
+	order, place := map[string]int{}, map[string]string{}
+	for i, k := range schema.Kinds {
+		order[k.Name], place[k.Name] = i, k.Place
+	}
+	return order, place
+}()
 
 // String renders the address as a user writes it after -target:
 // service.gated-api-1, index[".dashboard"] (a name that is not a plain
@@ -70,7 +74,7 @@ func (a *Addr) UnmarshalText(b []byte) error {
 func ParseAddr(s string) (Addr, error) {
 	var in string
 	for kind, place := range placeKind {
-		if rest, ok := strings.CutPrefix(s, place+"."); ok {
+		if rest, ok := strings.CutPrefix(s, place+"."); ok && place != "" {
 			if name, obj, ok := strings.Cut(rest, "."); ok && name != "" && strings.HasPrefix(obj, kind) {
 				in, s = place+"."+name, obj
 			}
@@ -85,7 +89,7 @@ func ParseAddr(s string) (Addr, error) {
 	if kind, name, ok := strings.Cut(s, "."); ok && knownKind(kind) && name != "" {
 		return Addr{In: in, Kind: kind, Name: name}, nil
 	}
-	return Addr{}, fmt.Errorf("%q is not an address; write service.<id>, index.<name> (index[\".dashboard\"] for a name with a dot) or document[\"<index>/<type>/<id>\"], after agent.<name>. or search.<name>. where the plan's addresses have it", s)
+	return Addr{}, fmt.Errorf("%q is not an address; write %s, after agent.<name>. or search.<name>. where the plan's addresses have it", s, schema.AddrForms())
 }
 
 func knownKind(k string) bool {

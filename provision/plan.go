@@ -22,8 +22,9 @@ import (
 // have needs (documents). 2.3: a request may be a batch item (batch).
 // 2.4: a plan made from a snapshot says so (snapshot). 3.0: a change's
 // declared_at is a range (filename, start and end with line, column and
-// byte), no longer its text.
-const FormatVersion = "3.0"
+// byte), no longer its text. 3.1: the key kind of address
+// (key["apps/edge/limits"]), and a request may have a text body (text).
+const FormatVersion = "3.1"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
 // what the text view is rendered from.
@@ -147,6 +148,9 @@ type Request struct {
 	// and the backend, a Batcher, sends the items of the changes that are
 	// ready together in one request, each line on a line of its own.
 	Batch bool `json:"batch,omitempty"`
+	// Text makes Body a JSON string whose text is the body sent, as is
+	// (a Consul KV value, which need not be JSON).
+	Text bool `json:"text,omitempty"`
 }
 
 // A Batcher is a backend whose changes may be sent as items of one

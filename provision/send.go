@@ -3,6 +3,8 @@ package provision
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 )
@@ -37,7 +39,15 @@ func (s Sender) Send(ctx context.Context, r Request, limit int64) ([]byte, error
 
 // Once sends r once, within ctx: for a caller that retries itself.
 func (s Sender) Once(ctx context.Context, r Request, limit int64) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, r.Method, r.Path, bytes.NewReader(r.Body))
+	body := []byte(r.Body)
+	if r.Text {
+		var text string
+		if err := json.Unmarshal(r.Body, &text); err != nil {
+			return nil, fmt.Errorf("the body of %s %s is no JSON string: %w", r.Method, r.Path, err)
+		}
+		body = []byte(text)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, r.Path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -49,14 +59,14 @@ func (s Sender) Once(ctx context.Context, r Request, limit int64) ([]byte, error
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	switch {
 	case err != nil:
 		return nil, err
 	case resp.StatusCode == http.StatusNotFound && r.GoneOK:
 		return nil, nil // already gone (a retry after a lost answer): the goal
 	case resp.StatusCode/100 != 2:
-		return nil, s.Refuse(resp.StatusCode, resp.Status, body)
+		return nil, s.Refuse(resp.StatusCode, resp.Status, answer)
 	}
-	return body, nil
+	return answer, nil
 }

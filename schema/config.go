@@ -15,6 +15,8 @@ type Config struct {
 	Agents []*Agent
 	// Documents are the dashboard tool's saved objects, in block order.
 	Documents []*Document
+	// Keys are the key blocks: Consul KV entries, in block order.
+	Keys []*Key
 	// Traefiks are the traefik blocks: live proxies through which apply
 	// proves the gate.
 	Traefiks []*Traefik

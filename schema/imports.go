@@ -3,9 +3,7 @@ package schema
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -14,8 +12,8 @@ import (
 // Import takes over a live object that was made by hand: the plan puts
 // provision's ownership marks on it instead of refusing it.
 type Import struct {
-	Kind string // "service", "index" or "document"
-	Name string // the service ID, the index name, or a document's <index>/<type>/<id>
+	Kind string // a kind of Kinds: "service", "index", "document", "key"
+	Name string // the service ID, the index name, a document's <index>/<type>/<id>, a key's path
 	// Declared is false when no block declares the object; that is only
 	// allowed with Inputs.GenerateConfig, which writes the declaration.
 	Declared  bool
@@ -63,7 +61,7 @@ func (d *decoder) importBlock(b *hcl.Block) *Import {
 	im := &Import{ToRange: attr.Expr.Range(), DeclRange: b.DefRange}
 	bad := func(detail string) *Import {
 		d.errorf(attr.Expr.Range(), b.DefRange, "Invalid import address",
-			"%s An import address is written as the CLI prints addresses: service.<id>, index[\"<name>\"] (index.<name> for a name without dots) or document[\"<index>/<type>/<id>\"].", detail)
+			"%s An import address is written as the CLI prints addresses: %s.", detail, AddrForms())
 		return nil
 	}
 	tr, diags := hcl.AbsTraversalForExpr(attr.Expr)
@@ -71,8 +69,9 @@ func (d *decoder) importBlock(b *hcl.Block) *Import {
 		return bad("The value of to is not an address.")
 	}
 	im.Kind = tr.RootName()
-	if im.Kind != "service" && im.Kind != "index" && im.Kind != "document" {
-		return bad(fmt.Sprintf("%q is not a kind of object provision manages; the kinds are service, index and document.", im.Kind))
+	k, known := kindOf(im.Kind)
+	if !known {
+		return bad(fmt.Sprintf("%q is not a kind of object provision manages; the kinds are %s.", im.Kind, kindNames()))
 	}
 	switch step := tr[1].(type) {
 	case hcl.TraverseAttr:
@@ -88,8 +87,8 @@ func (d *decoder) importBlock(b *hcl.Block) *Import {
 	if im.Name == "" {
 		return bad("The name is empty.")
 	}
-	if parts := strings.SplitN(im.Name, "/", 3); im.Kind == "document" && (len(parts) != 3 || slices.Contains(parts, "")) {
-		return bad(fmt.Sprintf("%q is not a document's <index>/<type>/<id>.", im.Name))
+	if why := k.badName(im.Name); why != "" {
+		return bad(why)
 	}
 	return im
 }
@@ -98,18 +97,6 @@ func (d *decoder) importBlock(b *hcl.Block) *Import {
 // reports duplicates and addresses that name nothing declared (unless the
 // declarations are to be generated).
 func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
-	services := map[string]*Service{}
-	for _, s := range cfg.Services {
-		services[s.ID] = s
-	}
-	indices := map[string][]*Index{}
-	for _, ix := range cfg.Indices {
-		indices[ix.Name] = append(indices[ix.Name], ix)
-	}
-	documents := map[string]*Document{}
-	for _, doc := range cfg.Documents {
-		documents[doc.Path()] = doc
-	}
 	seen := map[string]*Import{}
 	for _, im := range imports {
 		if im == nil {
@@ -121,33 +108,16 @@ func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 		}
 		seen[im.Addr()] = im
 		cfg.Imports = append(cfg.Imports, im)
-		switch {
-		case im.Kind == "service" && services[im.Name] != nil:
-			services[im.Name].Import, im.Declared = im, true
-		case im.Kind == "document" && documents[im.Name] != nil:
-			documents[im.Name].Import, im.Declared = im, true
-		case im.Kind == "index" && len(indices[im.Name]) > 0:
-			for _, ix := range indices[im.Name] {
-				ix.Import = im
-			}
-			im.Declared = true
-		case generate && im.Kind == "index" && len(cfg.Searches) != 1:
-			d.errorf(im.ToRange, im.DeclRange, "Import of an undeclared index needs one search cluster",
-				"The declaration of %s is to be generated, but %d search blocks are declared, so it is not known which cluster holds the index. Declare exactly one search block, or declare the index block yourself.",
-				im.Addr(), len(cfg.Searches))
-		case generate && im.Kind == "service" && len(cfg.Agents) > 1:
-			d.errorf(im.ToRange, im.DeclRange, "Import of an undeclared service needs one agent",
-				"The declaration of %s is to be generated, but %d agent blocks are declared, so it is not known which node's agent holds the registration. Declare the service block yourself, with its agent.",
-				im.Addr(), len(cfg.Agents))
-		case generate && im.Kind == "document" && len(cfg.Searches) != 1:
-			d.errorf(im.ToRange, im.DeclRange, "Import of an undeclared document needs one search cluster",
-				"The declaration of %s is to be generated, but %d search blocks are declared, so it is not known which cluster holds the document. Declare exactly one search block, or declare the document block yourself.",
-				im.Addr(), len(cfg.Searches))
-		case !generate:
-			what := map[string]string{"service": "service block with id", "index": "index block named", "document": "document block at"}[im.Kind]
+		k, _ := kindOf(im.Kind)
+		if im.Declared = k.attach(cfg, im); im.Declared {
+			continue
+		}
+		if !generate {
 			d.errorf(im.ToRange, im.DeclRange, "Import of an undeclared object",
 				"No %s %q is declared, so there is nothing to import %s into. Declare it, or run provision plan -generate-config-out=FILE to write its declaration from the live object.",
-				what, im.Name, im.Addr())
+				k.block, im.Name, im.Addr())
+		} else if summary, detail := k.ungenerable(cfg); summary != "" {
+			d.errorf(im.ToRange, im.DeclRange, summary, "The declaration of %s is to be generated, but %s", im.Addr(), detail)
 		}
 	}
 }

@@ -58,6 +58,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "import"},
 		{Type: "traefik", LabelNames: []string{"name"}},
 		{Type: "document", LabelNames: []string{"type", "name"}},
+		{Type: "key", LabelNames: []string{"path"}},
 	},
 }
 
@@ -160,6 +161,8 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 				cfg.Traefiks = append(cfg.Traefiks, d.traefikBlock(b))
 			case "document":
 				documentBlocks = append(documentBlocks, b)
+			case "key":
+				cfg.Keys = append(cfg.Keys, d.keyBlock(b))
 			}
 		}
 	}
@@ -180,6 +183,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	d.checkServices(cfg)
 	d.checkIndices(cfg)
 	d.checkDocuments(cfg)
+	d.checkKeys(cfg)
 	d.checkImports(cfg, imports, in.GenerateConfig)
 	for _, v := range sortedVariables(cfg.Variables) {
 		if v.Sensitive && v.Value != cty.NilVal {

@@ -39,10 +39,16 @@ func TestScripts(t *testing.T) {
 
 // consulCmd talks to the agent around provision, as a person would with
 // curl: consul register FILE, consul deregister ID, consul get ID (prints
-// ID, port and tags, one per line, or "absent").
+// ID, port and tags, one per line, or "absent"); consul kvput KEY VALUE
+// [FLAGS], consul kvget KEY (prints the value and the flags, or
+// "absent").
 func consulCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) > 1 && strings.HasPrefix(args[0], "kv") {
+		kvCmd(ts, neg, args)
+		return
+	}
 	if len(args) != 2 {
-		ts.Fatalf("usage: consul register FILE | deregister ID | get ID")
+		ts.Fatalf("usage: consul register FILE | deregister ID | get ID | kvput KEY VALUE [FLAGS] | kvget KEY")
 	}
 	base := "http://" + ts.Getenv("CONSUL_HTTP_ADDR")
 	var (
@@ -80,6 +86,44 @@ func consulCmd(ts *testscript.TestScript, neg bool, args []string) {
 		for _, tag := range s.Tags {
 			fmt.Fprintf(ts.Stdout(), "tag %s\n", tag)
 		}
+		return
+	}
+	if (resp.StatusCode != http.StatusOK) != neg {
+		ts.Fatalf("consul %s: %s %s", args[0], resp.Status, body)
+	}
+}
+
+func kvCmd(ts *testscript.TestScript, neg bool, args []string) {
+	base := "http://" + ts.Getenv("CONSUL_HTTP_ADDR") + "/v1/kv/" + args[1]
+	var resp *http.Response
+	var err error
+	switch {
+	case args[0] == "kvput" && (len(args) == 3 || len(args) == 4):
+		flags := "0"
+		if len(args) == 4 {
+			flags = args[3]
+		}
+		req, _ := http.NewRequest("PUT", base+"?flags="+flags, strings.NewReader(args[2]))
+		resp, err = http.DefaultClient.Do(req)
+	case args[0] == "kvget" && len(args) == 2:
+		resp, err = http.Get(base)
+	default:
+		ts.Fatalf("usage: consul kvput KEY VALUE [FLAGS] | kvget KEY")
+	}
+	ts.Check(err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if args[0] == "kvget" {
+		if resp.StatusCode == http.StatusNotFound {
+			fmt.Fprintln(ts.Stdout(), "absent")
+			return
+		}
+		var pairs []struct {
+			Value []byte
+			Flags uint64
+		}
+		ts.Check(json.Unmarshal(body, &pairs))
+		fmt.Fprintf(ts.Stdout(), "value %s\nflags %d\n", pairs[0].Value, pairs[0].Flags)
 		return
 	}
 	if (resp.StatusCode != http.StatusOK) != neg {

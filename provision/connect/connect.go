@@ -66,6 +66,11 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 			opened.Cluster = k
 		}
 	}
+	kv, kdiags := consul.NewKV(cfg, co)
+	diags = append(diags, kdiags...)
+	if kv != nil {
+		out = append(out, kv)
+	}
 	if o.Indices {
 		sbs, sdiags := search.New(cfg, search.Options{Env: o.Env, Deadlines: o.Deadlines, Prune: o.PruneIndices})
 		out = append(out, sbs...)

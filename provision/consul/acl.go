@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/consul/api"
@@ -71,6 +72,13 @@ func Permissions(cfg *schema.Config, deleting []string, node string) []Permissio
 		if !names[n] {
 			names[n] = true
 			out = append(out, Permission{Resource: "service", Segment: n, Access: "write", Why: "deregister owned services named " + n + ", no longer declared"})
+		}
+	}
+	prefixes := map[string]bool{}
+	for _, k := range cfg.Keys {
+		if p := k.Prefix(); !prefixes[p] {
+			prefixes[p] = true
+			out = append(out, Permission{Resource: "key_prefix", Segment: p, Access: "write", Why: "the keys the specs declare under " + strconv.Quote(p), at: k.DeclRange.Ptr()})
 		}
 	}
 	at := cfg.ProjectRange.Ptr()

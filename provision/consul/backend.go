@@ -116,7 +116,7 @@ func lockerIsFirstAgent(cfg *schema.Config) bool {
 // all: an agent, a service, an import of one, a consul block or
 // CONSUL_HTTP_ADDR.
 func usesConsul(cfg *schema.Config) bool {
-	return len(cfg.Agents) > 0 || len(cfg.Services) > 0 || slices.ContainsFunc(cfg.Imports, isService) || cfg.Consul != nil || envSet(api.HTTPAddrEnvName)
+	return len(cfg.Agents) > 0 || len(cfg.Services) > 0 || len(cfg.Keys) > 0 || slices.ContainsFunc(cfg.Imports, isConsul) || cfg.Consul != nil || envSet(api.HTTPAddrEnvName)
 }
 
 // openConfig opens the agent a (nil: Consul's one agent) with the
@@ -398,6 +398,6 @@ func (b *Backend) sender() provision.Sender {
 	}
 }
 
-func isService(im *schema.Import) bool { return im.Kind == "service" }
+func isConsul(im *schema.Import) bool { return im.Kind == "service" || im.Kind == "key" }
 
 func envSet(name string) bool { return os.Getenv(name) != "" }

@@ -1,0 +1,139 @@
+package schema
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Kind is one kind of object the specs declare, as the language knows it:
+// the one place where a kind is declared (its block is decoded in its own
+// file). The engine takes a kind's address form and order from here.
+type Kind struct {
+	// Name is the kind as addresses write it: service.<id>.
+	Name string
+	// Place is the block type that qualifies its addresses when several
+	// are declared ("agent", "search"); "" for a kind with one place.
+	Place string
+	// Form is how an address of the kind is written, for a person.
+	Form string
+	// block names a declaration for a person ("service block with id").
+	block string
+	// badName says what is wrong with an imported object's name.
+	badName func(name string) string
+	// attach attaches an import to the declaration it names, reporting
+	// whether one does.
+	attach func(cfg *Config, im *Import) bool
+	// ungenerable says why the declaration of an undeclared import cannot
+	// be generated; "" when it can.
+	ungenerable func(cfg *Config) (summary, detail string)
+}
+
+// Kinds are the kinds, in the order a plan lists them.
+var Kinds = []Kind{
+	{
+		Name: "service", Place: "agent", Form: "service.<id>", block: "service block with id",
+		badName: func(string) string { return "" },
+		attach: func(cfg *Config, im *Import) bool {
+			i := slices.IndexFunc(cfg.Services, func(s *Service) bool { return s.ID == im.Name })
+			if i >= 0 {
+				cfg.Services[i].Import = im
+			}
+			return i >= 0
+		},
+		ungenerable: func(cfg *Config) (string, string) {
+			if len(cfg.Agents) > 1 {
+				return "Import of an undeclared service needs one agent", fmt.Sprintf("%d agent blocks are declared, so it is not known which node's agent holds the registration. Declare the service block yourself, with its agent.", len(cfg.Agents))
+			}
+			return "", ""
+		},
+	},
+	{
+		Name: "index", Place: "search", Form: `index["<name>"] (index.<name> for a name without dots)`, block: "index block named",
+		badName: func(string) string { return "" },
+		attach: func(cfg *Config, im *Import) bool {
+			found := false
+			for _, ix := range cfg.Indices {
+				if ix.Name == im.Name {
+					ix.Import, found = im, true
+				}
+			}
+			return found
+		},
+		ungenerable: oneSearch("index"),
+	},
+	{
+		Name: "document", Place: "search", Form: `document["<index>/<type>/<id>"]`, block: "document block at",
+		badName: func(name string) string {
+			if parts := strings.SplitN(name, "/", 3); len(parts) != 3 || slices.Contains(parts, "") {
+				return fmt.Sprintf("%q is not a document's <index>/<type>/<id>.", name)
+			}
+			return ""
+		},
+		attach: func(cfg *Config, im *Import) bool {
+			i := slices.IndexFunc(cfg.Documents, func(doc *Document) bool { return doc.Path() == im.Name })
+			if i >= 0 {
+				cfg.Documents[i].Import = im
+			}
+			return i >= 0
+		},
+		ungenerable: oneSearch("document"),
+	},
+	{
+		Name: "key", Form: `key["<path>"]`, block: "key block at",
+		badName: func(name string) string {
+			if why := badKeyPath(name); why != "" {
+				return fmt.Sprintf("The key path %q %s.", name, why)
+			}
+			return ""
+		},
+		attach: func(cfg *Config, im *Import) bool {
+			i := slices.IndexFunc(cfg.Keys, func(k *Key) bool { return k.Path == im.Name })
+			if i >= 0 {
+				cfg.Keys[i].Import = im
+			}
+			return i >= 0
+		},
+		ungenerable: func(*Config) (string, string) { return "", "" },
+	},
+}
+
+// oneSearch: the declaration of an undeclared object of a search cluster
+// is generated only when one search block is declared.
+func oneSearch(noun string) func(cfg *Config) (string, string) {
+	return func(cfg *Config) (string, string) {
+		if len(cfg.Searches) != 1 {
+			return "Import of an undeclared " + noun + " needs one search cluster",
+				fmt.Sprintf("%d search blocks are declared, so it is not known which cluster holds the %s. Declare exactly one search block, or declare the %s block yourself.", len(cfg.Searches), noun, noun)
+		}
+		return "", ""
+	}
+}
+
+func kindOf(name string) (Kind, bool) {
+	i := slices.IndexFunc(Kinds, func(k Kind) bool { return k.Name == name })
+	if i < 0 {
+		return Kind{}, false
+	}
+	return Kinds[i], true
+}
+
+// kindNames are the kinds' names, for a person: "service, index,
+// document and key".
+func kindNames() string {
+	var names []string
+	for _, k := range Kinds {
+		names = append(names, k.Name)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// AddrForms is how the addresses of every kind are written, for a
+// person.
+func AddrForms() string {
+	var forms []string
+	for _, k := range Kinds {
+		forms = append(forms, k.Form)
+	}
+	return strings.Join(forms[:len(forms)-1], ", ") + " or " + forms[len(forms)-1]
+}
