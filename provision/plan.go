@@ -408,3 +408,19 @@ func needsFirst(changes []*Change) []*Change {
 	}
 	return out
 }
+
+// A Follower is a Backend with a change feed: Follow tells feed each time
+// its live state may have changed, until ctx ends.
+type Follower interface {
+	Follow(ctx context.Context, feed Feed)
+}
+
+// Feed is where a Follower reports.
+type Feed struct {
+	// Changed says the live state may have changed, and why.
+	Changed func(why string)
+	// Back says the system answers again after it did not.
+	Back func()
+	// Log says what a person should know ("warn", "info").
+	Log func(level, format string, args ...any)
+}

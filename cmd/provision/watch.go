@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/run"
 	"github.com/provision-dev/provision/provision/watch"
 )
 
@@ -65,97 +64,13 @@ func (c *cli) watchCmd(args []string) int {
 		}
 		fmt.Fprintf(c.stdout, "%s %-5s %-10s %s%s\n", e.Time.Format(time.RFC3339), e.Level, e.Kind, addr, e.Message)
 	}
-	base := c.operation(0, dirArg(pos), &pf)
+	base := c.operation(run.Plan, dirArg(pos), &pf)
 	base.LockTimeout, base.Parallelism, base.Lock = *lockTimeout, *parallelism, true
-	metrics := watch.NewMetrics()
-	var lead watch.Leadership
-	leads := lead.Held
-	w := watch.New(watch.Options{Base: base, Heal: *heal, Interval: *interval, BufferMin: bmin, BufferMax: bmax,
-		MaxRepairs: *maxRepairs, Window: *window, Log: logf, Metrics: metrics}, func() bool { return leads() })
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	specs, diags := w.Load()
-	if diags.HasErrors() {
-		logf(watch.Event{Time: time.Now().UTC(), Level: "error", Kind: "stop", Message: "the specs do not load: " + diags.Error()})
-		return exitError
-	}
-	cfg := specs.Config
-	var wg sync.WaitGroup
-	if *listen != "" {
-		ln, err := net.Listen("tcp", *listen)
-		if err != nil {
-			logf(watch.Event{Time: time.Now().UTC(), Level: "error", Kind: "stop", Message: fmt.Sprintf("-listen %s: %s", *listen, err)})
-			return exitError
-		}
-		srv := &http.Server{Handler: metrics.Handler(w, 3*(*interval)+time.Minute), ReadHeaderTimeout: 5 * time.Second}
-		go srv.Serve(ln)
-		defer srv.Close()
-		logf(watch.Event{Time: time.Now().UTC(), Level: "info", Kind: "listen", Message: "serving /metrics and /healthz on http://" + ln.Addr().String()})
-	}
-	agents := watch.Agents(cfg, c.getenv)
-	if *heal && len(agents) > 0 {
-		cluster := c.getenv("CONSUL_HTTP_ADDR")
-		if cfg.Consul != nil && cfg.Consul.Address != "" {
-			cluster = cfg.Consul.Address
-		} else if cluster == "" {
-			cluster = agents[0]
-		}
-		if client, err := watch.Client(cluster); err == nil {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				lead.Run(ctx, client, cfg.Project, func(on bool) {
-					metrics.Leader(on)
-					if on {
-						logf(watch.Event{Time: time.Now().UTC(), Level: "info", Kind: "leader", Message: "this watcher leads project " + cfg.Project + " and heals"})
-						w.Wake("leadership")
-					} else {
-						logf(watch.Event{Time: time.Now().UTC(), Level: "warn", Kind: "leader", Message: "this watcher no longer leads; it reports"})
-					}
-				}, func(format string, args ...any) {
-					logf(watch.Event{Time: time.Now().UTC(), Level: "warn", Kind: "leader", Message: fmt.Sprintf(format, args...)})
-				})
-			}()
-		}
-		// The first run heals as the leader: wait a moment for the lock.
-		for deadline := time.Now().Add(3 * time.Second); !lead.Held() && time.Now().Before(deadline) && ctx.Err() == nil; {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if !lead.Held() {
-			logf(watch.Event{Time: time.Now().UTC(), Level: "info", Kind: "follower", Message: "this watcher does not lead project " + cfg.Project + ": it reports, and the leader heals"})
-		}
-	} else if *heal {
-		// No Consul to elect through: this watcher heals alone, as apply
-		// without an agent runs unlocked.
-		leads = func() bool { return true }
-		metrics.Leader(true)
-		logf(watch.Event{Time: time.Now().UTC(), Level: "warn", Kind: "leader", Message: "no Consul agent in the specs or the environment: no leader election, so run one watcher of this project"})
-	} else {
-		metrics.Leader(false)
-	}
-	if err := w.Once(ctx, specs); err != nil {
-		logf(watch.Event{Time: time.Now().UTC(), Level: "error", Kind: "stop", Message: err.Error()})
-		stop()
-		wg.Wait()
-		return exitError
-	}
-	for _, a := range agents {
-		wg.Add(1)
-		go func() { defer wg.Done(); w.FollowAgent(ctx, a) }()
-	}
-	for _, f := range []func(context.Context){w.Poll, w.FollowSpecs, w.Loop} {
-		wg.Add(1)
-		go func() { defer wg.Done(); f(ctx) }()
-	}
-	<-ctx.Done()
-	logf(watch.Event{Time: time.Now().UTC(), Level: "info", Kind: "stop", Message: "stopping: the current repair finishes or stops, the lock and the leader session are released"})
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		logf(watch.Event{Time: time.Now().UTC(), Level: "error", Kind: "stop", Message: "not stopped within 5s"})
+	err := watch.Run(ctx, watch.Options{Base: base, Heal: *heal, Interval: *interval, BufferMin: bmin, BufferMax: bmax,
+		MaxRepairs: *maxRepairs, Window: *window, Log: logf, Metrics: watch.NewMetrics(), Listen: *listen})
+	if err != nil {
 		return exitError
 	}
 	return exitOK

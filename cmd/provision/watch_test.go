@@ -476,3 +476,43 @@ func buildBinary(t *testing.T) string {
 	}
 	return bin
 }
+
+// TestWatchKeys: a watcher follows the folder of the declared keys with a
+// blocking query, so a key edited or deleted by hand is repaired within
+// seconds, though the poll is an hour away.
+func TestWatchKeys(t *testing.T) {
+	agent := servers.NewConsul(t)
+	bin := buildBinary(t)
+	specs := t.TempDir()
+	spec := "project = \"keys\"\n\nkey \"apps/keys/limits\" {\n  value = { rate = 100 }\n  flags = 3\n}\n"
+	if err := os.WriteFile(filepath.Join(specs, "main.hcl"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
+	w := startWatch(t, bin, env, "-heal", "-interval", "1h", "-buffer", "100ms,1s", specs)
+	w.waitLog(t, "this watcher leads project keys", 1, 20*time.Second)
+	value := func() (string, uint64) {
+		var pairs []struct {
+			Value []byte
+			Flags uint64
+		}
+		if json.Unmarshal([]byte(consulDo(t, agent.Addr, "GET", "/v1/kv/apps/keys/limits", "")), &pairs) != nil || len(pairs) == 0 {
+			return "", 0
+		}
+		return string(pairs[0].Value), pairs[0].Flags
+	}
+	waitFor(t, "the first run writes the key", 20*time.Second, func() bool { v, _ := value(); return v == `{"rate":100}` })
+	_, flags := value()
+	if flags&0xffffffff != 3 || flags>>48 == 0 {
+		t.Fatalf("flags %x: want the declared 3 and the mark", flags)
+	}
+
+	consulDo(t, agent.Addr, "PUT", fmt.Sprintf("/v1/kv/apps/keys/limits?flags=%d", flags), `{"rate": 1}`)
+	took := waitFor(t, "the edited key written back", 10*time.Second, func() bool { v, _ := value(); return v == `{"rate":100}` })
+	t.Logf("a key edited by hand was written back in %s", took.Round(10*time.Millisecond))
+
+	consulDo(t, agent.Addr, "DELETE", "/v1/kv/apps/keys/limits", "")
+	took = waitFor(t, "the deleted key written again", 10*time.Second, func() bool { v, _ := value(); return v == `{"rate":100}` })
+	t.Logf("a key deleted by hand was written again in %s", took.Round(10*time.Millisecond))
+	w.waitLog(t, `key["apps/keys/limits"]: kv: create, drifted since`, 1, time.Second)
+}

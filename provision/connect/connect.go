@@ -96,6 +96,10 @@ type Cluster interface {
 	// NodeName is the name of the agent's node, where the lock's session
 	// is written.
 	NodeName(ctx context.Context) (string, error)
+	// Elect takes part in the election of the project's healer (provision
+	// watch -heal) until ctx ends; changed is told of each change of
+	// leadership, log of trouble.
+	Elect(ctx context.Context, project string, changed func(bool), log func(string, ...any))
 }
 
 // LockKey is the KV key of the project's lock; RecordKey that of its record.

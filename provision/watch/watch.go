@@ -54,6 +54,8 @@ type Options struct {
 	Log func(Event)
 	// Metrics are updated as the loop goes; nil for none.
 	Metrics *Metrics
+	// Listen is where Run serves /metrics and /healthz; "" for nowhere.
+	Listen string
 }
 
 // Event is one line of the watcher's log.
