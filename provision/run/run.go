@@ -1,15 +1,30 @@
 // Package run is one provision run, in the engine. Every command that
 // reads specs (plan, apply DIR, apply PLANFILE, destroy, validate,
-// policy, graph, plan -generate-config-out) is an Operation: a fixed
-// sequence of named phases,
+// policy, graph, snapshot, plan -generate-config-out, and each run of
+// provision test) is an Operation: a fixed sequence of named phases,
+// each of which returns its outcome (diagnostics; an error stops the
+// run there):
 //
-//	load → open → check permissions → lock → read → plan → check saved
-//	→ confirm → apply → record → verify
+//	phase              does                                        shows
+//	load               parse and decode the specs (a saved plan too)
+//	open               make the backends' clients (no I/O)
+//	check permissions  ask whether the token may write what is in scope
+//	lock               take the project's lock (apply, destroy)
+//	read               read every backend once: the live state, a value
+//	                   (or take it from a snapshot: no I/O)
+//	plan (Diff)        plan from the live state, no I/O; -target,       the plan (not a saved plan's)
+//	                   -exclude, the permissions of what it sends
+//	check saved        hold a saved plan against the plan made now      the plan
+//	confirm            ask a person                                     the question
+//	apply (Send)       send the requests, in order                      each request
+//	record             write the record of the project's agents
+//	verify             prove what readers see (tribe node, proxies)     each proof
 //
 // of which each type of operation runs its own (plan stops after plan; a
-// saved plan is checked, never confirmed). The CLI parses flags into an
-// Operation, picks a View, and reads the Run's outcome; it never opens a
-// backend or prints. A feature adds a phase here, or a Hook after one.
+// saved plan is checked, never confirmed; snapshot stops after read). The
+// CLI parses flags into an Operation, picks a View, and reads the Run's
+// outcome; it never opens a backend or prints. A feature adds a phase
+// here, or a Hook after one.
 package run
 
 import (
@@ -263,15 +278,13 @@ func (o Operation) Start(ctx context.Context, v View) *Run {
 			diags = steps[ph](r, ctx)
 		}
 		for _, h := range o.Hooks[ph] {
-			if diags.HasErrors() || r.failed {
+			if diags.HasErrors() {
 				break
 			}
 			diags = append(diags, h(ctx, r)...)
 		}
 		if diags.HasErrors() {
-			r.fail(diags)
-		}
-		if r.failed {
+			r.fail(slices.DeleteFunc(diags, func(d *hcl.Diagnostic) bool { _, ok := d.Extra.(shownAlready); return ok }))
 			return r
 		}
 		r.Warnings = append(r.Warnings, diags...)
@@ -299,6 +312,16 @@ var steps = [...]func(*Run, context.Context) hcl.Diagnostics{
 	Read: (*Run).read, Diff: (*Run).plan, CheckSaved: (*Run).checkSaved, Confirm: (*Run).confirm,
 	Send: (*Run).send, Record: (*Run).record, Verify: (*Run).verify,
 	MakeConfig: (*Run).generate, MakePolicy: (*Run).policy,
+}
+
+// shownAlready is the Extra of the error a phase returns for a failure
+// its view has shown already (a plan not confirmed, a request that
+// failed): it stops the run and is not shown again.
+type shownAlready struct{}
+
+// shown is that error; why is for a program that looks.
+func shown(why string) hcl.Diagnostics {
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: why, Extra: shownAlready{}}}
 }
 
 // Refusal is a run's (or a command's) own refusal to go on, as one error

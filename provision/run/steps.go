@@ -247,7 +247,7 @@ func (r *Run) confirm(ctx context.Context) hcl.Diagnostics {
 		return nil
 	}
 	if !r.view.(Asker).Confirm(ctx, r.Plan) {
-		r.failed = true // the view said why
+		return shown("not confirmed")
 	}
 	return nil
 }
@@ -268,7 +268,7 @@ func (r *Run) send(ctx context.Context) hcl.Diagnostics {
 	})
 	if r.Result.Err() != nil || r.Result.Stopped != nil {
 		v.Result(r.Plan, r.Result, nil)
-		r.failed = true
+		return shown("the apply stopped")
 	}
 	return nil
 }
@@ -305,7 +305,9 @@ func (r *Run) verify(ctx context.Context) hcl.Diagnostics {
 	if slices.Contains(r.Ran, Send) || diags.HasErrors() {
 		v.Result(r.Plan, r.Result, diags)
 	}
-	r.failed = diags.HasErrors()
+	if diags.HasErrors() {
+		return shown("not what the readers see")
+	}
 	return nil
 }
 
