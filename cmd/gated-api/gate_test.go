@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +102,27 @@ func TestProveTheGate(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "No changes.") || !strings.Contains(out, "traefik.v2: /api gated by gated-api-auth") ||
 			!strings.Contains(out, "traefik.v1: /api gated by frontend-gated-api's auth.forward") {
 			t.Errorf("converged apply: exit %d\n%s", code, out)
+		}
+	})
+
+	t.Run("snapshot", func(t *testing.T) {
+		// What the three proxies serve is recorded; the plan from the
+		// snapshot, gates included, is the live plan, in text and JSON.
+		snap := filepath.Join(t.TempDir(), "snap.json")
+		if code, out := run("snapshot", "-var", portVar, "-out", snap, specs); code != 0 {
+			t.Fatalf("snapshot: exit %d\n%s", code, out)
+		}
+		for _, format := range []string{"text", "json"} {
+			_, live := run("plan", "-format", format, "-var", portVar, specs)
+			_, offline := run("plan", "-format", format, "-snapshot", snap, "-var", portVar, specs)
+			if format == "text" {
+				_, offline, _ = strings.Cut(offline, "\n\n")
+			} else {
+				offline = regexp.MustCompile(`,"snapshot":\{[^}]*\}`).ReplaceAllString(offline, "")
+			}
+			if diff := cmp.Diff(live, offline); diff != "" || !strings.Contains(live, map[string]string{"text": "gated by", "json": `"status":"gated"`}[format]) {
+				t.Errorf("%s: the plan from the snapshot is not the live plan (-live +snapshot):\n%s\nlive: %.3000s", format, diff, live)
+			}
 		}
 	})
 

@@ -238,14 +238,14 @@ func (b *Backend) Permit(st provision.State, changes []*provision.Change) hcl.Di
 		return nil
 	}
 	if as.ACL.Unchecked != "" {
-		return b.judge(perms, nil, errors.New(as.ACL.Unchecked))
+		return b.judge(perms, nil, errors.New(as.ACL.Unchecked), false)
 	}
 	allowed := make([]bool, len(perms))
 	for i, p := range perms {
 		ok, asked := as.ACL.Allowed[p.String()]
 		allowed[i] = ok || !asked
 	}
-	return b.judge(perms, allowed, nil)
+	return b.judge(perms, allowed, nil, false)
 }
 
 // Preflight is the permission check of an apply before its lock: whether
@@ -276,7 +276,7 @@ func (b *Backend) Preflight(ctx context.Context, scope func(provision.Addr) bool
 		// would: nothing is locked or sent.
 		return hcl.Diagnostics{b.unreadable(err)}
 	}
-	return b.judge(perms, allowed, err)
+	return b.judge(perms, allowed, err, b.conf.Token == "")
 }
 
 // lockPerms are what the agent that holds the lock needs besides: its
@@ -323,14 +323,15 @@ func disabled(err error) bool {
 }
 
 // judge is an error at the declaration for each permission the token
-// lacks, as allowed answers; a Consul without ACLs has nothing to check,
-// and one that cannot answer (an older one without the authorize
-// endpoint, or none at all: err) gets a warning, with the error.
-func (b *Backend) judge(perms []Permission, allowed []bool, err error) hcl.Diagnostics {
+// lacks, as allowed answers (anonymous: they are the anonymous token's);
+// a Consul without ACLs has nothing to check, and one that cannot answer
+// (an older one without the authorize endpoint, or none at all: err)
+// gets a warning, with the error.
+func (b *Backend) judge(perms []Permission, allowed []bool, err error, anonymous bool) hcl.Diagnostics {
 	if disabled(err) {
 		return nil
 	}
-	if err == nil && b.conf.Token == "" && slices.Contains(allowed, false) {
+	if err == nil && anonymous && slices.Contains(allowed, false) {
 		return hcl.Diagnostics{b.noToken()}
 	}
 	if err != nil {
@@ -360,13 +361,11 @@ func (b *Backend) judge(perms []Permission, allowed []bool, err error) hcl.Diagn
 }
 
 // aclDiagnostics are what the ACLs of the agent, as read, say about the
-// plan: under default deny, a plan with the anonymous token would read an
-// empty agent and plan false creates (an error); a read the agent
-// filtered hides objects (a warning).
+// plan: a read the agent filtered hides objects (a warning). (Under
+// default deny, a read with the anonymous token is refused: it would
+// read an empty agent and plan false creates.)
 func (b *Backend) aclDiagnostics(st agentState) hcl.Diagnostics {
 	switch {
-	case st.ACL.Deny && b.conf.Token == "":
-		return hcl.Diagnostics{b.noToken()}
 	case st.ACL.Filtered:
 		return hcl.Diagnostics{{
 			Severity: hcl.DiagWarning,

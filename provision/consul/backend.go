@@ -308,8 +308,8 @@ func (b *Backend) Read(ctx context.Context, _ provision.Mode) (provision.State, 
 	if err != nil {
 		return nil, hcl.Diagnostics{b.unreadable(err)}
 	}
-	if diags := b.aclDiagnostics(st); diags.HasErrors() {
-		return nil, diags
+	if st.ACL.Deny && b.conf.Token == "" {
+		return nil, hcl.Diagnostics{b.noToken()}
 	}
 	if st.ACL.Deny {
 		if b.locker {

@@ -353,14 +353,14 @@ func (kv *KV) Permit(s provision.State, changes []*provision.Change) hcl.Diagnos
 		return nil
 	}
 	if st.ACL.Unchecked != "" {
-		return kv.agent.judge(perms, nil, errors.New(st.ACL.Unchecked))
+		return kv.agent.judge(perms, nil, errors.New(st.ACL.Unchecked), false)
 	}
 	allowed := make([]bool, len(perms))
 	for i, p := range perms {
 		ok, asked := st.ACL.Allowed[p.String()]
 		allowed[i] = ok || !asked
 	}
-	return kv.agent.judge(perms, allowed, nil)
+	return kv.agent.judge(perms, allowed, nil, false)
 }
 
 // Converge is the store once changes are done, as Consul answers the
