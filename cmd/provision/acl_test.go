@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -107,6 +109,7 @@ func TestACL(t *testing.T) {
 		if code != exitOK || !strings.Contains(out, "No changes.") || strings.Contains(out+errOut, "Warning") {
 			t.Errorf("converged plan with the policy's token: exit %d\n%s%s", code, out, errOut)
 		}
+		plansAsLive(t, env(least), env(""), dir)
 		// The token writes nothing outside the project.
 		if code, body, _ := agent.Do(http.MethodPut, "/v1/agent/service/register", `{"ID":"other-1","Name":"other","Port":1}`, least); code != http.StatusForbidden {
 			t.Errorf("the policy's token registered a service of no declaration: %d %s", code, body)
@@ -134,6 +137,9 @@ func TestACL(t *testing.T) {
 			t.Errorf("plan with a token that may not write gamma: exit %d\n%s%s", code, out, errOut)
 		}
 		t.Log(errOut)
+		// Snapshotted with that token, the plan offline, with no token,
+		// is refused the same way.
+		plansAsLive(t, env(partial), env(""), dir, "-var", "gamma_port=19303")
 		before := w.n.Load()
 		code, _, errOut = runCLI(t, env(partial), "apply", "-auto-approve", "-var", "gamma_port=19303", dir)
 		if code != exitError || !strings.Contains(errOut, "Missing ACL permission") {
@@ -261,6 +267,8 @@ func TestTLS(t *testing.T) {
 			t.Errorf("%s: exit %d\n%s", name, code, errOut)
 		}
 	}
+	// Planned from a snapshot, no certificate or CA is needed.
+	plansAsLive(t, full, without("CONSUL_CACERT", "CONSUL_CLIENT_CERT", "CONSUL_CLIENT_KEY"), dir, "-var", "gamma_port=19305")
 }
 
 // TestACLFleet: services on two client agents of a cluster with ACLs on,
@@ -305,5 +313,31 @@ service "jobs" {
 	code, out, errOut = runCLI(t, env, "plan", "-detailed-exitcode", dir)
 	if code != exitOK || strings.Contains(out+errOut, "Warning") {
 		t.Errorf("converged plan on an ACL fleet: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// plansAsLive takes a snapshot of the specs of dir with env and holds
+// what plan prints from it, with offline's environment and no network,
+// against what it prints live, in text (less the line that names the
+// snapshot) and in JSON (less its snapshot field), diagnostics included.
+func plansAsLive(t *testing.T, env, offline map[string]string, dir string, args ...string) {
+	t.Helper()
+	snap := filepath.Join(t.TempDir(), "snap.json")
+	if code, out, errOut := runCLI(t, env, append(append([]string{"snapshot", "-out", snap}, args...), dir)...); code != exitOK {
+		t.Fatalf("snapshot: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, format := range []string{"text", "json"} {
+		plan := append([]string{"plan", "-format", format}, args...)
+		liveCode, live, liveErr := runCLI(t, env, append(plan, dir)...)
+		offCode, off, offErr := runCLI(t, offline, append(append(plan, "-snapshot", snap), dir)...)
+		if format == "text" {
+			_, off, _ = strings.Cut(off, "\n\n")
+		} else {
+			off = regexp.MustCompile(`,"snapshot":\{[^}]*\}`).ReplaceAllString(off, "")
+		}
+		if liveCode != offCode || live != off || liveErr != offErr {
+			t.Errorf("%s: the plan from the snapshot (exit %d) is not the live plan (exit %d):\n%s%s", format, offCode, liveCode,
+				cmp.Diff(live, off), cmp.Diff(liveErr, offErr))
+		}
 	}
 }
