@@ -100,6 +100,7 @@ func TestDocuments(t *testing.T) {
 				t.Errorf("plan lacks %s:\n%s", s, out)
 			}
 		}
+		plansAsLive(t, cfg)
 		t.Logf("plan:\n%s", out)
 	})
 

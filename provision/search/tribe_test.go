@@ -101,6 +101,7 @@ func TestTribeServesAnotherCopy(t *testing.T) {
 		t.Fatalf("plan warnings:\n%s\nwant one starting:\n%s", strings.Join(got, "\n"), want)
 	}
 	t.Logf("plan: %s", got[0])
+	plansAsLive(t, seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+cluster(t).Tribe.URL))
 	send(t, b, changes)
 	_, err := b.verify(context.Background(), changes)
 	if err == nil || !strings.Contains(err.Error(), `the tribe node serves another member's copy, not the one written on t1: ".dashboard" is served from t2`) {
