@@ -22,10 +22,12 @@ build:
 servers:
 	bash .ci/install-servers
 
+# provision test specs: the shipped specs' own golden plans, offline.
 # The last line runs make fuzz itself for a few seconds a target, so that
 # the command the README documents keeps working.
 test: servers
 	$(GO) vet ./...
+	$(GO) run ./cmd/provision test specs
 	$(GO) test -race -count=1 -timeout 40m ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 

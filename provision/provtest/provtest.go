@@ -374,28 +374,34 @@ func (res *Result) expectFailures(p *provision.Plan) {
 	}
 }
 
-// names reports whether the diagnostic is about ref: its source line,
-// or its words, name it.
+// names reports whether the diagnostic is about ref: its words name
+// it, or a line it points at (its subject or its context) names it, or
+// is the block ref names (var.x: variable "x"; service.x: service "x").
 func names(d *hcl.Diagnostic, ref string) bool {
 	if strings.Contains(d.Detail, ref) || strings.Contains(d.Summary, ref) {
 		return true
 	}
-	if d.Subject == nil {
-		return false
+	kind, name, _ := strings.Cut(ref, ".")
+	if kind == "var" {
+		kind = "variable"
 	}
-	src, err := os.ReadFile(d.Subject.Filename)
-	if err != nil {
-		return false
-	}
-	lines := strings.Split(string(src), "\n")
-	for l := d.Subject.Start.Line; l <= d.Subject.End.Line && l-1 < len(lines); l++ {
-		if strings.Contains(lines[l-1], ref) {
-			return true
+	block := fmt.Sprintf("%s %q", kind, name)
+	for _, rng := range []*hcl.Range{d.Subject, d.Context} {
+		if rng == nil {
+			continue
+		}
+		src, err := os.ReadFile(rng.Filename)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(string(src), "\n")
+		for l := rng.Start.Line; l <= rng.End.Line && l-1 < len(lines); l++ {
+			if strings.Contains(lines[l-1], ref) || strings.HasPrefix(strings.TrimSpace(lines[l-1]), block) {
+				return true
+			}
 		}
 	}
-	// a variable's own block: variable "api_port"
-	name, ok := strings.CutPrefix(ref, "var.")
-	return ok && d.Subject.Start.Line-1 < len(lines) && strings.Contains(lines[d.Subject.Start.Line-1], fmt.Sprintf("variable %q", name))
+	return false
 }
 
 func summaries(diags hcl.Diagnostics) string {

@@ -332,7 +332,33 @@ func (b *Backend) Read(ctx context.Context, mode provision.Mode) (provision.Stat
 	if b.tribe != nil && mode == provision.Converge && !b.checkCluster(f).HasErrors() {
 		f.TribeNode = b.readTribeNode(ctx)
 	}
+	b.keepDeclaredSettings(f)
 	return f, nil
+}
+
+// keepDeclaredSettings leaves out of each index's settings those no
+// index of the specs declares (index.uuid, index.creation_date,
+// index.version.created, ...): the plan compares the declared ones only,
+// and the rest would make a snapshot of one live state differ from a
+// snapshot of another with the same declarations.
+func (b *Backend) keepDeclaredSettings(f facts) {
+	declared := map[string]bool{}
+	for _, ix := range b.indices {
+		for k := range ix.Settings {
+			declared[k] = true
+		}
+	}
+	for name, ix := range f.Indices {
+		for k := range ix.Settings {
+			if !declared[k] {
+				delete(ix.Settings, k)
+			}
+		}
+		if len(ix.Settings) == 0 {
+			ix.Settings = nil
+		}
+		f.Indices[name] = ix
+	}
 }
 
 // GreenfieldVersion is the Elasticsearch version a plan against nothing
@@ -362,7 +388,7 @@ func (b *Backend) Plan(st provision.State, mode provision.Mode) (provision.Plann
 	f := st.(facts)
 	changes, diags := b.diff(f, mode)
 	out := provision.Planned{Changes: changes, Fingerprint: fingerprint(f)}
-	if r := f.TribeNode; r != nil && mode == provision.Converge && !diags.HasErrors() {
+	if r := f.TribeNode; r != nil && b.tribe != nil && mode == provision.Converge && !diags.HasErrors() {
 		diags = append(diags, b.tribeDiagnostics(r)...)
 		if r.Blocks != nil {
 			if note := blocksNote(b.scope.TribeURL, r.Blocks.Write, r.Blocks.Metadata); note != "" {

@@ -1,12 +1,31 @@
-# Golden plans of the shipped specs, made with no network: provision test specs
-# (make test runs it). provision test -update rewrites tests/golden/; read the
-# diff before committing it.
+# Golden plans of the shipped specs, made with no network from the live
+# states in snapshots/ (TestShippedSnapshots in cmd/provision makes them on
+# real servers): provision test specs, which make test runs.
+# provision test -update specs rewrites golden/; read the diff first.
 
 run "greenfield" {
   # No snapshot: nothing is live.
 }
 
+run "hand-made, not imported" {
+  # The seed's registration and .dashboard, made by hand: refused until
+  # import blocks take them over (testdata/import).
+  snapshot        = "snapshots/handmade.json"
+  expect_failures = [service.gated-api]
+}
+
+run "converged" {
+  snapshot          = "snapshots/converged.json"
+  expect_no_changes = true
+}
+
+run "drifted" {
+  # The port and a saved object's title edited by hand.
+  snapshot = "snapshots/drifted.json"
+}
+
 run "other port" {
+  snapshot  = "snapshots/converged.json"
   variables = { api_port = 8081 }
 }
 

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/provision/servers"
+)
+
+var update = flag.Bool("update", false, "rewrite the shipped specs' snapshots with those of this run")
+
+// TestShippedSnapshots makes, on a real Consul agent and a real
+// Elasticsearch cluster t1, the live states that the shipped specs' own
+// tests (specs/tests) plan from, and holds a fresh snapshot of each
+// against the one committed there (go test -run TestShippedSnapshots
+// -update rewrites them; read the diff): the seed's system made by hand,
+// that system taken over and converged, and then drifted (a port and a
+// saved object edited by hand). The server addresses, which the test's
+// ports make random, are written as the specs' defaults. Then provision
+// test specs passes against the committed goldens.
+func TestShippedSnapshots(t *testing.T) {
+	agent := servers.NewConsul(t)
+	var log servers.LogBuffer
+	es, err := servers.StartCluster(context.Background(), t.TempDir(), "t1", &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.Tail(2000))
+	}
+	t.Cleanup(func() { es.Stop() })
+	env := map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "SOURCE_DATE_EPOCH": "1764028800", "NO_COLOR": "1"}
+	url := "search_url=" + es.URL
+	specs := "../../specs"
+	// The specs with the import blocks of the seed's hand-made objects.
+	taking := t.TempDir()
+	for _, src := range []string{"project.hcl", "gated-api.hcl", "dashboard.hcl", "saved-objects.hcl"} {
+		copyFile(t, filepath.Join(specs, src), filepath.Join(taking, src))
+	}
+	for _, src := range []string{"service.hcl", "index.hcl"} {
+		copyFile(t, filepath.Join("../../testdata/import", src), filepath.Join(taking, "import-"+src))
+	}
+	snapshot := func(name string) {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), name+".json")
+		if code, out, errOut := runCLI(t, env, "snapshot", "-var", url, "-out", path, specs); code != exitOK {
+			t.Fatalf("snapshot %s: exit %d\n%s%s", name, code, out, errOut)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = []byte(strings.NewReplacer("http://"+agent.Addr, "http://127.0.0.1:8500", es.URL, "http://127.0.0.1:9200").Replace(string(b)))
+		committed := filepath.Join(specs, "tests", "snapshots", name+".json")
+		if *update {
+			if err := os.WriteFile(committed, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		want, err := os.ReadFile(committed)
+		if err != nil {
+			t.Fatalf("%v (go test -run TestShippedSnapshots -update writes it)", err)
+		}
+		if diff := cmp.Diff(string(want), string(b)); diff != "" {
+			t.Errorf("%s differs from a fresh snapshot of the same state (-committed +fresh):\n%s", committed, diff)
+		}
+	}
+
+	// The seed's system, made by hand: the registration with its three
+	// traefik.frontend tags, and .dashboard with its four types.
+	_, plan, _ := runCLI(t, env, "plan", "-json", "-var", url, specs)
+	var p struct {
+		Changes []struct {
+			Address  string
+			Requests []struct {
+				Method, Path string
+				Body         json.RawMessage
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(plan), &p); err != nil {
+		t.Fatalf("%v\n%s", err, plan)
+	}
+	meta := regexp.MustCompile(`"_meta":\{[^}]*\},?`)
+	for _, c := range p.Changes {
+		if c.Address != `index[".dashboard"]` {
+			continue
+		}
+		for _, r := range c.Requests {
+			esDo(t, es.URL, r.Method, r.Path, strings.Replace(meta.ReplaceAllString(string(r.Body), ""), ",}", "}", -1))
+		}
+	}
+	consulDo(t, agent.Addr, "PUT", "/v1/agent/service/register", `{"ID":"gated-api-1","Name":"gated-api","Address":"127.0.0.1","Port":8080,"Tags":[`+
+		`"traefik.enable=true","traefik.frontend.rule=Path:/api","traefik.frontend.auth.forward.address=http://127.0.0.1:8080/auth",`+
+		`"traefik.frontend.auth.forward.authResponseHeaders=X-Auth-User"]}`)
+	snapshot("handmade")
+
+	if code, out, errOut := runCLI(t, env, "apply", "-auto-approve", "-var", url, taking); code != exitOK {
+		t.Fatalf("taking over: exit %d\n%s%s", code, out, errOut)
+	}
+	snapshot("converged")
+
+	var svc map[string]any
+	json.Unmarshal([]byte(consulDo(t, agent.Addr, "GET", "/v1/agent/service/gated-api-1", "")), &svc)
+	consulDo(t, agent.Addr, "PUT", "/v1/agent/service/register", `{"ID":"gated-api-1","Name":"gated-api","Address":"127.0.0.1","Port":8081,"Tags":`+
+		mustJSON(svc["Tags"])+`,"Meta":`+mustJSON(svc["Meta"])+`}`)
+	esDo(t, es.URL, "POST", "/.dashboard/search/errors/_update?refresh=true", `{"doc":{"title":"Errors, by hand"}}`)
+	snapshot("drifted")
+
+	env = map[string]string{"NO_COLOR": "1"}
+	if code, out, errOut := runCLI(t, env, "test", specs); code != exitOK {
+		t.Errorf("provision test specs: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// esDo sends one request to Elasticsearch and fails the test on an answer
+// outside 2xx.
+func esDo(t *testing.T, base, method, path, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("%s %s: %s", method, path, resp.Status)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err == nil {
+		err = os.WriteFile(to, b, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
