@@ -240,7 +240,9 @@ func TestTribeBlocks(t *testing.T) {
 			if len(diags) != 0 {
 				t.Fatalf("plan: %v", diags)
 			}
-			notes := b.Info().Notes
+			st, _ := b.Read(context.Background(), provision.Converge)
+			planned, _ := b.Plan(st, provision.Converge)
+			notes := planned.Notes
 			if tr.note == "" && len(notes) != 0 || tr.note != "" && (len(notes) != 1 || !strings.Contains(notes[0], tr.note)) {
 				t.Errorf("plan notes %q, want one containing %q", notes, tr.note)
 			}
