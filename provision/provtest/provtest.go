@@ -157,7 +157,12 @@ func traversalString(t hcl.Traversal) string {
 	return b.String()
 }
 
-func (r *Run) snapshotPath() string { return filepath.Join(filepath.Dir(r.File), r.Snapshot) }
+func (r *Run) snapshotPath() string {
+	if filepath.IsAbs(r.Snapshot) {
+		return r.Snapshot
+	}
+	return filepath.Join(filepath.Dir(r.File), r.Snapshot)
+}
 
 // Options are how runs are run.
 type Options struct {

@@ -169,6 +169,21 @@ func run(bin string, services, indices, documents []int, agents int, jsonOut str
 		// The same services from one for_each plan as no changes (exit 0).
 		cmd("converged plan, for_each", "converged plan, written out", converged.Seconds, "plan", "-detailed-exitcode", each)
 		cmd("plan -json", "hcl parse + GET and decode", parse+read, "plan", "-json", specs)
+		// Offline: a snapshot of the converged agent, the plan from it
+		// beside validate of the same specs, and provision test of 100
+		// runs from it beside 100 validates.
+		snap := filepath.Join(dir, fmt.Sprintf("snap-%d.json", n))
+		cmd("snapshot", "hcl parse + GET and decode", parse+read, "snapshot", "-out", snap, specs)
+		cmd("plan -snapshot", "validate", validate.Seconds, "plan", "-detailed-exitcode", "-snapshot", snap, specs)
+		if n <= 1000 {
+			if err := writeTests(specs, snap, 100); err != nil {
+				return err
+			}
+			if r := measure(bin, env, "test", "-update", specs); r.Exit != 0 {
+				return fmt.Errorf("provision test -update: exit %d", r.Exit)
+			}
+			cmd("test, 100 runs", "100 validates", 100*validate.Seconds, "test", specs)
+		}
 		cmd("converged apply", "", 0, "apply", "-auto-approve", "-lock=false", specs)
 		wr, err := watchRows(bin, env, specs, agent.Addr, n)
 		if err != nil {
@@ -245,6 +260,19 @@ func run(bin string, services, indices, documents []int, agents int, jsonOut str
 	}
 	b, _ := json.MarshalIndent(rows, "", "  ")
 	return os.WriteFile(jsonOut, append(b, '\n'), 0o644)
+}
+
+// writeTests writes dir/tests/bench.provtest.hcl: runs runs of the
+// snapshot, each expecting no changes (no golden files are compared).
+func writeTests(dir, snap string, runs int) error {
+	var b strings.Builder
+	for i := range runs {
+		fmt.Fprintf(&b, "run \"converged %d\" {\n  snapshot          = %q\n  expect_no_changes = true\n}\n\n", i, snap)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "tests"), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "tests", "bench.provtest.hcl"), []byte(b.String()), 0o644)
 }
 
 // counts renders the request counts of a row: "consul 2, search.t1 4".
