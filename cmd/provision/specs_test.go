@@ -39,12 +39,8 @@ func TestShippedSnapshots(t *testing.T) {
 	specs := "../../specs"
 	// The specs with the import blocks of the seed's hand-made objects.
 	taking := t.TempDir()
-	for _, src := range []string{"project.hcl", "gated-api.hcl", "dashboard.hcl", "saved-objects.hcl"} {
-		copyFile(t, filepath.Join(specs, src), filepath.Join(taking, src))
-	}
-	for _, src := range []string{"service.hcl", "index.hcl"} {
-		copyFile(t, filepath.Join("../../testdata/import", src), filepath.Join(taking, "import-"+src))
-	}
+	copyTree(t, specs, taking)
+	copyTree(t, "../../testdata/import", taking)
 	snapshot := func(name string) {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), name+".json")
@@ -132,16 +128,5 @@ func esDo(t *testing.T, base, method, path, body string) {
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		t.Fatalf("%s %s: %s", method, path, resp.Status)
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err == nil {
-		err = os.WriteFile(to, b, 0o644)
-	}
-	if err != nil {
-		t.Fatal(err)
 	}
 }

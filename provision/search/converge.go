@@ -20,10 +20,7 @@ var _ provision.Converger = (*Backend)(nil)
 func (b *Backend) Converge(st provision.State, changes []*provision.Change) (provision.State, error) {
 	f := st.(facts)
 	next := f
-	next.Indices = maps.Clone(f.Indices)
-	if next.Indices == nil {
-		next.Indices = map[string]liveIndex{}
-	}
+	next.Indices = cloned(f.Indices)
 	next.Documents = maps.Clone(f.Documents)
 	next.Owned = slices.Clone(f.Owned)
 	next.Undeclared = slices.Clone(f.Undeclared)
@@ -58,21 +55,14 @@ func (f *facts) apply(r provision.Request, project string) error {
 		if err := json.Unmarshal(r.Body, &body); err != nil {
 			return err
 		}
-		ix := liveIndex{Mappings: body.Mappings, Settings: map[string]any{}}
-		for k, v := range body.Settings {
-			ix.Settings[k] = fmt.Sprint(v)
-		}
-		f.Indices[parts[0]] = ix
+		f.Indices[parts[0]] = liveIndex{Mappings: body.Mappings, Settings: withSettings(nil, body.Settings)}
 	case r.Method == "PUT" && len(parts) == 3 && parts[1] == "_mapping":
 		var body map[string]liveType
 		if err := json.Unmarshal(r.Body, &body); err != nil {
 			return err
 		}
 		ix := f.Indices[parts[0]]
-		ix.Mappings = maps.Clone(ix.Mappings)
-		if ix.Mappings == nil {
-			ix.Mappings = map[string]liveType{}
-		}
+		ix.Mappings = cloned(ix.Mappings)
 		for typ, m := range body {
 			old := ix.Mappings[typ]
 			m.Properties = mergeFields(old.Properties, m.Properties)
@@ -85,18 +75,29 @@ func (f *facts) apply(r provision.Request, project string) error {
 			return err
 		}
 		ix := f.Indices[parts[0]]
-		ix.Settings = maps.Clone(ix.Settings)
-		if ix.Settings == nil {
-			ix.Settings = map[string]any{}
-		}
-		for k, v := range body {
-			ix.Settings[k] = fmt.Sprint(v)
-		}
+		ix.Settings = withSettings(ix.Settings, body)
 		f.Indices[parts[0]] = ix
 	default:
 		return fmt.Errorf("no request this backend plans")
 	}
 	return nil
+}
+
+// withSettings is settings with add set, as Elasticsearch answers them
+// (flat, as text).
+func withSettings(settings, add map[string]any) map[string]any {
+	out := cloned(settings)
+	for k, v := range add {
+		out[k] = fmt.Sprint(v)
+	}
+	return out
+}
+
+// cloned is a copy of m, never nil.
+func cloned[K comparable, V any](m map[K]V) map[K]V {
+	out := make(map[K]V, len(m))
+	maps.Copy(out, m)
+	return out
 }
 
 // applyItem does one _bulk item: create, index (the next version) or
