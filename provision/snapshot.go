@@ -196,9 +196,23 @@ func (s *Snapshot) Live(project string, backends []Backend) (*Live, hcl.Diagnost
 				fmt.Sprintf("The state of %s cannot be read back: %s.", sb.Name, jsonError(err)), nil))
 			continue
 		}
+		if k, ok := st.(Known); ok {
+			if err := k.Known(); err != nil {
+				diags = append(diags, snapshotError(s.file, src, bytes.Index(src, sb.State), "Snapshot of a server provision does not know",
+					fmt.Sprintf("The snapshot records %s as %s: %s. A plan from it would not be what that server plans.", sb.Name, st.Server(), err), nil))
+				continue
+			}
+		}
 		live.States[info.Name] = st
 	}
 	return live, diags
+}
+
+// Known is a State that can tell whether provision knows how the server
+// it records turns declarations into live objects (the fidelity rules of
+// its version); a snapshot of one it does not know is refused.
+type Known interface {
+	Known() error
 }
 
 // Source is what a plan made from s says of it; nil for no snapshot.

@@ -59,6 +59,15 @@ type liveType struct {
 	Properties map[string]liveField `json:"properties,omitempty"`
 }
 
+// Known says whether provision knows how this server's version turns
+// declarations into mappings.
+func (f facts) Known() error {
+	if why := unsupported(f); why != "" {
+		return fmt.Errorf("provision plans for Elasticsearch 2.x, 5.x, 6.x and 7.x, not %s", why)
+	}
+	return nil
+}
+
 // major is the server's major version, 0 when unknown.
 func (f facts) major() int {
 	n, _ := strconv.Atoi(strings.SplitN(f.Version, ".", 2)[0])
