@@ -55,7 +55,7 @@ bench: servers build
 # "context deadline exceeded" at the end of -fuzztime, no input found
 # (golang/go#75804, fixed in 1.27), as CI saw on 2026-11-25.
 FUZZTIME ?= 5m
-FUZZ_INPUT_TIMEOUT ?= 1s
+FUZZ_INPUT_TIMEOUT ?= 3s
 FUZZ_GO ?= GOTOOLCHAIN=go1.27.3 $(GO)
 FUZZ_TARGETS := ./schema:FuzzLoad ./schema:FuzzParseRule ./provision/consul:FuzzReadTags \
 	./provision:FuzzReadPlanFile ./provision/search:FuzzMapping

@@ -16,7 +16,7 @@ import (
 )
 
 // Timeout is the bound on one input, set with -fuzz-input-timeout.
-var Timeout = flag.Duration("fuzz-input-timeout", time.Second,
+var Timeout = flag.Duration("fuzz-input-timeout", 3*time.Second,
 	"fail a fuzz target on an input that takes longer than this (multiplied by raceFactor under the race detector)")
 
 // Bounded runs body, the work of one fuzz input, on a goroutine of its
