@@ -218,7 +218,9 @@ func Propose(project string, o Object) (*Change, hcl.Diagnostics) {
 		EachKey:    o.EachKey,
 		Requests:   []Request{},
 	}
-	if note != "" {
+	if claim == ClaimManage && o.Import != nil {
+		c.RemovableImport = At(o.Import) // said once for the plan, not per object
+	} else if note != "" {
 		c.Notes = append(c.Notes, note)
 	}
 	if claim == ClaimCreate {

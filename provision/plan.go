@@ -24,7 +24,9 @@ import (
 // declared_at is a range (filename, start and end with line, column and
 // byte), no longer its text. 3.1: the key kind of address
 // (key["apps/edge/limits"]), and a request may have a text body (text).
-const FormatVersion = "3.1"
+// 3.2: a change may have removable_import (the import block of an object
+// the project owns already), which the text view says once for the plan.
+const FormatVersion = "3.2"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
 // what the text view is rendered from.
@@ -118,6 +120,9 @@ type Change struct {
 	// DeclaredAt is where the object is declared, as the specs were
 	// loaded; nil for an object no block declares.
 	DeclaredAt *SourceRange `json:"declared_at,omitempty"`
+	// RemovableImport is the import block that names the object although
+	// the project owns it already: it can be removed.
+	RemovableImport *SourceRange `json:"removable_import,omitempty"`
 	// EachKey is the for_each key of the instance the change is for, when
 	// its block has for_each: the block's lines are every instance's.
 	EachKey *string `json:"each_key,omitempty"`

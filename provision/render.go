@@ -121,7 +121,11 @@ func (r *renderer) change(c *Change) {
 
 // notes lists the notes of changes that are not shown in full.
 func (r *renderer) notes(p *Plan) {
+	var removable []*Change
 	for _, c := range p.Changes {
+		if c.RemovableImport != nil {
+			removable = append(removable, c)
+		}
 		if c.Action != NoOp {
 			continue
 		}
@@ -129,6 +133,21 @@ func (r *renderer) notes(p *Plan) {
 			r.printf("\n  # %s is up to date; note: %s\n", c.Addr, n)
 		}
 	}
+	r.printf("%s", removableImports(p.Project, removable))
+}
+
+// removableImports is the one line that says which import blocks name
+// objects the project owns already ("" for none): the block itself when
+// there is one, else their count (plan -json lists each, as
+// removable_import).
+func removableImports(project string, removable []*Change) string {
+	switch len(removable) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("\n  # note: the import block at %s names %s, which project %s owns already; it can be removed\n", removable[0].RemovableImport, removable[0].Addr, project)
+	}
+	return fmt.Sprintf("\n  # note: %d import blocks name objects project %s owns already; they can be removed (plan -json lists them: removable_import)\n", len(removable), project)
 }
 
 // backendNotes prints each backend's notes, a line each.

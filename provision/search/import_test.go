@@ -82,7 +82,7 @@ func TestImportHandMade(t *testing.T) {
 	}
 
 	_, again, _ := plan(t, cfg, provision.Converge)
-	if len(again) != 1 || again[0].Action != provision.NoOp || !strings.Contains(strings.Join(again[0].Notes, "\n"), "the import block at ../../testdata/import/index.hcl:5,8-27 can be removed") {
+	if len(again) != 1 || again[0].Action != provision.NoOp || again[0].RemovableImport.String() != "../../testdata/import/index.hcl:5,8-27" {
 		t.Fatalf("re-plan after the import: %v %+v", requestLines(again), again)
 	}
 	if got := esDo(t, cluster(t).T1.URL, "GET", "/.dashboard/config/4.6.1", ""); !strings.Contains(got, `"defaultIndex":"logstash-*"`) {
