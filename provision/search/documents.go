@@ -394,9 +394,18 @@ func (t target) removeDocument(live liveDoc, jsonFields []string, d *schema.Docu
 
 // liveRefs checks the references that name no declared document: each
 // must name a live one, of a type it may be, that this plan does not
-// delete.
+// delete. A reference to nothing that the live document already holds in
+// the same field (an estate taken over as it is) is a warning: the tool
+// shows it broken today, and the plan neither repairs nor drops it. One
+// that the plan would write (a new document, or a field it changes) is an
+// error.
 func (t target) liveRefs(d *schema.Document, f facts, removing map[string]bool) hcl.Diagnostics {
 	var diags hcl.Diagnostics
+	live, exists := f.Documents[d.Path()]
+	var already []schema.Ref
+	if exists {
+		already = schema.SourceRefs(live.Source)
+	}
 	for _, r := range d.Refs {
 		if slices.ContainsFunc(d.Needs, func(n *schema.Document) bool { return n.ID == r.ID && slices.Contains(r.Types, n.Type) }) {
 			continue
@@ -405,6 +414,17 @@ func (t target) liveRefs(d *schema.Document, f facts, removing map[string]bool) 
 			_, ok := f.Documents[d.Index+"/"+typ+"/"+r.ID]
 			return ok && !removing[d.Index+"/"+typ+"/"+r.ID]
 		}) {
+			continue
+		}
+		if slices.ContainsFunc(already, func(l schema.Ref) bool { return l.ID == r.ID && l.Field == r.Field }) {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagWarning,
+				Summary:  "Reference to a document that does not exist, already live",
+				Detail: fmt.Sprintf("%s of %s names the %s %q, which no document block declares and which %s does not hold on cluster %s. The live document names it already, so the dashboard tool shows it broken today; the plan keeps the reference as it is and goes on. Declare the %s, or name one that exists, to repair it.",
+					r.Field, t.docAddr(d.Path()), strings.Join(r.Types, " or "), r.ID, d.Index, f.ClusterName, strings.Join(r.Types, " or ")),
+				Subject: r.Range.Ptr(),
+				Context: d.DeclRange.Ptr(),
+			})
 			continue
 		}
 		diags = append(diags, &hcl.Diagnostic{

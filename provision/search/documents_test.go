@@ -300,3 +300,73 @@ func TestGenerateDocument(t *testing.T) {
 		t.Errorf("after the import:\n%s", text(t, p))
 	}
 }
+
+// TestTakeOverBrokenReference: a visualization made in the tool that
+// names a search which no longer exists (Beats' Evolution-of-the-CPU-
+// times-per-process names "Processes") is taken over with
+// -generate-config-out: the plan warns that the reference is broken
+// already, imports it, and the apply keeps the reference as it was; a
+// new document that names nothing is still an error.
+func TestTakeOverBrokenReference(t *testing.T) {
+	fresh(t, cluster(t).T1.URL, ".dashboard")
+	t.Cleanup(func() { fresh(t, cluster(t).T1.URL, ".dashboard") })
+	cfg := savedObjects(t)
+	b, p := planDocs(t, cfg)
+	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/visualization/cpu?refresh=true",
+		`{"title":"CPU","version":1,"savedSearchId":"Processes","visState":"{\"title\":\"CPU\",\"type\":\"line\",\"params\":{},\"aggs\":[],\"listeners\":{}}","dashboardSavedObjectMeta":{"searchSourceJSON":"{\"filter\":[]}"}}`)
+	dir := t.TempDir()
+	imp := filepath.Join(dir, "import.hcl")
+	if err := os.WriteFile(imp, []byte("import {\n  to = document[\".dashboard/visualization/cpu\"]\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../specs/saved-objects.hcl", imp}
+	vars := []string{"search_url=" + cluster(t).T1.URL, "tribe_url=" + cluster(t).Tribe.URL}
+	gcfg, diags := schema.NewParser().LoadFiles(files, schema.Inputs{Vars: vars, GenerateConfig: true})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	bs, _ := New(gcfg, Options{Env: noEnv})
+	src, diags := provision.GenerateConfig(context.Background(), bs)
+	if diags.HasErrors() || !strings.Contains(string(src), `savedSearchId = "Processes"`) {
+		t.Fatalf("%v\n%s", diags, src)
+	}
+	gen := filepath.Join(dir, "generated.hcl")
+	if err := os.WriteFile(gen, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withGenerated := loadFiles(t, append(files, gen), vars...)
+	bs, _ = New(withGenerated, Options{Env: noEnv})
+	p, diags = provision.MakePlan(context.Background(), withGenerated.Project, provision.Converge, bs)
+	if diags.HasErrors() || len(diags) != 1 || diags[0].Severity != hcl.DiagWarning || diags[0].Summary != "Reference to a document that does not exist, already live" ||
+		!strings.Contains(diags[0].Detail, `savedSearchId of document[".dashboard/visualization/cpu"] names the search "Processes"`) {
+		t.Fatalf("plan: %v", diags)
+	}
+	t.Logf("warning: %s: %s", diags[0].Summary, diags[0].Detail)
+	if p.Summary.Import != 1 || p.Summary.HasChanges() && p.Summary.Create+p.Summary.Update+p.Summary.Delete != 0 {
+		t.Fatalf("plan: %s", text(t, p))
+	}
+	b = bs[0].(*Backend)
+	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	if _, p := planDocs(t, withGenerated); p.Summary.HasChanges() {
+		t.Errorf("after the import:\n%s", text(t, p))
+	}
+	if got := esDo(t, cluster(t).T1.URL, "GET", "/.dashboard/visualization/cpu", ""); !strings.Contains(got, `"savedSearchId":"Processes"`) {
+		t.Errorf("the reference was not kept as it was: %s", got)
+	}
+
+	// A new document with a reference to nothing is refused.
+	broken := filepath.Join(dir, "broken.hcl")
+	if err := os.WriteFile(broken, []byte("document \"visualization\" \"new\" {\n  source = {\n    title         = \"New\"\n    savedSearchId = \"Processes\"\n  }\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := loadFiles(t, append(files, gen, broken), vars...)
+	bs, _ = New(bad, Options{Env: noEnv})
+	if _, diags := provision.MakePlan(context.Background(), bad.Project, provision.Converge, bs); !diags.HasErrors() || diagLines(diags)[len(diagLines(diags))-1] != "broken.hcl:4: Reference to a document that does not exist" {
+		t.Errorf("a new broken reference: %v", diagLines(diags))
+	}
+}
