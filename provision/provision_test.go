@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -176,5 +177,37 @@ func TestTargetNeeds(t *testing.T) {
 	p = &Plan{Changes: []*Change{other, index, doc}}
 	if err := p.Target(nil, []Addr{index.Addr}); err == nil || !strings.Contains(err.Error(), `document[".dashboard/search/errors"] needs index[".dashboard"], which -exclude leaves out`) {
 		t.Errorf("-exclude the index: %v", err)
+	}
+}
+
+// TestMultilineDiff: a multi-line string edited (a markdown
+// visualization's text inside its JSON-text visState) shows as a heredoc
+// of its lines, the removed and added ones marked, long unchanged runs
+// folded, in the text view and in the markdown comment.
+func TestMultilineDiff(t *testing.T) {
+	before := map[string]any{"visState": map[string]any{"params": map[string]any{"markdown": "### Packetbeat:\n\n[Dashboard](#/dashboard/Packetbeat)\n[Web](#/dashboard/HTTP)\n[MySQL](#/dashboard/MySQL)\n[PgSQL](#/dashboard/PgSQL)\n[Redis](#/dashboard/Redis)\n[Thrift](#/dashboard/Thrift)"}}}
+	after := map[string]any{"visState": map[string]any{"params": map[string]any{"markdown": "### Packetbeat:\n\n[Dashboard](#/dashboard/Packetbeat)\n[Web](#/dashboard/HTTP)\n[MySQL](#/dashboard/MySQL)\n[PgSQL](#/dashboard/PgSQL)\n[Redis](#/dashboard/Redis-v2)\n[Thrift](#/dashboard/Thrift)"}}}
+	p := &Plan{Project: "beats", Changes: []*Change{{Addr: Addr{Kind: "document", Name: ".dashboard/visualization/Navigation"}, Action: Update,
+		Before: RawJSON(before), After: RawJSON(after), Requests: []Request{{Method: "POST", Path: "/_bulk"}}}}}
+	p.sort()
+	var out bytes.Buffer
+	if err := RenderText(&out, p, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+                  ~ markdown = <<-EOT
+                          # (5 unchanged lines hidden)
+                          [PgSQL](#/dashboard/PgSQL)
+                        - [Redis](#/dashboard/Redis)
+                        + [Redis](#/dashboard/Redis-v2)
+                          [Thrift](#/dashboard/Thrift)
+                      EOT
+                }
+`
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("text view:\n%s\nwant it to hold:\n%s", out.String(), want)
+	}
+	if md := strings.Join(RenderMarkdown(p), ""); !strings.Contains(md, "- [Redis](#/dashboard/Redis)\n") || !strings.Contains(md, "+ [Redis](#/dashboard/Redis-v2)\n") {
+		t.Errorf("markdown:\n%s", md)
 	}
 }

@@ -225,32 +225,15 @@ func (r *renderer) listDiff(k string, before, after []any, indent int) {
 	for i, e := range after {
 		a[i] = compact(e)
 	}
-	// lcs[i][j] is the length of the common subsequence of b[i:] and a[j:].
-	lcs := make([][]int, len(b)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(a)+1)
-	}
-	for i := len(b) - 1; i >= 0; i-- {
-		for j := len(a) - 1; j >= 0; j-- {
-			if b[i] == a[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	i, j, same := 0, 0, 0
-	for i < len(b) || j < len(a) {
-		switch {
-		case i < len(b) && j < len(a) && b[i] == a[j]:
+	same := 0
+	for _, e := range Edits(b, a) {
+		switch e.Op {
+		case ' ':
 			same++
-			i, j = i+1, j+1
-		case i < len(b) && (j == len(a) || lcs[i+1][j] >= lcs[i][j+1]):
-			r.printf("%s    %s %s,\n", pad, r.paint(Delete, "-"), b[i])
-			i++
+		case '-':
+			r.printf("%s    %s %s,\n", pad, r.paint(Delete, "-"), e.Text)
 		default:
-			r.printf("%s    %s %s,\n", pad, r.paint(Create, "+"), a[j])
-			j++
+			r.printf("%s    %s %s,\n", pad, r.paint(Create, "+"), e.Text)
 		}
 	}
 	if same > 0 {
@@ -291,6 +274,8 @@ func (r *renderer) objectDiff(before, after map[string]any, indent int) {
 			r.printf("%s%s %s = {\n", pad, r.paint(Update, "~"), k)
 			r.objectDiff(bm, am, indent+4)
 			r.printf("%s  }\n", pad)
+		case multiline(b, a):
+			r.textDiff(k, b.(string), a.(string), indent)
 		default:
 			r.printf("%s%s %s = %s -> %s\n", pad, r.paint(Update, "~"), k, compact(b), compact(a))
 		}
@@ -298,6 +283,55 @@ func (r *renderer) objectDiff(before, after map[string]any, indent int) {
 	if unchanged > 0 {
 		r.printf("%s  # (%d unchanged %s hidden)\n", pad, unchanged, plural(unchanged, "attribute"))
 	}
+}
+
+// multiline reports whether two values are strings of which one spans
+// lines: they are diffed line by line.
+func multiline(b, a any) bool {
+	bs, bok := b.(string)
+	as, aok := a.(string)
+	return bok && aok && (strings.Contains(bs, "\n") || strings.Contains(as, "\n"))
+}
+
+// textDiff shows a multi-line string changed, as Terraform does: a
+// heredoc of its lines, removed and added ones marked, runs of more than
+// three unchanged lines folded but for the one beside a change.
+func (r *renderer) textDiff(k, before, after string, indent int) {
+	pad := strings.Repeat(" ", indent)
+	r.printf("%s%s %s = <<-EOT\n", pad, r.paint(Update, "~"), k)
+	edits := Edits(strings.Split(before, "\n"), strings.Split(after, "\n"))
+	near := func(i int) bool {
+		for j := max(0, i-1); j <= min(len(edits)-1, i+1); j++ {
+			if edits[j].Op != ' ' {
+				return true
+			}
+		}
+		return false
+	}
+	hidden := 0
+	flush := func() {
+		if hidden > 0 {
+			r.printf("%s        # (%d unchanged %s hidden)\n", pad, hidden, plural(hidden, "line"))
+			hidden = 0
+		}
+	}
+	for i, e := range edits {
+		switch {
+		case e.Op == '-':
+			flush()
+			r.printf("%s      %s %s\n", pad, r.paint(Delete, "-"), e.Text)
+		case e.Op == '+':
+			flush()
+			r.printf("%s      %s %s\n", pad, r.paint(Create, "+"), e.Text)
+		case near(i):
+			flush()
+			r.printf("%s        %s\n", pad, e.Text)
+		default:
+			hidden++
+		}
+	}
+	flush()
+	r.printf("%s    EOT\n", pad)
 }
 
 func plural(n int, word string) string {

@@ -3,74 +3,53 @@ package provtest
 import (
 	"fmt"
 	"strings"
+
+	"github.com/provision-dev/provision/provision"
 )
 
 // unified is a unified diff of two texts, line by line (old -, new +),
 // with three lines of context around each change.
 func unified(name, old, new string) string {
-	a, b := strings.SplitAfter(old, "\n"), strings.SplitAfter(new, "\n")
-	// lcs[i][j] is the length of the longest common subsequence of a[i:]
-	// and b[j:].
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	type line struct {
-		op   byte
-		text string
-		i, j int // 1-based line numbers in a and b
-	}
-	var lines []line
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			lines = append(lines, line{' ', a[i], i + 1, j + 1})
-			i, j = i+1, j+1
-		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
-			lines = append(lines, line{'+', b[j], i + 1, j + 1})
-			j++
-		default:
-			lines = append(lines, line{'-', a[i], i + 1, j + 1})
+	edits := provision.Edits(strings.SplitAfter(old, "\n"), strings.SplitAfter(new, "\n"))
+	// at[k] are the line numbers, in old and new, of edit k.
+	type pos struct{ i, j int }
+	at := make([]pos, len(edits))
+	i, j := 1, 1
+	for k, e := range edits {
+		at[k] = pos{i, j}
+		if e.Op != '+' {
 			i++
+		}
+		if e.Op != '-' {
+			j++
 		}
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "--- %s (golden)\n+++ %s (this plan)\n", name, name)
-	for k := 0; k < len(lines); {
-		if lines[k].op == ' ' {
+	for k := 0; k < len(edits); {
+		if edits[k].Op == ' ' {
 			k++
 			continue
 		}
-		lo := max(0, k-3)
-		hi := k
-		for hi < len(lines) {
-			if lines[hi].op != ' ' {
+		lo, hi := max(0, k-3), k
+		for hi < len(edits) {
+			if edits[hi].Op != ' ' {
 				hi++
 				continue
 			}
 			run := hi
-			for run < len(lines) && lines[run].op == ' ' {
+			for run < len(edits) && edits[run].Op == ' ' {
 				run++
 			}
-			if run-hi > 6 || run == len(lines) {
-				hi = min(hi+3, len(lines))
+			if run-hi > 6 || run == len(edits) {
+				hi = min(hi+3, len(edits))
 				break
 			}
 			hi = run
 		}
-		fmt.Fprintf(&out, "@@ -%d +%d @@\n", lines[lo].i, lines[lo].j)
-		for _, l := range lines[lo:hi] {
-			out.WriteString(string(l.op) + strings.TrimSuffix(l.text, "\n") + "\n")
+		fmt.Fprintf(&out, "@@ -%d +%d @@\n", at[lo].i, at[lo].j)
+		for _, e := range edits[lo:hi] {
+			out.WriteString(string(e.Op) + strings.TrimSuffix(e.Text, "\n") + "\n")
 		}
 		k = hi
 	}
