@@ -194,18 +194,32 @@ func TestMultilineDiff(t *testing.T) {
 	if err := RenderText(&out, p, TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want := `
-                  ~ markdown = <<-EOT
-                          # (5 unchanged lines hidden)
-                          [PgSQL](#/dashboard/PgSQL)
-                        - [Redis](#/dashboard/Redis)
-                        + [Redis](#/dashboard/Redis-v2)
-                          [Thrift](#/dashboard/Thrift)
-                      EOT
-                }
-`
-	if !strings.Contains(out.String(), want) {
-		t.Errorf("text view:\n%s\nwant it to hold:\n%s", out.String(), want)
+	// The heredoc's lines, less the indent of the attribute.
+	text := out.String()
+	var got []string
+	indent := -1
+	for _, l := range strings.Split(text, "\n") {
+		if indent < 0 && strings.HasSuffix(l, "~ markdown = <<-EOT") {
+			indent = len(l) - len("~ markdown = <<-EOT")
+		}
+		if indent >= 0 {
+			got = append(got, l[min(indent, len(l)):])
+			if strings.TrimSpace(l) == "EOT" {
+				break
+			}
+		}
+	}
+	want := []string{
+		"~ markdown = <<-EOT",
+		"        # (5 unchanged lines hidden)",
+		"        [PgSQL](#/dashboard/PgSQL)",
+		"      - [Redis](#/dashboard/Redis)",
+		"      + [Redis](#/dashboard/Redis-v2)",
+		"        [Thrift](#/dashboard/Thrift)",
+		"    EOT",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("text view (-want +got):\n%s\n%s", diff, text)
 	}
 	if md := strings.Join(RenderMarkdown(p), ""); !strings.Contains(md, "- [Redis](#/dashboard/Redis)\n") || !strings.Contains(md, "+ [Redis](#/dashboard/Redis-v2)\n") {
 		t.Errorf("markdown:\n%s", md)
