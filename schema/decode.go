@@ -167,7 +167,7 @@ func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
 	case "each":
 		if d.each == nil {
 			return bad("Reference to \"each\" in a block without for_each",
-				"each.key and each.value exist only inside a service or index block that sets for_each; here there is no instance for them to name.")
+				"each.key and each.value exist only inside a block that sets for_each (service, index, document, import); here there is no instance for them to name.")
 		}
 		if name != "key" && name != "value" {
 			return bad("Invalid each reference", "Inside a block with for_each, each.key is the instance's key and each.value its value; there is no each.%s.", name)

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"regexp"
 	"strconv"
 
@@ -46,25 +47,57 @@ func FormatAddr(kind, name string) string {
 }
 
 var importSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "to", Required: true}},
+	Attributes: []hcl.AttributeSchema{{Name: "to", Required: true}, {Name: "for_each"}},
 }
 
-// importBlock decodes import { to = service.ID } or
-// import { to = index[".name"] }. The address is a traversal, not a
-// string, as in Terraform, so that it reads like the CLI's addresses.
-func (d *decoder) importBlock(b *hcl.Block) *Import {
+// importBlocks decodes import { to = service.ID } or
+// import { to = index[".name"] }, or, with for_each, one import per
+// element (Terraform 1.7's): to = document[".dashboard/${each.value}"].
+// The address is a traversal, not a string, as in Terraform, so that it
+// reads like the CLI's addresses; only the name in brackets may be an
+// expression.
+func (d *decoder) importBlocks(b *hcl.Block) []*Import {
 	c := d.content(b.Body, importSchema)
 	attr, ok := c.Attributes["to"]
 	if !ok {
 		return nil
 	}
+	fe, each := c.Attributes["for_each"]
+	if !each {
+		return []*Import{d.importTo(b, attr)}
+	}
+	var out []*Import
+	ctx := d.ctx
+	for _, e := range d.forEach(b, fe) {
+		d.ctx = ctx.NewChild()
+		d.ctx.Variables = map[string]cty.Value{"each": cty.ObjectVal(map[string]cty.Value{"key": cty.StringVal(e.key), "value": e.value})}
+		d.each = &Instance{Key: e.key}
+		d.within(d.each.String(), func() {
+			if im := d.importTo(b, attr); im != nil {
+				out = append(out, im)
+			}
+		})
+	}
+	d.ctx, d.each = ctx, nil
+	return out
+}
+
+// importTo decodes the address of an import block's to.
+func (d *decoder) importTo(b *hcl.Block, attr *hcl.Attribute) *Import {
 	im := &Import{ToRange: attr.Expr.Range(), DeclRange: b.DefRange}
 	bad := func(detail string) *Import {
 		d.errorf(attr.Expr.Range(), b.DefRange, "Invalid import address",
 			"%s An import address is written as the CLI prints addresses: %s.", detail, AddrForms())
 		return nil
 	}
+	var key hcl.Expression
 	tr, diags := hcl.AbsTraversalForExpr(attr.Expr)
+	if ix, isIndex := attr.Expr.(*hclsyntax.IndexExpr); diags.HasErrors() && isIndex {
+		// kind[<expression>]: the name is computed (each.value).
+		tr, diags = hcl.AbsTraversalForExpr(ix.Collection)
+		key = ix.Key
+		tr = append(tr, hcl.TraverseIndex{})
+	}
 	if diags.HasErrors() || len(tr) != 2 {
 		return bad("The value of to is not an address.")
 	}
@@ -77,10 +110,18 @@ func (d *decoder) importBlock(b *hcl.Block) *Import {
 	case hcl.TraverseAttr:
 		im.Name = step.Name
 	case hcl.TraverseIndex:
-		if step.Key.Type() != cty.String || step.Key.IsNull() {
-			return bad("The name in brackets must be a quoted string.")
+		name := step.Key
+		if key != nil {
+			v, ok := d.eval(key)
+			if !ok {
+				return nil
+			}
+			name = v
 		}
-		im.Name = step.Key.AsString()
+		if name.Type() != cty.String || name.IsNull() {
+			return bad("The name in brackets must be a string.")
+		}
+		im.Name = name.AsString()
 	default:
 		return bad("The value of to is not an address.")
 	}

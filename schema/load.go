@@ -156,7 +156,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 			case "index":
 				indexBlocks = append(indexBlocks, b)
 			case "import":
-				imports = append(imports, d.importBlock(b))
+				imports = append(imports, d.importBlocks(b)...)
 			case "traefik":
 				cfg.Traefiks = append(cfg.Traefiks, d.traefikBlock(b))
 			case "document":
