@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/schema"
 )
@@ -369,4 +370,84 @@ func TestTakeOverBrokenReference(t *testing.T) {
 	if _, diags := provision.MakePlan(context.Background(), bad.Project, provision.Converge, bs); !diags.HasErrors() || diagLines(diags)[len(diagLines(diags))-1] != "broken.hcl:4: Reference to a document that does not exist" {
 		t.Errorf("a new broken reference: %v", diagLines(diags))
 	}
+}
+
+// TestTakeOverEstate: saved objects made in the tool that name each other
+// are taken over with one import block with for_each: their declarations
+// come sorted by type and id, a reference to one generated beside it is
+// an expression (so the plan orders them), the file is fmt-clean, and the
+// plan imports them all and then plans no change.
+func TestTakeOverEstate(t *testing.T) {
+	fresh(t, cluster(t).T1.URL, ".dashboard")
+	t.Cleanup(func() { fresh(t, cluster(t).T1.URL, ".dashboard") })
+	cfg := seed(t, "search_url="+cluster(t).T1.URL)
+	b, changes, diags := plan(t, cfg, provision.Converge)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	send(t, b, changes)
+	for path, src := range map[string]string{
+		"search/Errors":    `{"title":"Errors","columns":["_source"],"dashboardSavedObjectMeta":{"searchSourceJSON":"{\"query\":{\"query_string\":{\"query\":\"level:error\"}}}"}}`,
+		"visualization/CPU": `{"title":"CPU","savedSearchId":"Errors","visState":"{\"title\":\"CPU\",\"type\":\"markdown\",\"params\":{\"markdown\":\"### CPU\\n\\nper process\"},\"aggs\":[],\"listeners\":{}}","dashboardSavedObjectMeta":{"searchSourceJSON":"{\"filter\":[]}"}}`,
+		"dashboard/Edge":   `{"title":"Edge","panelsJSON":"[{\"id\":\"CPU\",\"type\":\"visualization\",\"panelIndex\":1},{\"id\":\"Elsewhere\",\"type\":\"visualization\",\"panelIndex\":2}]"}`,
+	} {
+		esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/"+path+"?refresh=true", src)
+	}
+	dir := t.TempDir()
+	imp := filepath.Join(dir, "import.hcl")
+	if err := os.WriteFile(imp, []byte("import {\n  for_each = toset([\"visualization/CPU\", \"search/Errors\", \"dashboard/Edge\"])\n  to       = document[\".dashboard/${each.value}\"]\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", imp}
+	vars := []string{"search_url=" + cluster(t).T1.URL}
+	gcfg, diags := schema.NewParser().LoadFiles(files, schema.Inputs{Vars: vars, GenerateConfig: true})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	bs, _ := New(gcfg, Options{Env: noEnv})
+	src, diags := provision.GenerateConfig(context.Background(), bs)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	generated := string(src)
+	for _, s := range []string{`savedSearchId = document.search.Errors.id`, `id         = document.visualization.CPU.id`, `id         = "Elsewhere"`} {
+		if !strings.Contains(generated, s) {
+			t.Errorf("generated declarations lack %s:\n%s", s, generated)
+		}
+	}
+	if d, s, v := strings.Index(generated, `document "dashboard" "Edge"`), strings.Index(generated, `document "search" "Errors"`), strings.Index(generated, `document "visualization" "CPU"`); !(d >= 0 && d < s && s < v) {
+		t.Errorf("not sorted by type and id:\n%s", generated)
+	}
+	if formatted := hclwrite.Format(src); !bytes.Equal(formatted, src) {
+		t.Errorf("not fmt-clean:\n%s", src)
+	}
+	t.Logf("generated:\n%s", generated)
+	gen := filepath.Join(dir, "generated.hcl")
+	if err := os.WriteFile(gen, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	with := loadFiles(t, append(files, gen), vars...)
+	b, p := planDocs(t, with)
+	// (The index gets the mapping of the marks the documents carry.)
+	if p.Summary.Import != 3 || p.Summary.Create+p.Summary.Delete != 0 {
+		t.Fatalf("plan:\n%s", text(t, p))
+	}
+	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	if _, p := planDocs(t, with); p.Summary.HasChanges() {
+		t.Errorf("after the import:\n%s", text(t, p))
+	}
+	// A line of the markdown edited by hand plans as a line-by-line diff.
+	live := esDo(t, cluster(t).T1.URL, "GET", "/.dashboard/visualization/CPU", "")
+	_, source, _ := strings.Cut(strings.Replace(live, `per process`, `per process, by hand`, 1), `"_source":`)
+	esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/visualization/CPU?refresh=true", strings.TrimSuffix(source, "}"))
+	_, p = planDocs(t, with)
+	out := text(t, p)
+	for _, s := range []string{"~ markdown = <<-EOT", "- per process, by hand", "+ per process", "# (1 unchanged line hidden)"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("the plan lacks %q:\n%s", s, out)
+		}
+	}
+	t.Logf("plan:\n%s", out)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/schema"
@@ -36,8 +37,16 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 	}
 	var blocks []*hclwrite.Block
 	var diags hcl.Diagnostics
-	labels := map[string]bool{}
-	for _, im := range b.generate {
+	imports := slices.Clone(b.generate)
+	slices.SortStableFunc(imports, func(x, y *schema.Import) int {
+		if x.Kind != "document" || y.Kind != "document" {
+			return 0
+		}
+		rx, ry := splitDocPath(x.Name), splitDocPath(y.Name)
+		return strings.Compare(rx.Type+"\x00"+rx.ID, ry.Type+"\x00"+ry.ID)
+	})
+	labels := documentLabels(imports)
+	for _, im := range imports {
 		if im.Kind == "document" {
 			blk, refusal := b.documentBlock(f, im, labels)
 			if refusal != nil {
@@ -94,11 +103,35 @@ func declaration(prefix string, fields map[string]liveField) map[string]cty.Valu
 	return out
 }
 
+// documentLabels are the block labels of the generated documents, by
+// <index>/<type>/<id>: the id made a label (labelFor), numbered when two
+// of one type would share one.
+func documentLabels(imports []*schema.Import) map[string]string {
+	out := map[string]string{}
+	taken := map[string]bool{}
+	for _, im := range imports {
+		if im.Kind != "document" {
+			continue
+		}
+		ref := splitDocPath(im.Name)
+		label := labelFor(ref.ID)
+		for n := 2; taken[ref.Type+"."+label]; n++ {
+			label = labelFor(ref.ID) + "_" + strconv.Itoa(n)
+		}
+		taken[ref.Type+"."+label] = true
+		out[im.Name] = label
+	}
+	return out
+}
+
 // documentBlock writes the document block of a live document that an
 // import block names: its source with the JSON text the dashboard tool
 // stores decoded into HCL values, and an object field's keys dotted, so
-// that the block plans the import and then no change.
-func (b *Backend) documentBlock(f facts, im *schema.Import, labels map[string]bool) (*hclwrite.Block, *hcl.Diagnostic) {
+// that the block plans the import and then no change. A reference to a
+// document generated beside it is written as an expression
+// (document.search.Errors.id), so that the plan orders them; others stay
+// literal ids.
+func (b *Backend) documentBlock(f facts, im *schema.Import, labels map[string]string) (*hclwrite.Block, *hcl.Diagnostic) {
 	ref := splitDocPath(im.Name)
 	live, exists := f.Documents[im.Name]
 	addr := b.docAddr(im.Name)
@@ -106,11 +139,7 @@ func (b *Backend) documentBlock(f facts, im *schema.Import, labels map[string]bo
 		provision.LiveObject{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)}); refusal != nil {
 		return nil, refusal
 	}
-	label := labelFor(ref.ID)
-	for n := 2; labels[ref.Type+"."+label]; n++ {
-		label = labelFor(ref.ID) + "_" + strconv.Itoa(n)
-	}
-	labels[ref.Type+"."+label] = true
+	label := labels[im.Name]
 	blk := hclwrite.NewBlock("document", []string{ref.Type, label})
 	body := blk.Body()
 	body.SetAttributeValue("index", cty.StringVal(ref.Index))
@@ -119,8 +148,65 @@ func (b *Backend) documentBlock(f facts, im *schema.Import, labels map[string]bo
 	}
 	source := map[string]cty.Value{}
 	dotted("", docView(live.Source, nil), source)
-	body.SetAttributeValue("source", cty.ObjectVal(source))
+	refs := map[string]hcl.Traversal{}
+	for _, r := range schema.SourceRefs(live.Source) {
+		for _, typ := range r.Types {
+			if target, ok := labels[ref.Index+"/"+typ+"/"+r.ID]; ok {
+				refs[refPath(r.Field)] = hcl.Traversal{hcl.TraverseRoot{Name: "document"}, hcl.TraverseAttr{Name: typ}, hcl.TraverseAttr{Name: target}, hcl.TraverseAttr{Name: "id"}}
+				break
+			}
+		}
+	}
+	body.SetAttributeRaw("source", valueTokens(cty.ObjectVal(source), "", refs))
 	return blk, nil
+}
+
+// refPath is where a reference's field (schema.Ref.Field) sits in a
+// generated source, in valueTokens' terms: "savedSearchId",
+// "kibanaSavedObjectMeta.searchSourceJSON/index", "panelsJSON/0/id".
+func refPath(field string) string {
+	if i := strings.Index(field, ".searchSourceJSON."); i >= 0 {
+		return field[:i] + ".searchSourceJSON/" + field[i+len(".searchSourceJSON."):]
+	}
+	field = strings.ReplaceAll(field, "[", "/")
+	field = strings.ReplaceAll(field, "].", "/")
+	return field
+}
+
+// valueTokens writes v as HCL, with the value at each path of refs (keys
+// and indices joined by "/") written as that reference instead.
+func valueTokens(v cty.Value, path string, refs map[string]hcl.Traversal) hclwrite.Tokens {
+	if tr, ok := refs[path]; ok {
+		return hclwrite.TokensForTraversal(tr)
+	}
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "/" + k
+	}
+	t := v.Type()
+	switch {
+	case v.IsNull() || !v.IsKnown():
+	case t.IsObjectType() || t.IsMapType():
+		var attrs []hclwrite.ObjectAttrTokens
+		m := v.AsValueMap()
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			name := hclwrite.TokensForValue(cty.StringVal(k))
+			if hclsyntax.ValidIdentifier(k) {
+				name = hclwrite.TokensForIdentifier(k)
+			}
+			attrs = append(attrs, hclwrite.ObjectAttrTokens{Name: name, Value: valueTokens(m[k], join(k), refs)})
+		}
+		return hclwrite.TokensForObject(attrs)
+	case t.IsTupleType() || t.IsListType():
+		var elems []hclwrite.Tokens
+		for i, e := range v.AsValueSlice() {
+			elems = append(elems, valueTokens(e, join(strconv.Itoa(i)), refs))
+		}
+		return hclwrite.TokensForTuple(elems)
+	}
+	return hclwrite.TokensForValue(v)
 }
 
 // dotted puts a view's fields into out: an object that is not JSON text
