@@ -387,9 +387,9 @@ func TestTakeOverEstate(t *testing.T) {
 	}
 	send(t, b, changes)
 	for path, src := range map[string]string{
-		"search/Errors":    `{"title":"Errors","columns":["_source"],"dashboardSavedObjectMeta":{"searchSourceJSON":"{\"query\":{\"query_string\":{\"query\":\"level:error\"}}}"}}`,
+		"search/Errors":     `{"title":"Errors","columns":["_source"],"dashboardSavedObjectMeta":{"searchSourceJSON":"{\"query\":{\"query_string\":{\"query\":\"level:error\"}}}"}}`,
 		"visualization/CPU": `{"title":"CPU","savedSearchId":"Errors","visState":"{\"title\":\"CPU\",\"type\":\"markdown\",\"params\":{\"markdown\":\"### CPU\\n\\nper process\"},\"aggs\":[],\"listeners\":{}}","dashboardSavedObjectMeta":{"searchSourceJSON":"{\"filter\":[]}"}}`,
-		"dashboard/Edge":   `{"title":"Edge","panelsJSON":"[{\"id\":\"CPU\",\"type\":\"visualization\",\"panelIndex\":1},{\"id\":\"Elsewhere\",\"type\":\"visualization\",\"panelIndex\":2}]"}`,
+		"dashboard/Edge":    `{"title":"Edge","panelsJSON":"[{\"id\":\"CPU\",\"type\":\"visualization\",\"panelIndex\":1},{\"id\":\"Elsewhere\",\"type\":\"visualization\",\"panelIndex\":2}]"}`,
 	} {
 		esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/"+path+"?refresh=true", src)
 	}
