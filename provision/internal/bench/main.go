@@ -253,6 +253,11 @@ func run(bin string, services, indices, documents []int, agents int, jsonOut str
 		r := measure(bin, env, "destroy", "-auto-approve", "-lock=false", "-indices", specs)
 		r.Job, r.N = "documents: destroy -indices", d
 		rows = append(rows, r)
+		take, err := takeOverRows(bin, env, dir, esURL, d, bulk, parse+docReadFloor(esURL, d))
+		if err != nil {
+			return err
+		}
+		rows = append(rows, take...)
 	}
 	fmt.Printf("%-30s %6s %8s %8s %4s  %-30s %8s %6s  %s\n", "job", "n", "seconds", "peak MB", "exit", "floor", "seconds", "ratio", "requests")
 	for _, r := range rows {
@@ -573,6 +578,57 @@ func writeDocuments(dir string, d int, url string) error {
 // docBody is the body provision writes for the i-th document.
 func docBody(i int) string {
 	return fmt.Sprintf(`{"provision":{"managed-by":"provision","provision-project":"bench"},"title":"Visualization %d","version":1,"visState":"{\"aggs\":[],\"params\":{\"perPage\":%d},\"title\":\"Visualization %d\",\"type\":\"table\"}"}`, i, i%50, i)
+}
+
+// takeOverRows makes the d documents of writeDocuments by hand (an index
+// without marks and a _bulk of their sources), then takes them over as a
+// new user would: one import block with for_each, plan
+// -generate-config-out, apply, and the converged plan after; beside
+// validate of the specs it ends with, the _bulk floor and the read floor.
+func takeOverRows(bin string, env []string, dir, esURL string, d int, bulk, read float64) ([]row, error) {
+	specs := filepath.Join(dir, fmt.Sprintf("take-%d", d))
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "project = \"bench\"\n\nsearch \"t1\" {\n  url          = %q\n  cluster_name = \"t1\"\n}\n", esURL)
+	b.WriteString("\nindex \"bench-docs\" {\n  search = \"t1\"\n  mapping \"visualization\" {\n    properties = { title = \"string\", visState = \"string\", version = \"integer\" }\n  }\n}\n")
+	fmt.Fprintf(&b, "\nimport {\n  to = index.bench-docs\n}\n\nimport {\n  for_each = toset([for i in range(%d) : \"vis-${i}\"])\n  to       = document[\"bench-docs/visualization/${each.value}\"]\n}\n", d)
+	if err := writeSpec(specs, b.Bytes()); err != nil {
+		return nil, err
+	}
+	do := func(method, path, body string) {
+		req, _ := http.NewRequest(method, esURL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	do("PUT", "/bench-docs", `{"mappings":{"visualization":{"properties":{"title":{"type":"string"},"visState":{"type":"string"},"version":{"type":"integer"}}}}}`)
+	for from := 0; from < d; from += 500 {
+		var nd strings.Builder
+		for i := from; i < min(from+500, d); i++ {
+			fmt.Fprintf(&nd, "{\"create\":{\"_index\":\"bench-docs\",\"_type\":\"visualization\",\"_id\":\"vis-%d\"}}\n%s\n", i, strings.Replace(docBody(i), `"provision":{"managed-by":"provision","provision-project":"bench"},`, "", 1))
+		}
+		do("POST", "/_bulk?refresh=true", nd.String())
+	}
+	var rows []row
+	job := func(name string, args ...string) row {
+		wire.take()
+		r := measure(bin, env, args...)
+		r.Job, r.N = name, d
+		rows = append(rows, r)
+		return r
+	}
+	gen := job("take over: generate + plan", "plan", "-generate-config-out", filepath.Join(specs, "generated.hcl"), specs)
+	validate := best("validate", bin, env, "validate", specs)
+	rows[len(rows)-1].Floor, rows[len(rows)-1].FloorSec, rows[len(rows)-1].Ratio = "validate of the specs", validate.Seconds, gen.Seconds/validate.Seconds
+	apply := job("take over: apply", "apply", "-auto-approve", "-lock=false", specs)
+	rows[len(rows)-1].Floor, rows[len(rows)-1].FloorSec, rows[len(rows)-1].Ratio = "the _bulk requests alone", bulk, apply.Seconds/bulk
+	wire.take()
+	conv := best("take over: converged plan", bin, env, "plan", "-detailed-exitcode", specs)
+	conv.Job, conv.N, conv.Floor, conv.FloorSec, conv.Ratio = "take over: converged plan", d, "hcl parse + the read requests", read, conv.Seconds/read
+	rows = append(rows, conv)
+	job("take over: destroy -indices", "destroy", "-auto-approve", "-lock=false", "-indices", specs)
+	return rows, nil
 }
 
 // docWriteFloors writes the d documents of writeDocuments into a scratch
