@@ -113,12 +113,16 @@ func StartTraefik(ctx context.Context, consulAddr string, opts TraefikOptions, l
 		return nil, err
 	}
 	tr := &Traefik{URL: "http://127.0.0.1:" + strconv.Itoa(ports[0]), API: "http://127.0.0.1:" + strconv.Itoa(ports[1]), proc: p}
+	// Ready once its API answers: Traefik listens on the entrypoint a
+	// moment before it routes /api there (a 404 meanwhile), and a plan
+	// made then warns that it cannot read the proxy (make demo did).
 	if err := waitFor(ctx, 30*time.Second, func() bool {
 		resp, err := http.Get(tr.API + "/api/version")
-		if err == nil {
-			resp.Body.Close()
+		if err != nil {
+			return false
 		}
-		return err == nil
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
 	}); err != nil {
 		tr.Stop()
 		return nil, fmt.Errorf("traefik did not listen: %w", err)
