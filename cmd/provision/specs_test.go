@@ -24,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite the shipped specs' snapshots wi
 // -update rewrites them; read the diff): the seed's system made by hand,
 // that system taken over and converged, and then drifted (a port and a
 // saved object edited by hand). The server addresses, which the test's
-// ports make random, are written as the specs' defaults. Then provision
+// ports make random, are written as the defaults (Consul's client's, the specs'). Then provision
 // test specs passes against the committed goldens.
 func TestShippedSnapshots(t *testing.T) {
 	agent := servers.NewConsul(t)
@@ -51,7 +51,7 @@ func TestShippedSnapshots(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b = []byte(strings.NewReplacer("http://"+agent.Addr, "http://127.0.0.1:8500", es.URL, "http://127.0.0.1:9200").Replace(string(b)))
+		b = []byte(strings.NewReplacer("http://"+agent.Addr, "http://localhost:8500", es.URL, "http://127.0.0.1:9200").Replace(string(b)))
 		committed := filepath.Join(specs, "tests", "snapshots", name+".json")
 		if *update {
 			if err := os.WriteFile(committed, b, 0o644); err != nil {
