@@ -255,30 +255,9 @@ func TestDocumentOwnership(t *testing.T) {
 // its JSON text as HCL values; with that block the plan imports it, and
 // after the apply plans no change.
 func TestGenerateDocument(t *testing.T) {
-	fresh(t, cluster(t).T1.URL, ".dashboard")
-	t.Cleanup(func() { fresh(t, cluster(t).T1.URL, ".dashboard") })
-	b, p := planDocs(t, savedObjects(t))
-	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
-		t.Fatal(res.Err())
-	}
-	esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/visualization/Made%20in%20the%20tool?refresh=true",
+	files, vars, src := takeOver(t, "visualization/Made in the tool",
 		`{"title":"Made in the tool","version":1,"savedSearchId":"errors","visState":"{\"title\":\"Made in the tool\",\"type\":\"table\",\"params\":{\"perPage\":10},\"aggs\":[],\"listeners\":{}}","dashboardSavedObjectMeta":{"searchSourceJSON":"{\"filter\":[]}"}}`)
 	dir := t.TempDir()
-	imp := filepath.Join(dir, "import.hcl")
-	if err := os.WriteFile(imp, []byte("import {\n  to = document[\".dashboard/visualization/Made in the tool\"]\n}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	files := []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../specs/saved-objects.hcl", imp}
-	vars := []string{"search_url=" + cluster(t).T1.URL, "tribe_url=" + cluster(t).Tribe.URL}
-	cfg, diags := schema.NewParser().LoadFiles(files, schema.Inputs{Vars: vars, GenerateConfig: true})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	bs, _ := New(cfg, Options{Env: noEnv})
-	src, diags := provision.GenerateConfig(context.Background(), bs)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
 	for _, s := range []string{`document "visualization" "Made_in_the_tool" {`, `id    = "Made in the tool"`, `index = ".dashboard"`, `perPage = 10`, `"dashboardSavedObjectMeta.searchSourceJSON" = {`} {
 		if !strings.Contains(string(src), s) {
 			t.Errorf("generated declaration lacks %s:\n%s", s, src)
@@ -290,7 +269,7 @@ func TestGenerateDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	withGenerated := loadFiles(t, append(files, gen), vars...)
-	b, p = planDocs(t, withGenerated)
+	b, p := planDocs(t, withGenerated)
 	if diff := cmp.Diff([]string{`document[".dashboard/visualization/Made in the tool"] import: POST /_bulk?refresh=true {"index":{"_index":".dashboard","_type":"visualization","_id":"Made in the tool","_version":1}}`}, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
@@ -302,6 +281,37 @@ func TestGenerateDocument(t *testing.T) {
 	}
 }
 
+// takeOver applies the shipped saved objects, makes the document at
+// <type>/<id> by hand with source, and generates its declaration from an
+// import block: it returns the spec files (the import's among them), the
+// variables and the generated declarations.
+func takeOver(t *testing.T, path, source string) (files, vars []string, generated []byte) {
+	t.Helper()
+	fresh(t, cluster(t).T1.URL, ".dashboard")
+	t.Cleanup(func() { fresh(t, cluster(t).T1.URL, ".dashboard") })
+	b, p := planDocs(t, savedObjects(t))
+	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/"+strings.ReplaceAll(path, " ", "%20")+"?refresh=true", source)
+	imp := filepath.Join(t.TempDir(), "import.hcl")
+	if err := os.WriteFile(imp, []byte(fmt.Sprintf("import {\n  to = document[%q]\n}\n", ".dashboard/"+path)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files = []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../specs/saved-objects.hcl", imp}
+	vars = []string{"search_url=" + cluster(t).T1.URL, "tribe_url=" + cluster(t).Tribe.URL}
+	cfg, diags := schema.NewParser().LoadFiles(files, schema.Inputs{Vars: vars, GenerateConfig: true})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	bs, _ := New(cfg, Options{Env: noEnv})
+	generated, diags = provision.GenerateConfig(context.Background(), bs)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return files, vars, generated
+}
+
 // TestTakeOverBrokenReference: a visualization made in the tool that
 // names a search which no longer exists (Beats' Evolution-of-the-CPU-
 // times-per-process names "Processes") is taken over with
@@ -309,38 +319,19 @@ func TestGenerateDocument(t *testing.T) {
 // already, imports it, and the apply keeps the reference as it was; a
 // new document that names nothing is still an error.
 func TestTakeOverBrokenReference(t *testing.T) {
-	fresh(t, cluster(t).T1.URL, ".dashboard")
-	t.Cleanup(func() { fresh(t, cluster(t).T1.URL, ".dashboard") })
-	cfg := savedObjects(t)
-	b, p := planDocs(t, cfg)
-	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
-		t.Fatal(res.Err())
-	}
-	esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/visualization/cpu?refresh=true",
+	files, vars, src := takeOver(t, "visualization/cpu",
 		`{"title":"CPU","version":1,"savedSearchId":"Processes","visState":"{\"title\":\"CPU\",\"type\":\"line\",\"params\":{},\"aggs\":[],\"listeners\":{}}","dashboardSavedObjectMeta":{"searchSourceJSON":"{\"filter\":[]}"}}`)
+	if !strings.Contains(string(src), `savedSearchId = "Processes"`) {
+		t.Fatalf("generated:\n%s", src)
+	}
 	dir := t.TempDir()
-	imp := filepath.Join(dir, "import.hcl")
-	if err := os.WriteFile(imp, []byte("import {\n  to = document[\".dashboard/visualization/cpu\"]\n}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	files := []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../specs/saved-objects.hcl", imp}
-	vars := []string{"search_url=" + cluster(t).T1.URL, "tribe_url=" + cluster(t).Tribe.URL}
-	gcfg, diags := schema.NewParser().LoadFiles(files, schema.Inputs{Vars: vars, GenerateConfig: true})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	bs, _ := New(gcfg, Options{Env: noEnv})
-	src, diags := provision.GenerateConfig(context.Background(), bs)
-	if diags.HasErrors() || !strings.Contains(string(src), `savedSearchId = "Processes"`) {
-		t.Fatalf("%v\n%s", diags, src)
-	}
 	gen := filepath.Join(dir, "generated.hcl")
 	if err := os.WriteFile(gen, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	withGenerated := loadFiles(t, append(files, gen), vars...)
-	bs, _ = New(withGenerated, Options{Env: noEnv})
-	p, diags = provision.MakePlan(context.Background(), withGenerated.Project, provision.Converge, bs)
+	bs, _ := New(withGenerated, Options{Env: noEnv})
+	p, diags := provision.MakePlan(context.Background(), withGenerated.Project, provision.Converge, bs)
 	if diags.HasErrors() || len(diags) != 1 || diags[0].Severity != hcl.DiagWarning || diags[0].Summary != "Reference to a document that does not exist, already live" ||
 		!strings.Contains(diags[0].Detail, `savedSearchId of document[".dashboard/visualization/cpu"] names the search "Processes"`) {
 		t.Fatalf("plan: %v", diags)
@@ -349,7 +340,7 @@ func TestTakeOverBrokenReference(t *testing.T) {
 	if p.Summary.Import != 1 || p.Summary.HasChanges() && p.Summary.Create+p.Summary.Update+p.Summary.Delete != 0 {
 		t.Fatalf("plan: %s", text(t, p))
 	}
-	b = bs[0].(*Backend)
+	b := bs[0].(*Backend)
 	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
 		t.Fatal(res.Err())
 	}
