@@ -2,6 +2,7 @@ package provision
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,9 +72,31 @@ type SnapshotSource struct {
 	Servers    []string `json:"servers"` // "search.t1: Elasticsearch 2.4.1 at http://..."
 }
 
-// TakeSnapshot records live, as backends read it, for project; secrets
-// are the values of sensitive variables, which it never holds.
-func TakeSnapshot(project string, backends []Backend, live *Live, at time.Time, secrets []string) (*Snapshot, error) {
+// A Versioner is a Backend whose state does not say the server's
+// version: Version asks the server for it, in one request, for a
+// snapshot to record ("Consul 1.15.4"); "" when it cannot say.
+type Versioner interface {
+	Version(ctx context.Context) string
+}
+
+// Servers asks each Versioner of backends for its server, by backend
+// name.
+func Servers(ctx context.Context, backends []Backend) map[string]string {
+	out := map[string]string{}
+	for _, b := range backends {
+		if v, ok := b.(Versioner); ok {
+			if s := v.Version(ctx); s != "" {
+				out[b.Info().Name] = s
+			}
+		}
+	}
+	return out
+}
+
+// TakeSnapshot records live, as backends read it, for project; servers
+// name the servers whose state does not (Servers); secrets are the values
+// of sensitive variables, which it never holds.
+func TakeSnapshot(project string, backends []Backend, live *Live, servers map[string]string, at time.Time, secrets []string) (*Snapshot, error) {
 	s := &Snapshot{FormatVersion: SnapshotFormat, Project: project, TakenAt: at.UTC().Truncate(time.Second).Format(time.RFC3339), Record: live.Record, Backends: []SnapshotBackend{}}
 	plain := slices.Clone(secrets)
 	slices.SortFunc(plain, func(a, b string) int { return len(b) - len(a) })
@@ -93,7 +116,11 @@ func TakeSnapshot(project string, backends []Backend, live *Live, at time.Time, 
 		if err != nil {
 			return nil, fmt.Errorf("recording %s: %w", info.Name, err)
 		}
-		s.Backends = append(s.Backends, SnapshotBackend{Name: info.Name, Kind: info.Kind, Address: info.Address, Server: st.Server(),
+		server := st.Server()
+		if v := servers[info.Name]; v != "" {
+			server = v
+		}
+		s.Backends = append(s.Backends, SnapshotBackend{Name: info.Name, Kind: info.Kind, Address: info.Address, Server: server,
 			State: hideSecrets(redactJSON(raw), hidden)})
 	}
 	slices.SortFunc(s.Backends, func(a, b SnapshotBackend) int { return strings.Compare(a.Name, b.Name) })

@@ -41,7 +41,7 @@ func (c *cli) snapshot(args []string) int {
 		return exitError
 	}
 	v.Diagnostics(r.Warnings)
-	s, err := provision.TakeSnapshot(r.Config.Project, r.Opened.Backends, r.Live, at, r.Config.Secrets)
+	s, err := provision.TakeSnapshot(r.Config.Project, r.Opened.Backends, r.Live, provision.Servers(ctx, r.Opened.Backends), at, r.Config.Secrets)
 	if err == nil {
 		err = provision.WriteSnapshot(*out, s)
 	}

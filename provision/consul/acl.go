@@ -121,6 +121,20 @@ func (b *Backend) NodeName(ctx context.Context) (string, error) {
 	return self.Config.NodeName, err
 }
 
+// Version is the agent's Consul version, from GET /v1/agent/self (which
+// needs agent:read): "Consul 1.15.4", or "" when it cannot be read.
+func (b *Backend) Version(ctx context.Context) string {
+	var self struct{ Config struct{ Version string } }
+	err := b.net.Call(ctx, true, func(ctx context.Context) error {
+		_, err := b.client.Raw().Query("/v1/agent/self", &self, (&api.QueryOptions{}).WithContext(ctx))
+		return b.statusError(err)
+	})
+	if err != nil || self.Config.Version == "" {
+		return ""
+	}
+	return "Consul " + self.Config.Version
+}
+
 // Owned are the names of the services of the project on this agent that
 // the specs no longer declare: a policy must let the token deregister them.
 func (b *Backend) Owned(ctx context.Context) ([]string, error) {

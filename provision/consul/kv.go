@@ -142,6 +142,14 @@ type kvEntry struct {
 	ModifyIndex uint64 `json:"modify_index"`
 }
 
+// Version is the version of the Consul the keys are read from.
+func (kv *KV) Version(ctx context.Context) string {
+	if v := kv.agent.Version(ctx); v != "" {
+		return v + " KV"
+	}
+	return ""
+}
+
 // Server is unnamed: GET /v1/kv does not say Consul's version.
 func (kvState) Server() string { return "Consul KV" }
 

@@ -24,7 +24,7 @@ func plansAsLive(t *testing.T, cfg *schema.Config) {
 		t.Fatal(diags)
 	}
 	live, ldiags := provision.MakePlan(context.Background(), cfg.Project, provision.Converge, bs)
-	snap, err := provision.TakeSnapshot(cfg.Project, bs, live.Live, time.Unix(1764028800, 0), cfg.Secrets)
+	snap, err := provision.TakeSnapshot(cfg.Project, bs, live.Live, nil, time.Unix(1764028800, 0), cfg.Secrets)
 	if err != nil {
 		t.Fatal(err)
 	}
