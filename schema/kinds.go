@@ -2,6 +2,8 @@ package schema
 
 import (
 	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
 	"slices"
 	"strings"
 )
@@ -27,6 +29,14 @@ type Kind struct {
 	// ungenerable says why the declaration of an undeclared import cannot
 	// be generated; "" when it can.
 	ungenerable func(cfg *Config) (summary, detail string)
+	// labels, decode and check, when set, are the kind's block: its
+	// labels, how one is decoded into cfg, and what is checked of them
+	// all once every block is decoded. (Services, indices and documents,
+	// whose blocks take for_each and reference each other, are decoded
+	// by the loader itself.)
+	labels []string
+	decode func(d *decoder, cfg *Config, b *hcl.Block)
+	check  func(d *decoder, cfg *Config)
 }
 
 // Kinds are the kinds, in the order a plan lists them.
@@ -95,6 +105,9 @@ var Kinds = []Kind{
 			return i >= 0
 		},
 		ungenerable: func(*Config) (string, string) { return "", "" },
+		labels:      []string{"path"},
+		decode:      func(d *decoder, cfg *Config, b *hcl.Block) { cfg.Keys = append(cfg.Keys, d.keyBlock(b)) },
+		check:       (*decoder).checkKeys,
 	},
 }
 

@@ -44,22 +44,30 @@ func SpecFiles(dir string) ([]string, error) {
 	return files, nil
 }
 
-var fileSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "project"}},
-	Blocks: []hcl.BlockHeaderSchema{
-		{Type: "proxy"},
-		{Type: "consul"},
-		{Type: "agent", LabelNames: []string{"name"}},
-		{Type: "variable", LabelNames: []string{"name"}},
-		{Type: "locals"},
-		{Type: "service", LabelNames: []string{"name"}},
-		{Type: "search", LabelNames: []string{"name"}},
-		{Type: "index", LabelNames: []string{"name"}},
-		{Type: "import"},
-		{Type: "traefik", LabelNames: []string{"name"}},
-		{Type: "document", LabelNames: []string{"type", "name"}},
-		{Type: "key", LabelNames: []string{"path"}},
-	},
+// fileSchema is the top level of a spec file: the blocks the loader
+// decodes itself, and those of the kinds that decode their own (Kinds).
+var fileSchema = func() *hcl.BodySchema {
+	s := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "project"}}, Blocks: loaderBlocks}
+	for _, k := range Kinds {
+		if k.decode != nil {
+			s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: k.Name, LabelNames: k.labels})
+		}
+	}
+	return s
+}()
+
+var loaderBlocks = []hcl.BlockHeaderSchema{
+	{Type: "proxy"},
+	{Type: "consul"},
+	{Type: "agent", LabelNames: []string{"name"}},
+	{Type: "variable", LabelNames: []string{"name"}},
+	{Type: "locals"},
+	{Type: "service", LabelNames: []string{"name"}},
+	{Type: "search", LabelNames: []string{"name"}},
+	{Type: "index", LabelNames: []string{"name"}},
+	{Type: "import"},
+	{Type: "traefik", LabelNames: []string{"name"}},
+	{Type: "document", LabelNames: []string{"type", "name"}},
 }
 
 var projectName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
@@ -161,8 +169,10 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 				cfg.Traefiks = append(cfg.Traefiks, d.traefikBlock(b))
 			case "document":
 				documentBlocks = append(documentBlocks, b)
-			case "key":
-				cfg.Keys = append(cfg.Keys, d.keyBlock(b))
+			default:
+				if k, ok := kindOf(b.Type); ok && k.decode != nil {
+					k.decode(d, cfg, b)
+				}
 			}
 		}
 	}
@@ -183,7 +193,11 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	d.checkServices(cfg)
 	d.checkIndices(cfg)
 	d.checkDocuments(cfg)
-	d.checkKeys(cfg)
+	for _, k := range Kinds {
+		if k.check != nil {
+			k.check(d, cfg)
+		}
+	}
 	d.checkImports(cfg, imports, in.GenerateConfig)
 	for _, v := range sortedVariables(cfg.Variables) {
 		if v.Sensitive && v.Value != cty.NilVal {
