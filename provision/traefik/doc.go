@@ -1,8 +1,8 @@
 // Package traefik is the backend for a live Traefik proxy that reads the
-// Consul catalog provision writes to. It never writes: when a plan is
-// made it reads the proxy's API (its routers, middlewares and
-// entrypoints) and says how each path of every gated frontend is served
-// now; after an apply it waits until the proxy serves each one through
+// Consul catalog provision writes to. It never writes (it is a
+// provision.Backend, not a Writer): its Read reads the proxy's API (its
+// routers, middlewares and entrypoints) into a value, from which its Plan
+// says how each path of every gated frontend is served now; after an apply it waits until the proxy serves each one through
 // the frontend's forward-auth middleware and by no other router, then
 // proves it with requests at the entrypoint, without a token and with a
 // wrong one, each of which must get the auth endpoint's refusal.
