@@ -219,11 +219,12 @@ type agentService struct {
 	Address string
 }
 
-// agentState is what a plan reads of an agent (its State): its services
-// and their health checks, what its answers said of its ACLs and, under
-// default deny, what the token may do. Every service is kept, not only
-// those in scope: a snapshot then plans specs that declare another one
-// as the agent would.
+// agentState is what a plan reads of an agent (its State): the services
+// in its scope (the project's own and the declared IDs) and their health
+// checks, what its answers said of its ACLs and, under default deny, what
+// the token may do. The agent's other services are left out: the plan
+// never looks at them, and a snapshot of a shared agent then changes only
+// when the project's services do.
 type agentState struct {
 	Services map[string]*agentService `json:"services"`
 	// Checks are by service ID, then check ID, so that finding a
@@ -310,6 +311,16 @@ func (b *Backend) Read(ctx context.Context, _ provision.Mode) (provision.State, 
 	}
 	if st.ACL.Deny && b.conf.Token == "" {
 		return nil, hcl.Diagnostics{b.noToken()}
+	}
+	for id, s := range st.Services {
+		if !b.scope.relevant(s) {
+			delete(st.Services, id)
+		}
+	}
+	for id := range st.Checks {
+		if st.Services[id] == nil {
+			delete(st.Checks, id)
+		}
 	}
 	if st.ACL.Deny {
 		if b.locker {

@@ -418,6 +418,13 @@ func TestTakeOverEstate(t *testing.T) {
 		t.Fatal(err)
 	}
 	with := loadFiles(t, append(files, gen), vars...)
+	// The dashboard's panel "Elsewhere" names nothing: broken already, a
+	// warning, and the plan goes on.
+	bs, _ = New(with, Options{Env: noEnv})
+	if _, diags := provision.MakePlan(context.Background(), with.Project, provision.Converge, bs); diags.HasErrors() || len(diags) != 1 ||
+		diags[0].Summary != "Reference to a document that does not exist, already live" || !strings.Contains(diags[0].Detail, `panelsJSON[1].id of document[".dashboard/dashboard/Edge"] names the visualization "Elsewhere"`) {
+		t.Errorf("plan: %v", diags)
+	}
 	b, p := planDocs(t, with)
 	// (The index gets the mapping of the marks the documents carry.)
 	if p.Summary.Import != 3 || p.Summary.Create+p.Summary.Delete != 0 {
