@@ -107,18 +107,20 @@ func (c *Consul) start(ctx context.Context, args []string, w io.Writer, ready fu
 	return nil
 }
 
-// retryBind starts an agent up to three times, with new ports each time,
-// when it could not bind one of them: a free port picked by FreePorts can
-// be taken (as another connection's local port) before the agent binds it.
-func retryBind(logw io.Writer, start func(attempt int, w io.Writer) (*Consul, error)) (*Consul, error) {
+// retryBind starts a server (a Consul agent, an Elasticsearch node) up
+// to three times, with new ports each time, when it could not bind one of
+// them: a free port picked by FreePorts can be taken (as another
+// connection's local port, or by another test's server) before the
+// server binds it.
+func retryBind[S any](logw io.Writer, start func(attempt int, w io.Writer) (S, error)) (S, error) {
 	for attempt := 1; ; attempt++ {
 		watch := &bindWatch{w: logw}
-		c, err := start(attempt, watch)
+		s, err := start(attempt, watch)
 		switch {
 		case err == nil:
-			return c, nil
+			return s, nil
 		case !watch.failed.Load() || attempt == 3:
-			return nil, err
+			return s, err
 		}
 	}
 }
@@ -130,7 +132,7 @@ type bindWatch struct {
 }
 
 func (b *bindWatch) Write(p []byte) (int, error) {
-	if bytes.Contains(p, []byte("address already in use")) {
+	if bytes.Contains(bytes.ToLower(p), []byte("address already in use")) { // Go's and Java's words
 		b.failed.Store(true)
 	}
 	return b.w.Write(p)

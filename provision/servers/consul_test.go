@@ -23,7 +23,9 @@ func TestRetryBind(t *testing.T) {
 		c, err := retryBind(io.Discard, func(attempt int, w io.Writer) (*Consul, error) {
 			attempts++
 			if attempt <= tt.bindFails {
-				io.WriteString(w, "listen tcp 127.0.0.1:41943: bind: address already in use")
+				// Consul's words, then Elasticsearch's (Java's).
+				words := []string{"listen tcp 127.0.0.1:41943: bind: address already in use", "java.net.BindException: Address already in use"}
+				io.WriteString(w, words[attempt%2])
 				return nil, errors.New("the agent exited")
 			}
 			return &Consul{Node: "n"}, nil

@@ -3,6 +3,7 @@ package servers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -71,6 +72,10 @@ func startNode(ctx context.Context, dir, name string, httpPort int, settings map
 
 // StartCluster starts a one-node cluster named name and waits for yellow.
 func StartCluster(ctx context.Context, dir, name string, logw io.Writer) (*Elasticsearch, error) {
+	return retryBind(logw, func(_ int, w io.Writer) (*Elasticsearch, error) { return startCluster(ctx, dir, name, w) })
+}
+
+func startCluster(ctx context.Context, dir, name string, logw io.Writer) (*Elasticsearch, error) {
 	ports, err := FreePorts(2)
 	if err != nil {
 		return nil, err
@@ -87,19 +92,34 @@ func StartCluster(ctx context.Context, dir, name string, logw io.Writer) (*Elast
 	}
 	e.TransportAddr = transport
 	if err := waitFor(ctx, 90*time.Second, func() bool {
+		if e.proc.exited() {
+			return true // said below
+		}
 		_, ok := get(e.URL + "/_cluster/health?wait_for_status=yellow&timeout=1s")
 		return ok
-	}); err != nil {
+	}); err != nil || e.proc.exited() {
 		e.Stop()
-		return nil, fmt.Errorf("cluster %s did not start: %w", name, err)
+		return nil, fmt.Errorf("cluster %s did not start: %w", name, exitedOr(e, err))
 	}
 	return e, nil
+}
+
+// exitedOr is err, or that the node's process exited.
+func exitedOr(e *Elasticsearch, err error) error {
+	if e.proc.exited() {
+		return errors.New("the node exited")
+	}
+	return err
 }
 
 // StartTribeNode starts a tribe node joined to members, with more
 // settings (such as "tribe.on_conflict"), and waits until it sees a node
 // of each.
 func StartTribeNode(ctx context.Context, dir string, members []*Elasticsearch, more map[string]string, logw io.Writer) (*Elasticsearch, error) {
+	return retryBind(logw, func(_ int, w io.Writer) (*Elasticsearch, error) { return startTribeNode(ctx, dir, members, more, w) })
+}
+
+func startTribeNode(ctx context.Context, dir string, members []*Elasticsearch, more map[string]string, logw io.Writer) (*Elasticsearch, error) {
 	httpPorts, err := FreePorts(1)
 	if err != nil {
 		return nil, err
@@ -129,6 +149,9 @@ func StartTribeNode(ctx context.Context, dir string, members []*Elasticsearch, m
 		return nil, err
 	}
 	if err := waitFor(ctx, 90*time.Second, func() bool {
+		if e.proc.exited() {
+			return true // said below
+		}
 		body, ok := get(e.URL + "/_nodes/http")
 		if !ok {
 			return false
@@ -149,9 +172,9 @@ func StartTribeNode(ctx context.Context, dir string, members []*Elasticsearch, m
 			}
 		}
 		return true
-	}); err != nil {
+	}); err != nil || e.proc.exited() {
 		e.Stop()
-		return nil, fmt.Errorf("the tribe node did not join its members: %w", err)
+		return nil, fmt.Errorf("the tribe node did not join its members: %w", exitedOr(e, err))
 	}
 	return e, nil
 }
