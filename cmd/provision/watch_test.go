@@ -127,7 +127,13 @@ func TestWatch(t *testing.T) {
 	listen := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	first := startWatch(t, bin, env, "-heal", "-interval", "5s", "-buffer", "200ms,2s", "-max-repairs", "3", "-listen", listen, specs)
 	first.waitLog(t, "this watcher leads project three", 1, 20*time.Second)
-	waitFor(t, "the first run registers the services", 20*time.Second, func() bool { return registered(t, agent.Addr, "c-1") == 19003 })
+	// All three: the first run sends them side by side, in any order (a
+	// deregistration made before the first run's own register of a-1
+	// was no drift at all).
+	waitFor(t, "the first run registers the services", 20*time.Second, func() bool {
+		return registered(t, agent.Addr, "a-1") == 19001 && registered(t, agent.Addr, "b-1") == 19002 && registered(t, agent.Addr, "c-1") == 19003
+	})
+	first.waitLog(t, "3 done, 0 failed, 0 not done", 1, 10*time.Second)
 
 	t.Run("deregistered", func(t *testing.T) {
 		consulDo(t, agent.Addr, "PUT", "/v1/agent/service/deregister/a-1", "")
