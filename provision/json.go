@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -21,4 +22,13 @@ func RawJSON(v any) json.RawMessage {
 func Digest(v any) string {
 	sum := sha256.Sum256(RawJSON(v))
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// DecodeStrict decodes raw into v, refusing a field v does not have: how
+// a hand-edited snapshot and the states in it are read back, so that a
+// misspelt field is an error, never a value silently left out.
+func DecodeStrict(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
 	"syscall"
 	"time"
 )
@@ -132,3 +133,12 @@ func (d Deadlines) OrDefault() Deadlines {
 	}
 	return d
 }
+
+// localAddr is the local side of a connection in Go's network errors
+// ("read tcp 127.0.0.1:37444->127.0.0.1:9200: ...").
+var localAddr = regexp.MustCompile(`[0-9a-fA-F.:\[\]]+->`)
+
+// WithoutLocalAddrs is an error's text less the local sides of its
+// connections, which differ at every try: so that the same trouble is
+// said once.
+func WithoutLocalAddrs(s string) string { return localAddr.ReplaceAllString(s, "") }

@@ -33,8 +33,10 @@ type Snapshot struct {
 	TakenAt  string            `json:"taken_at"`
 	Record   *Record           `json:"record,omitempty"`
 	Backends []SnapshotBackend `json:"backends"`
-	// file is where the snapshot was read from.
+	// file is where the snapshot was read from, src what it held (for a
+	// diagnostic's position).
 	file string
+	src  []byte
 	// greenfield: nothing is live (see Greenfield).
 	greenfield bool
 }
@@ -144,12 +146,10 @@ func ReadSnapshot(path string) (*Snapshot, hcl.Diagnostics) {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the snapshot", Detail: err.Error() + "."}}
 	}
 	var s Snapshot
-	dec := json.NewDecoder(bytes.NewReader(src))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
+	if err := DecodeStrict(src, &s); err != nil {
 		return nil, hcl.Diagnostics{snapshotError(path, src, 0, "The snapshot is not valid", fmt.Sprintf("%s is not a snapshot written by provision snapshot: %s.", path, jsonError(err)), err)}
 	}
-	s.file = path
+	s.file, s.src = path, src
 	major, _, _ := strings.Cut(s.FormatVersion, ".")
 	want, _, _ := strings.Cut(SnapshotFormat, ".")
 	switch {
@@ -183,7 +183,7 @@ func (s *Snapshot) Live(project string, backends []Backend) (*Live, hcl.Diagnost
 		}
 		return live, nil
 	}
-	src, _ := os.ReadFile(s.file)
+	src := s.src
 	var diags hcl.Diagnostics
 	if s.Project != project {
 		return nil, hcl.Diagnostics{snapshotError(s.file, src, bytes.Index(src, []byte(`"project"`)), "Snapshot of another project",

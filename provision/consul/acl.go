@@ -247,16 +247,21 @@ func (b *Backend) Permit(st provision.State, changes []*provision.Change) hcl.Di
 		at[obj.Name] = len(perms)
 		perms = append(perms, Permission{Resource: "service", Segment: obj.Name, Access: "write", Why: c.Action.String() + " " + c.Addr.String(), at: c.DeclRange(), addrs: []provision.Addr{c.Addr}})
 	}
-	perms = append(perms, b.lockPerms(as.ACL.Node)...)
+	return b.judgeRead(as.ACL, append(perms, b.lockPerms(as.ACL.Node)...))
+}
+
+// judgeRead judges perms by what the read asked the agent (acl): a
+// permission it did not ask counts as allowed, as a 403 would still say.
+func (b *Backend) judgeRead(acl aclState, perms []Permission) hcl.Diagnostics {
 	if len(perms) == 0 {
 		return nil
 	}
-	if as.ACL.Unchecked != "" {
-		return b.judge(perms, nil, errors.New(as.ACL.Unchecked), false)
+	if acl.Unchecked != "" {
+		return b.judge(perms, nil, errors.New(acl.Unchecked), false)
 	}
 	allowed := make([]bool, len(perms))
 	for i, p := range perms {
-		ok, asked := as.ACL.Allowed[p.String()]
+		ok, asked := acl.Allowed[p.String()]
 		allowed[i] = ok || !asked
 	}
 	return b.judge(perms, allowed, nil, false)

@@ -1,7 +1,6 @@
 package consul
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -240,20 +239,13 @@ func (agentState) Server() string { return "Consul agent" }
 // DecodeState reads an agent's state from its JSON form.
 func (b *Backend) DecodeState(raw json.RawMessage) (provision.State, error) {
 	var st agentState
-	if err := strictJSON(raw, &st); err != nil {
+	if err := provision.DecodeStrict(raw, &st); err != nil {
 		return nil, err
 	}
 	if st.Services == nil {
 		st.Services = map[string]*agentService{}
 	}
 	return st, nil
-}
-
-// strictJSON decodes raw into v, refusing fields v does not have.
-func strictJSON(raw json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
 }
 
 // byService indexes checks, as GET /v1/agent/checks answers them (by

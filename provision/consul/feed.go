@@ -3,7 +3,6 @@ package consul
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/hashicorp/consul/api"
@@ -116,9 +115,6 @@ func follow(ctx context.Context, feed provision.Feed, what, changed string, wait
 // (the lock delay).
 const LeaderTTL = 10 * time.Second
 
-// localAddr is the local side of a connection in Go's network errors.
-var localAddr = regexp.MustCompile(`[0-9a-fA-F.:\[\]]+->`)
-
 // Elect takes part in the election of the project's healer until ctx
 // ends: it waits for the key provision/watch/<project>, holds it while
 // its session lives, and releases it at the end. changed is told of each
@@ -136,7 +132,7 @@ func (b *Backend) Elect(ctx context.Context, project string, changed func(bool),
 	for ctx.Err() == nil {
 		lost, err := lock.Lock(ctx.Done())
 		if err != nil {
-			if text := localAddr.ReplaceAllString(err.Error(), ""); text != failed {
+			if text := provision.WithoutLocalAddrs(err.Error()); text != failed {
 				failed = text
 				log("taking the leader lock %s%s failed (%s); this watcher reports and does not heal until it leads. "+
 					"provision policy -watch lists what the token needs", WatchPrefix, project, err)

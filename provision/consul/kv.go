@@ -156,7 +156,7 @@ func (kvState) Server() string { return "Consul KV" }
 // DecodeState reads the store's state from its JSON form.
 func (kv *KV) DecodeState(raw json.RawMessage) (provision.State, error) {
 	var st kvState
-	if err := strictJSON(raw, &st); err != nil {
+	if err := provision.DecodeStrict(raw, &st); err != nil {
 		return nil, err
 	}
 	if st.Keys == nil {
@@ -357,18 +357,7 @@ func (kv *KV) Permit(s provision.State, changes []*provision.Change) hcl.Diagnos
 			perms = append(perms, Permission{Resource: "key", Segment: c.Addr.Name, Access: "write", Why: c.Action.String() + " " + c.Addr.String(), at: c.DeclRange(), addrs: []provision.Addr{c.Addr}})
 		}
 	}
-	if len(perms) == 0 {
-		return nil
-	}
-	if st.ACL.Unchecked != "" {
-		return kv.agent.judge(perms, nil, errors.New(st.ACL.Unchecked), false)
-	}
-	allowed := make([]bool, len(perms))
-	for i, p := range perms {
-		ok, asked := st.ACL.Allowed[p.String()]
-		allowed[i] = ok || !asked
-	}
-	return kv.agent.judge(perms, allowed, nil, false)
+	return kv.agent.judgeRead(st.ACL, perms)
 }
 
 // Converge is the store once changes are done, as Consul answers the

@@ -236,11 +236,15 @@ func Execute(dir string, runs []*Run, o Options) (results []Result, orphans []st
 		res.Elapsed = time.Since(start)
 		results = append(results, res)
 	}
+	dirs := map[string]bool{}
 	for _, r := range runs {
+		dirs[filepath.Dir(r.Golden())] = true
+	}
+	for dir := range dirs {
 		for _, ext := range []string{".txt", ".json"} {
-			all, _ := filepath.Glob(filepath.Join(filepath.Dir(r.Golden()), "*"+ext))
+			all, _ := filepath.Glob(filepath.Join(dir, "*"+ext))
 			for _, g := range all {
-				if !produced[g] && !slices.Contains(orphans, g) {
+				if !produced[g] {
 					orphans = append(orphans, g)
 				}
 			}

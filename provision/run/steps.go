@@ -150,10 +150,7 @@ func (r *Run) read(ctx context.Context) hcl.Diagnostics {
 		r.Live, diags = r.From.Live(r.Config.Project, r.Opened.Backends)
 		return diags
 	}
-	mode := provision.Converge
-	if r.Type == Destroy {
-		mode = provision.Destroy
-	}
+	mode := r.mode()
 	var diags hcl.Diagnostics
 	r.Live, diags = provision.Read(ctx, mode, r.Opened.Backends)
 	if k := r.Opened.Cluster; k != nil && !diags.HasErrors() {
@@ -162,15 +159,21 @@ func (r *Run) read(ctx context.Context) hcl.Diagnostics {
 	return diags
 }
 
+// mode is what the run's plan is for: destroy removes what the project
+// owns, every other run converges.
+func (r *Run) mode() provision.Mode {
+	if r.Type == Destroy {
+		return provision.Destroy
+	}
+	return provision.Converge
+}
+
 // plan plans from the live state, with no I/O, and finishes the plan: the
 // record's warnings, -replace, -target and -exclude, the permissions its
 // writes need, the warnings and secrets it carries. Plan, apply DIR and
 // destroy show it here; a saved plan's run shows it once checked.
 func (r *Run) plan(context.Context) hcl.Diagnostics {
-	mode := provision.Converge
-	if r.Type == Destroy {
-		mode = provision.Destroy
-	}
+	mode := r.mode()
 	p, diags := provision.PlanFrom(r.Config.Project, mode, r.Opened.Backends, r.Live)
 	if diags.HasErrors() {
 		return diags

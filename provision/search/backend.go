@@ -1,7 +1,6 @@
 package search
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -374,9 +373,7 @@ func (b *Backend) Greenfield() provision.State {
 // DecodeState reads a cluster's state from its JSON form.
 func (b *Backend) DecodeState(raw json.RawMessage) (provision.State, error) {
 	var f facts
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	if err := provision.DecodeStrict(raw, &f); err != nil {
 		return nil, err
 	}
 	return f, nil

@@ -1,7 +1,6 @@
 package traefik
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -128,9 +127,7 @@ func (b *Backend) Read(ctx context.Context, _ provision.Mode) (provision.State, 
 // DecodeState reads a proxy's state from its JSON form.
 func (b *Backend) DecodeState(raw json.RawMessage) (provision.State, error) {
 	st := &state{}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	return st, dec.Decode(st)
+	return st, provision.DecodeStrict(raw, st)
 }
 
 // Plan judges the declared gates against what the proxy serves. It plans

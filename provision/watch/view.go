@@ -2,7 +2,6 @@ package watch
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
@@ -28,10 +27,6 @@ func (v *view) Loaded(_ map[string]*hcl.File, secrets []string) { v.secrets = se
 
 func (v *view) redact(s string) string { return provision.HideSecrets(s, v.secrets) }
 
-// localAddr is the local side of a connection in Go's network errors
-// ("read tcp 127.0.0.1:37444->127.0.0.1:9200: ...").
-var localAddr = regexp.MustCompile(`[0-9a-fA-F.:\[\]]+->`)
-
 func (v *view) Diagnostics(diags hcl.Diagnostics) {
 	for _, d := range diags {
 		level := "warn"
@@ -54,7 +49,7 @@ func (v *view) Diagnostics(diags hcl.Diagnostics) {
 		}
 		// The same trouble is one report, though a transport error names
 		// another local port each time.
-		if v.w.firstReport(level + d.Summary + at + localAddr.ReplaceAllString(d.Detail, "")) {
+		if v.w.firstReport(level + d.Summary + at + provision.WithoutLocalAddrs(d.Detail)) {
 			v.w.log(level, "diagnostic", "", "%s", v.redact(d.Summary+": "+d.Detail+at))
 		}
 	}
