@@ -142,29 +142,20 @@ func (t target) diffIndices(f facts, mode provision.Mode) ([]*provision.Change, 
 	var diags hcl.Diagnostics
 	for _, ix := range t.indices {
 		live, lv := t.liveOf(f, ix.Name)
-		exists, owner := lv.Exists, lv.Owner
-		c := &provision.Change{
-			Addr:       t.addr(ix.Name),
-			Backend:    t.backend,
-			After:      provision.RawJSON(t.view(t.declaredMappings(ix), ix.Settings)),
-			DeclaredAt: provision.At(ix.DeclRange.Ptr()),
-			EachKey:    ix.Instance.KeyPtr(),
-			Requests:   []provision.Request{},
-		}
 		if mode == provision.Destroy {
-			if exists && owner == t.project {
-				d := provision.Removal(c.Addr, t.backend, provision.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live))), deleteIndex(ix.Name)).Owned(t.project, mode)
-				d.DeclaredAt, d.EachKey = c.DeclaredAt, c.EachKey
+			if lv.Exists && lv.Owner == t.project {
+				d := provision.Removal(t.addr(ix.Name), t.backend, provision.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live))), deleteIndex(ix.Name)).Owned(t.project, mode)
+				d.DeclaredAt, d.EachKey = provision.At(ix.DeclRange.Ptr()), ix.Instance.KeyPtr()
 				changes = append(changes, d)
 			}
 			continue
 		}
 		ix, live, major := ix, live, f.major()
 		pc, pdiags := provision.Propose(t.project, provision.Object{
-			Declared: provision.Declared{Addr: c.Addr, Noun: "index", Subject: ix.NameRange.Ptr(), Context: ix.DeclRange.Ptr(), Import: ix.Import.At()},
+			Declared: provision.Declared{Addr: t.addr(ix.Name), Noun: "index", Subject: ix.NameRange.Ptr(), Context: ix.DeclRange.Ptr(), Import: ix.Import.At()},
 			Backend:  t.backend,
-			EachKey:  c.EachKey,
-			After:    c.After,
+			EachKey:  ix.Instance.KeyPtr(),
+			After:    provision.RawJSON(t.view(t.declaredMappings(ix), ix.Settings)),
 			Live:     lv,
 			Check:    func() hcl.Diagnostics { return versionLimits(ix, major) },
 			Create: func() []provision.Request {

@@ -287,19 +287,6 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 			continue // its index is refused, or deleted
 		}
 		live, exists := f.Documents[d.Path()]
-		after := docView(d.Source, d.JSONFields)
-		c := &provision.Change{
-			Addr:       t.docAddr(d.Path()),
-			Backend:    t.backend,
-			After:      provision.RawJSON(after),
-			DeclaredAt: provision.At(d.DeclRange.Ptr()),
-			EachKey:    d.Instance.KeyPtr(),
-			Requests:   []provision.Request{},
-			Needs:      []provision.Addr{t.addr(d.Index)},
-		}
-		for _, n := range d.Needs {
-			c.Needs = append(c.Needs, t.docAddr(n.Path()))
-		}
 		if mode == provision.Destroy {
 			if exists && live.owner() == t.project {
 				changes = append(changes, t.removeDocument(live, d.JSONFields, d, mode))
@@ -307,13 +294,14 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 			continue
 		}
 		diags = append(diags, t.liveRefs(d, f, removing)...)
+		after := docView(d.Source, d.JSONFields)
 		source := t.docBody(d)
 		ref := docRef{d.Index, d.Type, d.ID}
 		dc, ddiags := provision.Propose(t.project, provision.Object{
-			Declared: provision.Declared{Addr: c.Addr, Noun: "document", Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At()},
+			Declared: provision.Declared{Addr: t.docAddr(d.Path()), Noun: "document", Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At()},
 			Backend:  t.backend,
-			EachKey:  c.EachKey,
-			After:    c.After,
+			EachKey:  d.Instance.KeyPtr(),
+			After:    provision.RawJSON(after),
 			Live:     provision.LiveObject{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)},
 			Check: func() hcl.Diagnostics {
 				if body := provision.RawJSON(source); len(body) > maxContentLength {
@@ -340,7 +328,10 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 		})
 		diags = append(diags, ddiags...)
 		if dc != nil {
-			dc.Needs = c.Needs
+			dc.Needs = []provision.Addr{t.addr(d.Index)}
+			for _, n := range d.Needs {
+				dc.Needs = append(dc.Needs, t.docAddr(n.Path()))
+			}
 			changes = append(changes, dc)
 		}
 	}
