@@ -42,7 +42,18 @@ type check struct {
 	TCP      string `json:"TCP,omitempty"`
 	Interval string `json:"Interval"`
 	Timeout  string `json:"Timeout,omitempty"`
+	// Status is the state a check starts in until it first runs (up to
+	// its interval later). Consul's default is critical, and Traefik drops
+	// the route of a service with a critical check: a check added to a
+	// live gated service would take /api away until then. provision says
+	// warning, Consul's word for "not known to be well" that Traefik 2 and
+	// 3 still serve; a re-registration keeps a check's current status
+	// (Consul restores it from its snapshot of the agent's checks).
+	Status string `json:"Status,omitempty"`
 }
+
+// initialStatus is the status a check is registered in: see check.Status.
+const initialStatus = "warning"
 
 // view is what a plan shows of a registration: the registration without
 // its checks, which /v1/agent/services does not return. Checks are
@@ -78,9 +89,14 @@ func desired(project string, p schema.Proxy, s *schema.Service) registration {
 		})
 	}
 	if len(r.Checks) > 0 {
+		// The digest is of the declaration, taken before the initial
+		// status (which is no part of it) is set.
 		b, _ := json.Marshal(r.Checks)
 		sum := sha256.Sum256(b)
 		r.Meta[checksKey] = hex.EncodeToString(sum[:8])
+	}
+	for i := range r.Checks {
+		r.Checks[i].Status = initialStatus
 	}
 	return r
 }

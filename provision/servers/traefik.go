@@ -41,6 +41,10 @@ type TraefikOptions struct {
 	// configuration, served instead of the Consul catalog: a proxy that
 	// does not read what provision registers.
 	FileOnly string
+	// ServeWarning (Traefik 1 only) serves a service whose checks warn, as
+	// Traefik 2 and 3 do by default: --consulcatalog.strictChecks=false
+	// (Traefik 1.7 serves passing services only unless told so).
+	ServeWarning bool
 }
 
 // TraefikBinary is the installed Traefik of a generation (1, 2 or 3).
@@ -102,6 +106,9 @@ func StartTraefik(ctx context.Context, consulAddr string, opts TraefikOptions, l
 		}
 		if opts.Token != "" {
 			env = []string{"CONSUL_HTTP_TOKEN=" + opts.Token}
+		}
+		if opts.ServeWarning {
+			args = append(args, "--consulcatalog.strictChecks=false")
 		}
 		if opts.FileOnly != "" {
 			args = append(slices.DeleteFunc(args, func(a string) bool { return strings.HasPrefix(a, "--consulcatalog") }),
