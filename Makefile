@@ -3,7 +3,7 @@
 #   make demo    install the servers, start them on loopback, plan and apply specs/
 #   make test    install the servers, then vet and run every test against them
 #
-# Servers (Consul 1.15.4, Traefik 2.11.10, Elasticsearch 2.4.1) are built or
+# Servers (Consul 1.15.4, Traefik 1.7.34, 2.11.10 and 3.6.0, Elasticsearch 2.4.1) are built or
 # unpacked once into $${XDG_CACHE_HOME:-$$HOME/.cache}/provision, outside the
 # repository, by .ci/install-servers.
 

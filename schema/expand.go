@@ -10,8 +10,8 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// Instance is one instance of a service or index block with for_each: the
-// key it was made for (each.key).
+// Instance is one instance of a block with for_each (service, index,
+// document or import): the key it was made for (each.key).
 type Instance struct {
 	Key string
 }
@@ -28,7 +28,7 @@ func (i *Instance) KeyPtr() *string {
 	return &i.Key
 }
 
-// unit is one service or index to decode: a block, or one instance of a
+// unit is one service, index or document to decode: a block, or one instance of a
 // block with for_each, with the context its expressions see.
 type unit struct {
 	block *hcl.Block
@@ -85,7 +85,7 @@ func (d *decoder) forEach(b *hcl.Block, attr *hcl.Attribute) []element {
 	}
 	if v.IsMarked() {
 		return bad("Sensitive value in for_each",
-			"The for_each of %s uses a sensitive value. Its keys become service IDs and index names, which every plan shows; keep secrets out of for_each (a sensitive value may still be used inside the block, through each.value, where it stays hidden).", blockName(b))
+			"The for_each of %s uses a sensitive value. Its keys become service IDs, index names and document IDs, which every plan shows; keep secrets out of for_each (a sensitive value may still be used inside the block, through each.value, where it stays hidden).", blockName(b))
 	}
 	if !v.IsWhollyKnown() {
 		return nil // a variable without a value, reported there

@@ -29,6 +29,9 @@ type Kind struct {
 	// ungenerable says why the declaration of an undeclared import cannot
 	// be generated; "" when it can.
 	ungenerable func(cfg *Config) (summary, detail string)
+	// declared lists the kind's declared objects: each one's place block
+	// (its name, "" for the one place) and name.
+	declared func(cfg *Config) [][2]string
 	// labels, decode and check, when set, are the kind's block: its
 	// labels, how one is decoded into cfg, and what is checked of them
 	// all once every block is decoded. (Services, indices and documents,
@@ -57,6 +60,13 @@ var Kinds = []Kind{
 			}
 			return "", ""
 		},
+		declared: func(cfg *Config) [][2]string {
+			var out [][2]string
+			for _, s := range cfg.Services {
+				out = append(out, [2]string{s.Agent, s.ID})
+			}
+			return out
+		},
 	},
 	{
 		Name: "index", Place: "search", Form: `index["<name>"] (index.<name> for a name without dots)`, block: "index block named",
@@ -71,6 +81,13 @@ var Kinds = []Kind{
 			return found
 		},
 		ungenerable: oneSearch("index"),
+		declared: func(cfg *Config) [][2]string {
+			var out [][2]string
+			for _, ix := range cfg.Indices {
+				out = append(out, [2]string{ix.Search, ix.Name})
+			}
+			return out
+		},
 	},
 	{
 		Name: "document", Place: "search", Form: `document["<index>/<type>/<id>"]`, block: "document block at",
@@ -88,6 +105,17 @@ var Kinds = []Kind{
 			return i >= 0
 		},
 		ungenerable: oneSearch("document"),
+		declared: func(cfg *Config) [][2]string {
+			search := map[string]string{}
+			for _, ix := range cfg.Indices {
+				search[ix.Name] = ix.Search
+			}
+			var out [][2]string
+			for _, doc := range cfg.Documents {
+				out = append(out, [2]string{search[doc.Index], doc.Path()})
+			}
+			return out
+		},
 	},
 	{
 		Name: "key", Form: `key["<path>"]`, block: "key block at",
@@ -105,6 +133,13 @@ var Kinds = []Kind{
 			return i >= 0
 		},
 		ungenerable: func(*Config) (string, string) { return "", "" },
+		declared: func(cfg *Config) [][2]string {
+			var out [][2]string
+			for _, k := range cfg.Keys {
+				out = append(out, [2]string{"", k.Path})
+			}
+			return out
+		},
 		labels:      []string{"path"},
 		decode:      func(d *decoder, cfg *Config, b *hcl.Block) { cfg.Keys = append(cfg.Keys, d.keyBlock(b)) },
 		check:       (*decoder).checkKeys,
@@ -149,4 +184,26 @@ func AddrForms() string {
 		forms = append(forms, k.Form)
 	}
 	return strings.Join(forms[:len(forms)-1], ", ") + " or " + forms[len(forms)-1]
+}
+
+// Declared is an object the specs declare, as an address names it: In is
+// its place block ("agent.node-a") when several of that block are
+// declared, as addresses write it, and "" otherwise.
+type Declared struct{ In, Kind, Name string }
+
+// Declared lists the objects the specs declare, kind by kind in Kinds'
+// order.
+func (cfg *Config) Declared() []Declared {
+	places := map[string]int{"agent": len(cfg.Agents), "search": len(cfg.Searches)}
+	var out []Declared
+	for _, k := range Kinds {
+		for _, o := range k.declared(cfg) {
+			d := Declared{Kind: k.Name, Name: o[1]}
+			if o[0] != "" && places[k.Place] > 1 {
+				d.In = k.Place + "." + o[0]
+			}
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -74,7 +74,7 @@ func (f *netFlags) bound(ctx context.Context) (context.Context, context.CancelFu
 }
 
 func (c *cli) apply(args []string) int {
-	fs := c.flagSet("apply", "apply [options] [DIR | FILE.hcl | PLANFILE]")
+	fs := c.flagSet("apply")
 	f := registerApplyFlags(fs)
 	snapshot := fs.String("snapshot", "", "refused: a plan made from a snapshot is never applied (use plan -snapshot `FILE`)")
 	pos, code, ok := c.parse(fs, args, 1, &jsonApply{&jsonView{c: c}})
@@ -96,7 +96,7 @@ func (c *cli) apply(args []string) int {
 }
 
 func (c *cli) destroy(args []string) int {
-	fs := c.flagSet("destroy", "destroy [options] [DIR]")
+	fs := c.flagSet("destroy")
 	f := registerApplyFlags(fs)
 	indices := fs.Bool("indices", false, "also delete the project's indices (never by default: they hold data)")
 	pos, code, ok := c.parse(fs, args, 1, &jsonApply{&jsonView{c: c}})

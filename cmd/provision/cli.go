@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,27 +24,61 @@ const (
 	exitChanges = 2 // plan -detailed-exitcode: the plan has changes
 )
 
-const usage = `Usage: provision <command> [options] [DIR | PLANFILE]
+// A command of the CLI: its name, the synopsis and paragraph its -help
+// prints (docs/commands/<name>.md repeats both; a test holds them
+// together), and the line the command list shows. cli.run runs it.
+type command struct {
+	name, synopsis, summary, about string
+}
 
-provision declares Consul service registrations (with Traefik tags),
-search-cluster indices and their documents in HCL, shows the exact requests that bring the live
-systems to the declared state, and sends them.
+// commands are the CLI's commands, in the order the help lists them.
+var commands = []command{
+	{"plan", "plan [options] [DIR]", "Read the live state, diff it against the specs, print the requests",
+		"Reads the live objects the specs of DIR declare (Consul services and KV keys on each agent, search indices and their documents on each cluster, the routers of each declared Traefik proxy), diffs them against the declarations and prints the changes with the exact HTTP requests an apply would send, in order. Nothing is written."},
+	{"apply", "apply [options] [DIR | FILE.hcl | PLANFILE]", "Apply the specs of DIR (after confirmation) or a saved plan",
+		"Plans as plan does, shows the plan, asks for yes, then sends the requests under the project's lock in Consul: registers and deregisters services, writes and deletes KV keys, creates indices and their mappings, writes documents in bulk; then proves the gate through each declared proxy. Given a saved plan, it plans again and sends only when nothing moved."},
+	{"destroy", "destroy [options] [DIR]", "Remove what the project owns (indices only with -indices)",
+		"Plans the removal of everything the project owns: its services and KV keys; its indices, with their documents, only with -indices (they hold data). Shows the plan, asks for yes and sends it under the lock, as apply does."},
+	{"validate", "validate [options] [DIR]", "Check the specs offline: syntax, schema, references, rules",
+		"Checks the specs of DIR with no network: syntax, the schema of every block (services, frontends, checks, keys, indices, documents, agents, proxies, imports), references, variables, frontend rules, mapping types and each document's fields against its type's mapping. Every error names its file, line and column."},
+	{"fmt", "fmt [options] [DIR]", "Rewrite the specs in canonical layout",
+		"Rewrites the .hcl files of DIR in canonical layout (hcl's own), in place."},
+	{"show", "show [options] PLANFILE", "Print a saved plan",
+		"Prints a plan saved with plan -out, as text, JSON or a pull-request comment in Markdown. Reads no server."},
+	{"graph", "graph [options] [DIR]", "Print the apply order as a Graphviz (DOT) graph",
+		"Plans as plan does and prints the order the changes would be sent in (a service before the proxy proves its gate, an index before its documents) as a Graphviz DOT graph."},
+	{"policy", "policy [options] [DIR]", "Print the least-privilege Consul ACL policy the specs need",
+		"Prints the Consul ACL rules a token needs to plan and apply the specs of DIR: service and key_prefix writes for what they declare, the lock's key and session, the record of the project's agents; with -watch, the watcher's election key too. Reads the agent's node name when it can."},
+	{"snapshot", "snapshot [options] -out FILE [DIR]", "Record the live state a plan reads, to plan from it offline",
+		"Reads every backend the specs declare, as plan does (services, checks, KV keys, indices, documents, proxies), and writes what it read to FILE: one versioned, deterministic JSON file with no secret in it, for plan -snapshot and provision test."},
+	{"test", "test [options] [DIR]", "Run DIR/tests/*.provtest.hcl: plans from snapshots against golden files",
+		"Runs the run blocks of DIR/tests/*.provtest.hcl with no network: each plans the specs against a snapshot, compares the plan (text and JSON) with its golden files and checks that applying it in memory converges."},
+	{"watch", "watch [options] [DIR]", "Keep watching: report drift, or repair it with -heal",
+		"Runs until stopped: follows the Consul agents' services and KV keys through their change feeds and polls the search clusters and proxies, plans after each change and reports drift of any declared object; with -heal, applies the plan of what drifted under the lock, one healer per project at a time."},
+	{"completion", "completion [options] bash | zsh | fish", "Print a shell's completion script",
+		"Prints the completion script of bash, zsh or fish: the commands, each command's flags, and for -target, -exclude and -replace the addresses of the services, keys, indices and documents the specs declare (read offline, from the DIR on the command line or specs/). Load it with: source <(provision completion bash).",
+	},
+	{"version", "version", "Print the version", "Prints the version."},
+}
+
+// usage is the text of provision -help.
+func usage() string {
+	var b strings.Builder
+	b.WriteString(`Usage: provision <command> [options] [DIR | PLANFILE]
+
+provision declares Consul service registrations (with Traefik tags) and
+KV keys, search-cluster indices and their documents in HCL, shows the
+exact requests that bring the live systems to the declared state, sends
+them, and proves the gate through the declared Traefik proxies.
 
 Commands:
-  plan      Read the live state, diff it against the specs, print the requests
-  apply     Apply the specs of DIR (after confirmation) or a saved plan
-  destroy   Remove what the project owns (indices only with -indices)
-  validate  Check the specs offline: syntax, schema, references, rules
-  fmt       Rewrite the specs in canonical layout
-  show      Print a saved plan
-  graph     Print the apply order as a Graphviz (DOT) graph
-  policy    Print the least-privilege Consul ACL policy the specs need
-  snapshot  Record the live state a plan reads, to plan from it offline
-  test      Run DIR/tests/*.provtest.hcl: plans from snapshots against golden files
-  watch     Keep watching: report drift, or repair it with -heal
-  version   Print the version
-
-DIR defaults to specs/. Run "provision <command> -help" for its options.
+`)
+	for _, cmd := range commands {
+		fmt.Fprintf(&b, "  %-9s %s\n", cmd.name, cmd.summary)
+	}
+	b.WriteString(`
+DIR defaults to specs/. Run "provision <command> -help" for its options;
+docs/commands/<command>.md has each command's page.
 
 Environment:
   CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN, CONSUL_CACERT, ...   the Consul agent
@@ -53,10 +88,13 @@ Environment:
   PROVISION_VAR_<name>                                      input variables
   SOURCE_DATE_EPOCH                                         the time a snapshot records
   NO_COLOR                                                  plain output
+  GITHUB_ACTIONS=true                                       diagnostics also as workflow annotations
 
 Exit codes: 0 success, 1 error, 2 changes present (plan -detailed-exitcode),
 3 files not formatted (fmt -check).
-`
+`)
+	return b.String()
+}
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
@@ -86,11 +124,17 @@ func isTerminal(s any) bool {
 
 func (c *cli) run(args []string) int {
 	if len(args) == 0 {
-		fmt.Fprint(c.stderr, usage)
+		fmt.Fprint(c.stderr, usage())
 		return exitError
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
+	case "version", "-version", "--version":
+		fmt.Fprintf(c.stdout, "provision %s\n", version)
+		return exitOK
+	case "help", "-help", "--help", "-h":
+		fmt.Fprint(c.stdout, usage())
+		return exitOK
 	case "plan":
 		return c.plan(rest)
 	case "apply":
@@ -113,26 +157,42 @@ func (c *cli) run(args []string) int {
 		return c.snapshot(rest)
 	case "test":
 		return c.test(rest)
-	case "version", "-version", "--version":
-		fmt.Fprintf(c.stdout, "provision %s\n", version)
-		return exitOK
-	case "help", "-help", "--help", "-h":
-		fmt.Fprint(c.stdout, usage)
-		return exitOK
+	case "completion":
+		return c.completion(rest)
 	}
-	fmt.Fprintf(c.stderr, "provision: unknown command %q\n\n%s", cmd, usage)
+	fmt.Fprintf(c.stderr, "provision: unknown command %q\n\n%s", cmd, usage())
 	return exitError
 }
 
-// flagSet is a command's flags, with its usage text.
-func (c *cli) flagSet(name, synopsis string) *flag.FlagSet {
+// flagSet is a command's flags, with its usage text: the synopsis, what
+// the command does, and the options.
+func (c *cli) flagSet(name string) *flag.FlagSet {
+	i := slices.IndexFunc(commands, func(cmd command) bool { return cmd.name == name })
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(c.stderr, "Usage: provision %s\n\n", synopsis)
+		fmt.Fprintf(c.stderr, "Usage: provision %s\n\n%s\n\nOptions:\n", commands[i].synopsis, wrap(commands[i].about, 72))
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// wrap breaks text into lines of at most width characters, at spaces.
+func wrap(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(text) {
+		if n > 0 && n+1+len(w) > width {
+			b.WriteByte('\n')
+			n = 0
+		} else if n > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
 }
 
 // parse parses flags that may stand before or after the positional

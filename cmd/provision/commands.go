@@ -32,7 +32,7 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 	f.net.register(fs, 30*time.Minute)
 	f.prune = fs.Bool("prune-indices", false, "delete the project's indices that the specs no longer declare (kept by default: they hold data)")
 	f.vars.register(fs)
-	fs.Var(&f.targets, "target", "plan only this object: service.<id>, index.<name> or document[\"<index>/<type>/<id>\"], after agent.<name>. or search.<name>. when several are declared (repeatable)")
+	fs.Var(&f.targets, "target", "plan only this object: service.<id>, key[\"<path>\"], index.<name> or document[\"<index>/<type>/<id>\"], after agent.<name>. or search.<name>. when several are declared (repeatable)")
 	fs.Var(&f.excludes, "exclude", "leave this object out of the plan (repeatable)")
 	fs.Var(&f.replace, "replace", "register this owned service again in place even when converged, as after rotating the Consul token: service.<id> (repeatable)")
 }
@@ -54,7 +54,7 @@ func (c *cli) operation(t run.Type, dir string, f *planFlags) run.Operation {
 }
 
 func (c *cli) plan(args []string) int {
-	fs := c.flagSet("plan", "plan [options] [DIR]")
+	fs := c.flagSet("plan")
 	out := fs.String("out", "", "save the plan to `FILE`, for apply FILE")
 	jsonOut := fs.Bool("json", false, "print the plan as JSON (format_version "+provision.FormatVersion+"); same as -format=json")
 	format := fs.String("format", "text", "`text`, json, or markdown (a pull-request comment, in parts under 65,000 characters)")
@@ -146,7 +146,7 @@ func (c *cli) generateConfig(ctx context.Context, v planView, dir, path string, 
 }
 
 func (c *cli) graph(args []string) int {
-	fs := c.flagSet("graph", "graph [options] [DIR]")
+	fs := c.flagSet("graph")
 	var pf planFlags
 	pf.register(fs)
 	pos, code, ok := c.parse(fs, args, 1, nil)
@@ -163,7 +163,7 @@ func (c *cli) graph(args []string) int {
 }
 
 func (c *cli) show(args []string) int {
-	fs := c.flagSet("show", "show [options] PLANFILE")
+	fs := c.flagSet("show")
 	jsonOut := fs.Bool("json", false, "print the plan as JSON; same as -format=json")
 	format := fs.String("format", "text", "`text`, json, or markdown")
 	noColor := fs.Bool("no-color", false, "no colors in the output")
@@ -214,7 +214,7 @@ func writeParts(dir string, parts []string) error {
 }
 
 func (c *cli) validate(args []string) int {
-	fs := c.flagSet("validate", "validate [options] [DIR]")
+	fs := c.flagSet("validate")
 	jsonOut := fs.Bool("json", false, "print the diagnostics as JSON")
 	noColor := fs.Bool("no-color", false, "no colors in the output")
 	var pf planFlags

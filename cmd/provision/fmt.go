@@ -15,7 +15,7 @@ import (
 const exitUnformatted = 3
 
 func (c *cli) fmt(args []string) int {
-	fs := c.flagSet("fmt", "fmt [options] [DIR]")
+	fs := c.flagSet("fmt")
 	check := fs.Bool("check", false, "change nothing; list the files not in canonical layout and exit 3 if any")
 	showDiff := fs.Bool("diff", false, "print the changes as a diff")
 	pos, code, ok := c.parse(fs, args, 1, nil)

@@ -12,7 +12,7 @@ import (
 // policy prints the least-privilege Consul ACL policy the specs need: the
 // rules, ready for consul acl policy create -rules @-, or as JSON.
 func (c *cli) policy(args []string) int {
-	fs := c.flagSet("policy", "policy [options] [DIR]")
+	fs := c.flagSet("policy")
 	jsonOut := fs.Bool("json", false, "print the policy as JSON: the rules and each permission")
 	watch := fs.Bool("watch", false, "add what provision watch needs: write on the key provision/watch/<project>, where its replicas elect the healer")
 	node := fs.String("node", "", "the node name of the agent that holds the lock, when it cannot be looked up (GET /v1/agent/self needs agent:read)")

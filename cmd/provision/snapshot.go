@@ -14,7 +14,7 @@ import (
 // and records what it read in one file: plan -snapshot and provision
 // test plan from it with no network.
 func (c *cli) snapshot(args []string) int {
-	fs := c.flagSet("snapshot", "snapshot [options] -out FILE [DIR]")
+	fs := c.flagSet("snapshot")
 	out := fs.String("out", "", "write the snapshot to `FILE` (required)")
 	noColor := fs.Bool("no-color", false, "no colors in the output")
 	var pf planFlags

@@ -19,7 +19,7 @@ import (
 // DIR/tests/*.provtest.hcl plans offline and is compared with its golden
 // plans.
 func (c *cli) test(args []string) int {
-	fs := c.flagSet("test", "test [options] [DIR]")
+	fs := c.flagSet("test")
 	update := fs.Bool("update", false, "write the golden plans of the runs (new or changed) instead of failing; review the diff before committing")
 	filter := fs.String("run", "", "run only the runs whose name matches `REGEX`")
 	jsonOut := fs.Bool("json", false, "print one JSON object per run and one for the summary")

@@ -19,7 +19,7 @@ import (
 // watchCmd is provision watch: plan (or with -heal apply) once like plan
 // and apply, then again whenever the live systems or the specs change.
 func (c *cli) watchCmd(args []string) int {
-	fs := c.flagSet("watch", "watch [options] [DIR]")
+	fs := c.flagSet("watch")
 	heal := fs.Bool("heal", false, "apply the plan of what drifted, under the lock (without it, drift is only reported)")
 	interval := fs.Duration("interval", watch.DefaultInterval, "poll the search clusters and proxies, which have no change feed, this often (with jitter)")
 	buffer := fs.String("buffer", fmt.Sprintf("%s,%s", watch.DefaultBufferMin, watch.DefaultBufferMax), "`MIN,MAX`: wait for MIN of quiet after a change, MAX at most, before one reconcile")
