@@ -24,7 +24,7 @@ servers:
 
 # provision test specs: the shipped specs' own golden plans, offline.
 # The last line runs make fuzz itself for a few seconds a target, so that
-# the command the README documents keeps working.
+# the command CONTRIBUTING.md documents keeps working.
 test: servers
 	$(GO) vet ./...
 	$(GO) run ./cmd/provision test specs

@@ -140,9 +140,9 @@ var Kinds = []Kind{
 			}
 			return out
 		},
-		labels:      []string{"path"},
-		decode:      func(d *decoder, cfg *Config, b *hcl.Block) { cfg.Keys = append(cfg.Keys, d.keyBlock(b)) },
-		check:       (*decoder).checkKeys,
+		labels: []string{"path"},
+		decode: func(d *decoder, cfg *Config, b *hcl.Block) { cfg.Keys = append(cfg.Keys, d.keyBlock(b)) },
+		check:  (*decoder).checkKeys,
 	},
 }
 

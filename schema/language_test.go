@@ -109,21 +109,22 @@ func TestIterationInDiagnostics(t *testing.T) {
 }
 
 // TestFunctionTableDocumented: every function a spec may call is in the
-// README's table, and every one of them can be called.
+// table of docs/language/locals-and-functions.md, and every one of them
+// can be called.
 func TestFunctionTableDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/language/locals-and-functions.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	i := strings.Index(string(readme), "| kind | functions |")
 	if i < 0 {
-		t.Fatal("the README has no function table")
+		t.Fatal("docs/language/locals-and-functions.md has no function table")
 	}
 	table := string(readme[i:])
 	table = table[:strings.Index(table, "\n\n")]
 	for _, name := range schema.FunctionNames() {
 		if !strings.Contains(table, "`"+name+"`") {
-			t.Errorf("the README's function table lacks %s", name)
+			t.Errorf("the function table of docs/language/locals-and-functions.md lacks %s", name)
 		}
 	}
 }

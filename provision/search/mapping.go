@@ -65,7 +65,7 @@ func (f liveField) typeOf() string {
 // "string" into "keyword" when its index is not_analyzed or no, and into
 // "text" otherwise (5.x StringFieldMapper.TypeParser's auto-upgrade; an
 // explicit string gets no "keyword" sub-field, only dynamic mapping adds
-// one: see the README's design notes).
+// one: see docs/internals/design-notes.md).
 func sameType(declared *schema.Field, live liveField, major int) bool {
 	t := declared.Type()
 	if major >= 5 && t == "string" {
@@ -243,7 +243,7 @@ func multiFieldDiff(name string, f *schema.Field, want any, l liveField, major i
 
 // updatable says whether a server of the given major version changes a
 // field parameter in place from have to want, per the table in the
-// README's design notes (es-api-facts terms: [LIVE-2.4.1] for 2.x,
+// table in docs/language/index.md (es-api-facts terms: [LIVE-2.4.1] for 2.x,
 // [SRC] MappedFieldType/ParametrizedFieldMapper for 5.x to 7.x).
 func updatable(p string, l liveField, have, want any, major int) bool {
 	switch p {
