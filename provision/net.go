@@ -32,6 +32,11 @@ var DefaultDeadlines = Deadlines{Request: 10 * time.Second, Attempts: 3, Backoff
 type StatusError struct {
 	Code    int
 	Message string // the server's own reason, quoted
+	// Leaderless is an answer that the cluster has no leader (Consul) or
+	// master (Elasticsearch) to act on the request: an election is under
+	// way, nothing was done, and the same request may be sent again,
+	// idempotent or not (see Deadlines.Call).
+	Leaderless bool
 }
 
 func (e *StatusError) Error() string { return e.Message }
@@ -64,10 +69,15 @@ func Unanswered(err error) bool {
 
 // Call runs attempt with the per-request deadline. With retry, a refused
 // or reset connection and a 5xx answer are tried again after a pause, up
-// to Attempts times; a stall, another answer and the cancellation of ctx
-// are final. The error of a stall says how long was waited.
+// to Attempts times (a refused connection also without retry: nothing was
+// sent); a stall, another answer and the cancellation of ctx
+// are final. The error of a stall says how long was waited. Whatever
+// retry says, an answer that the cluster has no leader (an election under
+// way: nothing was done) is tried again, the pauses growing to a second,
+// until the request's deadline has passed since the first attempt: an
+// election of a second or a few is waited out, not reported.
 func (d Deadlines) Call(ctx context.Context, retry bool, attempt func(context.Context) error) error {
-	pause := d.Backoff
+	pause, start := d.Backoff, time.Now()
 	for i := 1; ; i++ {
 		actx, cancel := context.WithTimeout(ctx, d.Request)
 		err := attempt(actx)
@@ -80,7 +90,9 @@ func (d Deadlines) Call(ctx context.Context, retry bool, attempt func(context.Co
 			return fmt.Errorf("%w within %s (the request timeout)", errStalled, d.Request)
 		case ctx.Err() != nil:
 			return context.Cause(ctx)
-		case !retry || i >= d.Attempts || !transient(err) || Stopping(ctx):
+		case Leaderless(err) && time.Since(start)+min(pause, time.Second) < d.Request && !Stopping(ctx):
+			pause = min(pause, time.Second)
+		case i >= d.Attempts || Stopping(ctx) || !(retry && transient(err) || neverSent(err)):
 			return err
 		}
 		select {
@@ -111,6 +123,20 @@ func Stopping(ctx context.Context) bool {
 	default:
 		return false
 	}
+}
+
+// neverSent reports whether err is a connection refused: the request
+// never left, so any request may be sent again (to the next node of a
+// cluster named by several, whose client sets the refusing one aside).
+func neverSent(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// Leaderless reports whether err is an answer that the cluster has no
+// leader or master to act on the request (StatusError.Leaderless).
+func Leaderless(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && se.Leaderless
 }
 
 // transient reports whether err is worth another attempt: a connection

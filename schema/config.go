@@ -153,7 +153,9 @@ type Check struct {
 // Search is one member cluster of a tribe: the place writes go.
 type Search struct {
 	Name        string
-	URL         string
+	// URLs are the nodes of the cluster provision reads and writes
+	// through, whichever answers: the url attribute, or urls.
+	URLs []string
 	ClusterName string
 	TribeURL    string // optional; read-only, never written to
 	DeclRange   hcl.Range

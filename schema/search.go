@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -14,7 +15,7 @@ import (
 )
 
 var searchSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "url"}, {Name: "cluster_name", Required: true}, {Name: "tribe_url"}},
+	Attributes: []hcl.AttributeSchema{{Name: "url"}, {Name: "urls"}, {Name: "cluster_name", Required: true}, {Name: "tribe_url"}},
 }
 
 var indexSchema = &hcl.BodySchema{
@@ -45,9 +46,28 @@ func knownFieldType(t string) bool {
 func (d *decoder) searchBlock(b *hcl.Block) *Search {
 	s := &Search{Name: b.Labels[0], DeclRange: b.DefRange, URLRange: b.DefRange}
 	c := d.content(b.Body, searchSchema)
-	if attr, ok := c.Attributes["url"]; ok {
-		s.URL, s.URLRange = d.str(attr), attr.Expr.Range()
-		d.checkSearchURL(attr, s.URL)
+	one, many := c.Attributes["url"], c.Attributes["urls"]
+	switch {
+	case one != nil && many != nil:
+		d.errorf(many.NameRange, many.Range, "Both url and urls", "The search block %q sets url and urls. Name its nodes in urls alone.", s.Name)
+	case one != nil:
+		s.URLRange = one.Expr.Range()
+		if u := d.str(one); u != "" {
+			s.URLs = []string{u}
+			d.checkSearchURL(one, u)
+		}
+	case many != nil:
+		s.URLRange = many.Expr.Range()
+		s.URLs = d.strList(many)
+		if len(s.URLs) == 0 {
+			d.errorf(many.Expr.Range(), many.Range, "No search URL", "urls names no node of the cluster %q.", s.Name)
+		}
+		for i, u := range s.URLs {
+			d.checkSearchURL(many, u)
+			if slices.Contains(s.URLs[:i], u) {
+				d.errorf(many.Expr.Range(), many.Range, "Duplicate search URL", "urls names %s twice.", u)
+			}
+		}
 	}
 	if attr, ok := c.Attributes["tribe_url"]; ok {
 		s.TribeURL = d.str(attr)

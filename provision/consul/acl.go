@@ -422,7 +422,26 @@ func (b *Backend) answered(code int, msg string) error {
 		}
 		text = fmt.Sprintf("consul answered 403 Forbidden: %s (%s; retrying will not help: give the token the policy provision policy prints)", strings.TrimSuffix(msg, "."), why)
 	}
-	return &provision.StatusError{Code: code, Message: text}
+	return &provision.StatusError{Code: code, Message: text, Leaderless: leaderless(code, msg)}
+}
+
+// leaderless says whether an answer of Consul is that the servers have no
+// leader to forward a request to: at a leader's death, for about a second,
+// its RPC connection is refused ("rpc error getting client: failed to get
+// conn", "lead thread didn't get connection"); without a quorum, "No
+// cluster leader" (shared/reference/kv-and-failover.md, and measured on
+// Consul 1.15.4: three servers, the leader killed). The request never
+// reached a leader, so it was not applied.
+func leaderless(code int, msg string) bool {
+	if code != http.StatusInternalServerError {
+		return false
+	}
+	for _, s := range []string{"No cluster leader", "rpc error getting client", "failed to get conn", "lead thread didn't get connection", "No known Consul servers"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // statusError turns the API client's error for an answer outside 2xx into

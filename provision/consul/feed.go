@@ -2,6 +2,9 @@ package consul
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -21,10 +24,25 @@ var (
 // block): a change is seen as it happens, and an idle agent costs one
 // open request. An agent that goes away (restarted, its registrations
 // lost) is asked again with backoff, and its return is a change.
+//
+// The catalog is the servers': during a leader election (or with no
+// quorum) it cannot answer, while the agent itself still does. Then the
+// agent's own services are read once a second until the catalog answers
+// again, so that drift on the agent is seen meanwhile; the catalog's
+// return is a change too (a repair needs a leader for the lock).
 func (b *Backend) Follow(ctx context.Context, feed provision.Feed) {
 	what := "the Consul agent " + b.address()
 	node := ""
-	follow(ctx, feed, what, what+" services changed", func(ctx context.Context, index uint64) (uint64, error) {
+	agent := &fallback{what: "watching the agent's own services (GET /v1/agent/services) until the catalog answers", poll: func(ctx context.Context) (string, error) {
+		services, err := b.client.Agent().ServicesWithFilterOpts("", (&api.QueryOptions{}).WithContext(ctx))
+		if err != nil {
+			return "", err
+		}
+		raw, _ := json.Marshal(services)
+		sum := sha256.Sum256(raw)
+		return hex.EncodeToString(sum[:]), nil
+	}}
+	follow(ctx, feed, what, what+" services changed", agent, func(ctx context.Context, index uint64) (uint64, error) {
 		var err error
 		if node == "" {
 			if node, err = b.client.Agent().NodeName(); err != nil {
@@ -34,7 +52,7 @@ func (b *Backend) Follow(ctx context.Context, feed provision.Feed) {
 		_, meta, err := b.client.Catalog().NodeServiceList(node, (&api.QueryOptions{WaitIndex: index, WaitTime: 5 * time.Minute}).WithContext(ctx))
 		if err != nil {
 			node = ""
-			return 0, err
+			return 0, b.statusError(err)
 		}
 		return meta.LastIndex, nil
 	})
@@ -49,7 +67,7 @@ func (kv *KV) Follow(ctx context.Context, feed provision.Feed) {
 		go func() {
 			defer func() { done <- struct{}{} }()
 			what := fmt.Sprintf("the keys under %q on %s", prefix, kv.agent.address())
-			follow(ctx, feed, what, what+" changed", func(ctx context.Context, index uint64) (uint64, error) {
+			follow(ctx, feed, what, what+" changed", nil, func(ctx context.Context, index uint64) (uint64, error) {
 				_, meta, err := kv.agent.client.KV().List(prefix, (&api.QueryOptions{WaitIndex: index, WaitTime: 5 * time.Minute}).WithContext(ctx))
 				if err != nil {
 					return 0, err
@@ -63,18 +81,44 @@ func (kv *KV) Follow(ctx context.Context, feed provision.Feed) {
 	}
 }
 
+// fallback watches what a blocking query does, another way, while the
+// query fails and this way does not: poll returns a digest of what is
+// watched, asked once a second.
+type fallback struct {
+	what string // for the log: "watching ... until it does"
+	poll func(ctx context.Context) (string, error)
+	// seen is the last digest, while the fallback is in use ("" when not).
+	seen string
+}
+
+// fallbackWait bounds a blocking query while the fallback is in use: the
+// query is asked without an index then, and during an election Consul
+// holds it until a leader is elected, while the fallback polls.
+const fallbackWait = 2 * time.Second
+
 // follow runs one blocking query after another until ctx ends: wait
 // asks with the last index and returns the next. A change of the index
 // is a change (changed); a failure is said once, asked again with
-// backoff, and an answer after it is a return (feed.Back).
-func follow(ctx context.Context, feed provision.Feed, what, changed string, wait func(ctx context.Context, index uint64) (uint64, error)) {
+// backoff, and an answer after it is a return (feed.Back). With a
+// fallback that answers when the query does not, the fallback is used
+// meanwhile (said once), and the query's answer after it is a change.
+func follow(ctx context.Context, feed provision.Feed, what, changed string, fb *fallback, wait func(ctx context.Context, index uint64) (uint64, error)) {
 	var index uint64
 	backoff, down := 250*time.Millisecond, false
 	for ctx.Err() == nil {
-		last, err := wait(ctx, index)
+		qctx, cancel := ctx, context.CancelFunc(func() {})
+		if fb != nil && fb.seen != "" {
+			qctx, cancel = context.WithTimeout(ctx, fallbackWait)
+		}
+		last, err := wait(qctx, index)
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return
+			}
+			if fb != nil && fb.use(ctx, feed, what, changed, err) {
+				index = 0
+				continue
 			}
 			if !down {
 				feed.Log("warn", "%s does not answer (%s); asking again with backoff", what, err)
@@ -90,6 +134,11 @@ func follow(ctx context.Context, feed provision.Feed, what, changed string, wait
 			continue
 		}
 		backoff = 250 * time.Millisecond
+		if fb != nil && fb.seen != "" {
+			fb.seen = ""
+			feed.Log("info", "%s: the catalog answers again", what)
+			feed.Changed(what + " is back")
+		}
 		if down {
 			down = false
 			feed.Log("info", "%s answers again", what)
@@ -107,6 +156,32 @@ func follow(ctx context.Context, feed provision.Feed, what, changed string, wait
 			index = last
 		}
 	}
+}
+
+// use polls the fallback after the query failed with err, and says
+// whether it answers: the first time, it says why it is used; later, a
+// new digest is a change. It waits a second before it returns true.
+func (fb *fallback) use(ctx context.Context, feed provision.Feed, what, changed string, err error) bool {
+	digest, perr := fb.poll(ctx)
+	if perr != nil {
+		return false
+	}
+	switch {
+	case fb.seen == "":
+		why := "does not answer"
+		if provision.Leaderless(err) {
+			why = "has no leader"
+		}
+		feed.Log("warn", "%s: the catalog %s (%s); %s", what, why, provision.WithoutLocalAddrs(err.Error()), fb.what)
+	case digest != fb.seen:
+		feed.Changed(changed + " (seen on the agent)")
+	}
+	fb.seen = digest
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Second):
+	}
+	return true
 }
 
 // LeaderTTL is the TTL of the leader's session: when a leader dies

@@ -67,7 +67,7 @@ func (b *Backend) Lock(ctx context.Context, project, operation string, wait time
 	// for (-lock-timeout may be longer than its TTL); ending the renewal
 	// destroys it.
 	renewing := make(chan struct{})
-	go func() { _ = b.client.Session().RenewPeriodic(sessionTTL, session, nil, renewing) }()
+	go b.keepSession(session, renewing)
 	lock, err := b.client.LockOpts(&api.LockOptions{
 		Key:              key,
 		Value:            value,
@@ -121,6 +121,40 @@ func (b *Backend) Lock(ctx context.Context, project, operation string, wait time
 // sessionTTL is the TTL of the lock's session: the lock of a run that
 // dies is released that long after.
 const sessionTTL = "10s"
+
+// keepSession renews the session every half TTL until done is closed,
+// then destroys it. A renewal that fails is tried again every second for
+// as long as it takes: during a leader election Consul cannot renew (500,
+// or no answer), but the session lives on (a new leader starts every TTL
+// afresh), so the renewals go on until Consul answers that the session is
+// gone; whether the lock still holds is the lock monitor's to say. (The
+// API's RenewPeriodic stops renewing a TTL after its last success, which
+// an election of that length would turn into a lost lock.)
+func (b *Backend) keepSession(id string, done <-chan struct{}) {
+	ttl, _ := time.ParseDuration(sessionTTL)
+	for wait := ttl / 2; ; {
+		select {
+		case <-done:
+			ctx, cancel := context.WithTimeout(context.Background(), b.net.Request)
+			_, _ = b.client.Session().Destroy(id, (&api.WriteOptions{}).WithContext(ctx))
+			cancel()
+			return
+		case <-time.After(wait):
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), b.net.Request)
+		entry, _, err := b.client.Session().Renew(id, (&api.WriteOptions{}).WithContext(ctx))
+		cancel()
+		switch {
+		case err != nil:
+			wait = time.Second
+		case entry == nil:
+			<-done // gone (404): nothing is left to renew or destroy
+			return
+		default:
+			wait = ttl / 2
+		}
+	}
+}
 
 // acquire tries the lock once, waiting up to wait for a holder to let go;
 // the channel of a lost lock is nil when another run holds it.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/provision-dev/provision/provision"
 )
@@ -36,7 +37,7 @@ func matchSaved(saved, now *provision.Plan) string {
 		case !ok:
 			return fmt.Sprintf("It names the backend %s at %s, which the specs no longer declare: its objects cannot be read now, and the plan's requests there are not sent. "+
 				"Plan again; the plan warns about what the project left there.", b.Name, b.Address)
-		case cur.Kind != b.Kind || cur.Address != b.Address:
+		case cur.Kind != b.Kind || !sameNodes(cur.Address, b.Address):
 			return fmt.Sprintf("It names the backend %s at %s, but the specs and the environment resolve %s to %q. "+
 				"Credentials are only ever sent to the backends the specs name.", b.Name, b.Address, b.Name, cur.Address)
 		case compactJSON(cur.Scope) != compactJSON(b.Scope):
@@ -76,4 +77,14 @@ func sameRequests(a, b []provision.Request) bool {
 		jb, _ := json.Marshal(y)
 		return string(ja) == string(jb)
 	})
+}
+
+// sameNodes compares two backends' addresses as sets: a cluster named by
+// several nodes ("http://a:9200,http://b:9200") is the same cluster
+// whatever their order.
+func sameNodes(a, b string) bool {
+	as, bs := strings.Split(a, ","), strings.Split(b, ",")
+	slices.Sort(as)
+	slices.Sort(bs)
+	return slices.Equal(as, bs)
 }

@@ -24,8 +24,16 @@ import (
 type Backend struct {
 	target
 	scope scope
-	url   string // the write URL, without credentials
+	// urls are the nodes of the cluster, without credentials: the url
+	// or urls of the search block, or ELASTICSEARCH_URL's list.
+	urls []string
+	// es reaches the cluster through whichever of its nodes answers: a
+	// node that refuses a connection is set aside by the client's pool,
+	// and the request is sent again to the next (Deadlines.Call retries
+	// a refused connection, which sent nothing). nodes are the nodes one
+	// by one, to check the cluster name of each; nil with one node.
 	es    *elasticsearch.Client
+	nodes []*elasticsearch.Client
 	tribe *elasticsearch.Client // nil without tribe_url
 	net   provision.Deadlines
 	// client makes a client for another node (of another member cluster
@@ -62,7 +70,8 @@ type scope struct {
 }
 
 // New returns one backend per search block that has declared indices, in
-// name order. The URL is the block's url, else ELASTICSEARCH_URL;
+// name order. The nodes are the block's url or urls, else the
+// comma-separated ELASTICSEARCH_URL;
 // credentials come only from the environment: ELASTICSEARCH_USERNAME and
 // ELASTICSEARCH_PASSWORD, or ELASTICSEARCH_API_KEY, and the CA from
 // ELASTICSEARCH_CA_CERT.
@@ -108,11 +117,13 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 		if len(sc.Indices) == 0 {
 			continue
 		}
-		raw := s.URL
-		if raw == "" {
-			raw = env("ELASTICSEARCH_URL")
+		raw := s.URLs
+		if len(raw) == 0 && env("ELASTICSEARCH_URL") != "" {
+			for _, u := range strings.Split(env("ELASTICSEARCH_URL"), ",") {
+				raw = append(raw, strings.TrimSpace(u))
+			}
 		}
-		if raw == "" {
+		if len(raw) == 0 {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "No search URL",
@@ -131,24 +142,28 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 			})
 			continue
 		}
+		t.where = strings.Join(b.urls, ", ")
 		b.target, b.net = t, o.Deadlines.OrDefault()
 		out = append(out, b)
 	}
 	return out, diags
 }
 
-func open(raw string, sc scope, env func(string) string) (*Backend, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%q is not a URL", raw)
-	}
+func open(raw []string, sc scope, env func(string) string) (*Backend, error) {
+	b := &Backend{scope: sc}
 	user, pass := env("ELASTICSEARCH_USERNAME"), env("ELASTICSEARCH_PASSWORD")
-	if u.User != nil { // from ELASTICSEARCH_URL: the environment may hold them
-		user = u.User.Username()
-		pass, _ = u.User.Password()
-		u.User = nil
+	for _, r := range raw {
+		u, err := url.Parse(r)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("%q is not a URL", r)
+		}
+		if u.User != nil { // from ELASTICSEARCH_URL: the environment may hold them
+			user = u.User.Username()
+			pass, _ = u.User.Password()
+			u.User = nil
+		}
+		b.urls = append(b.urls, strings.TrimSuffix(u.String(), "/"))
 	}
-	b := &Backend{scope: sc, url: strings.TrimSuffix(u.String(), "/")}
 	// One transport, whatever the TLS settings: the deadlines are the
 	// requests' contexts, never a transport setting a CA could drop.
 	transport := &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}}
@@ -163,9 +178,9 @@ func open(raw string, sc scope, env func(string) string) (*Backend, error) {
 		}
 	}
 	apiKey := env("ELASTICSEARCH_API_KEY")
-	newClient := func(addr, user, pass, apiKey string) (*elasticsearch.Client, error) {
+	newClient := func(addrs []string, user, pass, apiKey string) (*elasticsearch.Client, error) {
 		return elasticsearch.NewClient(elasticsearch.Config{
-			Addresses: []string{addr},
+			Addresses: addrs,
 			Username:  user,
 			Password:  pass,
 			APIKey:    apiKey,
@@ -175,12 +190,22 @@ func open(raw string, sc scope, env func(string) string) (*Backend, error) {
 			Transport:    transport,
 		})
 	}
-	client := func(addr string) (*elasticsearch.Client, error) { return newClient(addr, user, pass, apiKey) }
+	client := func(addrs ...string) (*elasticsearch.Client, error) { return newClient(addrs, user, pass, apiKey) }
 	// A node the specs do not name (a member the tribe node reports) gets
 	// no credentials.
-	b.client = func(addr string) (*elasticsearch.Client, error) { return newClient(addr, "", "", "") }
-	if b.es, err = client(b.url); err != nil {
+	b.client = func(addr string) (*elasticsearch.Client, error) { return newClient([]string{addr}, "", "", "") }
+	var err error
+	if b.es, err = client(b.urls...); err != nil {
 		return nil, err
+	}
+	if len(b.urls) > 1 {
+		for _, u := range b.urls {
+			node, err := client(u)
+			if err != nil {
+				return nil, err
+			}
+			b.nodes = append(b.nodes, node)
+		}
 	}
 	if sc.TribeURL != "" {
 		if b.tribe, err = client(sc.TribeURL); err != nil {
@@ -192,7 +217,7 @@ func open(raw string, sc scope, env func(string) string) (*Backend, error) {
 
 // Info names the cluster by the search block and its write URL.
 func (b *Backend) Info() provision.BackendInfo {
-	return provision.BackendInfo{Name: b.target.backend, Kind: "search", Address: b.url, Scope: provision.RawJSON(b.scope)}
+	return provision.BackendInfo{Name: b.target.backend, Kind: "search", Address: strings.Join(b.urls, ","), Scope: provision.RawJSON(b.scope)}
 }
 
 // read gathers the facts of a plan in three requests.
@@ -210,6 +235,7 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 		return f, err
 	}
 	f.Version, f.ClusterName, f.Distribution, f.Tagline = root.Version.Number, root.ClusterName, root.Version.Distribution, root.Tagline
+	f.Nodes = b.readNodes(ctx)
 	if unsupported(f) != "" {
 		return f, nil // refused by the plan; its other APIs differ
 	}
@@ -246,6 +272,33 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	}
 	sort.Strings(f.Undeclared)
 	return f, nil
+}
+
+// readNodes asks each declared node, when there are several, which
+// cluster it belongs to: once each, since a node that does not answer is
+// a warning, not a failure (the others serve).
+func (b *Backend) readNodes(ctx context.Context) []nodeFact {
+	var out []nodeFact
+	once := provision.Deadlines{Request: b.net.Request, Attempts: 1}
+	for i, c := range b.nodes {
+		n := nodeFact{URL: b.urls[i]}
+		var root struct {
+			ClusterName string `json:"cluster_name"`
+		}
+		err := once.Call(ctx, false, func(ctx context.Context) error {
+			body, err := sender(c, once).Once(ctx, provision.Request{Method: http.MethodGet, Path: "/", Header: acceptJSON}, 1<<20)
+			if err != nil {
+				return err
+			}
+			return json.Unmarshal(body, &root)
+		})
+		if err != nil {
+			n.Error = provision.WithoutLocalAddrs(err.Error())
+		}
+		n.ClusterName = root.ClusterName
+		out = append(out, n)
+	}
+	return out
 }
 
 // maxLine bounds the request line of a read: Elasticsearch refuses a
@@ -315,7 +368,7 @@ func sender(c *elasticsearch.Client, d provision.Deadlines) provision.Sender {
 		Do:  c.Perform,
 		Net: d,
 		Refuse: func(code int, status string, body []byte) error {
-			return &provision.StatusError{Code: code, Message: "elasticsearch answered " + esError(status, body)}
+			return &provision.StatusError{Code: code, Message: "elasticsearch answered " + esError(status, body), Leaderless: masterless(code, body)}
 		},
 	}
 }
@@ -401,7 +454,7 @@ func (b *Backend) unreadable(err error) *hcl.Diagnostic {
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "Cannot read the search cluster",
-		Detail:   fmt.Sprintf("Reading %s failed: %s. Check that the node runs and that url (or ELASTICSEARCH_URL) points at it.", b.url, err),
+		Detail:   fmt.Sprintf("Reading %s failed: %s. Check that the node runs and that url, urls (or ELASTICSEARCH_URL) point at it.", b.where, err),
 		Subject:  b.search.URLRange.Ptr(),
 	}
 }
@@ -424,6 +477,21 @@ func (b *Backend) Send(ctx context.Context, r provision.Request) error {
 }
 
 // esError quotes Elasticsearch's error type and reason.
+// masterless says whether an answer is that the cluster has no elected
+// master: 503 with master_not_discovered_exception (a node waited out the
+// master timeout, 30 s unless the request says otherwise) or a cluster
+// block "no master" (SERVICE_UNAVAILABLE/2). Nothing was done; once a
+// master is elected the same request succeeds. (A
+// process_cluster_event_timeout_exception is not of this kind: the master
+// queued the change and may still make it.)
+func masterless(code int, body []byte) bool {
+	if code != http.StatusServiceUnavailable {
+		return false
+	}
+	s := string(body)
+	return strings.Contains(s, "master_not_discovered_exception") || strings.Contains(s, "no master")
+}
+
 func esError(status string, body []byte) string {
 	var e struct {
 		Error struct {

@@ -36,6 +36,16 @@ type facts struct {
 	// TribeNode is what the tribe node (tribe_url) showed a plan that
 	// converges; nil without one.
 	TribeNode *tribeRead `json:"tribe_node,omitempty"`
+	// Nodes are the declared nodes one by one, when there are several:
+	// the cluster each says it belongs to, or why it did not answer.
+	Nodes []nodeFact `json:"nodes,omitempty"`
+}
+
+// nodeFact is what one declared node of a cluster answered to GET /.
+type nodeFact struct {
+	URL         string `json:"url"`
+	ClusterName string `json:"cluster_name,omitempty"`
+	Error       string `json:"error,omitempty"`
 }
 
 // Server is the cluster's distribution and version.
@@ -114,6 +124,8 @@ type target struct {
 	declared []string
 	// documents are the declared documents of the indices.
 	documents []*schema.Document
+	// where names the cluster's nodes, for a person.
+	where string
 }
 
 // addr is the address of an index of this cluster.
@@ -124,8 +136,9 @@ func (t target) addr(name string) provision.Addr {
 // diff compares the declared indices and documents with what the
 // cluster holds.
 func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Diagnostics) {
-	if diags := t.checkCluster(f); diags.HasErrors() {
-		return nil, diags
+	warnings := t.checkCluster(f)
+	if warnings.HasErrors() {
+		return nil, warnings
 	}
 	changes, diags := t.diffIndices(f, mode)
 	planned := map[string]provision.Action{}
@@ -133,7 +146,7 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 		planned[c.Addr.Name] = c.Action
 	}
 	docs, ddiags := t.diffDocuments(f, mode, planned)
-	return append(changes, docs...), append(diags, ddiags...)
+	return append(changes, docs...), append(append(warnings, diags...), ddiags...)
 }
 
 // diffIndices compares the declared indices with what the cluster holds.
@@ -329,7 +342,7 @@ func (t target) checkCluster(f facts) hcl.Diagnostics {
 			Severity: hcl.DiagError,
 			Summary:  "Unsupported search server",
 			Detail: fmt.Sprintf("%s answers as %s. provision supports Elasticsearch 2.x, 5.x, 6.x and 7.x, whose typed mapping APIs (PUT /<index>/_mapping/<type>) the dashboard tool's four types need; "+
-				"Elasticsearch 8.x and OpenSearch take typeless mappings only, so nothing will be written.", t.search.URL, why),
+				"Elasticsearch 8.x and OpenSearch take typeless mappings only, so nothing will be written.", t.where, why),
 			Subject: t.search.URLRange.Ptr(),
 			Context: t.search.DeclRange.Ptr(),
 		}}
@@ -344,22 +357,46 @@ func (t target) checkCluster(f facts) hcl.Diagnostics {
 			Severity: hcl.DiagError,
 			Summary:  "Search URL is a tribe node",
 			Detail: fmt.Sprintf("%s is a tribe node joined to %s. A tribe node is read-only: index and mapping writes through it wait out the master timeout and fail with master_not_discovered_exception. "+
-				"Point url at a node of the member cluster %q and, if you like, put the tribe node in tribe_url so that provision checks the result through it.", t.search.URL, strings.Join(members, " and "), t.search.ClusterName),
+				"Point url at a node of the member cluster %q and, if you like, put the tribe node in tribe_url so that provision checks the result through it.", t.where, strings.Join(members, " and "), t.search.ClusterName),
 			Subject: t.search.URLRange.Ptr(),
 			Context: t.search.DeclRange.Ptr(),
 		}}
+	}
+	var diags hcl.Diagnostics
+	for _, n := range f.Nodes {
+		switch {
+		case n.Error != "":
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagWarning,
+				Summary:  "A search node does not answer",
+				Detail:   fmt.Sprintf("%s, one of the nodes of %s, does not answer (%s). provision reads and writes through the others.", n.URL, t.backend, n.Error),
+				Subject:  t.search.URLRange.Ptr(),
+			})
+		case n.ClusterName != t.search.ClusterName:
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Wrong search cluster",
+				Detail: fmt.Sprintf("%s belongs to the cluster %q, but the search block declares cluster_name %q for all its nodes. Nothing is written to a cluster other than the declared one: fix urls or cluster_name.",
+					n.URL, n.ClusterName, t.search.ClusterName),
+				Subject: t.search.URLRange.Ptr(),
+				Context: t.search.DeclRange.Ptr(),
+			})
+		}
+	}
+	if diags.HasErrors() {
+		return diags
 	}
 	if f.ClusterName != t.search.ClusterName {
 		return hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Wrong search cluster",
 			Detail: fmt.Sprintf("%s belongs to the cluster %q, but the search block declares cluster_name %q. Nothing is written to a cluster other than the declared one: fix url or cluster_name.",
-				t.search.URL, f.ClusterName, t.search.ClusterName),
+				t.where, f.ClusterName, t.search.ClusterName),
 			Subject: t.search.URLRange.Ptr(),
 			Context: t.search.DeclRange.Ptr(),
 		}}
 	}
-	return nil
+	return diags
 }
 
 // unsupported says what a server is when provision does not support it

@@ -231,7 +231,7 @@ func (b *Backend) readTribe(ctx context.Context, names []string) (tribeView, err
 		}
 	}
 	scheme := "http"
-	if u, err := url.Parse(b.url); err == nil && u.Scheme != "" {
+	if u, err := url.Parse(b.urls[0]); err == nil && u.Scheme != "" {
 		scheme = u.Scheme
 	}
 	for _, m := range slices.Sorted(maps.Keys(addrs)) {

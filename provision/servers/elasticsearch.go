@@ -31,6 +31,7 @@ type Elasticsearch struct {
 	URL           string // http://127.0.0.1:PORT
 	ClusterName   string
 	TransportAddr string // 127.0.0.1:PORT, for unicast discovery
+	Name          string // node.name
 	proc          *process
 }
 
@@ -66,7 +67,7 @@ func startNode(ctx context.Context, dir, name string, httpPort int, settings map
 	if err != nil {
 		return nil, err
 	}
-	e := &Elasticsearch{URL: "http://127.0.0.1:" + strconv.Itoa(httpPort), ClusterName: settings["cluster.name"], proc: p}
+	e := &Elasticsearch{URL: "http://127.0.0.1:" + strconv.Itoa(httpPort), ClusterName: settings["cluster.name"], Name: name, proc: p}
 	return e, nil
 }
 
