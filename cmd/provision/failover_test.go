@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,7 +38,7 @@ func TestLeaderElection(t *testing.T) {
 	// registrations (on the agent) go on, and the apply completes; the
 	// re-run plans nothing.
 	t.Run("apply", func(t *testing.T) {
-		const n = 600
+		const n = 1500
 		specs := t.TempDir()
 		spec := fmt.Sprintf("project = \"turbulence\"\n\nservice \"svc\" {\n  for_each = toset([for i in range(%d) : format(\"%%04d\", i)])\n  port     = 9000\n}\n", n)
 		if err := os.WriteFile(filepath.Join(specs, "main.hcl"), []byte(spec), 0o644); err != nil {
@@ -135,9 +136,171 @@ func TestLeaderElection(t *testing.T) {
 	})
 }
 
+// brief is an apply's output without its lines of one document each
+// (sent, or listed as not done), counted instead.
+func brief(s string) string {
+	var out []string
+	n := 0
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, `document["`) && (strings.Contains(l, "requests sent)") || strings.HasPrefix(l, "[") && strings.Contains(l, ": ok (")) {
+			n++
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n") + fmt.Sprintf("\n(%d lines of single documents left out)", n)
+}
+
 func tail(s string, n int) string {
 	if len(s) > n {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// TestMasterFailover runs provision against a member cluster of three
+// master-eligible Elasticsearch 2.4.1 nodes (minimum_master_nodes 2),
+// named by all three in urls: the elected master is killed with SIGKILL
+// once the apply has created the index, while the mappings and 1,000
+// documents are on their way. Whatever the apply reports, a re-run
+// converges with every document written once (_version 1). Then the dead
+// node, first in urls, is only a warning: the others serve.
+func TestMasterFailover(t *testing.T) {
+	nodes := servers.NewMasters(t, "t1", 3)
+	bin := buildBinary(t)
+	env := append(os.Environ(), "CONSUL_HTTP_ADDR=", "ELASTICSEARCH_URL=", "NO_COLOR=1")
+	specs := t.TempDir()
+	write := func(urls []string, docs int) {
+		var quoted []string
+		for _, u := range urls {
+			quoted = append(quoted, fmt.Sprintf("%q", u))
+		}
+		spec := fmt.Sprintf(`project = "failover"
+
+search "t1" {
+  urls         = [%s]
+  cluster_name = "t1"
+}
+
+index "docs" {
+  search = "t1"
+  mapping "doc" {
+    properties = { title = "string" }
+  }
+}
+`, strings.Join(quoted, ", "))
+		if docs > 0 {
+			spec += fmt.Sprintf(`
+document "doc" "d" {
+  for_each = toset([for i in range(%d) : format("%%04d", i)])
+  index    = "docs"
+  source   = { title = each.key }
+}
+`, docs)
+		}
+		if err := os.WriteFile(filepath.Join(specs, "main.hcl"), []byte(spec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	var urls []string
+	for _, n := range nodes {
+		urls = append(urls, n.URL)
+	}
+	master := servers.Master(nodes)
+	if master == nil {
+		t.Fatal("no elected master")
+	}
+	var live *servers.Elasticsearch
+	for _, n := range nodes {
+		if n != master {
+			live = n
+		}
+	}
+	get := func(path string, v any) {
+		t.Helper()
+		resp, err := http.Get(live.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+	}
+
+	t.Run("master killed", func(t *testing.T) {
+		// The index first, green (each primary with a replica on another
+		// node); then the documents, the master killed as their apply
+		// starts sending.
+		write(urls, 0)
+		if out, err := run("apply", "-auto-approve", specs); err != nil {
+			t.Fatalf("the index: %v\n%s", err, tail(out, 3000))
+		}
+		var green struct{ Status string }
+		get("/_cluster/health/docs?wait_for_status=green&timeout=60s", &green)
+		if green.Status != "green" {
+			t.Fatalf("the index is %s, not green", green.Status)
+		}
+		const n = 1000
+		write(urls, n)
+		var out servers.LogBuffer
+		cmd := exec.Command(bin, "apply", "-auto-approve", specs)
+		cmd.Env, cmd.Stdout, cmd.Stderr = env, &out, &out
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the plan of the documents", 60*time.Second, func() bool { return strings.Contains(out.Tail(1<<20), "Plan: 1000 to create") })
+		master.Kill()
+		killed := time.Since(start)
+		err := cmd.Wait()
+		first := brief(out.Tail(1 << 20))
+		summary := first[strings.LastIndex(first, "\n[")+1:]
+		t.Logf("apply of %d documents: master %s killed %s in, as the apply started; exit %v after %s; its end:\n%s", n, master.Name, killed.Round(time.Millisecond), err, time.Since(start).Round(time.Millisecond), tail(summary, 1500))
+		again, err := run("apply", "-auto-approve", specs)
+		if err != nil {
+			t.Fatalf("the re-run: %v\n%s", err, tail(brief(again), 4000))
+		}
+		t.Logf("the re-run: %s", again[strings.LastIndex(strings.TrimSpace(again), "\n")+1:])
+		if plan, err := run("plan", "-detailed-exitcode", specs); err != nil {
+			t.Fatalf("the plan after the re-run: %v\n%s", err, tail(plan, 3000))
+		}
+		var hits struct {
+			Hits struct {
+				Total int
+				Hits  []struct {
+					ID      string `json:"_id"`
+					Version int    `json:"_version"`
+				}
+			}
+		}
+		get("/docs/_search?size=2000&version=true&_source=false", &hits)
+		twice := 0
+		for _, h := range hits.Hits.Hits {
+			if h.Version != 1 {
+				twice++
+			}
+		}
+		t.Logf("%d documents in docs, %d of them written more than once", hits.Hits.Total, twice)
+		if hits.Hits.Total != n || twice != 0 {
+			t.Errorf("docs holds %d documents (%d written more than once), want %d, each written once", hits.Hits.Total, twice, n)
+		}
+	})
+
+	t.Run("first node dead", func(t *testing.T) {
+		write(append([]string{master.URL}, slices.DeleteFunc(slices.Clone(urls), func(u string) bool { return u == master.URL })...), 1001)
+		out, err := run("apply", "-auto-approve", specs)
+		if err != nil || !strings.Contains(out, "1 created, 0 updated, 0 deleted") {
+			t.Fatalf("apply with the first node of urls dead: %v\n%s", err, tail(out, 3000))
+		}
+		if !strings.Contains(out, "A search node does not answer") || !strings.Contains(out, master.URL) {
+			t.Errorf("no warning names the dead node %s:\n%s", master.URL, tail(out, 3000))
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -187,7 +188,7 @@ func open(raw []string, sc scope, env func(string) string) (*Backend, error) {
 			// Retries are the engine's (Deadlines.Call); a tribe node's 503
 			// must fail at once, not four times.
 			DisableRetry: true,
-			Transport:    transport,
+			Transport:    sentOnce{transport},
 		})
 	}
 	client := func(addrs ...string) (*elasticsearch.Client, error) { return newClient(addrs, user, pass, apiKey) }
@@ -213,6 +214,22 @@ func open(raw []string, sc scope, env func(string) string) (*Backend, error) {
 		}
 	}
 	return b, nil
+}
+
+// sentOnce is the clients' transport: the Elasticsearch client sends a
+// request again when the answer ends in io.EOF, even with DisableRetry
+// (go-elasticsearch 7.13's estransport), and a PUT /<index>/ whose node
+// died before it answered then comes back "index_already_exists". The
+// EOF is wrapped (as *url.Error, which errors.Is still sees through), so
+// that whether to send again is the engine's decision (Deadlines.Call).
+type sentOnce struct{ http.RoundTripper }
+
+func (t sentOnce) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.RoundTripper.RoundTrip(req)
+	if err == io.EOF {
+		err = &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
+	}
+	return resp, err
 }
 
 // Info names the cluster by the search block and its write URL.
@@ -479,8 +496,10 @@ func (b *Backend) Send(ctx context.Context, r provision.Request) error {
 // esError quotes Elasticsearch's error type and reason.
 // masterless says whether an answer is that the cluster has no elected
 // master: 503 with master_not_discovered_exception (a node waited out the
-// master timeout, 30 s unless the request says otherwise) or a cluster
-// block "no master" (SERVICE_UNAVAILABLE/2). Nothing was done; once a
+// master timeout, 30 s unless the request says otherwise), a cluster
+// block "no master" (SERVICE_UNAVAILABLE/2), or GET / answered 503 with
+// the node's usual description (Elasticsearch 2.x's root says 503 while a
+// global block is on; measured on 2.4.1, the master killed). Nothing was done; once a
 // master is elected the same request succeeds. (A
 // process_cluster_event_timeout_exception is not of this kind: the master
 // queued the change and may still make it.)
@@ -489,7 +508,7 @@ func masterless(code int, body []byte) bool {
 		return false
 	}
 	s := string(body)
-	return strings.Contains(s, "master_not_discovered_exception") || strings.Contains(s, "no master")
+	return strings.Contains(s, "master_not_discovered_exception") || strings.Contains(s, "no master") || strings.Contains(s, `"tagline"`)
 }
 
 func esError(status string, body []byte) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/provision-dev/provision/provision"
@@ -77,15 +78,18 @@ func (b *Backend) BatchLimit() int { return bulkLimit }
 // before would then fail its condition); an item that Elasticsearch
 // answers 429 (its queue full) or 5xx was not written and is sent again,
 // alone with the others that were, after a pause, up to the attempts of
-// the deadlines, unless the apply was stopped. A 409 says what changed
-// since the plan read the document.
+// the deadlines, unless the apply was stopped; an item refused for want
+// of a master (a cluster block "no master", unavailable shards: an
+// election under way) is sent again until the request deadline has passed
+// since the first attempt, as Deadlines.Call waits out elections. A 409
+// says what changed since the plan read the document.
 func (b *Backend) SendBatch(ctx context.Context, st provision.State, items []provision.Request) []error {
 	errs := make([]error, len(items))
 	todo := make([]int, len(items))
 	for i := range todo {
 		todo[i] = i
 	}
-	pause := b.net.Backoff
+	pause, start := b.net.Backoff, time.Now()
 	for attempt := 1; len(todo) > 0; attempt++ {
 		var again []int
 		for _, chunk := range bulkChunks(items, todo) {
@@ -108,6 +112,7 @@ func (b *Backend) SendBatch(ctx context.Context, st provision.State, items []pro
 				err = fmt.Errorf("elasticsearch answered the _bulk request of %d items with %d item results", len(chunk), len(answer.Items))
 			}
 			retry := attempt < b.net.Attempts && !provision.Stopping(ctx)
+			waitMaster := time.Since(start)+pause < b.net.Request && !provision.Stopping(ctx)
 			for k, i := range chunk {
 				if err != nil {
 					errs[i] = err
@@ -121,7 +126,8 @@ func (b *Backend) SendBatch(ctx context.Context, st provision.State, items []pro
 					switch {
 					case r.Status/100 == 2, op == "delete" && r.Status == http.StatusNotFound:
 						errs[i] = nil // a delete of what is already gone reaches its goal
-					case (r.Status == http.StatusTooManyRequests || r.Status >= 500) && retry:
+					case (r.Status == http.StatusTooManyRequests || r.Status >= 500) && retry,
+						r.Status == http.StatusServiceUnavailable && r.Error != nil && masterlessItem(r.Error.Type, r.Error.Reason) && waitMaster:
 						again = append(again, i)
 					default:
 						errs[i] = b.itemRefused(ctx, st, op, items[i], r)
@@ -130,11 +136,20 @@ func (b *Backend) SendBatch(ctx context.Context, st provision.State, items []pro
 			}
 		}
 		if todo = again; len(todo) > 0 {
-			time.Sleep(pause)
-			pause *= 2
+			select {
+			case <-time.After(pause):
+			case <-ctx.Done():
+			}
+			pause = min(2*pause, time.Second)
 		}
 	}
 	return errs
+}
+
+// masterlessItem says whether a _bulk item was refused for want of a
+// master or of a primary shard, as during an election.
+func masterlessItem(typ, reason string) bool {
+	return typ == "unavailable_shards_exception" || typ == "cluster_block_exception" && strings.Contains(reason, "no master")
 }
 
 // bulkChunks splits the items at todo into runs whose lines hold at most

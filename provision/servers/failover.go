@@ -163,7 +163,7 @@ func (c *Consul) arg(prefix string) string {
 func (p *process) signal(sig syscall.Signal) {
 	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
 	if sig == syscall.SIGKILL {
-		<-p.done
+		<-p.gone
 	}
 }
 
