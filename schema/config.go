@@ -152,10 +152,10 @@ type Check struct {
 
 // Search is one member cluster of a tribe: the place writes go.
 type Search struct {
-	Name        string
+	Name string
 	// URLs are the nodes of the cluster provision reads and writes
 	// through, whichever answers: the url attribute, or urls.
-	URLs []string
+	URLs        []string
 	ClusterName string
 	TribeURL    string // optional; read-only, never written to
 	DeclRange   hcl.Range
