@@ -180,3 +180,21 @@ func TestSavedPlanChecked(t *testing.T) {
 		t.Error("a refused saved plan was shown or applied")
 	}
 }
+
+// TestSameNodes: a saved plan's backend address is compared with the one
+// the specs resolve to now as a set of nodes.
+func TestSameNodes(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"http://a:9200", "http://a:9200", true},
+		{"http://a:9200,http://b:9200", "http://b:9200,http://a:9200", true},
+		{"http://a:9200,http://b:9200", "http://a:9200", false},
+		{"http://a:9200,http://b:9200", "http://a:9200,http://c:9200", false},
+	} {
+		if got := sameNodes(c.a, c.b); got != c.same {
+			t.Errorf("sameNodes(%q, %q) = %t, want %t", c.a, c.b, got, c.same)
+		}
+	}
+}

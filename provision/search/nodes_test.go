@@ -1,0 +1,27 @@
+package search
+
+import (
+	"testing"
+
+	"github.com/provision-dev/provision/schema"
+)
+
+// TestNodesFromEnvironment: ELASTICSEARCH_URL may name several nodes of a
+// cluster, comma-separated as the Elasticsearch clients take it; the
+// credentials of one never reach the backend's address.
+func TestNodesFromEnvironment(t *testing.T) {
+	cfg := &schema.Config{Project: "edge", Searches: []*schema.Search{{Name: "t1", ClusterName: "t1"}}}
+	cfg.Indices = []*schema.Index{{Name: "logs", Search: "t1"}}
+	env := map[string]string{"ELASTICSEARCH_URL": "http://a:9200, http://elastic:changeme@b:9200/"}
+	backends, diags := New(cfg, Options{Env: func(k string) string { return env[k] }})
+	if diags.HasErrors() || len(backends) != 1 {
+		t.Fatalf("New: %v", diags)
+	}
+	b := backends[0].(*Backend)
+	if got, want := b.Info().Address, "http://a:9200,http://b:9200"; got != want {
+		t.Errorf("the address is %q, want %q", got, want)
+	}
+	if len(b.nodes) != 2 {
+		t.Errorf("%d nodes to check one by one, want 2", len(b.nodes))
+	}
+}
