@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -42,14 +40,7 @@ func TestNewCheckKeepsRoute(t *testing.T) {
 		{"traefik2/default", false, servers.NewTraefik(t, agent.Addr, servers.TraefikOptions{Generation: 2})},
 		{"traefik3/default", false, servers.NewTraefik(t, agent.Addr, servers.TraefikOptions{Generation: 3})},
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newServer(newHandler(testTokens(t), io.Discard))
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Shutdown(context.Background()) })
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := serveApp(t)
 
 	bin := buildProvision(t)
 	specs := t.TempDir()

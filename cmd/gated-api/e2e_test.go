@@ -294,14 +294,7 @@ func TestFleetThroughTraefik(t *testing.T) {
 	for _, gen := range []int{2, 3} {
 		proxies[fmt.Sprintf("traefik%d", gen)] = servers.NewTraefik(t, server.Addr, servers.TraefikOptions{Generation: gen, ExposedByDefault: true})
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newServer(newHandler(testTokens(t), io.Discard))
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Shutdown(context.Background()) })
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := serveApp(t)
 
 	specs := t.TempDir()
 	for _, name := range []string{"project.hcl", "gated-api.hcl"} {
@@ -348,4 +341,18 @@ func TestFleetThroughTraefik(t *testing.T) {
 		}
 		t.Logf("%s, service on node-a, catalog read through the server: no token %d, token %d", name, status(""), status(testToken))
 	}
+}
+
+// serveApp serves the application with the test's tokens on a free
+// loopback port until the test ends, and returns the port.
+func serveApp(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(newHandler(testTokens(t), io.Discard))
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	return ln.Addr().(*net.TCPAddr).Port
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -90,24 +91,29 @@ func startServers(ctx context.Context, dir string, n int, logw io.Writer) ([]*Co
 		}
 		out = append(out, c)
 	}
-	err = waitFor(ctx, 60*time.Second, func() bool {
-		for _, s := range out {
-			if s.proc.exited() || s.Leader() == "" || !s.inCatalog(s.Node) {
-				return s.proc.exited()
-			}
-		}
-		return true
-	})
+	var procs []*process
 	for _, s := range out {
-		if err == nil && s.proc.exited() {
-			err = errors.New("a server exited")
-		}
+		procs = append(procs, s.proc)
 	}
+	err = waitReady(ctx, 60*time.Second, procs, func() bool {
+		return !slices.ContainsFunc(out, func(s *Consul) bool { return s.Leader() == "" || !s.inCatalog(s.Node) })
+	})
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("the servers did not elect a leader: %w", err)
 	}
 	return out, nil
+}
+
+// waitReady waits until ready, and fails when one of procs exits first
+// or after limit.
+func waitReady(ctx context.Context, limit time.Duration, procs []*process, ready func() bool) error {
+	exited := func() bool { return slices.ContainsFunc(procs, (*process).exited) }
+	err := waitFor(ctx, limit, func() bool { return exited() || ready() })
+	if err == nil && exited() {
+		err = errors.New("a process exited")
+	}
+	return err
 }
 
 // Leader is the raft address of the leader c knows, "" when it knows
@@ -222,20 +228,14 @@ func startMasters(ctx context.Context, dir, name string, n int, logw io.Writer) 
 		e.TransportAddr = hosts[i]
 		out = append(out, e)
 	}
-	err = waitFor(ctx, 120*time.Second, func() bool {
-		for _, e := range out {
-			if e.proc.exited() {
-				return true
-			}
-		}
+	var procs []*process
+	for _, e := range out {
+		procs = append(procs, e.proc)
+	}
+	err = waitReady(ctx, 120*time.Second, procs, func() bool {
 		_, ok := get(out[0].URL + "/_cluster/health?wait_for_status=green&wait_for_nodes=" + strconv.Itoa(n) + "&timeout=1s")
 		return ok
 	})
-	for _, e := range out {
-		if err == nil && e.proc.exited() {
-			err = errors.New("a node exited")
-		}
-	}
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("cluster %s of %d nodes did not start: %w", name, n, err)
