@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -40,25 +39,35 @@ func TestLeaderElection(t *testing.T) {
 	t.Run("apply", func(t *testing.T) {
 		const n = 1500
 		specs := t.TempDir()
-		spec := fmt.Sprintf("project = \"turbulence\"\n\nservice \"svc\" {\n  for_each = toset([for i in range(%d) : format(\"%%04d\", i)])\n  port     = 9000\n}\n", n)
+		// range makes at most 1,024 values: hundreds times a hundred.
+		spec := fmt.Sprintf("project = \"turbulence\"\n\nservice \"svc\" {\n  for_each = toset(flatten([for h in range(%d) : [for i in range(100) : format(\"%%04d\", h * 100 + i)]]))\n  port     = 9000\n}\n", n/100)
 		if err := os.WriteFile(filepath.Join(specs, "main.hcl"), []byte(spec), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		var out bytes.Buffer
+		var out servers.LogBuffer
 		cmd := exec.Command(bin, "apply", "-auto-approve", "-parallelism", "1", specs)
 		cmd.Env, cmd.Stdout, cmd.Stderr = env, &out, &out
 		start := time.Now()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "a tenth of the services registered", 60*time.Second, func() bool { return services() >= n/10 })
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		waitFor(t, "a tenth of the services registered", 120*time.Second, func() bool {
+			select {
+			case err := <-done:
+				t.Fatalf("the apply ended before the leader was killed: %v\n%s", err, tail(out.Tail(1<<20), 3000))
+			default:
+			}
+			return services() >= n/10
+		})
 		killed := time.Now()
 		dead := q.KillLeader(t)
-		err := cmd.Wait()
+		err := <-done
 		t.Logf("apply of %d services: the leader %s killed %s in, with %d registered; exit %v after %s",
 			n, dead.Node, killed.Sub(start).Round(time.Millisecond), n/10, err, time.Since(start).Round(time.Millisecond))
-		if err != nil || !strings.Contains(out.String(), fmt.Sprintf("Apply complete: %d created, 0 updated, 0 deleted.", n)) {
-			t.Fatalf("the apply across the election: %v\n%s", err, tail(out.String(), 3000))
+		if err != nil || !strings.Contains(out.Tail(1<<20), fmt.Sprintf("Apply complete: %d created, 0 updated, 0 deleted.", n)) {
+			t.Fatalf("the apply across the election: %v\n%s", err, tail(out.Tail(1<<20), 3000))
 		}
 		plan := exec.Command(bin, "plan", "-detailed-exitcode", specs)
 		plan.Env = env

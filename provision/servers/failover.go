@@ -3,6 +3,7 @@ package servers
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -78,7 +79,10 @@ func startServers(ctx context.Context, dir string, n int, logw io.Writer) ([]*Co
 		args := []string{"agent", "-server", "-bootstrap-expect=" + strconv.Itoa(n), "-bind=127.0.0.1", "-client=127.0.0.1",
 			"-node=" + node, "-data-dir=" + filepath.Join(dir, node), "-dns-port=-1", "-grpc-port=-1", "-grpc-tls-port=-1",
 			"-http-port=" + strconv.Itoa(p[0]), "-serf-lan-port=" + strconv.Itoa(p[1]), "-serf-wan-port=" + strconv.Itoa(p[2]),
-			"-server-port=" + strconv.Itoa(p[3]), "-retry-interval=1s", "-hcl=performance { raft_multiplier = 1 }"}
+			"-server-port=" + strconv.Itoa(p[3]), "-retry-interval=1s", "-hcl=performance { raft_multiplier = 1 }",
+			// A returning server votes again 2 s after it is stable (10 s
+			// by default), so that a test may kill another soon after.
+			"-hcl=autopilot { server_stabilization_time = \"2s\" }"}
 		for j := range n {
 			if j != i {
 				args = append(args, "-retry-join=127.0.0.1:"+strconv.Itoa(ports[4*j+1]))
@@ -268,10 +272,28 @@ func Master(nodes []*Elasticsearch) *Elasticsearch {
 func (e *Elasticsearch) Kill() { e.proc.signal(syscall.SIGKILL) }
 
 // Restart starts a killed server again on its ports and data: it rejoins
-// the others. It waits until the server knows a leader.
+// the others. It waits until the server votes again: Consul's autopilot
+// may have removed the dead server from the raft configuration, and
+// promotes a returning one to voter only once it has been stable
+// (server_stabilization_time, 2 s here); killing another server before
+// that would leave no quorum.
 func (q *Quorum) Restart(t testing.TB, s *Consul) {
 	t.Helper()
-	if err := s.start(context.Background(), s.args, s.logw, func() bool { return s.Leader() != "" }, "rejoin"); err != nil {
+	voters := func() bool {
+		body, ok := get("http://" + s.Addr + "/v1/operator/raft/configuration")
+		var c struct{ Servers []struct{ Voter bool } }
+		if !ok || json.Unmarshal(body, &c) != nil {
+			return false
+		}
+		n := 0
+		for _, v := range c.Servers {
+			if v.Voter {
+				n++
+			}
+		}
+		return n == len(q.Servers)
+	}
+	if err := s.start(context.Background(), s.args, s.logw, voters, "vote again"); err != nil {
 		t.Fatal(err)
 	}
 }
