@@ -23,17 +23,22 @@ const SlowPoll = 10
 // times less often.
 func (w *Watcher) Poll(ctx context.Context) {
 	for {
-		every := w.o.Interval
-		if cfg := w.config(); len(cfg.Searches)+len(cfg.Traefiks) == 0 && len(cfg.Services) > 0 {
-			every *= SlowPoll
-		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(Jitter(every)):
+		case <-time.After(Jitter(w.PollEvery())):
 			w.Wake("poll")
 		}
 	}
+}
+
+// PollEvery is how often the specs in force are polled: the interval, or
+// SlowPoll times it for specs whose every object has a change feed.
+func (w *Watcher) PollEvery() time.Duration {
+	if cfg := w.config(); len(cfg.Searches)+len(cfg.Traefiks) == 0 && len(cfg.Services) > 0 {
+		return w.o.Interval * SlowPoll
+	}
+	return w.o.Interval
 }
 
 // FollowSpecs reloads the specs, and wakes w, when the files under the

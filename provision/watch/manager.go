@@ -62,7 +62,7 @@ func Run(ctx context.Context, o Options) error {
 		if err != nil {
 			return stop("-listen %s: %s", o.Listen, err)
 		}
-		srv := &http.Server{Handler: o.Metrics.Handler(w, 3*w.o.Interval+time.Minute), ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Handler: o.Metrics.Handler(w), ReadHeaderTimeout: 5 * time.Second}
 		go srv.Serve(ln)
 		defer srv.Close()
 		w.log("info", "listen", "", "serving /metrics and /healthz on http://%s", ln.Addr())

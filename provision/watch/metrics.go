@@ -41,12 +41,14 @@ func NewMetrics() *Metrics {
 }
 
 // Handler serves /metrics in the Prometheus text format and /healthz:
-// 200 while the last good reconcile is younger than stale.
-func (m *Metrics) Handler(w *Watcher, stale time.Duration) http.Handler {
+// 200 while the last good reconcile is younger than three polls and a
+// minute (a watcher of specs with change feeds only polls SlowPoll times
+// less often: an idle one is not stale).
+func (m *Metrics) Handler(w *Watcher) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, _ *http.Request) {
-		if age := time.Since(w.LastGood()); age > stale {
+		if age := time.Since(w.LastGood()); age > 3*w.PollEvery()+time.Minute {
 			http.Error(rw, "the last good reconcile is "+age.Round(time.Second).String()+" old", http.StatusServiceUnavailable)
 			return
 		}

@@ -1,0 +1,37 @@
+package watch
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/provision-dev/provision/provision/run"
+	"github.com/provision-dev/provision/schema"
+)
+
+// TestHealthzIdle: /healthz is stale after three polls and a minute of the
+// specs in force; a watcher of Consul services only polls ten times less
+// often (their change feeds see every change), so an idle one of those is
+// not stale after three intervals, as it was.
+func TestHealthzIdle(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  *schema.Config
+		want int
+	}{
+		{"services only", &schema.Config{Services: []*schema.Service{{ID: "a"}}}, http.StatusOK},
+		{"a search cluster too", &schema.Config{Services: []*schema.Service{{ID: "a"}}, Searches: []*schema.Search{{Name: "t1"}}}, http.StatusServiceUnavailable},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := New(Options{Interval: 30 * time.Second}, nil)
+			w.specs = &run.Specs{Config: c.cfg}
+			w.lastGood = time.Now().Add(-4 * time.Minute)
+			rec := httptest.NewRecorder()
+			NewMetrics().Handler(w).ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+			if rec.Code != c.want {
+				t.Errorf("/healthz four minutes after the last good reconcile, polled every %s: %d, want %d", w.PollEvery(), rec.Code, c.want)
+			}
+		})
+	}
+}
