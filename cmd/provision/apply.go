@@ -46,7 +46,7 @@ type netFlags struct {
 
 func (f *netFlags) register(fs *flag.FlagSet, overall time.Duration) {
 	f.timeout = fs.Duration("timeout", overall, "give up the whole command after this long")
-	f.request = fs.Duration("request-timeout", provision.DefaultDeadlines.Request, "give up one request to a server after this long (reads of refused, reset or 5xx-answering servers are retried)")
+	f.request = fs.Duration("request-timeout", provision.DefaultDeadlines.Request, "give up one request to a server after this long (reads of refused, reset or 5xx-answering servers are retried; a Consul or Elasticsearch election is waited out within it)")
 }
 
 func (f *netFlags) deadlines() provision.Deadlines {
