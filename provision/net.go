@@ -78,8 +78,9 @@ func Unanswered(err error) bool {
 // election of a second or a few is waited out, not reported.
 func (d Deadlines) Call(ctx context.Context, retry bool, attempt func(context.Context) error) error {
 	pause, start := d.Backoff, time.Now()
+	limit := d.Request // of this attempt
 	for i := 1; ; i++ {
-		actx, cancel := context.WithTimeout(ctx, d.Request)
+		actx, cancel := context.WithTimeout(ctx, limit)
 		err := attempt(actx)
 		stalled := err != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil
 		cancel()
@@ -87,11 +88,17 @@ func (d Deadlines) Call(ctx context.Context, retry bool, attempt func(context.Co
 		case err == nil:
 			return nil
 		case stalled:
-			return fmt.Errorf("%w within %s (the request timeout)", errStalled, d.Request)
+			return fmt.Errorf("%w within %s (the request timeout)", errStalled, limit.Round(time.Millisecond))
 		case ctx.Err() != nil:
 			return context.Cause(ctx)
-		case Leaderless(err) && time.Since(start)+min(pause, time.Second) < d.Request && !Stopping(ctx):
-			pause = min(pause, time.Second)
+		case Leaderless(err):
+			// Waited out within the request's deadline, counted from the
+			// first attempt: the next attempt gets what is left of it.
+			pause = max(min(pause, time.Second), 50*time.Millisecond)
+			limit = d.Request - time.Since(start) - pause
+			if limit <= 0 || Stopping(ctx) {
+				return err
+			}
 		case i >= d.Attempts || Stopping(ctx) || !(retry && transient(err) || neverSent(err)):
 			return err
 		}

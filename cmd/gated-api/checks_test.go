@@ -65,10 +65,11 @@ func TestNewCheckKeepsRoute(t *testing.T) {
 			t.Fatalf("apply, want %q:\n%s", want, out)
 		}
 	}
+	client := &http.Client{Timeout: 5 * time.Second}
 	status := func(p proxy) int {
 		req, _ := http.NewRequest("GET", p.URL+"/api", nil)
 		req.Header.Set("X-Auth-Token", testToken)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			return 0
 		}
@@ -89,6 +90,7 @@ func TestNewCheckKeepsRoute(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	counts := make([]map[int]int, len(proxies))
 	var wg sync.WaitGroup
+	t.Cleanup(func() { stop(); wg.Wait() }) // also after a t.Fatal
 	for i, p := range proxies {
 		counts[i] = map[int]int{}
 		wg.Add(1)

@@ -79,13 +79,14 @@ var scriptFuncs = template.FuncMap{"join": strings.Join}
 // letting compgen remove them.
 var scripts = map[string]*template.Template{
 	"bash": template.Must(template.New("bash").Funcs(scriptFuncs).Parse(bashScript)),
-	"zsh":  template.Must(template.New("zsh").Funcs(scriptFuncs).Parse("# provision completion for zsh: source <(provision completion zsh)\nautoload -U +X bashcompinit && bashcompinit\n" + bashScript)),
+	"zsh":  template.Must(template.New("zsh").Funcs(scriptFuncs).Parse("# provision completion for zsh: source <(provision completion zsh)\n"+
+		"(( $+functions[compdef] )) || { autoload -U +X compinit && compinit }\nautoload -U +X bashcompinit && bashcompinit\n" + bashScript)),
 	"fish": template.Must(template.New("fish").Funcs(scriptFuncs).Parse(fishScript)),
 }
 
 const bashScript = `# provision completion for bash: source <(provision completion bash)
 _provision() {
-  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd=${COMP_WORDS[1]} flags="" dir=specs w a
+  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd=${COMP_WORDS[1]} flags="" dir=specs w a q
   if [ "$COMP_CWORD" -eq 1 ]; then
     COMPREPLY=($(compgen -W "{{join .Commands " "}}" -- "$cur"))
     return
@@ -93,9 +94,12 @@ _provision() {
   case "$prev" in
     {{join .AddressFlagsList "|"}})
       for w in "${COMP_WORDS[@]:2}"; do [ -d "$w" ] && dir=$w; done
+      # Quoted here, so readline must not quote them again as file names.
+      compopt +o filenames 2>/dev/null
       COMPREPLY=()
       while IFS= read -r a; do
-        [[ $a == "$cur"* ]] && COMPREPLY+=("$(printf '%q' "$a")")
+        q=$(printf '%q' "$a")
+        [[ $q == "$cur"* || $a == "$cur"* ]] && COMPREPLY+=("$q")
       done < <(provision completion -addresses "$dir" 2>/dev/null)
       return 0
       ;;

@@ -278,6 +278,15 @@ func TestCompletion(t *testing.T) {
 		}
 		return strings.Fields(string(out))
 	}
+	check := exec.Command("bash", "-n")
+	check.Stdin = strings.NewReader(func() string {
+		var out bytes.Buffer
+		newCLI(nil, &out, io.Discard).run([]string{"completion", "bash"})
+		return out.String()
+	}())
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Errorf("bash -n of the script: %v\n%s", err, out)
+	}
 	if got := complete("provision", "pl"); !slices.Equal(got, []string{"plan"}) {
 		t.Errorf("provision pl<TAB>: %q, want plan", got)
 	}

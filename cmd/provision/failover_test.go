@@ -63,6 +63,7 @@ func TestLeaderElection(t *testing.T) {
 		})
 		killed := time.Now()
 		dead := q.KillLeader(t)
+		defer q.Restart(t, dead)
 		err := <-done
 		t.Logf("apply of %d services: the leader %s killed %s in, with %d registered; exit %v after %s",
 			n, dead.Node, killed.Sub(start).Round(time.Millisecond), n/10, err, time.Since(start).Round(time.Millisecond))
@@ -74,7 +75,6 @@ func TestLeaderElection(t *testing.T) {
 		if b, err := plan.CombinedOutput(); err != nil {
 			t.Fatalf("the re-run's plan: %v\n%s", err, tail(string(b), 3000))
 		}
-		q.Restart(t, dead)
 	})
 
 	// A deregistration on the agent made while the servers elect a new
@@ -121,6 +121,7 @@ func TestLeaderElection(t *testing.T) {
 		}()
 
 		dead := q.KillLeader(t)
+		defer q.Restart(t, dead)
 		killed := time.Now()
 		consulDo(t, agent.Addr, "PUT", "/v1/agent/service/deregister/web-b", "")
 		gone := time.Since(killed)
@@ -138,10 +139,11 @@ func TestLeaderElection(t *testing.T) {
 		log := w.out.Tail(1 << 20)
 		_, during, _ := strings.Cut(log, "3 done, 0 failed, 0 not done")
 		t.Logf("the watcher's log across the election:%s", during)
-		if n := strings.Count(log, "watching the agent's own services"); n != 1 {
+		// Once per time the catalog stops answering: once, unless it
+		// answered for a moment during the election.
+		if n := strings.Count(log, "watching the agent's own services"); n < 1 || n > 2 {
 			t.Errorf("the log says %d times that it watches the agent:\n%s", n, tail(log, 4000))
 		}
-		q.Restart(t, dead)
 	})
 }
 

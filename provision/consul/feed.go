@@ -2,6 +2,7 @@ package consul
 
 import (
 	"context"
+	"errors"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -34,6 +35,8 @@ func (b *Backend) Follow(ctx context.Context, feed provision.Feed) {
 	what := "the Consul agent " + b.address()
 	node := ""
 	agent := &fallback{what: "watching the agent's own services (GET /v1/agent/services) until the catalog answers", poll: func(ctx context.Context) (string, error) {
+		ctx, cancel := context.WithTimeout(ctx, b.net.Request)
+		defer cancel()
 		services, err := b.client.Agent().ServicesWithFilterOpts("", (&api.QueryOptions{}).WithContext(ctx))
 		if err != nil {
 			return "", err
@@ -162,6 +165,10 @@ func follow(ctx context.Context, feed provision.Feed, what, changed string, fb *
 // whether it answers: the first time, it says why it is used; later, a
 // new digest is a change. It waits a second before it returns true.
 func (fb *fallback) use(ctx context.Context, feed provision.Feed, what, changed string, err error) bool {
+	var se *provision.StatusError
+	if errors.As(err, &se) && se.Code < 500 {
+		return false // a refusal (a 403): the agent would be polled forever for nothing
+	}
 	digest, perr := fb.poll(ctx)
 	if perr != nil {
 		return false

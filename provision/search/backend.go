@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -120,9 +121,7 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 		}
 		raw := s.URLs
 		if len(raw) == 0 && env("ELASTICSEARCH_URL") != "" {
-			for _, u := range strings.Split(env("ELASTICSEARCH_URL"), ",") {
-				raw = append(raw, strings.TrimSpace(u))
-			}
+			raw = splitURLs(env("ELASTICSEARCH_URL"))
 		}
 		if len(raw) == 0 {
 			diags = append(diags, &hcl.Diagnostic{
@@ -150,13 +149,32 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 	return out, diags
 }
 
+// splitURLs splits ELASTICSEARCH_URL's comma-separated list of nodes, as
+// the Elasticsearch clients do; a comma not followed by a scheme belongs
+// to the URL before it (a password may hold one).
+func splitURLs(list string) []string {
+	var out []string
+	for _, part := range strings.Split(list, ",") {
+		p := strings.TrimSpace(part)
+		if len(out) > 0 && !strings.HasPrefix(p, "http://") && !strings.HasPrefix(p, "https://") {
+			out[len(out)-1] += "," + part
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// userinfo is the credentials of a URL, never quoted in an error.
+var userinfo = regexp.MustCompile(`//[^/@]*@`)
+
 func open(raw []string, sc scope, env func(string) string) (*Backend, error) {
 	b := &Backend{scope: sc}
 	user, pass := env("ELASTICSEARCH_USERNAME"), env("ELASTICSEARCH_PASSWORD")
 	for _, r := range raw {
 		u, err := url.Parse(r)
 		if err != nil || u.Host == "" {
-			return nil, fmt.Errorf("%q is not a URL", r)
+			return nil, fmt.Errorf("%q is not a URL", userinfo.ReplaceAllString(r, "//(credentials)@"))
 		}
 		if u.User != nil { // from ELASTICSEARCH_URL: the environment may hold them
 			user = u.User.Username()
@@ -296,7 +314,7 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 // a warning, not a failure (the others serve).
 func (b *Backend) readNodes(ctx context.Context) []nodeFact {
 	var out []nodeFact
-	once := provision.Deadlines{Request: b.net.Request, Attempts: 1}
+	once := provision.Deadlines{Request: b.net.Request, Attempts: 1, Backoff: b.net.Backoff}
 	for i, c := range b.nodes {
 		n := nodeFact{URL: b.urls[i]}
 		var root struct {
@@ -479,7 +497,7 @@ func (b *Backend) unreadable(err error) *hcl.Diagnostic {
 // fingerprint digests what the cluster holds; what its tribe node shows
 // follows it and never makes a saved plan stale.
 func fingerprint(f facts) string {
-	f.TribeNode = nil
+	f.TribeNode, f.Nodes = nil, nil // a node that died or came back since is no change of the cluster
 	return provision.Digest(f)
 }
 

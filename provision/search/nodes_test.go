@@ -1,6 +1,7 @@
 package search
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/provision-dev/provision/schema"
@@ -23,5 +24,20 @@ func TestNodesFromEnvironment(t *testing.T) {
 	}
 	if len(b.nodes) != 2 {
 		t.Errorf("%d nodes to check one by one, want 2", len(b.nodes))
+	}
+
+	// A comma in a password is no separator: one node, as before.
+	env["ELASTICSEARCH_URL"] = "http://elastic:s3cr,et@b:9200"
+	backends, diags = New(cfg, Options{Env: func(k string) string { return env[k] }})
+	if diags.HasErrors() || len(backends) != 1 {
+		t.Fatalf("New: %v", diags)
+	}
+	if got := backends[0].Info().Address; got != "http://b:9200" {
+		t.Errorf("the address is %q, want http://b:9200", got)
+	}
+	// A bad entry is quoted without its credentials.
+	env["ELASTICSEARCH_URL"] = "http://a:9200,http://elastic:s3cret@b:port"
+	if _, diags = New(cfg, Options{Env: func(k string) string { return env[k] }}); !diags.HasErrors() || strings.Contains(diags.Error(), "s3cret") {
+		t.Errorf("a bad node's diagnostic: %v", diags)
 	}
 }

@@ -35,7 +35,7 @@ func (w *Watcher) Poll(ctx context.Context) {
 // PollEvery is how often the specs in force are polled: the interval, or
 // SlowPoll times it for specs whose every object has a change feed.
 func (w *Watcher) PollEvery() time.Duration {
-	if cfg := w.config(); len(cfg.Searches)+len(cfg.Traefiks) == 0 && len(cfg.Services) > 0 {
+	if cfg := w.config(); cfg != nil && len(cfg.Searches)+len(cfg.Traefiks) == 0 && len(cfg.Services) > 0 {
 		return w.o.Interval * SlowPoll
 	}
 	return w.o.Interval

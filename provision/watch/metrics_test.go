@@ -15,6 +15,12 @@ import (
 // often (their change feeds see every change), so an idle one of those is
 // not stale after three intervals, as it was.
 func TestHealthzIdle(t *testing.T) {
+	// Before the first reconcile: no specs in force yet, and stale.
+	rec := httptest.NewRecorder()
+	NewMetrics().Handler(New(Options{}, nil)).ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("/healthz before the first reconcile: %d, want 503", rec.Code)
+	}
 	for _, c := range []struct {
 		name string
 		cfg  *schema.Config

@@ -131,6 +131,9 @@ func (w *Watcher) Wake(why string) {
 func (w *Watcher) config() *schema.Config {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.specs == nil {
+		return nil // before the first reconcile
+	}
 	return w.specs.Config
 }
 
@@ -144,7 +147,9 @@ func (w *Watcher) LastGood() time.Time {
 // Once reconciles once with specs (planning, or with Heal applying): the
 // run a watch starts with, whose failure ends it.
 func (w *Watcher) Once(ctx context.Context, specs *run.Specs) error {
+	w.mu.Lock()
 	w.specs = specs
+	w.mu.Unlock()
 	if ok := w.reconcile(ctx, "start"); !ok {
 		return fmt.Errorf("the first reconcile failed")
 	}
