@@ -79,7 +79,7 @@ var scriptFuncs = template.FuncMap{"join": strings.Join}
 // letting compgen remove them.
 var scripts = map[string]*template.Template{
 	"bash": template.Must(template.New("bash").Funcs(scriptFuncs).Parse(bashScript)),
-	"zsh":  template.Must(template.New("zsh").Funcs(scriptFuncs).Parse("# provision completion for zsh: source <(provision completion zsh)\n"+
+	"zsh": template.Must(template.New("zsh").Funcs(scriptFuncs).Parse("# provision completion for zsh: source <(provision completion zsh)\n" +
 		"(( $+functions[compdef] )) || { autoload -U +X compinit && compinit }\nautoload -U +X bashcompinit && bashcompinit\n" + bashScript)),
 	"fish": template.Must(template.New("fish").Funcs(scriptFuncs).Parse(fishScript)),
 }
