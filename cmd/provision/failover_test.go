@@ -95,6 +95,11 @@ func TestLeaderElection(t *testing.T) {
 		w := startWatch(t, bin, env, "-heal", "-interval", "2s", "-buffer", "100ms,1s", "-listen", listen, specs)
 		waitFor(t, "the first run", 30*time.Second, func() bool { return registered(t, agent.Addr, "web-c") == 9100 })
 		w.waitLog(t, "3 done, 0 failed, 0 not done", 1, 10*time.Second)
+		w.waitLog(t, "this watcher leads project watched", 1, 10*time.Second)
+		// A second healer of the same project, which only reports while
+		// the first leads: across the election, one of them repairs.
+		second := startWatch(t, bin, env, "-heal", "-interval", "2s", "-buffer", "100ms,1s", specs)
+		second.waitLog(t, "this watcher does not lead project watched", 1, 20*time.Second)
 
 		var mu sync.Mutex
 		health := map[int]int{}
@@ -139,6 +144,10 @@ func TestLeaderElection(t *testing.T) {
 		log := w.out.Tail(1 << 20)
 		_, during, _ := strings.Cut(log, "3 done, 0 failed, 0 not done")
 		t.Logf("the watcher's log across the election:%s", during)
+		repairs := strings.Count(log, "repairing service.web-b") + strings.Count(second.out.Tail(1<<20), "repairing service.web-b")
+		if repairs != 1 {
+			t.Errorf("web-b repaired %d times by the two watchers, want once:\n%s\nthe second:\n%s", repairs, tail(log, 3000), tail(second.out.Tail(1<<20), 3000))
+		}
 		// Once per time the catalog stops answering: once, unless it
 		// answered for a moment during the election.
 		if n := strings.Count(log, "watching the agent's own services"); n < 1 || n > 2 {
