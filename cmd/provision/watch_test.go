@@ -115,6 +115,10 @@ func waitFor(t *testing.T, what string, limit time.Duration, ok func() bool) tim
 // killed with SIGKILL; SIGTERM ends a watcher within 5 s with its leader
 // lock released.
 func TestWatch(t *testing.T) {
+	// The restarted agent's data: removed after the agent stops (cleanups
+	// run last first), not at the end of the subtest that restarts it,
+	// while the agent still writes there.
+	restartDir := t.TempDir()
 	agent := servers.NewConsul(t)
 	bin := buildBinary(t)
 	specs := t.TempDir()
@@ -266,7 +270,7 @@ func TestWatch(t *testing.T) {
 		// without its registrations, keys and sessions (the leader lock
 		// too). The watcher reconnects, leads again and registers all.
 		restarted := time.Now()
-		if err := agent.Restart(context.Background(), t.TempDir()); err != nil {
+		if err := agent.Restart(context.Background(), restartDir); err != nil {
 			t.Fatal(err)
 		}
 		up := time.Since(restarted)
