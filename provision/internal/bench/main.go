@@ -528,19 +528,24 @@ func readFloor(addr, what string) float64 {
 	return fastest(func() { getDecode("http://" + addr + "/v1/agent/" + what) })
 }
 
+// send sends one request around provision, as the floors and fixtures
+// do, and drops the answer: what it did is measured or read afterwards.
+func send(base, method, path, body string) {
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}
+
 // putFloor registers n bare services with a plain PUT loop at parallelism
 // 10 and returns how long that took, then registers them again with
 // another port (an update: Consul 1.15 takes about twice as long to
 // re-register a service as to create it, whoever sends it) and returns
 // that time too, then deregisters them (not timed).
 func putFloor(addr string, n int) (create, update float64) {
-	do := func(method, path, body string) {
-		req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	}
+	do := func(method, path, body string) { send("http://"+addr, method, path, body) }
 	each := func(f func(i int)) {
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, 10)
@@ -594,14 +599,7 @@ func takeOverRows(bin string, env []string, dir, esURL string, d int, bulk, read
 	if err := writeSpec(specs, b.Bytes()); err != nil {
 		return nil, err
 	}
-	do := func(method, path, body string) {
-		req, _ := http.NewRequest(method, esURL+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	}
+	do := func(method, path, body string) { send(esURL, method, path, body) }
 	do("PUT", "/bench-docs", `{"mappings":{"visualization":{"properties":{"title":{"type":"string"},"visState":{"type":"string"},"version":{"type":"integer"}}}}}`)
 	for from := 0; from < d; from += 500 {
 		var nd strings.Builder
@@ -636,14 +634,7 @@ func takeOverRows(bin string, env []string, dir, esURL string, d int, bulk, read
 // _bulk requests provision sends (500 items each, refresh=true), and
 // returns both times.
 func docWriteFloors(base string, d int) (single, bulk float64) {
-	do := func(method, path, body string) {
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	}
+	do := func(method, path, body string) { send(base, method, path, body) }
 	do("DELETE", "/floor-docs", "")
 	do("PUT", "/floor-docs", `{"mappings":{"visualization":{"properties":{"title":{"type":"string"},"visState":{"type":"string"},"version":{"type":"integer"}}}}}`)
 	start := time.Now()
