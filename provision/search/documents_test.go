@@ -109,9 +109,7 @@ func TestDocuments(t *testing.T) {
 		// The tool rewrites JSON text with its own key order and spacing.
 		fresh(t, cluster(t).T1.URL, ".dashboard")
 		b, p := planDocs(t, cfg)
-		if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
-			t.Fatal(res.Err())
-		}
+		mustApply(t, b, p)
 		esDo(t, cluster(t).T1.URL, "POST", "/.dashboard/dashboard/edge/_update?refresh=true",
 			`{"doc":{"panelsJSON":"[ {\"type\": \"visualization\", \"size_y\": 3, \"size_x\": 6, \"row\": 1, \"panelIndex\": 1, \"id\": \"error-rate\", \"col\": 1} ]"}}`)
 		if _, p := planDocs(t, cfg); p.Summary.HasChanges() {
@@ -149,9 +147,7 @@ func TestDocuments(t *testing.T) {
 		// between plan and apply: that item is refused, the other is
 		// done, and a re-run converges.
 		b, p := planDocs(t, cfg)
-		if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
-			t.Fatal(res.Err())
-		}
+		mustApply(t, b, p)
 		for _, doc := range []string{"index-pattern/logs-*", "dashboard/edge"} {
 			esDo(t, cluster(t).T1.URL, "POST", "/.dashboard/"+doc+"/_update?refresh=true", `{"doc":{"title":"By hand"}}`)
 		}
@@ -180,9 +176,7 @@ func TestDocuments(t *testing.T) {
 			t.Errorf("the item done is not live: %s", got)
 		}
 		b, p = planDocs(t, cfg)
-		if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
-			t.Fatal(res.Err())
-		}
+		mustApply(t, b, p)
 		if _, p := planDocs(t, cfg); p.Summary.HasChanges() {
 			t.Errorf("the re-run did not converge:\n%s", text(t, p))
 		}
@@ -198,9 +192,7 @@ func TestDocumentOwnership(t *testing.T) {
 	t.Cleanup(func() { fresh(t, cluster(t).T1.URL, ".dashboard") })
 	cfg := savedObjects(t)
 	b, p := planDocs(t, cfg)
-	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
-		t.Fatal(res.Err())
-	}
+	mustApply(t, b, p)
 	// The search, made again by hand: no marks.
 	esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/search/errors?refresh=true", `{"title":"Errors","hits":0,"version":1}`)
 	bs, _ := New(cfg, Options{Env: noEnv})
@@ -218,9 +210,7 @@ func TestDocumentOwnership(t *testing.T) {
 	if diff := cmp.Diff([]string{`document[".dashboard/search/errors"] import: POST /_bulk?refresh=true {"index":{"_index":".dashboard","_type":"search","_id":"errors","_version":2}}`}, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
-	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
-		t.Fatal(res.Err())
-	}
+	mustApply(t, b, p)
 	if _, p := planDocs(t, cfg); p.Summary.HasChanges() {
 		t.Errorf("after the import:\n%s", text(t, p))
 	}
@@ -273,9 +263,7 @@ func TestGenerateDocument(t *testing.T) {
 	if diff := cmp.Diff([]string{`document[".dashboard/visualization/Made in the tool"] import: POST /_bulk?refresh=true {"index":{"_index":".dashboard","_type":"visualization","_id":"Made in the tool","_version":1}}`}, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
-	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
-		t.Fatal(res.Err())
-	}
+	mustApply(t, b, p)
 	if _, p := planDocs(t, withGenerated); p.Summary.HasChanges() {
 		t.Errorf("after the import:\n%s", text(t, p))
 	}
@@ -290,9 +278,7 @@ func takeOver(t *testing.T, path, source string) (files, vars []string, generate
 	fresh(t, cluster(t).T1.URL, ".dashboard")
 	t.Cleanup(func() { fresh(t, cluster(t).T1.URL, ".dashboard") })
 	b, p := planDocs(t, savedObjects(t))
-	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
-		t.Fatal(res.Err())
-	}
+	mustApply(t, b, p)
 	esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/"+strings.ReplaceAll(path, " ", "%20")+"?refresh=true", source)
 	imp := filepath.Join(t.TempDir(), "import.hcl")
 	if err := os.WriteFile(imp, []byte(fmt.Sprintf("import {\n  to = document[%q]\n}\n", ".dashboard/"+path)), 0o644); err != nil {
@@ -341,9 +327,7 @@ func TestTakeOverBrokenReference(t *testing.T) {
 		t.Fatalf("plan: %s", text(t, p))
 	}
 	b := bs[0].(*Backend)
-	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
-		t.Fatal(res.Err())
-	}
+	mustApply(t, b, p)
 	if _, p := planDocs(t, withGenerated); p.Summary.HasChanges() {
 		t.Errorf("after the import:\n%s", text(t, p))
 	}
@@ -430,9 +414,7 @@ func TestTakeOverEstate(t *testing.T) {
 	if p.Summary.Import != 3 || p.Summary.Create+p.Summary.Delete != 0 {
 		t.Fatalf("plan:\n%s", text(t, p))
 	}
-	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
-		t.Fatal(res.Err())
-	}
+	mustApply(t, b, p)
 	if _, p := planDocs(t, with); p.Summary.HasChanges() {
 		t.Errorf("after the import:\n%s", text(t, p))
 	}
@@ -448,4 +430,12 @@ func TestTakeOverEstate(t *testing.T) {
 		}
 	}
 	t.Logf("plan:\n%s", out)
+}
+
+// mustApply applies p to the cluster of b and fails the test on an error.
+func mustApply(t *testing.T, b *Backend, p *provision.Plan) {
+	t.Helper()
+	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
+		t.Fatal(res.Err())
+	}
 }

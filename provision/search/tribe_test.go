@@ -299,9 +299,7 @@ func TestTribeDocumentsAnotherCopy(t *testing.T) {
 	esDo(t, cluster(t).T2.URL, "PUT", "/.dashboard/search/errors?refresh=true", `{"title":"Errors, on t2"}`)
 	waitServed(t, cluster(t).Tribe.URL, ".dashboard", "t2")
 	b, p := planDocs(t, savedObjects(t))
-	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
-		t.Fatal(res.Err())
-	}
+	mustApply(t, b, p)
 	_, err := b.verifyDocuments(context.Background(), p.Changes)
 	for _, want := range []string{".dashboard/search/errors is served with another source (another member's copy of the index, or an edit since)",
 		".dashboard/index-pattern/logs-* is not served", ".dashboard/dashboard/edge is not served"} {
