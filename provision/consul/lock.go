@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/consul/api"
@@ -100,6 +101,7 @@ func (b *Backend) Lock(ctx context.Context, project, operation string, wait time
 	// session's TTL releases the lock within 10 s anyway.
 	unlock := func() {
 		cancel(nil)
+		var stopRenewing sync.Once
 		done := make(chan struct{})
 		go func() {
 			_ = lock.Unlock()
@@ -107,12 +109,16 @@ func (b *Backend) Lock(ctx context.Context, project, operation string, wait time
 			// Ending the renewal destroys the session; only now, since a
 			// session destroyed while it holds the lock would leave the
 			// key in its lock-delay.
-			close(renewing)
+			stopRenewing.Do(func() { close(renewing) })
 			close(done)
 		}()
 		select {
 		case <-done:
 		case <-time.After(b.net.Request):
+			// The agent does not answer the release: the renewals end
+			// anyway, so that the session's TTL releases the lock (a
+			// watcher lives on after the run, and would hold it forever).
+			stopRenewing.Do(func() { close(renewing) })
 		}
 	}
 	return lockCtx, unlock, nil
