@@ -57,7 +57,7 @@ bench: servers build
 FUZZTIME ?= 5m
 FUZZ_INPUT_TIMEOUT ?= 3s
 FUZZ_GO ?= GOTOOLCHAIN=go1.27.3 $(GO)
-FUZZ_TARGETS := ./schema:FuzzLoad ./schema:FuzzParseRule ./provision/consul:FuzzReadTags \
+FUZZ_TARGETS := ./schema:FuzzLoad ./schema:FuzzParseRule ./schema:FuzzNesting ./provision/consul:FuzzReadTags \
 	./provision:FuzzReadPlanFile ./provision/search:FuzzMapping
 fuzz: servers
 	@for t in $(FUZZ_TARGETS); do \

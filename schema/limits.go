@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"regexp"
@@ -433,8 +434,31 @@ func clamp(f float64) int64 {
 // "!" chained inside them. hcl's parser recurses once per level (and
 // several frames deep), so a file of a hundred thousand "[" overflows the
 // stack and kills the process before any diagnostic, and a hundred
-// thousand "!" take seconds: the depth is checked on the tokens first.
+// thousand "!" take seconds: the depth is checked before hcl parses.
+// It also bounds the operators one expression chains and the lines of a
+// heredoc.
+//
+// Lexing a file costs what hcl's own parse of it costs (a large spec's
+// tokens are most of what loading it allocates), so the bytes are read
+// first (nestingOf): a file they show within the limits is not lexed
+// twice. Any other file, or any file they cannot read for sure, is
+// judged on its tokens, which also say where it crosses a limit.
 func tooDeep(src []byte, path string, start hcl.Pos) *hcl.Diagnostic {
+	if nestingOf(src, specLimits) == within {
+		return nil
+	}
+	return tokenNesting(src, path, start, specLimits)
+}
+
+// limits are the bounds tooDeep holds a file to: the package's own
+// (specLimits), or small ones in the test that holds the byte scan to the
+// token scan.
+type limits struct{ depth, operators, heredocLines int }
+
+var specLimits = limits{MaxDepth, MaxOperators, MaxHeredocLines}
+
+// tokenNesting is tooDeep on the file's tokens.
+func tokenNesting(src []byte, path string, start hcl.Pos, lim limits) *hcl.Diagnostic {
 	tokens, _ := hclsyntax.LexConfig(src, path, start)
 	refuse := func(t hclsyntax.Token, summary, format string, args ...any) *hcl.Diagnostic {
 		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: t.Range.Ptr(), Extra: unparsed{}}
@@ -459,14 +483,14 @@ func tooDeep(src []byte, path string, start hcl.Pos) *hcl.Diagnostic {
 			if heredoc < 0 {
 				break
 			}
-			if heredoc++; heredoc > MaxHeredocLines {
-				return refuse(t, "Heredoc too long", "A heredoc may hold %s lines (MaxHeredocLines); this one holds more. Keep such data in a smaller piece, or out of the specs.", thousands(MaxHeredocLines))
+			if heredoc++; heredoc > lim.heredocLines {
+				return refuse(t, "Heredoc too long", "A heredoc may hold %s lines (MaxHeredocLines); this one holds more. Keep such data in a smaller piece, or out of the specs.", thousands(lim.heredocLines))
 			}
 		case hclsyntax.TokenPlus, hclsyntax.TokenMinus, hclsyntax.TokenStar, hclsyntax.TokenSlash, hclsyntax.TokenPercent,
 			hclsyntax.TokenAnd, hclsyntax.TokenOr, hclsyntax.TokenEqualOp, hclsyntax.TokenNotEqual,
 			hclsyntax.TokenLessThan, hclsyntax.TokenLessThanEq, hclsyntax.TokenGreaterThan, hclsyntax.TokenGreaterThanEq:
-			if operators++; operators > MaxOperators {
-				return refuse(t, "Expression too long", "One expression may chain %s operators (MaxOperators); this one chains more. Split it into locals.", thousands(MaxOperators))
+			if operators++; operators > lim.operators {
+				return refuse(t, "Expression too long", "One expression may chain %s operators (MaxOperators); this one chains more. Split it into locals.", thousands(lim.operators))
 			}
 		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
 			chained = append(chained, 0)
@@ -490,11 +514,220 @@ func tooDeep(src []byte, path string, start hcl.Pos) *hcl.Diagnostic {
 				operators = 0
 			}
 		}
-		if total > MaxDepth {
-			return refuse(t, "Expression nested too deeply", "Expressions may nest %d deep (MaxDepth: brackets, braces, parentheses, interpolations, conditionals and \"!\" inside one another); here they nest deeper. Name a part of the expression in a local.", MaxDepth)
+		if total > lim.depth {
+			return refuse(t, "Expression nested too deeply", "Expressions may nest %d deep (MaxDepth: brackets, braces, parentheses, interpolations, conditionals and \"!\" inside one another); here they nest deeper. Name a part of the expression in a local.", lim.depth)
 		}
 	}
 	return nil
+}
+
+// verdict is what the bytes of a file say of its nesting.
+type verdict int
+
+const (
+	// unsure: the bytes hold what only the tokens tell for sure (a
+	// heredoc, a newline inside a quoted string, brackets that do not
+	// match, an unterminated comment or string, a byte outside ASCII
+	// where it is not inside a string or a comment).
+	unsure verdict = iota
+	// within: the file is within the limits, as tokenNesting would find.
+	within
+	// beyond: the file crosses a limit (tokenNesting says where).
+	beyond
+)
+
+// nestingOf reads src as hcl's scanner would (code, quoted strings and
+// the interpolations and directives inside them, comments) and counts
+// what tokenNesting counts on the tokens, with the same resets: the
+// levels opened, the conditionals and "!" chained at each, and the
+// operators since the expression began. It may count more operators
+// than there are tokens ("-" inside a name, "e-5" inside a number), never
+// fewer, so within is only said of a file the tokens pass too; FuzzNesting
+// holds it to tokenNesting at small limits.
+func nestingOf(src []byte, lim limits) verdict {
+	type level struct {
+		opener  byte // '{', '[', '(', or '$' for an interpolation or directive
+		chained int
+	}
+	levels := []level{{opener: '{'}}
+	total, operators := 0, 0
+	inString := false
+	// open and chain count one more level, or one more conditional or
+	// "!"; operator one more operator; each says whether the file is
+	// still within the limits.
+	open := func(opener byte) bool {
+		levels = append(levels, level{opener: opener})
+		total++
+		return total <= lim.depth
+	}
+	chain := func() bool {
+		levels[len(levels)-1].chained++
+		total++
+		return total <= lim.depth
+	}
+	operator := func() bool {
+		operators++
+		return operators <= lim.operators
+	}
+	// close ends the innermost level, which opener must have opened.
+	close := func(opener byte) bool {
+		top := levels[len(levels)-1]
+		if len(levels) == 1 || top.opener != opener {
+			return false
+		}
+		total -= top.chained + 1
+		levels = levels[:len(levels)-1]
+		return true
+	}
+	// end ends an expression: a comma, or a newline or a comment where a
+	// newline ends an item (at the top and inside braces).
+	end := func(comma bool) {
+		if top := &levels[len(levels)-1]; comma || top.opener == '{' {
+			total -= top.chained
+			top.chained = 0
+			operators = 0
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		next := byte(0)
+		if i+1 < len(src) {
+			next = src[i+1]
+		}
+		if inString {
+			switch c {
+			case '"':
+				inString = false
+			case '\\':
+				if next == 0 || next == '\n' || next == '\r' {
+					return unsure
+				}
+				i++
+			case '$', '%':
+				switch {
+				case next == '{':
+					if !open('$') {
+						return beyond
+					}
+					inString = false
+					i++
+				case next == c && i+2 < len(src) && src[i+2] == '{':
+					i += 2 // $${ and %%{ are literal
+				}
+			case '\n', '\r':
+				return unsure
+			}
+			continue
+		}
+		ok := true
+		switch c {
+		case '"':
+			inString = true
+		case '\n':
+			end(false)
+		case ',':
+			end(true)
+		case '#':
+			i = lineEnd(src, i)
+			end(false)
+		case '/':
+			switch next {
+			case '/':
+				i = lineEnd(src, i)
+				end(false)
+			case '*':
+				closing := bytes.Index(src[i+2:], []byte("*/"))
+				if closing < 0 {
+					return unsure
+				}
+				i += 2 + closing + 1
+				end(false)
+			default:
+				ok = operator()
+			}
+		case '{', '[', '(':
+			ok = open(c)
+		case '}':
+			interpolation := levels[len(levels)-1].opener == '$'
+			if !close('{') && !close('$') {
+				return unsure
+			}
+			inString = interpolation
+		case ']':
+			if !close('[') {
+				return unsure
+			}
+		case ')':
+			if !close('(') {
+				return unsure
+			}
+		case '~':
+			if next == '}' {
+				if !close('$') {
+					return unsure
+				}
+				inString = true
+				i++
+			}
+		case '?':
+			ok = chain()
+		case '!':
+			if next == '=' {
+				ok = operator()
+				i++
+			} else {
+				ok = chain()
+			}
+		case '<':
+			if next == '<' {
+				return unsure // a heredoc, or two "<"
+			}
+			fallthrough
+		case '>':
+			if next == '=' {
+				i++
+			}
+			ok = operator()
+		case '=':
+			switch next {
+			case '=':
+				ok = operator()
+				i++
+			case '>':
+				i++
+			}
+		case '&', '|':
+			if next == c {
+				ok = operator()
+				i++
+			}
+		case '+', '-', '*', '%':
+			ok = operator()
+		default:
+			if c >= 0x80 {
+				// hcl's scanner reads a name from the Unicode tables,
+				// which take a byte of a broken sequence with up to three
+				// bytes after it, whatever they are.
+				return unsure
+			}
+		}
+		if !ok {
+			return beyond
+		}
+	}
+	if inString || len(levels) > 1 {
+		return unsure
+	}
+	return within
+}
+
+// lineEnd is where the line comment that starts at i ends: at its
+// newline, which it holds, or at the end of src.
+func lineEnd(src []byte, i int) int {
+	if nl := bytes.IndexByte(src[i:], '\n'); nl >= 0 {
+		return i + nl
+	}
+	return len(src)
 }
 
 // unparsed marks the diagnostic of a file that was not parsed at all, so

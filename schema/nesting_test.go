@@ -1,0 +1,70 @@
+package schema
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// FuzzNesting holds the byte scan of a file (nestingOf) to the token scan
+// (tokenNesting) at small limits, where arbitrary input crosses them
+// often: a file the bytes find within the limits must pass the tokens'
+// check (else a file nested too deeply would reach hcl's parser). Where
+// operators are not bounded, the bytes count exactly what the tokens
+// count, so a file they find beyond the limits must fail the check too.
+// (They may count more operators than the tokens hold: "-" inside a
+// name.)
+func FuzzNesting(f *testing.F) {
+	seeds, _ := filepath.Glob("../specs/*.hcl")
+	more, _ := filepath.Glob("../testdata/*/*.hcl")
+	for _, path := range append(seeds, more...) {
+		if b, err := os.ReadFile(path); err == nil {
+			f.Add(b)
+		}
+	}
+	for _, src := range []string{
+		`a = "${x}" # }`, `a = "$${x" // ]`, `a = "%%{" /* } */`, `a = "\" ${ {b = [1]}["b"] }"`,
+		"a = x ? y ? 1 : 2 : 3\nb = !!c", "a = [1,\n2 + 3 - 4]", `a = "${~ x ~}"`,
+		`a = "%{ if x }${y}%{ endif }"`, "a = <<EOT\n${x}\nEOT\n", "a = 1e-5 - -2", `a = "\`,
+		"a = \"x\n\"", "a = {/* unterminated", "a = ( ]", "}", "a = \"${ [ }\"", "a = x => y >= z == w != v",
+	} {
+		f.Add([]byte(src))
+	}
+	unbounded := math.MaxInt
+	f.Fuzz(func(t *testing.T, src []byte) {
+		for _, lim := range []limits{{1, 1, 1}, {2, 3, 2}, {4, 2, 3}, specLimits, {1, unbounded, 1}, {3, unbounded, 2}} {
+			bytes, tokens := nestingOf(src, lim), tokenNesting(src, "f.hcl", hcl.InitialPos, lim)
+			switch {
+			case bytes == within && tokens != nil:
+				t.Fatalf("at %+v the bytes find %q within the limits, the tokens: %s", lim, src, tokens.Summary)
+			case bytes == beyond && tokens == nil && lim.operators == unbounded:
+				t.Fatalf("at %+v the bytes find %q beyond the limits, the tokens within", lim, src)
+			}
+		}
+	})
+}
+
+// TestNestingOfSpecs: the bytes of real specs are enough, so that they
+// are lexed once, by hcl's parser: the shipped specs, the language's
+// test specs and the services the benchmarks declare.
+func TestNestingOfSpecs(t *testing.T) {
+	paths, _ := filepath.Glob("../specs/*.hcl")
+	paths = append(paths, "../testdata/language/main.hcl", "../testdata/import/index.hcl")
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := nestingOf(b, specLimits); v != within {
+			t.Errorf("%s: %d, want within", path, v)
+		}
+	}
+	service := "service \"svc-%d\" {\n  port = var.port_base + 1\n  meta = { team = \"edge\" } # owner\n  frontend {\n    rule = \"PathPrefix:/svc-${var.n}\"\n  }\n}\n"
+	if v := nestingOf([]byte(strings.Repeat(service, 1000)), specLimits); v != within {
+		t.Errorf("1,000 services: %d, want within", v)
+	}
+}
