@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 
@@ -344,6 +345,19 @@ func Parallel(n, limit int, f func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// Spread calls f(0) ... f(n-1) on every core, in as many runs of
+// consecutive calls, for work of no I/O (planning, redacting) where a
+// goroutine per call would cost more than the call. Runs of fewer than
+// 64 calls are not split.
+func Spread(n int, f func(i int)) {
+	workers := max(1, min(runtime.GOMAXPROCS(0), n/64))
+	Parallel(workers, workers, func(w int) {
+		for i := w * n / workers; i < (w+1)*n/workers; i++ {
+			f(i)
+		}
+	})
 }
 
 // sort puts the changes in apply order, deletes after everything else (so

@@ -3,6 +3,7 @@ package provision
 import (
 	"bytes"
 	"encoding/json"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -36,7 +37,8 @@ func (p *Plan) Redacted() *Plan {
 	red := func(raw json.RawMessage) json.RawMessage { return hideSecrets(redactJSON(raw), secrets) }
 	str := func(s string) string { return HideSecrets(s, plain) }
 	q.Changes = make([]*Change, len(p.Changes))
-	for i, c := range p.Changes {
+	Spread(len(p.Changes), func(i int) {
+		c := p.Changes[i]
 		d := *c
 		d.After = red(c.After)
 		if d.Before = maskBefore(c.Before, c.After, p.Secrets); sameBytes(d.Before, c.After) {
@@ -66,7 +68,7 @@ func (p *Plan) Redacted() *Plan {
 			d.Requests[j] = r
 		}
 		q.Changes[i] = &d
-	}
+	})
 	q.Diagnostics = make([]Diagnostic, len(p.Diagnostics))
 	for i, d := range p.Diagnostics {
 		d.Summary, d.Detail = str(d.Summary), str(d.Detail)
@@ -171,17 +173,29 @@ func redactJSON(raw json.RawMessage) json.RawMessage {
 // matches.
 var sensitiveWords = [][]byte{[]byte("token"), []byte("secret"), []byte("passw"), []byte("apikey"), []byte("api_key"), []byte("api-key"), []byte("credential"), []byte("authorization")}
 
+// startsWord is, for each byte, the sensitiveWords that start with it in
+// either case, one bit each.
+var startsWord = func() (t [256]uint8) {
+	for i, w := range sensitiveWords {
+		t[w[0]] |= 1 << i
+		t[w[0]-'a'+'A'] |= 1 << i
+	}
+	return t
+}()
+
 // mayNameSensitiveKey reports whether raw could hold a key sensitiveKey
 // matches: it holds one of sensitiveWords in any case, or an escape,
 // which could spell one. It is a plain scan, far cheaper than the
-// regular expression or decoding.
+// regular expression or decoding: a byte no word starts with costs one
+// look in a table.
 func mayNameSensitiveKey(raw []byte) bool {
 	if bytes.Contains(raw, []byte(`\u`)) {
 		return true
 	}
-	for i := range raw {
-		for _, w := range sensitiveWords {
-			if lower(raw[i]) == w[0] && len(raw)-i >= len(w) && foldEqual(raw[i:i+len(w)], w) {
+	for i, c := range raw {
+		for words := startsWord[c]; words != 0; words &= words - 1 {
+			w := sensitiveWords[bits.TrailingZeros8(words)]
+			if len(raw)-i >= len(w) && foldEqual(raw[i:i+len(w)], w) {
 				return true
 			}
 		}

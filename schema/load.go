@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 
@@ -94,9 +95,11 @@ func (p *Parser) LoadDir(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics) {
 	bodies, diags := p.parseFiles(paths)
 	bg := &budget{}
-	for _, body := range bodies {
-		bg.bound(body)
-	}
+	spread(len(bodies), runtime.GOMAXPROCS(0), func(_, lo, hi int) {
+		for _, body := range bodies[lo:hi] {
+			bg.bound(body)
+		}
+	})
 	var contents []*hcl.BodyContent
 	for _, body := range bodies {
 		c, cdiags := body.Content(fileSchema)

@@ -156,40 +156,32 @@ func (sc scope) fingerprint(st agentState) string {
 func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change, hcl.Diagnostics) {
 	cfg, backend := b.cfg, b.Info().Name
 	elsewhere := b.declaredElsewhere()
-	var changes []*provision.Change
-	var diags hcl.Diagnostics
+	var mine []*schema.Service
 	declared := map[string]bool{}
 	for _, s := range cfg.Services {
-		if b.agent != nil && s.Agent != b.agent.Name {
-			continue
+		if b.agent == nil || s.Agent == b.agent.Name {
+			mine = append(mine, s)
+			declared[s.ID] = true
 		}
-		declared[s.ID] = true
-		if mode == provision.Destroy {
-			continue // destroy removes what the project owns, below
+	}
+	if mode == provision.Destroy {
+		mine = nil // destroy removes what the project owns, below
+	}
+	// Each declared service is planned on its own, with no I/O: side by
+	// side, each into its own slot, so that the changes and diagnostics
+	// keep the declarations' order.
+	planned := make([]*provision.Change, len(mine))
+	refused := make([]hcl.Diagnostics, len(mine))
+	provision.Spread(len(mine), func(i int) {
+		planned[i], refused[i] = b.planService(st, mine[i], backend, elsewhere[mine[i].ID])
+	})
+	var changes []*provision.Change
+	var diags hcl.Diagnostics
+	for i, c := range planned {
+		diags = append(diags, refused[i]...)
+		if c != nil {
+			changes = append(changes, c)
 		}
-		addr := provision.Addr{In: b.in, Kind: "service", Name: s.ID}
-		l, lv := liveOf(st.Services, s.ID)
-		want := desired(cfg.Project, cfg.Proxy, s)
-		c, cdiags := provision.Propose(cfg.Project, provision.Object{
-			Declared: provision.Declared{Addr: addr, Noun: "service", Subject: s.IDRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At()},
-			Backend:  backend,
-			EachKey:  s.Instance.KeyPtr(),
-			After:    provision.RawJSON(want.view()),
-			Live:     lv,
-			Create:   func() []provision.Request { return []provision.Request{registerRequest(want, false)} },
-			Before:   func() json.RawMessage { return provision.RawJSON(live(l)) },
-			SameView: true,
-			Diff:     func(importing bool) provision.Diff { return b.diffService(st, s, l, want, addr, importing) },
-			Imported: "made outside provision; re-registered in place with the ownership marks",
-		})
-		diags = append(diags, cdiags...)
-		if c == nil {
-			continue
-		}
-		if moved := elsewhere[s.ID]; moved != "" && c.Action == provision.Create {
-			c.Because(provision.ReasonMovedHere, "moved here from "+moved+"; deregistered there once registered here")
-		}
-		changes = append(changes, c)
 	}
 	for _, id := range sortedIDs(st.Services) {
 		l := st.Services[id]
@@ -206,6 +198,31 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 		changes = append(changes, c)
 	}
 	return changes, diags
+}
+
+// planService is the change of one declared service: none when the
+// engine refuses it (the diagnostics say why). moved is the agent it is
+// declared on elsewhere, if any.
+func (b *Backend) planService(st agentState, s *schema.Service, backend, moved string) (*provision.Change, hcl.Diagnostics) {
+	addr := provision.Addr{In: b.in, Kind: "service", Name: s.ID}
+	l, lv := liveOf(st.Services, s.ID)
+	want := desired(b.cfg.Project, b.cfg.Proxy, s)
+	c, diags := provision.Propose(b.cfg.Project, provision.Object{
+		Declared: provision.Declared{Addr: addr, Noun: "service", Subject: s.IDRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At()},
+		Backend:  backend,
+		EachKey:  s.Instance.KeyPtr(),
+		After:    provision.RawJSON(want.view()),
+		Live:     lv,
+		Create:   func() []provision.Request { return []provision.Request{registerRequest(want, false)} },
+		Before:   func() json.RawMessage { return provision.RawJSON(live(l)) },
+		SameView: true,
+		Diff:     func(importing bool) provision.Diff { return b.diffService(st, s, l, want, addr, importing) },
+		Imported: "made outside provision; re-registered in place with the ownership marks",
+	})
+	if c != nil && moved != "" && c.Action == provision.Create {
+		c.Because(provision.ReasonMovedHere, "moved here from "+moved+"; deregistered there once registered here")
+	}
+	return c, diags
 }
 
 // diffService compares a live service with its declaration: the fields
