@@ -5,6 +5,7 @@ import (
 	"math/big"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 )
@@ -45,6 +46,9 @@ func (d *decoder) evaluate(expr hcl.Expression) (cty.Value, hcl.Diagnostics) {
 // recorded) or is not wholly known (a variable without a value, reported
 // once at the variable).
 func (d *decoder) eval(expr hcl.Expression) (cty.Value, bool) {
+	if v, ok := literal(expr); ok {
+		return v, true
+	}
 	if !d.checkRefs(expr) {
 		return cty.NilVal, false
 	}
@@ -55,6 +59,27 @@ func (d *decoder) eval(expr hcl.Expression) (cty.Value, bool) {
 	}
 	v = d.unmark(v)
 	return v, v.IsWhollyKnown()
+}
+
+// literal is the value of an expression that is a constant as written:
+// a number, a bool, or a quoted string without interpolation, which
+// refers to nothing, carries no mark and is within the size limits. Most
+// attributes of a spec are one, and evaluating them the general way
+// (references, size, marks) was a third of decoding a large spec.
+func literal(expr hcl.Expression) (cty.Value, bool) {
+	switch e := expr.(type) {
+	case *hclsyntax.LiteralValueExpr:
+		return e.Val, e.Val.IsKnown() && !e.Val.IsMarked()
+	case *hclsyntax.TemplateExpr:
+		if len(e.Parts) != 1 {
+			return cty.NilVal, false
+		}
+		part, ok := e.Parts[0].(*hclsyntax.LiteralValueExpr)
+		if ok && part.Val.Type() == cty.String && part.Val.IsKnown() && !part.Val.IsMarked() && len(part.Val.AsString()) <= MaxStringBytes {
+			return part.Val, true
+		}
+	}
+	return cty.NilVal, false
 }
 
 // value evaluates attr and converts it to ty. ok is false when the

@@ -77,6 +77,9 @@ type Options struct {
 
 // New returns a backend per traefik block.
 func New(cfg *schema.Config, o Options) []provision.Backend {
+	if len(cfg.Traefiks) == 0 {
+		return nil // no traefik block: no probe to work out
+	}
 	wait, env := o.Wait, o.Env
 	if wait <= 0 {
 		wait = DefaultWait
