@@ -360,6 +360,25 @@ func Spread(n int, f func(i int)) {
 	})
 }
 
+// PlanEach plans each of the declarations on its own, side by side
+// (Spread), and returns their changes in the declarations' order, less
+// those that plan returned none of, and every diagnostic. plan must do
+// no I/O and write nothing it shares.
+func PlanEach[D any](declared []D, plan func(D) (*Change, hcl.Diagnostics)) ([]*Change, hcl.Diagnostics) {
+	planned := make([]*Change, len(declared))
+	found := make([]hcl.Diagnostics, len(declared))
+	Spread(len(declared), func(i int) { planned[i], found[i] = plan(declared[i]) })
+	var changes []*Change
+	var diags hcl.Diagnostics
+	for i, c := range planned {
+		diags = append(diags, found[i]...)
+		if c != nil {
+			changes = append(changes, c)
+		}
+	}
+	return changes, diags
+}
+
 // sort puts the changes in apply order, deletes after everything else (so
 // that a service moved to another agent is registered there before it is
 // deregistered here), each group by address, and recounts the summary.

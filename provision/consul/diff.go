@@ -167,22 +167,9 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 	if mode == provision.Destroy {
 		mine = nil // destroy removes what the project owns, below
 	}
-	// Each declared service is planned on its own, with no I/O: side by
-	// side, each into its own slot, so that the changes and diagnostics
-	// keep the declarations' order.
-	planned := make([]*provision.Change, len(mine))
-	refused := make([]hcl.Diagnostics, len(mine))
-	provision.Spread(len(mine), func(i int) {
-		planned[i], refused[i] = b.planService(st, mine[i], backend, elsewhere[mine[i].ID])
+	changes, diags := provision.PlanEach(mine, func(s *schema.Service) (*provision.Change, hcl.Diagnostics) {
+		return b.planService(st, s, backend, elsewhere[s.ID])
 	})
-	var changes []*provision.Change
-	var diags hcl.Diagnostics
-	for i, c := range planned {
-		diags = append(diags, refused[i]...)
-		if c != nil {
-			changes = append(changes, c)
-		}
-	}
 	for _, id := range sortedIDs(st.Services) {
 		l := st.Services[id]
 		if provision.OwnerOf(l.Meta) != cfg.Project || (declared[id] && mode != provision.Destroy) {

@@ -268,8 +268,6 @@ func (t target) docBody(d *schema.Document) map[string]any {
 // document of an index that is refused is not planned, and one of an
 // index that is deleted is not deleted apart.
 func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]provision.Action) ([]*provision.Change, hcl.Diagnostics) {
-	var changes []*provision.Change
-	var diags hcl.Diagnostics
 	declared := map[string]bool{}
 	for _, d := range t.documents {
 		declared[d.Path()] = true
@@ -282,59 +280,9 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 			removing[live.path()] = true
 		}
 	}
-	for _, d := range t.documents {
-		if action, ok := planned[d.Index]; mode == provision.Converge && !ok || action == provision.Delete {
-			continue // its index is refused, or deleted
-		}
-		live, exists := f.Documents[d.Path()]
-		if mode == provision.Destroy {
-			if exists && live.owner() == t.project {
-				changes = append(changes, t.removeDocument(live, d.JSONFields, d, mode))
-			}
-			continue
-		}
-		diags = append(diags, t.liveRefs(d, f, removing)...)
-		after := docView(d.Source, d.JSONFields)
-		source := t.docBody(d)
-		ref := docRef{d.Index, d.Type, d.ID}
-		dc, ddiags := provision.Propose(t.project, provision.Object{
-			Declared: provision.Declared{Addr: t.docAddr(d.Path()), Noun: "document", Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At()},
-			Backend:  t.backend,
-			EachKey:  d.Instance.KeyPtr(),
-			After:    provision.RawJSON(after),
-			Live:     provision.LiveObject{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)},
-			Check: func() hcl.Diagnostics {
-				if body := provision.RawJSON(source); len(body) > maxContentLength {
-					return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Document too large",
-						Detail:  fmt.Sprintf("The document's body is %d bytes; Elasticsearch refuses a request body over http.max_content_length (100mb by default) with 413.", len(body)),
-						Subject: d.SourceRange.Ptr(), Context: d.DeclRange.Ptr()}}
-				}
-				return nil
-			},
-			Create: func() []provision.Request { return []provision.Request{bulkItem("create", ref, 0, source)} },
-			Before: func() json.RawMessage { return provision.RawJSON(docView(live.Source, d.JSONFields)) },
-			Diff: func(importing bool) provision.Diff {
-				var diff provision.Diff
-				if !importing {
-					if reflect.DeepEqual(docView(live.Source, d.JSONFields), after) {
-						return diff
-					}
-					diff.Reasons = []provision.Reason{{Code: provision.ReasonChanged, Words: "its source differs from the declared one"}}
-				}
-				diff.Requests = []provision.Request{bulkItem("index", ref, live.Version, source)}
-				return diff
-			},
-			Imported: "made outside provision; the ownership marks go into its source",
-		})
-		diags = append(diags, ddiags...)
-		if dc != nil {
-			dc.Needs = []provision.Addr{t.addr(d.Index)}
-			for _, n := range d.Needs {
-				dc.Needs = append(dc.Needs, t.docAddr(n.Path()))
-			}
-			changes = append(changes, dc)
-		}
-	}
+	changes, diags := provision.PlanEach(t.documents, func(d *schema.Document) (*provision.Change, hcl.Diagnostics) {
+		return t.planDocument(d, f, mode, planned, removing)
+	})
 	// A document that names another is deleted first.
 	removed := map[string]*provision.Change{}
 	var gone []*provision.Change
@@ -356,6 +304,62 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 		}
 	}
 	return append(changes, gone...), diags
+}
+
+// planDocument is the change of one declared document: none when its
+// index is refused or deleted, or when there is nothing to destroy.
+func (t target) planDocument(d *schema.Document, f facts, mode provision.Mode, planned map[string]provision.Action, removing map[string]bool) (*provision.Change, hcl.Diagnostics) {
+	if action, ok := planned[d.Index]; mode == provision.Converge && !ok || action == provision.Delete {
+		return nil, nil // its index is refused, or deleted
+	}
+	live, exists := f.Documents[d.Path()]
+	if mode == provision.Destroy {
+		if exists && live.owner() == t.project {
+			return t.removeDocument(live, d.JSONFields, d, mode), nil
+		}
+		return nil, nil
+	}
+	diags := t.liveRefs(d, f, removing)
+	after := docView(d.Source, d.JSONFields)
+	source := t.docBody(d)
+	ref := docRef{d.Index, d.Type, d.ID}
+	dc, ddiags := provision.Propose(t.project, provision.Object{
+		Declared: provision.Declared{Addr: t.docAddr(d.Path()), Noun: "document", Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At()},
+		Backend:  t.backend,
+		EachKey:  d.Instance.KeyPtr(),
+		After:    provision.RawJSON(after),
+		Live:     provision.LiveObject{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)},
+		Check: func() hcl.Diagnostics {
+			if body := provision.RawJSON(source); len(body) > maxContentLength {
+				return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Document too large",
+					Detail:  fmt.Sprintf("The document's body is %d bytes; Elasticsearch refuses a request body over http.max_content_length (100mb by default) with 413.", len(body)),
+					Subject: d.SourceRange.Ptr(), Context: d.DeclRange.Ptr()}}
+			}
+			return nil
+		},
+		Create: func() []provision.Request { return []provision.Request{bulkItem("create", ref, 0, source)} },
+		Before: func() json.RawMessage { return provision.RawJSON(docView(live.Source, d.JSONFields)) },
+		Diff: func(importing bool) provision.Diff {
+			var diff provision.Diff
+			if !importing {
+				if reflect.DeepEqual(docView(live.Source, d.JSONFields), after) {
+					return diff
+				}
+				diff.Reasons = []provision.Reason{{Code: provision.ReasonChanged, Words: "its source differs from the declared one"}}
+			}
+			diff.Requests = []provision.Request{bulkItem("index", ref, live.Version, source)}
+			return diff
+		},
+		Imported: "made outside provision; the ownership marks go into its source",
+	})
+	diags = append(diags, ddiags...)
+	if dc != nil {
+		dc.Needs = []provision.Addr{t.addr(d.Index)}
+		for _, n := range d.Needs {
+			dc.Needs = append(dc.Needs, t.docAddr(n.Path()))
+		}
+	}
+	return dc, diags
 }
 
 // docRef names one document, as _mget takes it.
