@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"net/url"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/elastic/go-elasticsearch/v7"
 	"github.com/hashicorp/hcl/v2"
@@ -225,10 +227,59 @@ func docView(source map[string]any, jsonFields []string) map[string]any {
 		}
 	}
 	out = decodeJSONText("", out, jsonFields).(map[string]any)
-	// One JSON form for numbers on both sides.
+	// One JSON form for numbers on both sides: what encoding and decoding
+	// the source again would give, without doing it where the walk can.
+	if norm, ok := decoded(out); ok {
+		return norm.(map[string]any)
+	}
 	var norm map[string]any
 	_ = json.Unmarshal(provision.RawJSON(out), &norm)
 	return norm
+}
+
+// decoded is v as encoding/json would decode its encoding: an int64 a
+// float64, a nil map or slice nil. ok is false for what the walk does not
+// know to give the same as the round trip (a string that is not UTF-8,
+// which the encoding replaces; a number that does not encode; another
+// type).
+func decoded(v any) (any, bool) {
+	switch x := v.(type) {
+	case nil, bool:
+		return x, true
+	case string:
+		return x, utf8.ValidString(x)
+	case float64:
+		return x, !math.IsInf(x, 0) && !math.IsNaN(x)
+	case int64:
+		return float64(x), true
+	case map[string]any:
+		if x == nil {
+			return nil, true
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			d, ok := decoded(e)
+			if !ok || !utf8.ValidString(k) {
+				return nil, false
+			}
+			out[k] = d
+		}
+		return out, true
+	case []any:
+		if x == nil {
+			return nil, true
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			d, ok := decoded(e)
+			if !ok {
+				return nil, false
+			}
+			out[i] = d
+		}
+		return out, true
+	}
+	return nil, false
 }
 
 // decodeJSONText decodes the JSON text of the string fields at the given

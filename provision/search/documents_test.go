@@ -3,7 +3,9 @@ package search
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -437,5 +439,34 @@ func mustApply(t *testing.T, b *Backend, p *provision.Plan) {
 	t.Helper()
 	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
 		t.Fatal(res.Err())
+	}
+}
+
+// TestDecodedIsTheRoundTrip: where the walk answers, it gives what
+// encoding a source and decoding it again gives, as the plan compared
+// before the walk; where it does not (a string that is not UTF-8), the
+// plan still makes the round trip.
+func TestDecodedIsTheRoundTrip(t *testing.T) {
+	for _, v := range []any{
+		map[string]any{"a": int64(1), "b": int64(1<<53 + 1), "c": int64(-1 << 62), "d": 0.1, "e": math.Copysign(0, -1), "f": 1e300},
+		map[string]any{"nested": map[string]any{"list": []any{int64(2), "x", true, nil, []any{}, map[string]any{}}}},
+		map[string]any{"nil list": []any(nil), "nil map": map[string]any(nil), "é": "ü"},
+	} {
+		got, ok := decoded(v)
+		if !ok {
+			t.Fatalf("%v: the walk does not answer", v)
+		}
+		var want any
+		if err := json.Unmarshal(provision.RawJSON(v), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !cmp.Equal(got, want) {
+			t.Errorf("the walk and the round trip differ: %s", cmp.Diff(want, got))
+		}
+	}
+	for _, v := range []any{map[string]any{"a": "\xff"}, map[string]any{"\xff": "a"}, map[string]any{"a": 1}} {
+		if _, ok := decoded(v); ok {
+			t.Errorf("%#v: the walk answers for what it cannot", v)
+		}
 	}
 }
