@@ -66,7 +66,10 @@ func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
 			whole = whole || pc.diags.HasErrors()
 		}
 		if whole {
-			f, fdiags := parseConfig(srcs[i], path, hcl.InitialPos)
+			f, fdiags := pieces[i][0].file, pieces[i][0].diags
+			if len(pieces[i]) > 1 {
+				f, fdiags = parseConfig(srcs[i], path, hcl.InitialPos)
+			}
 			p.p.AddFile(path, &hcl.File{Body: hcl.EmptyBody(), Bytes: maskCredentials(srcs[i]), Nav: outlineOf(f.Body)})
 			diags = append(diags, fdiags...)
 			bodies = append(bodies, f.Body)
