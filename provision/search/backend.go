@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -287,26 +288,42 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	if err := b.readIndices(ctx, &f); err != nil {
 		return f, err
 	}
-	if err := b.readDocuments(ctx, &f); err != nil {
-		return f, err
-	}
-	// The marks of every type of every index, to find the project's
-	// indices that the specs no longer declare: a fixed, small answer.
+	// The documents and the marks of every index are read side by side;
+	// only the documents' reads write f (each its own field).
+	major := f.major()
+	var undeclared []string
+	errs := make([]error, 2)
+	provision.Parallel(2, 2, func(i int) {
+		if i == 0 {
+			errs[i] = b.readDocuments(ctx, &f)
+		} else {
+			undeclared, errs[i] = b.readUndeclared(ctx, major)
+		}
+	})
+	f.Undeclared = undeclared
+	return f, cmp.Or(errs...)
+}
+
+// readUndeclared reads the marks of every type of every index, to find
+// the project's indices that the specs no longer declare: a fixed, small
+// answer.
+func (b *Backend) readUndeclared(ctx context.Context, major int) ([]string, error) {
 	var marks map[string]liveIndex
 	path := "/_mapping?filter_path=*.mappings.*._meta"
-	if f.major() >= 7 {
+	if major >= 7 {
 		path += "&include_type_name=true"
 	}
 	if err := b.get(ctx, b.es, path, &marks); err != nil {
-		return f, err
+		return nil, err
 	}
+	var undeclared []string
 	for name, ix := range marks {
 		if indexOwner(ix, b.project) == b.project && !slices.Contains(b.scope.Indices, name) && !slices.Contains(b.declared, name) {
-			f.Undeclared = append(f.Undeclared, name)
+			undeclared = append(undeclared, name)
 		}
 	}
-	sort.Strings(f.Undeclared)
-	return f, nil
+	sort.Strings(undeclared)
+	return undeclared, nil
 }
 
 // readNodes asks each declared node, when there are several, which

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -124,16 +125,31 @@ func (t target) documentsRead(f facts) bool {
 	return false
 }
 
-// readDocuments reads, in two requests whatever their number, the
-// declared documents and the ones they name (by _mget, which is real
-// time), and the project's own documents in the indices in scope (a
+// readDocuments reads, in two requests whatever their number and side by
+// side, the declared documents and the ones they name (by _mget, which is
+// real time), and the project's own documents in the indices in scope (a
 // search, which sees what was written up to a second before, the
 // index's refresh interval: a document created and undeclared within
-// that second is deleted by the next plan).
+// that second is deleted by the next plan). Each writes its own part of
+// f.
 func (b *Backend) readDocuments(ctx context.Context, f *facts) error {
 	if !b.documentsRead(*f) {
 		return nil
 	}
+	errs := make([]error, 2)
+	provision.Parallel(2, 2, func(i int) {
+		if i == 0 {
+			errs[i] = b.readDeclared(ctx, f)
+		} else {
+			errs[i] = b.readOwned(ctx, f)
+		}
+	})
+	return cmp.Or(errs...)
+}
+
+// readDeclared reads the declared documents and the ones they name
+// (f.Documents).
+func (b *Backend) readDeclared(ctx context.Context, f *facts) error {
 	f.Documents = map[string]liveDoc{}
 	var ids []docRef
 	seen := map[docRef]bool{}
@@ -169,6 +185,12 @@ func (b *Backend) readDocuments(ctx context.Context, f *facts) error {
 			}
 		}
 	}
+	return nil
+}
+
+// readOwned reads the project's own documents in the indices in scope
+// (f.Owned).
+func (b *Backend) readOwned(ctx context.Context, f *facts) error {
 	var indices []string
 	for _, name := range b.scope.Indices {
 		if _, exists := f.Indices[name]; exists {
