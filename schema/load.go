@@ -179,6 +179,10 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 			}
 		}
 	}
+	if in.Connected != nil && !diags.HasErrors() && !d.diags.HasErrors() {
+		partial := *cfg
+		in.Connected(&partial)
+	}
 	cfg.Services = d.serviceBlocks(d.expand(serviceBlocks))
 	cfg.Indices = d.indexBlocks(d.expand(indexBlocks))
 	cfg.Documents = d.documentBlocks(d.expand(documentBlocks), cfg.Indices)

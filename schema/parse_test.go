@@ -73,3 +73,37 @@ func TestPiecesParseAsTheWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestConnected: the load hands over where the live systems are before
+// it decodes the services, and not at all when that is in error.
+func TestConnected(t *testing.T) {
+	for _, tt := range []struct {
+		name, src string
+		called    bool
+	}{
+		{"valid", "project = \"x\"\n\nconsul {\n  address = \"127.0.0.1:8500\"\n}\n\nservice \"api\" {\n  port = 8080\n}\n", true},
+		{"bad consul block", "project = \"x\"\n\nconsul {\n  address = 1 +\n}\n\nservice \"api\" {\n  port = 8080\n}\n", false},
+		{"bad service", "project = \"x\"\n\nconsul {\n  address = \"127.0.0.1:8500\"\n}\n\nservice \"api\" {\n  port = \"eighty\"\n}\n", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "main.hcl")
+			if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var seen *Config
+			cfg, _ := NewParser().LoadFiles([]string{path}, Inputs{Connected: func(c *Config) { seen = c }})
+			if (seen != nil) != tt.called {
+				t.Fatalf("called: %v, want %v", seen != nil, tt.called)
+			}
+			if seen == nil {
+				return
+			}
+			if seen.Project != "x" || seen.Consul == nil || seen.Consul.Address != "127.0.0.1:8500" || len(seen.Services) != 0 {
+				t.Errorf("handed %+v, want the project and the consul block, no service yet", seen)
+			}
+			if seen == cfg {
+				t.Error("handed the Config the load goes on decoding, not a copy")
+			}
+		})
+	}
+}

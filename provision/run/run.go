@@ -11,7 +11,9 @@
 //	check permissions  ask whether the token may write what is in scope
 //	lock               take the project's lock (apply, destroy)
 //	read               read every backend once: the live state, a value
-//	                   (or take it from a snapshot: no I/O)
+//	                   (or take it from a snapshot: no I/O); plan and
+//	                   snapshot start each Consul agent's read in load,
+//	                   once the specs say where the agents are
 //	plan (Diff)        plan from the live state, no I/O; -target,       the plan (not a saved plan's)
 //	                   -exclude, the permissions of what it sends
 //	check saved        hold a saved plan against the plan made now      the plan
@@ -239,6 +241,10 @@ type Run struct {
 	Ran    []Phase
 	failed bool
 	unlock func()
+	// early are the agents' reads load started, ended by stopEarly when
+	// the run ends (before its read, when the specs fail to load).
+	early     connect.Early
+	stopEarly context.CancelFunc
 }
 
 // Failed reports whether the run stopped on an error.
@@ -257,6 +263,9 @@ func (o Operation) Start(ctx context.Context, v View) *Run {
 	defer func() {
 		if r.unlock != nil {
 			r.unlock()
+		}
+		if r.stopEarly != nil {
+			r.stopEarly()
 		}
 	}()
 	if _, ok := v.(Asker); !ok && r.asks() {
