@@ -217,6 +217,16 @@ type Planned struct {
 	Gates []Gate
 }
 
+// Diffed is a backend's changes with the fingerprint of the state they
+// were planned from: the fingerprint (an encoding of all that was read)
+// is worked out beside diff, which must write nothing it reads.
+func Diffed(fingerprint func() string, diff func() ([]*Change, hcl.Diagnostics)) (Planned, hcl.Diagnostics) {
+	digest := make(chan string, 1)
+	go func() { digest <- fingerprint() }()
+	changes, diags := diff()
+	return Planned{Changes: changes, Fingerprint: <-digest}, diags
+}
+
 // Writer is a Backend that takes requests. A read-only system (a proxy)
 // is a Backend and a Prober, never a Writer.
 type Writer interface {

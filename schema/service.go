@@ -57,11 +57,20 @@ var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 // whether they are written out or made by one for_each.
 func (d *decoder) serviceBlocks(units []unit) []*Service {
 	out := make([]*Service, len(units))
-	parts := make([]*decoder, min(runtime.GOMAXPROCS(0), len(units)/256+1))
-	spread(len(units), len(parts), func(w, lo, hi int) {
-		parts[w] = &decoder{vars: d.vars, locals: d.locals, bg: d.bg}
+	d.split(len(units), func(w *decoder, i int) { out[i] = w.serviceBlock(units[i]) })
+	return out
+}
+
+// split calls decode(w, i) for i in 0..n-1, side by side in runs of at
+// least 256, each run with a decoder of its own (w), whose diagnostics
+// and secrets join d's in order once all have run. decode must write
+// nothing another i reads.
+func (d *decoder) split(n int, decode func(w *decoder, i int)) {
+	parts := make([]*decoder, min(runtime.GOMAXPROCS(0), n/256+1))
+	spread(n, len(parts), func(w, lo, hi int) {
+		parts[w] = &decoder{vars: d.vars, locals: d.locals, bg: d.bg, docs: d.docs}
 		for i := lo; i < hi; i++ {
-			out[i] = parts[w].serviceBlock(units[i])
+			decode(parts[w], i)
 		}
 	})
 	for _, p := range parts {
@@ -71,7 +80,6 @@ func (d *decoder) serviceBlocks(units []unit) []*Service {
 		d.diags = append(d.diags, p.diags...)
 		d.secrets = append(d.secrets, p.secrets...)
 	}
-	return out
 }
 
 // instance decodes one unit with its context, and names its instance in

@@ -405,12 +405,9 @@ func (b *Backend) get(ctx context.Context, path string, out any) (http.Header, e
 func (b *Backend) Plan(st provision.State, mode provision.Mode) (provision.Planned, hcl.Diagnostics) {
 	as := st.(agentState)
 	diags := b.aclDiagnostics(as)
-	// The fingerprint (an encoding of every service in scope) is worked
-	// out beside the diff; neither writes what the other reads.
-	fingerprint := make(chan string, 1)
-	go func() { fingerprint <- b.scope.fingerprint(as) }()
-	changes, pdiags := b.diff(as, mode)
-	return provision.Planned{Changes: changes, Fingerprint: <-fingerprint}, append(diags, pdiags...)
+	planned, pdiags := provision.Diffed(func() string { return b.scope.fingerprint(as) },
+		func() ([]*provision.Change, hcl.Diagnostics) { return b.diff(as, mode) })
+	return planned, append(diags, pdiags...)
 }
 
 // unreadable is the diagnostic of a failed read of the agent, at its

@@ -488,8 +488,8 @@ func (b *Backend) DecodeState(raw json.RawMessage) (provision.State, error) {
 // documents, and judges the tribe node's view of them.
 func (b *Backend) Plan(st provision.State, mode provision.Mode) (provision.Planned, hcl.Diagnostics) {
 	f := st.(facts)
-	changes, diags := b.diff(f, mode)
-	out := provision.Planned{Changes: changes, Fingerprint: fingerprint(f)}
+	out, diags := provision.Diffed(func() string { return fingerprint(f) },
+		func() ([]*provision.Change, hcl.Diagnostics) { return b.diff(f, mode) })
 	if r := f.TribeNode; r != nil && b.tribe != nil && mode == provision.Converge && !diags.HasErrors() {
 		diags = append(diags, b.tribeDiagnostics(r)...)
 		if r.Blocks != nil {
