@@ -175,7 +175,10 @@ var sensitiveWords = [][]byte{[]byte("token"), []byte("secret"), []byte("passw")
 
 // startsWord is, for each byte, the sensitiveWords that start with it in
 // either case, one bit each.
-var startsWord = func() (t [256]uint8) {
+var startsWord = func() (t [256]uint16) {
+	if len(sensitiveWords) > 16 {
+		panic("startsWord holds 16 sensitive words")
+	}
 	for i, w := range sensitiveWords {
 		t[w[0]] |= 1 << i
 		t[w[0]-'a'+'A'] |= 1 << i
@@ -194,7 +197,7 @@ func mayNameSensitiveKey(raw []byte) bool {
 	}
 	for i, c := range raw {
 		for words := startsWord[c]; words != 0; words &= words - 1 {
-			w := sensitiveWords[bits.TrailingZeros8(words)]
+			w := sensitiveWords[bits.TrailingZeros16(words)]
 			if len(raw)-i >= len(w) && foldEqual(raw[i:i+len(w)], w) {
 				return true
 			}

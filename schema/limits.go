@@ -95,7 +95,7 @@ func thousands(n int) string {
 // bound counts, against bg, the collection of every for expression of
 // body and the strings every template interpolates, and passes long
 // tuples to functions as lists. (How deep expressions nest is checked
-// on the tokens, before they are parsed: tooDeep.)
+// before they are parsed, on the bytes or the tokens: tooDeep.)
 func (bg *budget) bound(body hcl.Body) {
 	sb, ok := body.(*hclsyntax.Body)
 	if !ok {
@@ -569,8 +569,8 @@ func nestingOf(src []byte, lim limits) verdict {
 		operators++
 		return operators <= lim.operators
 	}
-	// close ends the innermost level, which opener must have opened.
-	close := func(opener byte) bool {
+	// shut ends the innermost level, which opener must have opened.
+	shut := func(opener byte) bool {
 		top := levels[len(levels)-1]
 		if len(levels) == 1 || top.opener != opener {
 			return false
@@ -649,21 +649,21 @@ func nestingOf(src []byte, lim limits) verdict {
 			ok = open(c)
 		case '}':
 			interpolation := levels[len(levels)-1].opener == '$'
-			if !close('{') && !close('$') {
+			if !shut('{') && !shut('$') {
 				return unsure
 			}
 			inString = interpolation
 		case ']':
-			if !close('[') {
+			if !shut('[') {
 				return unsure
 			}
 		case ')':
-			if !close('(') {
+			if !shut('(') {
 				return unsure
 			}
 		case '~':
 			if next == '}' {
-				if !close('$') {
+				if !shut('$') {
 					return unsure
 				}
 				inString = true

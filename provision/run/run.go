@@ -13,7 +13,9 @@
 //	read               read every backend once: the live state, a value
 //	                   (or take it from a snapshot: no I/O); plan and
 //	                   snapshot start each Consul agent's read in load,
-//	                   once the specs say where the agents are
+//	                   once the specs say where the agents are (specs
+//	                   that then fail to load may have read them: two
+//	                   GETs, nothing written)
 //	plan (Diff)        plan from the live state, no I/O; -target,       the plan (not a saved plan's)
 //	                   -exclude, the permissions of what it sends
 //	check saved        hold a saved plan against the plan made now      the plan
@@ -124,7 +126,8 @@ type Hook func(ctx context.Context, r *Run) hcl.Diagnostics
 // Operation is a run as the flags and the environment describe it. The
 // environment is read through Getenv and Environ only (but Consul's own
 // variables, CONSUL_HTTP_ADDR and the rest, which its API client reads
-// when an agent is opened, once per agent).
+// each time an agent is opened: once per agent, twice for a plan's, whose
+// read starts during load).
 type Operation struct {
 	Type Type
 	// Dir is the specs' directory (or one .hcl file). ApplySaved takes it
