@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -355,6 +356,27 @@ func Parallel(n, limit int, f func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// Together runs the reads side by side, and returns the error of the one
+// that failed first, once all have ended. That one cancels the others,
+// so that a refusal is not held back by a sibling waiting out a slow
+// server; what the cancellation makes them return is not reported.
+func Together(ctx context.Context, reads ...func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(reads))
+	var first atomic.Int32
+	first.Store(-1)
+	Parallel(len(reads), len(reads), func(i int) {
+		if errs[i] = reads[i](ctx); errs[i] != nil && first.CompareAndSwap(-1, int32(i)) {
+			cancel()
+		}
+	})
+	if i := first.Load(); i >= 0 {
+		return errs[i]
+	}
+	return nil
 }
 
 // Spread calls f(0) ... f(n-1) on every core, in as many runs of

@@ -2,11 +2,14 @@ package provision
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -229,5 +232,28 @@ func TestMultilineDiff(t *testing.T) {
 	}
 	if md := strings.Join(RenderMarkdown(p), ""); !strings.Contains(md, "- [Redis](#/dashboard/Redis)\n") || !strings.Contains(md, "+ [Redis](#/dashboard/Redis-v2)\n") {
 		t.Errorf("markdown:\n%s", md)
+	}
+}
+
+// TestTogether: the read that fails first is the error, and it cancels
+// the others, which do not wait out their own time.
+func TestTogether(t *testing.T) {
+	refused := errors.New("403 refused")
+	start := time.Now()
+	err := Together(context.Background(),
+		func(ctx context.Context) error {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Second):
+				return errors.New("slow")
+			}
+		},
+		func(context.Context) error { return refused })
+	if err != refused || time.Since(start) > 5*time.Second {
+		t.Errorf("%v after %s, want the refusal at once", err, time.Since(start))
+	}
+	if err := Together(context.Background(), func(context.Context) error { return nil }); err != nil {
+		t.Error(err)
 	}
 }

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -292,16 +291,13 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	// only the documents' reads write f (each its own field).
 	major := f.major()
 	var undeclared []string
-	errs := make([]error, 2)
-	provision.Parallel(2, 2, func(i int) {
-		if i == 0 {
-			errs[i] = b.readDocuments(ctx, &f)
-		} else {
-			undeclared, errs[i] = b.readUndeclared(ctx, major)
-		}
-	})
+	err = provision.Together(ctx, func(ctx context.Context) error { return b.readDocuments(ctx, &f) },
+		func(ctx context.Context) (err error) {
+			undeclared, err = b.readUndeclared(ctx, major)
+			return err
+		})
 	f.Undeclared = undeclared
-	return f, cmp.Or(errs...)
+	return f, err
 }
 
 // readUndeclared reads the marks of every type of every index, to find

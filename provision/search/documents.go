@@ -1,7 +1,6 @@
 package search
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -136,15 +135,8 @@ func (b *Backend) readDocuments(ctx context.Context, f *facts) error {
 	if !b.documentsRead(*f) {
 		return nil
 	}
-	errs := make([]error, 2)
-	provision.Parallel(2, 2, func(i int) {
-		if i == 0 {
-			errs[i] = b.readDeclared(ctx, f)
-		} else {
-			errs[i] = b.readOwned(ctx, f)
-		}
-	})
-	return cmp.Or(errs...)
+	return provision.Together(ctx, func(ctx context.Context) error { return b.readDeclared(ctx, f) },
+		func(ctx context.Context) error { return b.readOwned(ctx, f) })
 }
 
 // readDeclared reads the declared documents and the ones they name
