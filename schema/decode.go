@@ -62,12 +62,30 @@ func (d *decoder) eval(expr hcl.Expression) (cty.Value, bool) {
 }
 
 // literal is the value of an expression that is a constant as written:
-// a number, a bool, or a quoted string without interpolation, which
-// refers to nothing, carries no mark and is within the size limits. Most
+// a number, a bool, a quoted string without interpolation, or a short
+// list of those (as a list of header names is written), which refers to
+// nothing, carries no mark and is within the size limits. Most
 // attributes of a spec are one, and evaluating them the general way
 // (references, size, marks) was a third of decoding a large spec.
 func literal(expr hcl.Expression) (cty.Value, bool) {
 	switch e := expr.(type) {
+	case *hclsyntax.TupleConsExpr:
+		if len(e.Exprs) == 0 || len(e.Exprs) > shortList {
+			return cty.NilVal, false
+		}
+		vals := make([]cty.Value, len(e.Exprs))
+		size := 0
+		for i, x := range e.Exprs {
+			v, ok := literal(x)
+			if !ok || !v.Type().IsPrimitiveType() {
+				return cty.NilVal, false
+			}
+			if v.Type() == cty.String {
+				size += len(v.AsString())
+			}
+			vals[i] = v
+		}
+		return cty.TupleVal(vals), size <= MaxStringBytes
 	case *hclsyntax.LiteralValueExpr:
 		return e.Val, e.Val.IsKnown() && !e.Val.IsMarked()
 	case *hclsyntax.TemplateExpr:
@@ -81,6 +99,9 @@ func literal(expr hcl.Expression) (cty.Value, bool) {
 	}
 	return cty.NilVal, false
 }
+
+// shortList is the most elements a list taken as written has.
+const shortList = 16
 
 // value evaluates attr and converts it to ty. ok is false when the
 // attribute is invalid (a diagnostic was recorded) or null.

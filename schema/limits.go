@@ -444,7 +444,7 @@ func clamp(f float64) int64 {
 // twice. Any other file, or any file they cannot read for sure, is
 // judged on its tokens, which also say where it crosses a limit.
 func tooDeep(src []byte, path string, start hcl.Pos) *hcl.Diagnostic {
-	if nestingOf(src, specLimits) == within {
+	if nestingOf(src, specLimits, nil) == within {
 		return nil
 	}
 	return tokenNesting(src, path, start, specLimits)
@@ -544,7 +544,11 @@ const (
 // than there are tokens ("-" inside a name, "e-5" inside a number), never
 // fewer, so within is only said of a file the tokens pass too; FuzzNesting
 // holds it to tokenNesting at small limits.
-func nestingOf(src []byte, lim limits) verdict {
+//
+// top, when set, is told the name that begins each top-level item (a
+// block's type, an attribute's name), in order; of a file found within
+// the limits that hcl parses, those are exactly its items (FuzzNesting).
+func nestingOf(src []byte, lim limits, top func(name []byte)) verdict {
 	type level struct {
 		opener  byte // '{', '[', '(', or '$' for an interpolation or directive
 		chained int
@@ -588,6 +592,8 @@ func nestingOf(src []byte, lim limits) verdict {
 			operators = 0
 		}
 	}
+	// item: at the top level, nothing of the current item read yet.
+	item := true
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		next := byte(0)
@@ -618,6 +624,30 @@ func nestingOf(src []byte, lim limits) verdict {
 				return unsure
 			}
 			continue
+		}
+		if item && len(levels) == 1 && isNameStart(c) {
+			j := i + 1
+			for j < len(src) && (isNameStart(src[j]) || src[j] == '-' || src[j] >= '0' && src[j] <= '9') {
+				j++
+			}
+			if top != nil {
+				top(src[i:j])
+			}
+			i, item = j-1, false
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\r':
+		case '\n', '#':
+			item = len(levels) == 1 // a newline, or a comment to its end
+		case '/':
+			if next == '/' {
+				item = len(levels) == 1
+			} else if next != '*' {
+				item = false
+			}
+		default:
+			item = false
 		}
 		ok := true
 		switch c {
@@ -720,6 +750,10 @@ func nestingOf(src []byte, lim limits) verdict {
 	}
 	return within
 }
+
+// isNameStart: c begins a name (hcl's identifiers are Unicode's, and the
+// scan leaves any byte outside ASCII to the tokens).
+func isNameStart(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
 
 // lineEnd is where the line comment that starts at i ends: at its
 // newline, which it holds, or at the end of src.

@@ -92,46 +92,123 @@ func (p *Parser) LoadDir(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 }
 
 // LoadFiles is LoadDir for a given list of files, read in that order.
+//
+// With in.Connected set, the pieces that may hold more than services,
+// indices and documents (each file's head, usually) are parsed first,
+// and what they say of where the live systems are is handed over while
+// the others are still parsing: a plan's read of its agents starts that
+// much earlier.
 func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics) {
-	bodies, diags := p.parseFiles(paths)
-	bg := &budget{}
-	spread(len(bodies), runtime.GOMAXPROCS(0), func(_, lo, hi int) {
-		for _, body := range bodies[lo:hi] {
-			bg.bound(body)
+	files, pieces, diags := readFiles(paths)
+	var order []*piece // the heads, then the rest
+	for _, head := range []bool{true, false} {
+		for _, pc := range pieces {
+			if pc.head == head {
+				order = append(order, pc)
+			}
 		}
-	})
-	var contents []*hcl.BodyContent
-	for _, body := range bodies {
-		c, cdiags := body.Content(fileSchema)
-		diags = append(diags, cdiags...)
-		contents = append(contents, c)
 	}
+	n := slices.IndexFunc(order, func(pc *piece) bool { return !pc.head })
+	if n < 0 {
+		n = len(order)
+	}
+	heads, all := parseAll(order, n)
+	if in.Connected != nil && n < len(order) {
+		heads()
+		if !slices.ContainsFunc(order[:n], func(pc *piece) bool { return pc.diags.HasErrors() }) {
+			if cfg, ldiags, ok := p.loadStaged(paths, files, pieces, all, diags, in); ok {
+				return cfg, ldiags
+			}
+			// The later pieces do not parse, or hold more than the bytes
+			// said: the load starts over on fresh syntax trees (the
+			// limits are already set on the first ones).
+			in.Connected = nil
+			_, all = parseAll(pieces, 0)
+		}
+	}
+	all()
+	bodies, pdiags := p.assemble(files)
+	l := p.begin(bodies, append(diags, pdiags...), in)
+	l.connected(in)
+	return l.finish(paths, in)
+}
 
-	cfg := &Config{Variables: map[string]*Variable{}}
+// loadStaged is LoadFiles once the heads of pieces (in file order) are
+// parsed without error, while the rest parse until all returns: the
+// heads' top level is decoded and handed over, then the rest are added.
+// It is false, with nothing reported, when the rest do not parse or hold
+// more than services, indices and documents.
+func (p *Parser) loadStaged(paths []string, files []*specFile, pieces []*piece, all func(), diags hcl.Diagnostics, in Inputs) (*Config, hcl.Diagnostics, bool) {
+	bodies := make([]hcl.Body, len(pieces))
+	for i, pc := range pieces {
+		if pc.head {
+			bodies[i] = pc.file.Body
+		}
+	}
+	l := p.begin(bodies, diags, in)
+	l.connected(in)
+	all()
+	if slices.ContainsFunc(pieces, func(pc *piece) bool { return pc.diags.HasErrors() }) {
+		return nil, nil, false
+	}
+	bodies, pdiags := p.assemble(files)
+	if !l.more(bodies) {
+		return nil, nil, false
+	}
+	l.diags = append(l.diags, pdiags...)
+	cfg, ldiags := l.finish(paths, in)
+	return cfg, ldiags, true
+}
+
+// loading is a load under way: the top level of the specs decoded, their
+// services, indices and documents not yet.
+type loading struct {
+	bg       *budget
+	d        *decoder
+	cfg      *Config
+	diags    hcl.Diagnostics
+	contents []*hcl.BodyContent // by body, in file order
+	proxy    *hcl.Block
+	imports  []*Import
+}
+
+// begin decodes the top level of bodies (in file order; nil ones come
+// later, through more): their limits are set, then the project, the
+// variables, the locals and every block but the services, indices and
+// documents are decoded.
+func (p *Parser) begin(bodies []hcl.Body, diags hcl.Diagnostics, in Inputs) *loading {
+	l := &loading{bg: &budget{}, cfg: &Config{Variables: map[string]*Variable{}}, diags: diags, contents: make([]*hcl.BodyContent, len(bodies))}
+	l.read(bodies)
+	cfg := l.cfg
 	var localsBlocks []*hcl.Block
-	for _, c := range contents {
+	for _, c := range l.contents {
+		if c == nil {
+			continue
+		}
 		localsBlocks = append(localsBlocks, c.Blocks.OfType("locals")...)
 		for _, b := range c.Blocks.OfType("variable") {
 			v, vdiags := decodeVariableBlock(b)
-			diags = append(diags, vdiags...)
+			l.diags = append(l.diags, vdiags...)
 			if prev, dup := cfg.Variables[v.Name]; dup {
-				diags = append(diags, duplicate("Duplicate variable block", fmt.Sprintf("variable %q", v.Name), b.LabelRanges[0], prev.DeclRange))
+				l.diags = append(l.diags, duplicate("Duplicate variable block", fmt.Sprintf("variable %q", v.Name), b.LabelRanges[0], prev.DeclRange))
 				continue
 			}
 			cfg.Variables[v.Name] = v
 		}
 	}
-	diags = append(diags, assignValues(cfg.Variables, in, p.p.ParseHCLFile)...)
+	l.diags = append(l.diags, assignValues(cfg.Variables, in, p.p.ParseHCLFile)...)
 	var ldiags hcl.Diagnostics
 	cfg.Locals, ldiags = decodeLocals(localsBlocks)
-	diags = append(diags, ldiags...)
-	d := &decoder{ctx: evalContext(cfg.Variables, bg.functions()), vars: cfg.Variables, locals: cfg.Locals, bg: bg}
+	l.diags = append(l.diags, ldiags...)
+	d := &decoder{ctx: evalContext(cfg.Variables, l.bg.functions()), vars: cfg.Variables, locals: cfg.Locals, bg: l.bg}
+	l.d = d
 	d.evalLocals(cfg.Locals)
 
-	var proxyBlock, consulBlock *hcl.Block
-	var serviceBlocks, indexBlocks, documentBlocks []*hcl.Block
-	var imports []*Import
-	for _, c := range contents {
+	var consulBlock *hcl.Block
+	for _, c := range l.contents {
+		if c == nil {
+			continue
+		}
 		if attr, ok := c.Attributes["project"]; ok {
 			if cfg.ProjectRange.Filename != "" {
 				d.diags = append(d.diags, duplicate("Duplicate project attribute", "project", attr.NameRange, cfg.ProjectRange))
@@ -146,11 +223,11 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 		for _, b := range c.Blocks {
 			switch b.Type {
 			case "proxy":
-				if proxyBlock != nil {
-					d.diags = append(d.diags, duplicate("Duplicate proxy block", "proxy block", b.DefRange, proxyBlock.DefRange))
+				if l.proxy != nil {
+					d.diags = append(d.diags, duplicate("Duplicate proxy block", "proxy block", b.DefRange, l.proxy.DefRange))
 					continue
 				}
-				proxyBlock = b
+				l.proxy = b
 			case "consul":
 				if consulBlock != nil {
 					d.diags = append(d.diags, duplicate("Duplicate consul block", "consul block", b.DefRange, consulBlock.DefRange))
@@ -160,18 +237,13 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 				cfg.Consul = d.consulBlock(b)
 			case "agent":
 				cfg.Agents = append(cfg.Agents, d.agentBlock(b))
-			case "service":
-				serviceBlocks = append(serviceBlocks, b)
 			case "search":
 				cfg.Searches = append(cfg.Searches, d.searchBlock(b))
-			case "index":
-				indexBlocks = append(indexBlocks, b)
 			case "import":
-				imports = append(imports, d.importBlocks(b)...)
+				l.imports = append(l.imports, d.importBlocks(b)...)
 			case "traefik":
 				cfg.Traefiks = append(cfg.Traefiks, d.traefikBlock(b))
-			case "document":
-				documentBlocks = append(documentBlocks, b)
+			case "variable", "locals", "service", "index", "document":
 			default:
 				if k, ok := kindOf(b.Type); ok && k.decode != nil {
 					k.decode(d, cfg, b)
@@ -179,9 +251,74 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 			}
 		}
 	}
-	if in.Connected != nil && !diags.HasErrors() && !d.diags.HasErrors() {
-		partial := *cfg
+	return l
+}
+
+// read sets the limits of bodies and reads their top level, where a body
+// is not nil.
+func (l *loading) read(bodies []hcl.Body) {
+	spread(len(bodies), runtime.GOMAXPROCS(0), func(_, lo, hi int) {
+		for _, body := range bodies[lo:hi] {
+			if body != nil {
+				l.bg.bound(body)
+			}
+		}
+	})
+	for i, body := range bodies {
+		if body != nil {
+			c, cdiags := body.Content(fileSchema)
+			l.diags = append(l.diags, cdiags...)
+			l.contents[i] = c
+		}
+	}
+}
+
+// connected hands the Config as far as it is decoded to in.Connected,
+// when nothing so far is in error.
+func (l *loading) connected(in Inputs) {
+	if in.Connected != nil && !l.diags.HasErrors() && !l.d.diags.HasErrors() {
+		partial := *l.cfg
 		in.Connected(&partial)
+	}
+}
+
+// more reads the bodies begin left for later (those of bodies whose
+// place was nil there), which may hold only services, indices and
+// documents; false when one holds more.
+func (l *loading) more(bodies []hcl.Body) bool {
+	if len(bodies) != len(l.contents) {
+		return false
+	}
+	rest := make([]hcl.Body, len(bodies))
+	for i, c := range l.contents {
+		if c == nil {
+			rest[i] = bodies[i]
+		}
+	}
+	l.read(rest)
+	for i, body := range rest {
+		if body == nil {
+			continue
+		}
+		c := l.contents[i]
+		if len(c.Attributes) > 0 || slices.ContainsFunc(c.Blocks, func(b *hcl.Block) bool {
+			return b.Type != "service" && b.Type != "index" && b.Type != "document"
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+// finish decodes the services, indices and documents, in file order,
+// and checks the whole.
+func (l *loading) finish(paths []string, in Inputs) (*Config, hcl.Diagnostics) {
+	cfg, d, diags := l.cfg, l.d, l.diags
+	var serviceBlocks, indexBlocks, documentBlocks []*hcl.Block
+	for _, c := range l.contents {
+		serviceBlocks = append(serviceBlocks, c.Blocks.OfType("service")...)
+		indexBlocks = append(indexBlocks, c.Blocks.OfType("index")...)
+		documentBlocks = append(documentBlocks, c.Blocks.OfType("document")...)
 	}
 	cfg.Services = d.serviceBlocks(d.expand(serviceBlocks))
 	cfg.Indices = d.indexBlocks(d.expand(indexBlocks))
@@ -194,7 +331,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 			Subject:  &hcl.Range{Filename: paths[0], Start: hcl.InitialPos, End: hcl.InitialPos},
 		})
 	}
-	cfg.Proxy = d.proxyBlock(proxyBlock, cfg.ProjectRange)
+	cfg.Proxy = d.proxyBlock(l.proxy, cfg.ProjectRange)
 	d.checkAgents(cfg)
 	d.checkTraefiks(cfg)
 	d.checkServices(cfg)
@@ -205,7 +342,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 			k.check(d, cfg)
 		}
 	}
-	d.checkImports(cfg, imports, in.GenerateConfig)
+	d.checkImports(cfg, l.imports, in.GenerateConfig)
 	for _, v := range sortedVariables(cfg.Variables) {
 		if v.Sensitive && v.Value != cty.NilVal {
 			d.secrets = append(d.secrets, stringLeaves(v.Value)...)
@@ -214,7 +351,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	cfg.Secrets = d.secrets
 	d.checkPublic(cfg)
 	diags = append(diags, d.diags...)
-	diags = append(diags, bg.unreported(diags, cfg.ProjectRange)...)
+	diags = append(diags, l.bg.unreported(diags, cfg.ProjectRange)...)
 	sortDiagnostics(diags)
 	return cfg, diags
 }

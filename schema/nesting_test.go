@@ -4,10 +4,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // FuzzNesting holds the byte scan of a file (nestingOf) to the token scan
@@ -17,7 +19,8 @@ import (
 // operators are not bounded, the bytes count exactly what the tokens
 // count, so a file they find beyond the limits must fail the check too.
 // (They may count more operators than the tokens hold: "-" inside a
-// name.)
+// name.) Of a file within the limits that hcl parses, the bytes also
+// name its top-level items, in order (parseFiles sorts pieces by them).
 func FuzzNesting(f *testing.F) {
 	seeds, _ := filepath.Glob("../specs/*.hcl")
 	more, _ := filepath.Glob("../testdata/*/*.hcl")
@@ -37,7 +40,7 @@ func FuzzNesting(f *testing.F) {
 	unbounded := math.MaxInt
 	f.Fuzz(func(t *testing.T, src []byte) {
 		for _, lim := range []limits{{1, 1, 1}, {2, 3, 2}, {4, 2, 3}, specLimits, {1, unbounded, 1}, {3, unbounded, 2}} {
-			bytes, tokens := nestingOf(src, lim), tokenNesting(src, "f.hcl", hcl.InitialPos, lim)
+			bytes, tokens := nestingOf(src, lim, nil), tokenNesting(src, "f.hcl", hcl.InitialPos, lim)
 			switch {
 			case bytes == within && tokens != nil:
 				t.Fatalf("at %+v the bytes find %q within the limits, the tokens: %s", lim, src, tokens.Summary)
@@ -45,7 +48,39 @@ func FuzzNesting(f *testing.F) {
 				t.Fatalf("at %+v the bytes find %q beyond the limits, the tokens within", lim, src)
 			}
 		}
+		var names []string
+		if nestingOf(src, specLimits, func(n []byte) { names = append(names, string(n)) }) != within {
+			return
+		}
+		f, diags := hclsyntax.ParseConfig(src, "f.hcl", hcl.InitialPos)
+		if diags.HasErrors() {
+			return
+		}
+		if want := itemNames(f.Body.(*hclsyntax.Body)); !slices.Equal(names, want) {
+			t.Fatalf("the bytes of %q name the items %q, hcl %q", src, names, want)
+		}
 	})
+}
+
+// itemNames are the names that begin the items of body, in order.
+func itemNames(body *hclsyntax.Body) []string {
+	type item struct {
+		at   int
+		name string
+	}
+	var items []item
+	for _, a := range body.Attributes {
+		items = append(items, item{a.NameRange.Start.Byte, a.Name})
+	}
+	for _, b := range body.Blocks {
+		items = append(items, item{b.TypeRange.Start.Byte, b.Type})
+	}
+	slices.SortFunc(items, func(a, b item) int { return a.at - b.at })
+	var names []string
+	for _, it := range items {
+		names = append(names, it.name)
+	}
+	return names
 }
 
 // TestNestingOfSpecs: the bytes of real specs are enough, so that they
@@ -59,12 +94,12 @@ func TestNestingOfSpecs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v := nestingOf(b, specLimits); v != within {
+		if v := nestingOf(b, specLimits, nil); v != within {
 			t.Errorf("%s: %d, want within", path, v)
 		}
 	}
 	service := "service \"svc-%d\" {\n  port = var.port_base + 1\n  meta = { team = \"edge\" } # owner\n  frontend {\n    rule = \"PathPrefix:/svc-${var.n}\"\n  }\n}\n"
-	if v := nestingOf([]byte(strings.Repeat(service, 1000)), specLimits); v != within {
+	if v := nestingOf([]byte(strings.Repeat(service, 1000)), specLimits, nil); v != within {
 		t.Errorf("1,000 services: %d, want within", v)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -21,66 +22,117 @@ type piece struct {
 	path  string
 	src   []byte
 	start hcl.Pos
+	// scanned is what the bytes say of the piece's nesting (nestingOf).
+	scanned verdict
+	// head: the piece may hold more than service, index and document
+	// blocks (a piece whose bytes are not found within the limits may
+	// hold anything), so it is parsed and decoded before the others.
+	head  bool
 	file  *hcl.File
 	diags hcl.Diagnostics
 }
 
-// parseFiles parses the spec files side by side, each large file in
-// pieces cut after lines that are a lone "}" (where a top-level block
-// ends), and returns the bodies in file order. hcl's scanner is most of
-// the time a large spec takes to load, and it is single-threaded, so the
-// pieces keep every core busy. A cut that is not really at the top level
-// (inside a heredoc, a comment or a nested block) leaves the piece before
-// it unterminated, which hcl reports; such a file is parsed again in one
-// piece, so that its diagnostics are exactly hcl's. The parser keeps only
-// what diagnostics print, the sources and an outline of the top-level
-// blocks: the syntax trees are garbage once decoded.
-func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
+// specFile is a spec file as read, and the pieces it is parsed in.
+type specFile struct {
+	path   string
+	src    []byte
+	pieces []*piece
+}
+
+// readFiles reads the spec files and cuts each large one into pieces
+// after lines that are a lone "}" (where a top-level block ends), whose
+// bytes it reads side by side: hcl's scanner is most of the time a large
+// spec takes to load, and it is single-threaded, so the pieces keep every
+// core busy. The pieces that hold only services, indices and documents
+// can be parsed while the others are decoded (LoadFiles).
+func readFiles(paths []string) ([]*specFile, []*piece, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
-	srcs := make([][]byte, len(paths))
-	pieces := make([][]*piece, len(paths))
+	var files []*specFile
 	var all []*piece
-	for i, path := range paths {
+	for _, path := range paths {
 		src, err := os.ReadFile(path)
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Failed to read file",
 				Detail: fmt.Sprintf("The configuration file %q could not be read.", path)})
 			continue
 		}
-		srcs[i] = src
-		pieces[i] = cut(path, src, runtime.GOMAXPROCS(0)*4)
-		all = append(all, pieces[i]...)
+		f := &specFile{path: path, src: src, pieces: cut(path, src, runtime.GOMAXPROCS(0)*16)}
+		files = append(files, f)
+		all = append(all, f.pieces...)
 	}
 	spread(len(all), runtime.GOMAXPROCS(0), func(_, lo, hi int) {
 		for _, pc := range all[lo:hi] {
-			pc.file, pc.diags = parseConfig(pc.src, pc.path, pc.start)
+			pc.scan()
 		}
 	})
-	var bodies []hcl.Body
-	for i, path := range paths {
-		if srcs[i] == nil {
-			continue
+	return files, all, diags
+}
+
+// scan reads the piece's bytes: its nesting, and whether it is a head.
+func (pc *piece) scan() {
+	pc.scanned = nestingOf(pc.src, specLimits, func(name []byte) {
+		switch string(name) {
+		case "service", "index", "document":
+		default:
+			pc.head = true
 		}
-		whole := len(pieces[i]) == 1
-		for _, pc := range pieces[i] {
+	})
+	pc.head = pc.head || pc.scanned != within
+}
+
+// parseAll parses the pieces side by side, in their order, and returns at
+// once: heads waits for the first n, all for every piece.
+func parseAll(pieces []*piece, n int) (heads, all func()) {
+	var first, every sync.WaitGroup
+	first.Add(n)
+	every.Add(len(pieces))
+	var next atomic.Int64
+	for range min(runtime.GOMAXPROCS(0), len(pieces)) {
+		go func() {
+			for i := int(next.Add(1)) - 1; i < len(pieces); i = int(next.Add(1)) - 1 {
+				pc := pieces[i]
+				pc.file, pc.diags = parseScanned(pc.src, pc.path, pc.start, pc.scanned)
+				if i < n {
+					first.Done()
+				}
+				every.Done()
+			}
+		}()
+	}
+	return first.Wait, every.Wait
+}
+
+// assemble returns the bodies of the parsed files in file order, and
+// keeps what diagnostics print of each: its source, masked, and an
+// outline of its top-level blocks (the syntax trees are garbage once
+// decoded). A cut that is not really at the top level (inside a heredoc,
+// a comment or a nested block) leaves the piece before it unterminated,
+// which hcl reports; such a file is parsed again in one piece, so that
+// its diagnostics are exactly hcl's.
+func (p *Parser) assemble(files []*specFile) ([]hcl.Body, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	var bodies []hcl.Body
+	for _, sf := range files {
+		whole := len(sf.pieces) == 1
+		for _, pc := range sf.pieces {
 			whole = whole || pc.diags.HasErrors()
 		}
 		if whole {
-			f, fdiags := pieces[i][0].file, pieces[i][0].diags
-			if len(pieces[i]) > 1 {
-				f, fdiags = parseConfig(srcs[i], path, hcl.InitialPos)
+			f, fdiags := sf.pieces[0].file, sf.pieces[0].diags
+			if len(sf.pieces) > 1 {
+				f, fdiags = parseConfig(sf.src, sf.path, hcl.InitialPos)
 			}
-			p.p.AddFile(path, &hcl.File{Body: hcl.EmptyBody(), Bytes: maskCredentials(srcs[i]), Nav: outlineOf(f.Body)})
+			p.p.AddFile(sf.path, &hcl.File{Body: hcl.EmptyBody(), Bytes: maskCredentials(sf.src), Nav: outlineOf(f.Body)})
 			diags = append(diags, fdiags...)
 			bodies = append(bodies, f.Body)
 			continue
 		}
 		var bs []hcl.Body
-		for _, pc := range pieces[i] {
+		for _, pc := range sf.pieces {
 			diags = append(diags, pc.diags...)
 			bs = append(bs, pc.file.Body)
 		}
-		p.p.AddFile(path, &hcl.File{Body: hcl.EmptyBody(), Bytes: maskCredentials(srcs[i]), Nav: outlineOf(bs...)})
+		p.p.AddFile(sf.path, &hcl.File{Body: hcl.EmptyBody(), Bytes: maskCredentials(sf.src), Nav: outlineOf(bs...)})
 		bodies = append(bodies, bs...)
 	}
 	return bodies, diags
@@ -200,7 +252,7 @@ func maskCredentials(src []byte) []byte {
 			end += at
 		}
 		line := src[at:end]
-		if bytes.Contains(line, []byte("://")) {
+		if bytes.Contains(line, []byte("://")) && bytes.IndexByte(line, '@') >= 0 {
 			for _, m := range userInfo.FindAllSubmatchIndex(line, -1) {
 				from, to := at+m[2], at+m[3]
 				if colon := bytes.IndexByte(src[from:to], ':'); colon >= 0 {
@@ -227,8 +279,16 @@ func maskCredentials(src []byte) []byte {
 // parseConfig is hclsyntax.ParseConfig behind the check of the tokens'
 // depth: a file nested too deeply is one error and an empty body.
 func parseConfig(src []byte, path string, start hcl.Pos) (*hcl.File, hcl.Diagnostics) {
-	if d := tooDeep(src, path, start); d != nil {
-		return &hcl.File{Body: &hclsyntax.Body{SrcRange: hcl.Range{Filename: path, Start: start, End: start}}, Bytes: src}, hcl.Diagnostics{d}
+	return parseScanned(src, path, start, nestingOf(src, specLimits, nil))
+}
+
+// parseScanned is parseConfig of a file whose bytes were read: a file
+// they found within the limits is not lexed twice (tooDeep).
+func parseScanned(src []byte, path string, start hcl.Pos, scanned verdict) (*hcl.File, hcl.Diagnostics) {
+	if scanned != within {
+		if d := tokenNesting(src, path, start, specLimits); d != nil {
+			return &hcl.File{Body: &hclsyntax.Body{SrcRange: hcl.Range{Filename: path, Start: start, End: start}}, Bytes: src}, hcl.Diagnostics{d}
+		}
 	}
 	return hclsyntax.ParseConfig(src, path, start)
 }

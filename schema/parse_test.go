@@ -13,9 +13,9 @@ import (
 
 // TestPiecesParseAsTheWhole loads the shipped specs, every case of the
 // bad-input corpus and files with heredocs, comments and nested blocks
-// around the cuts, once in one piece and once cut after every lone "}",
-// and requires the same config and the same diagnostics, positions
-// included.
+// around the cuts, once in one piece and twice cut after every lone "}"
+// (the second time with the heads decoded first, as a plan loads), and
+// requires the same config and the same diagnostics, positions included.
 func TestPiecesParseAsTheWhole(t *testing.T) {
 	var cases [][]string
 	if files, _ := SpecFiles("../specs"); len(files) > 0 {
@@ -42,11 +42,11 @@ func TestPiecesParseAsTheWhole(t *testing.T) {
 		}
 		cases = append(cases, []string{path})
 	}
-	load := func(files []string, min int) (*Config, []string) {
+	load := func(files []string, min int, in Inputs) (*Config, []string) {
 		defer func(old int) { chunkMin = old }(chunkMin)
 		chunkMin = min
 		p := NewParser()
-		cfg, diags := p.LoadFiles(files, Inputs{})
+		cfg, diags := p.LoadFiles(files, in)
 		var out []string
 		for _, d := range diags {
 			in := ""
@@ -63,29 +63,41 @@ func TestPiecesParseAsTheWhole(t *testing.T) {
 		cmp.Comparer(func(a, b hcl.Expression) bool { return a.Range() == b.Range() }),
 	}
 	for _, files := range cases {
-		wholeCfg, wholeDiags := load(files, 1<<30)
-		cutCfg, cutDiags := load(files, 1)
-		if diff := cmp.Diff(wholeDiags, cutDiags); diff != "" {
-			t.Errorf("%v: diagnostics (-whole +pieces):\n%s", files, diff)
-		}
-		if diff := cmp.Diff(wholeCfg, cutCfg, opts); diff != "" {
-			t.Errorf("%v: config (-whole +pieces):\n%s", files, diff)
+		wholeCfg, wholeDiags := load(files, 1<<30, Inputs{})
+		for name, in := range map[string]Inputs{"pieces": {}, "heads first": {Connected: func(*Config) {}}} {
+			cutCfg, cutDiags := load(files, 1, in)
+			if diff := cmp.Diff(wholeDiags, cutDiags); diff != "" {
+				t.Errorf("%v: diagnostics (-whole +%s):\n%s", files, name, diff)
+			}
+			if diff := cmp.Diff(wholeCfg, cutCfg, opts); diff != "" {
+				t.Errorf("%v: config (-whole +%s):\n%s", files, name, diff)
+			}
 		}
 	}
 }
 
 // TestConnected: the load hands over where the live systems are before
-// it decodes the services, and not at all when that is in error.
+// it decodes the services, and not at all when that is in error. In a
+// file in pieces, that is before the pieces of services only are parsed:
+// one that does not parse does not hold it back.
 func TestConnected(t *testing.T) {
+	valid := "project = \"x\"\n\nconsul {\n  address = \"127.0.0.1:8500\"\n}\n\nservice \"api\" {\n  port = 8080\n}\n"
 	for _, tt := range []struct {
 		name, src string
+		chunk     int
 		called    bool
 	}{
-		{"valid", "project = \"x\"\n\nconsul {\n  address = \"127.0.0.1:8500\"\n}\n\nservice \"api\" {\n  port = 8080\n}\n", true},
-		{"bad consul block", "project = \"x\"\n\nconsul {\n  address = 1 +\n}\n\nservice \"api\" {\n  port = 8080\n}\n", false},
-		{"bad service", "project = \"x\"\n\nconsul {\n  address = \"127.0.0.1:8500\"\n}\n\nservice \"api\" {\n  port = \"eighty\"\n}\n", true},
+		{"valid", valid, 0, true},
+		{"bad consul block", "project = \"x\"\n\nconsul {\n  address = 1 +\n}\n\nservice \"api\" {\n  port = 8080\n}\n", 0, false},
+		{"bad service", "project = \"x\"\n\nconsul {\n  address = \"127.0.0.1:8500\"\n}\n\nservice \"api\" {\n  port = \"eighty\"\n}\n", 0, true},
+		{"service that does not parse, in one piece", valid + "\nservice \"web\" {\n  port = \n}\n", 0, false},
+		{"service that does not parse, in its own piece", valid + "\nservice \"web\" {\n  port = \n}\n", 1, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.chunk > 0 {
+				defer func(old int) { chunkMin = old }(chunkMin)
+				chunkMin = tt.chunk
+			}
 			path := filepath.Join(t.TempDir(), "main.hcl")
 			if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
 				t.Fatal(err)
