@@ -128,7 +128,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	}
 	all()
 	bodies, pdiags := p.assemble(files)
-	l := p.begin(bodies, append(diags, pdiags...), in)
+	l := p.begin(bodies, plainBodies(pieces), append(diags, pdiags...), in)
 	l.connected(in)
 	return l.finish(paths, in)
 }
@@ -140,18 +140,21 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 // more than services, indices and documents.
 func (p *Parser) loadStaged(paths []string, files []*specFile, pieces []*piece, all func(), diags hcl.Diagnostics, in Inputs) (*Config, hcl.Diagnostics, bool) {
 	bodies := make([]hcl.Body, len(pieces))
+	var heads []*piece
 	for i, pc := range pieces {
 		if pc.head {
 			bodies[i] = pc.file.Body
+			heads = append(heads, pc)
 		}
 	}
-	l := p.begin(bodies, diags, in)
+	l := p.begin(bodies, plainBodies(heads), diags, in)
 	l.connected(in)
 	all()
 	if slices.ContainsFunc(pieces, func(pc *piece) bool { return pc.diags.HasErrors() }) {
 		return nil, nil, false
 	}
 	bodies, pdiags := p.assemble(files)
+	l.plain = plainBodies(pieces)
 	if !l.more(bodies) {
 		return nil, nil, false
 	}
@@ -164,6 +167,7 @@ func (p *Parser) loadStaged(paths []string, files []*specFile, pieces []*piece, 
 // services, indices and documents not yet.
 type loading struct {
 	bg       *budget
+	plain    map[hcl.Body]bool // bodies with nothing to bound
 	d        *decoder
 	cfg      *Config
 	diags    hcl.Diagnostics
@@ -176,8 +180,8 @@ type loading struct {
 // later, through more): their limits are set, then the project, the
 // variables, the locals and every block but the services, indices and
 // documents are decoded.
-func (p *Parser) begin(bodies []hcl.Body, diags hcl.Diagnostics, in Inputs) *loading {
-	l := &loading{bg: &budget{}, cfg: &Config{Variables: map[string]*Variable{}}, diags: diags, contents: make([]*hcl.BodyContent, len(bodies))}
+func (p *Parser) begin(bodies []hcl.Body, plain map[hcl.Body]bool, diags hcl.Diagnostics, in Inputs) *loading {
+	l := &loading{bg: &budget{}, plain: plain, cfg: &Config{Variables: map[string]*Variable{}}, diags: diags, contents: make([]*hcl.BodyContent, len(bodies))}
 	l.read(bodies)
 	cfg := l.cfg
 	var localsBlocks []*hcl.Block
@@ -259,7 +263,7 @@ func (p *Parser) begin(bodies []hcl.Body, diags hcl.Diagnostics, in Inputs) *loa
 func (l *loading) read(bodies []hcl.Body) {
 	spread(len(bodies), runtime.GOMAXPROCS(0), func(_, lo, hi int) {
 		for _, body := range bodies[lo:hi] {
-			if body != nil {
+			if body != nil && !l.plain[body] {
 				l.bg.bound(body)
 			}
 		}

@@ -20,7 +20,8 @@ import (
 // count, so a file they find beyond the limits must fail the check too.
 // (They may count more operators than the tokens hold: "-" inside a
 // name.) Of a file within the limits that hcl parses, the bytes also
-// name its top-level items, in order (parseFiles sorts pieces by them).
+// name its top-level items, in order (LoadFiles sorts pieces by them),
+// and a file they find plain holds nothing budget.bound wraps.
 func FuzzNesting(f *testing.F) {
 	seeds, _ := filepath.Glob("../specs/*.hcl")
 	more, _ := filepath.Glob("../testdata/*/*.hcl")
@@ -56,8 +57,19 @@ func FuzzNesting(f *testing.F) {
 		if diags.HasErrors() {
 			return
 		}
-		if want := itemNames(f.Body.(*hclsyntax.Body)); !slices.Equal(names, want) {
+		body := f.Body.(*hclsyntax.Body)
+		if want := itemNames(body); !slices.Equal(names, want) {
 			t.Fatalf("the bytes of %q name the items %q, hcl %q", src, names, want)
+		}
+		pc := &piece{src: src}
+		pc.scan()
+		w := &boundWalker{}
+		hclsyntax.Walk(body, w)
+		literalTemplates := !slices.ContainsFunc(w.templates, func(t *hclsyntax.TemplateExpr) bool {
+			return slices.ContainsFunc(t.Parts, func(e hclsyntax.Expression) bool { _, ok := e.(*hclsyntax.LiteralValueExpr); return !ok })
+		})
+		if pc.plain && (len(w.fors) > 0 || len(w.calls) > 0 || !literalTemplates) {
+			t.Fatalf("the bytes of %q are plain, the syntax holds %d for expressions, %d calls, templates all literal: %v", src, len(w.fors), len(w.calls), literalTemplates)
 		}
 	})
 }

@@ -27,7 +27,10 @@ type piece struct {
 	// head: the piece may hold more than service, index and document
 	// blocks (a piece whose bytes are not found within the limits may
 	// hold anything), so it is parsed and decoded before the others.
-	head  bool
+	head bool
+	// plain: the piece's bytes hold no interpolation, directive, call or
+	// for expression, so its syntax has nothing for budget.bound to wrap.
+	plain bool
 	file  *hcl.File
 	diags hcl.Diagnostics
 }
@@ -78,6 +81,35 @@ func (pc *piece) scan() {
 		}
 	})
 	pc.head = pc.head || pc.scanned != within
+	pc.plain = pc.scanned == within && !bytes.Contains(pc.src, []byte("${")) && !bytes.Contains(pc.src, []byte("%{")) &&
+		bytes.IndexByte(pc.src, '(') < 0 && !holdsFor(pc.src)
+}
+
+// holdsFor: src holds "for" as a word, as a for expression begins (or
+// anywhere else: a string, a comment).
+func holdsFor(src []byte) bool {
+	word := func(c byte) bool { return isNameStart(c) || c == '-' || c >= '0' && c <= '9' }
+	for at := 0; ; at += 3 {
+		i := bytes.Index(src[at:], []byte("for"))
+		if i < 0 {
+			return false
+		}
+		at += i
+		if (at == 0 || !word(src[at-1])) && (at+3 == len(src) || !word(src[at+3])) {
+			return true
+		}
+	}
+}
+
+// plainBodies are the bodies of the plain pieces.
+func plainBodies(pieces []*piece) map[hcl.Body]bool {
+	out := map[hcl.Body]bool{}
+	for _, pc := range pieces {
+		if pc.plain && pc.file != nil {
+			out[pc.file.Body] = true
+		}
+	}
+	return out
 }
 
 // parseAll parses the pieces side by side, in their order, and returns at
