@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -32,50 +33,67 @@ func Tags(p schema.Proxy, s *schema.Service) []string {
 	if f == nil || f.Rule == nil {
 		return tags
 	}
-	tag := func(format string, args ...any) {
-		tags = append(tags, p.Prefix+"."+fmt.Sprintf(format, args...))
+	// tag adds the tag of key and value, after the prefix; a key given
+	// in parts is joined (Sprintf was half the time a plan of 10,000
+	// converged services spent on their tags).
+	tag := func(value string, key ...string) {
+		n := len(p.Prefix) + len(value) + 2
+		for _, k := range key {
+			n += len(k)
+		}
+		var b strings.Builder
+		b.Grow(n)
+		b.WriteString(p.Prefix)
+		b.WriteByte('.')
+		for _, k := range key {
+			b.WriteString(k)
+		}
+		b.WriteByte('=')
+		b.WriteString(value)
+		tags = append(tags, b.String())
 	}
-	tag("enable=true")
+	tag("true", "enable")
 	auth := f.ForwardAuth
 	if p.Dialect.V1() {
-		tag("frontend.rule=%s", f.Rule)
+		tag(f.Rule.String(), "frontend.rule")
 		if len(f.EntryPoints) > 0 {
-			tag("frontend.entryPoints=%s", strings.Join(f.EntryPoints, ","))
+			tag(strings.Join(f.EntryPoints, ","), "frontend.entryPoints")
 		}
 		if auth != nil {
-			tag("frontend.auth.forward.address=%s", auth.Address)
+			tag(auth.Address, "frontend.auth.forward.address")
 			if len(auth.AuthResponseHeaders) > 0 {
-				tag("frontend.auth.forward.authResponseHeaders=%s", strings.Join(auth.AuthResponseHeaders, ","))
+				tag(strings.Join(auth.AuthResponseHeaders, ","), "frontend.auth.forward.authResponseHeaders")
 			}
 			if auth.TrustForwardHeader {
-				tag("frontend.auth.forward.trustForwardHeader=true")
+				tag("true", "frontend.auth.forward.trustForwardHeader")
 			}
-			tlsTags(auth.TLS, func(k, v string) { tag("frontend.auth.forward.tls.%s=%s", k, v) })
+			tlsTags(auth.TLS, func(k, v string) { tag(v, "frontend.auth.forward.tls.", k) })
 		}
 	}
 	if p.Dialect.HTTP() {
-		router := routerName(s.Name)
+		router := "http.routers." + routerName(s.Name)
 		rule, _ := RuleIn(f.Rule, p.Dialect.Grammar()) // schema refuses rules without a form
-		tag("http.routers.%s.rule=%s", router, rule)
+		tag(rule, router, ".rule")
 		if len(f.EntryPoints) > 0 {
-			tag("http.routers.%s.entrypoints=%s", router, strings.Join(f.EntryPoints, ","))
+			tag(strings.Join(f.EntryPoints, ","), router, ".entrypoints")
 		}
 		if auth != nil {
-			mw := router + "-auth"
-			tag("http.routers.%s.middlewares=%s", router, mw)
-			tag("http.middlewares.%s.forwardauth.address=%s", mw, auth.Address)
+			mw := routerName(s.Name) + "-auth"
+			tag(mw, router, ".middlewares")
+			fa := "http.middlewares." + mw + ".forwardauth."
+			tag(auth.Address, fa, "address")
 			if len(auth.AuthResponseHeaders) > 0 {
-				tag("http.middlewares.%s.forwardauth.authResponseHeaders=%s", mw, strings.Join(auth.AuthResponseHeaders, ","))
+				tag(strings.Join(auth.AuthResponseHeaders, ","), fa, "authResponseHeaders")
 			}
 			if auth.AuthResponseHeadersRegex != "" {
-				tag("http.middlewares.%s.forwardauth.authResponseHeadersRegex=%s", mw, auth.AuthResponseHeadersRegex)
+				tag(auth.AuthResponseHeadersRegex, fa, "authResponseHeadersRegex")
 			}
 			if len(auth.AuthRequestHeaders) > 0 {
-				tag("http.middlewares.%s.forwardauth.authRequestHeaders=%s", mw, strings.Join(auth.AuthRequestHeaders, ","))
+				tag(strings.Join(auth.AuthRequestHeaders, ","), fa, "authRequestHeaders")
 			}
 			// Always explicit: Traefik 3.6 warns when it is unset.
-			tag("http.middlewares.%s.forwardauth.trustForwardHeader=%t", mw, auth.TrustForwardHeader)
-			tlsTags(auth.TLS, func(k, v string) { tag("http.middlewares.%s.forwardauth.tls.%s=%s", mw, k, v) })
+			tag(strconv.FormatBool(auth.TrustForwardHeader), fa, "trustForwardHeader")
+			tlsTags(auth.TLS, func(k, v string) { tag(v, fa, "tls.", k) })
 		}
 	}
 	return tags
