@@ -24,6 +24,26 @@ func Digest(v any) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// DigestList is Digest(items), its elements encoded side by side
+// (Spread): the encoding of a list is theirs, joined.
+func DigestList[T any](items []T) string {
+	if items == nil {
+		return Digest(items)
+	}
+	encoded := make([]json.RawMessage, len(items))
+	Spread(len(items), func(i int) { encoded[i] = RawJSON(items[i]) })
+	h := sha256.New()
+	h.Write([]byte{'['})
+	for i, e := range encoded {
+		if i > 0 {
+			h.Write([]byte{','})
+		}
+		h.Write(e)
+	}
+	h.Write([]byte{']'})
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
 // DecodeStrict decodes raw into v, refusing a field v does not have: how
 // a hand-edited snapshot and the states in it are read back, so that a
 // misspelt field is an error, never a value silently left out.

@@ -257,3 +257,23 @@ func TestTogether(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestDigestList: a list's digest, its elements encoded side by side, is
+// the digest of the list encoded whole (plans saved before it still
+// match the live state).
+func TestDigestList(t *testing.T) {
+	type entry struct {
+		ID   string
+		Meta map[string]string
+		Tags []string
+	}
+	var many []entry
+	for i := range 1000 {
+		many = append(many, entry{ID: fmt.Sprintf("svc-%d", i), Meta: map[string]string{"b": "<&>", "a": fmt.Sprint(i)}, Tags: []string{"x", "y"}})
+	}
+	for _, items := range [][]entry{nil, {}, many[:1], many} {
+		if got, want := DigestList(items), Digest(items); got != want {
+			t.Errorf("%d items: %s, want %s", len(items), got, want)
+		}
+	}
+}

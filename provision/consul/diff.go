@@ -146,8 +146,8 @@ func (sc scope) fingerprint(st agentState) string {
 			rel = append(rel, entry{s, st.checksOf(s.ID)})
 		}
 	}
-	sort.Slice(rel, func(i, j int) bool { return rel[i].Service.ID < rel[j].Service.ID })
-	return provision.Digest(rel)
+	slices.SortFunc(rel, func(a, b entry) int { return strings.Compare(a.Service.ID, b.Service.ID) })
+	return provision.DigestList(rel)
 }
 
 // diff compares the services declared on this agent with the live ones
