@@ -255,7 +255,10 @@ func (b *Backend) Info() provision.BackendInfo {
 	return provision.BackendInfo{Name: b.target.backend, Kind: "search", Address: strings.Join(b.urls, ","), Scope: provision.RawJSON(b.scope)}
 }
 
-// read gathers the facts of a plan in three requests.
+// read gathers the facts of a plan, in two rounds of requests side by
+// side: the node (GET /) and whether it is a tribe node (its settings);
+// then the declared indices, and after them their documents, beside the
+// marks of every index.
 func (b *Backend) read(ctx context.Context) (facts, error) {
 	var f facts
 	var root struct {
@@ -266,7 +269,14 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 			Distribution string `json:"distribution"`
 		} `json:"version"`
 	}
-	if err := b.get(ctx, b.es, "/", &root); err != nil {
+	var members map[string]string
+	var tribeErr error
+	if err := provision.Together(ctx, func(ctx context.Context) error { return b.get(ctx, b.es, "/", &root) },
+		func(ctx context.Context) error {
+			// Its failure is reported only of a version the plan reads.
+			members, _, tribeErr = b.tribeSettings(ctx, b.es)
+			return nil
+		}); err != nil {
 		return f, err
 	}
 	f.Version, f.ClusterName, f.Distribution, f.Tagline = root.Version.Number, root.ClusterName, root.Version.Distribution, root.Tagline
@@ -274,28 +284,26 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	if unsupported(f) != "" {
 		return f, nil // refused by the plan; its other APIs differ
 	}
-	members, _, err := b.tribeSettings(ctx, b.es)
-	if err != nil {
-		return f, err
+	if tribeErr != nil {
+		return f, tribeErr
 	}
 	if len(members) > 0 {
 		f.Tribe = members
-	}
-	if len(f.Tribe) > 0 {
 		return f, nil // never read further through a tribe node
 	}
-	if err := b.readIndices(ctx, &f); err != nil {
-		return f, err
-	}
-	// The documents and the marks of every index are read side by side;
-	// only the documents' reads write f (each its own field).
+	// Only the indices' and the documents' reads write f (each its own
+	// field).
 	major := f.major()
 	var undeclared []string
-	err = provision.Together(ctx, func(ctx context.Context) error { return b.readDocuments(ctx, &f) },
-		func(ctx context.Context) (err error) {
-			undeclared, err = b.readUndeclared(ctx, major)
+	err := provision.Together(ctx, func(ctx context.Context) error {
+		if err := b.readIndices(ctx, &f); err != nil {
 			return err
-		})
+		}
+		return b.readDocuments(ctx, &f)
+	}, func(ctx context.Context) (err error) {
+		undeclared, err = b.readUndeclared(ctx, major)
+		return err
+	})
 	f.Undeclared = undeclared
 	return f, err
 }
