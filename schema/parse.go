@@ -47,7 +47,9 @@ type specFile struct {
 // bytes it reads side by side: hcl's scanner is most of the time a large
 // spec takes to load, and it is single-threaded, so the pieces keep every
 // core busy. The pieces that hold only services, indices and documents
-// can be parsed while the others are decoded (LoadFiles).
+// can be parsed while the others are decoded (LoadFiles); there are
+// sixteen a core, so that the others (the first piece, usually) are
+// parsed soon.
 func readFiles(paths []string) ([]*specFile, []*piece, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	var files []*specFile

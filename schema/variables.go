@@ -46,7 +46,10 @@ type Inputs struct {
 	// agent, search and traefik blocks) is decoded without error, and
 	// before the services, indices and documents are: with a copy of the
 	// Config as far as it is decoded, so that a run can start reading an
-	// agent while they decode.
+	// agent while they decode. In a large file, read in pieces, that is
+	// before the pieces that hold only services, indices and documents
+	// are parsed (LoadFiles): one that then does not parse does not undo
+	// the call.
 	Connected func(*Config)
 }
 

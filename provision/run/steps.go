@@ -35,8 +35,8 @@ func (r *Run) savedWithoutChanges() bool {
 // load reads the specs (and, for ApplySaved, first the saved plan, which
 // names their directory). A plan or a snapshot starts reading the Consul
 // agents as soon as the specs say where they are, while the services
-// decode (connect.ReadEarly); a run that takes the lock first reads only
-// under it.
+// parse and decode (schema.Inputs.Connected, connect.ReadEarly); a run
+// that takes the lock first reads only under it.
 func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 	if r.Type == ApplySaved {
 		saved, err := provision.ReadPlanFile(r.PlanFile)
