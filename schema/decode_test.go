@@ -1,0 +1,48 @@
+package schema
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// TestLiteral: an expression taken as written has the value hcl gives it,
+// and what is not a constant (a reference, an interpolation, a long or
+// nested list) is left to the general way.
+func TestLiteral(t *testing.T) {
+	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{"x": cty.StringVal("x")})}}
+	for _, tt := range []struct {
+		src     string
+		literal bool
+	}{
+		{`8080`, true},
+		{`"edge"`, true},
+		{`true`, true},
+		{`null`, true},
+		{`["X-Auth-User"]`, true},
+		{`["X-Auth-User", "X-Auth-Role", 3, false]`, true},
+		{`[]`, false},
+		{`["a", var.x]`, false},
+		{`["a-${var.x}"]`, false},
+		{`[["a"]]`, false},
+		{`{ team = "edge" }`, false},
+		{"[" + strings.Repeat(`"h", `, shortList) + "]", true},
+		{"[" + strings.Repeat(`"h", `, shortList+1) + "]", false},
+	} {
+		expr, diags := hclsyntax.ParseExpression([]byte(tt.src), "t.hcl", hcl.InitialPos)
+		if diags.HasErrors() {
+			t.Fatalf("%s: %s", tt.src, diags)
+		}
+		got, ok := literal(expr)
+		if ok != tt.literal {
+			t.Errorf("%s: taken as written: %v, want %v", tt.src, ok, tt.literal)
+			continue
+		}
+		if want, _ := expr.Value(ctx); ok && !got.RawEquals(want) {
+			t.Errorf("%s: %#v, hcl gives %#v", tt.src, got, want)
+		}
+	}
+}
