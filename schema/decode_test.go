@@ -84,3 +84,17 @@ service "api" {
 		t.Errorf("frontend %+v, want the forward_auth its dynamic block makes", f)
 	}
 }
+
+// TestMisspeltDynamic: a misspelt dynamic block is suggested the right
+// name, as dynblock's schema does.
+func TestMisspeltDynamic(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "main.hcl")
+	src := "project = \"x\"\n\nservice \"api\" {\n  port = 8080\n  dynamc \"check\" {\n    for_each = []\n    content {}\n  }\n}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, diags := NewParser().LoadFiles([]string{path}, Inputs{})
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `Did you mean "dynamic"?`) {
+		t.Errorf("diagnostics %s, want one that suggests \"dynamic\"", diags)
+	}
+}

@@ -63,19 +63,35 @@ func (d *decoder) expand(blocks []*hcl.Block) []unit {
 }
 
 // expandDynamic is body with its dynamic blocks expanded in ctx
-// (dynblock), or body itself when no block in it is dynamic: dynblock
+// (dynblock), or body itself when every block in it, at any depth, is
+// of a type the schemas expect inside a service or an index: dynblock
 // extends the schema of every body it decodes, which was a third of
-// decoding a large spec's services.
+// decoding a large spec's services. A block of any other type (dynamic,
+// or misspelt) goes through dynblock, whose diagnostic may suggest
+// "dynamic".
 func expandDynamic(body hcl.Body, ctx *hcl.EvalContext) hcl.Body {
-	if sb, ok := body.(*hclsyntax.Body); ok && !hasDynamic(sb) {
+	if sb, ok := body.(*hclsyntax.Body); ok && !unexpectedBlocks(sb) {
 		return body
 	}
 	return dynblock.Expand(body, ctx)
 }
 
-// hasDynamic: a block in body, at any depth, is dynamic.
-func hasDynamic(body *hclsyntax.Body) bool {
-	return slices.ContainsFunc(body.Blocks, func(b *hclsyntax.Block) bool { return b.Type == "dynamic" || hasDynamic(b.Body) })
+// nestedBlocks are the types of the blocks the schemas expect inside a
+// service or an index.
+var nestedBlocks = func() map[string]bool {
+	out := map[string]bool{}
+	for _, s := range []*hcl.BodySchema{serviceSchema, frontendSchema, forwardAuthSchema, indexSchema} {
+		for _, b := range s.Blocks {
+			out[b.Type] = true
+		}
+	}
+	return out
+}()
+
+// unexpectedBlocks: a block in body, at any depth, is of none of the
+// nestedBlocks types.
+func unexpectedBlocks(body *hclsyntax.Body) bool {
+	return slices.ContainsFunc(body.Blocks, func(b *hclsyntax.Block) bool { return !nestedBlocks[b.Type] || unexpectedBlocks(b.Body) })
 }
 
 type element struct {
