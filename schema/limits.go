@@ -627,7 +627,7 @@ func nestingOf(src []byte, lim limits, top func(name []byte)) verdict {
 		}
 		if item && len(levels) == 1 && isNameStart(c) {
 			j := i + 1
-			for j < len(src) && (isNameStart(src[j]) || src[j] == '-' || src[j] >= '0' && src[j] <= '9') {
+			for j < len(src) && isNameByte(src[j]) {
 				j++
 			}
 			if top != nil {
@@ -754,6 +754,9 @@ func nestingOf(src []byte, lim limits, top func(name []byte)) verdict {
 // isNameStart: c begins a name (hcl's identifiers are Unicode's, and the
 // scan leaves any byte outside ASCII to the tokens).
 func isNameStart(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
+
+// isNameByte: c continues a name.
+func isNameByte(c byte) bool { return isNameStart(c) || c == '-' || c >= '0' && c <= '9' }
 
 // lineEnd is where the line comment that starts at i ends: at its
 // newline, which it holds, or at the end of src.

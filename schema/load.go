@@ -100,17 +100,17 @@ func (p *Parser) LoadDir(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 // much earlier.
 func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics) {
 	files, pieces, diags := readFiles(paths)
-	var order []*piece // the heads, then the rest
-	for _, head := range []bool{true, false} {
-		for _, pc := range pieces {
-			if pc.head == head {
-				order = append(order, pc)
-			}
+	var order []*piece // the n heads, then the rest
+	for _, pc := range pieces {
+		if pc.head {
+			order = append(order, pc)
 		}
 	}
-	n := slices.IndexFunc(order, func(pc *piece) bool { return !pc.head })
-	if n < 0 {
-		n = len(order)
+	n := len(order)
+	for _, pc := range pieces {
+		if !pc.head {
+			order = append(order, pc)
+		}
 	}
 	heads, all := parseAll(order, n)
 	if in.Connected != nil && n < len(order) {

@@ -90,14 +90,13 @@ func (pc *piece) scan() {
 // holdsFor: src holds "for" as a word, as a for expression begins (or
 // anywhere else: a string, a comment).
 func holdsFor(src []byte) bool {
-	word := func(c byte) bool { return isNameStart(c) || c == '-' || c >= '0' && c <= '9' }
 	for at := 0; ; at += 3 {
 		i := bytes.Index(src[at:], []byte("for"))
 		if i < 0 {
 			return false
 		}
 		at += i
-		if (at == 0 || !word(src[at-1])) && (at+3 == len(src) || !word(src[at+3])) {
+		if (at == 0 || !isNameByte(src[at-1])) && (at+3 == len(src) || !isNameByte(src[at+3])) {
 			return true
 		}
 	}
