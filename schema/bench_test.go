@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/provision-dev/provision/schema"
@@ -16,10 +15,7 @@ import (
 // each, next to the baseline of hcl parsing the same file alone: decoding
 // and checking should stay of the order of parsing. The same services
 // from one for_each over a local map load beside them: a for_each should
-// cost about what the blocks written out cost. With a hand-over
-// (Inputs.Connected, as a plan loads), the time until it is reported
-// too: the pieces that hold only services are parsed after it, so it
-// should be a small part of the baseline. (make bench measures the
+// cost about what the blocks written out cost. (make bench measures the
 // frontend-heavy shape end to end.)
 func BenchmarkLoad(b *testing.B) {
 	const n = 10000
@@ -68,19 +64,6 @@ service "svc" {
 				b.Fatal(diags)
 			}
 		}
-	})
-	b.Run("load-connected", func(b *testing.B) {
-		var until time.Duration
-		runs := 0
-		for b.Loop() {
-			start := time.Now()
-			cfg, diags := schema.NewParser().LoadDir(written, schema.Inputs{Connected: func(*schema.Config) { until += time.Since(start) }})
-			if diags.HasErrors() || len(cfg.Services) != n {
-				b.Fatalf("%d services, %s", len(cfg.Services), diags)
-			}
-			runs++
-		}
-		b.ReportMetric(float64(until.Microseconds())/1000/float64(runs), "ms-to-connected/op")
 	})
 	for name, dir := range map[string]string{"load": written, "load-for-each": forEach} {
 		b.Run(name, func(b *testing.B) {

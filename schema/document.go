@@ -136,13 +136,12 @@ func (d *decoder) documentBlocks(units []unit, indices []*Index) []*Document {
 	}
 	d.docs = documentValues(docs)
 	d.ctx.Variables["document"] = d.docs
-	// The sources, each its own document's, are decoded side by side, as
-	// services are (serviceBlocks).
-	d.split(len(units), func(w *decoder, i int) {
+	for i, u := range units {
 		if attr, ok := contents[i].Attributes["source"]; ok {
-			w.instance(units[i], func() { w.source(docs[i], attr, indices) })
+			d.instance(u, func() { d.source(docs[i], attr, indices) })
 		}
-	})
+	}
+	d.ctx, d.each = ctx, nil
 	return docs
 }
 

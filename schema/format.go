@@ -10,7 +10,7 @@ import (
 // its diagnostics and left unchanged, as is one nested deeper than
 // MaxDepth (hclwrite parses with hcl's recursive parser).
 func Format(src []byte, filename string) ([]byte, hcl.Diagnostics) {
-	if d := tooDeep(src, filename, hcl.InitialPos); d != nil {
+	if d := tooDeep(src, filename); d != nil {
 		return src, hcl.Diagnostics{d}
 	}
 	f, diags := hclwrite.ParseConfig(src, filename, hcl.InitialPos)

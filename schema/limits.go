@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -438,16 +439,37 @@ func clamp(f float64) int64 {
 // It also bounds the operators one expression chains and the lines of a
 // heredoc.
 //
-// Lexing a file costs what hcl's own parse of it costs (a large spec's
-// tokens are most of what loading it allocates), so the bytes are read
-// first (nestingOf): a file they show within the limits is not lexed
-// twice. Any other file, or any file they cannot read for sure, is
-// judged on its tokens, which also say where it crosses a limit.
-func tooDeep(src []byte, path string, start hcl.Pos) *hcl.Diagnostic {
-	if nestingOf(src, specLimits, nil) == within {
+// Lexing a file costs what hcl's own parse of it costs, so the bytes are
+// read first (nestingOf): a file they show within the limits is not
+// lexed twice, and one that holds a comment or a heredoc that never ends
+// is refused without lexing it at all (hcl's scanner reads to the end of
+// the file from each such opener: 200 KB of "/*" lines take it minutes).
+// Any other file is judged on its tokens, which also say where it
+// crosses a limit.
+func tooDeep(src []byte, path string) *hcl.Diagnostic {
+	v, at := nestingOf(src, specLimits)
+	switch v {
+	case within:
 		return nil
+	case endless:
+		return endlessDiagnostic(src, path, at)
 	}
-	return tokenNesting(src, path, start, specLimits)
+	return tokenNesting(src, path, hcl.InitialPos, specLimits)
+}
+
+// endlessDiagnostic is the error of the comment or heredoc that opens at
+// src[at] and never ends.
+func endlessDiagnostic(src []byte, path string, at int) *hcl.Diagnostic {
+	pos := hcl.Pos{Line: 1 + bytes.Count(src[:at], []byte("\n")), Byte: at}
+	pos.Column = 1 + utf8.RuneCount(src[at-(at-bytes.LastIndexByte(src[:at], '\n')-1):at])
+	end := hcl.Pos{Line: pos.Line, Column: pos.Column + 2, Byte: at + 2}
+	d := &hcl.Diagnostic{Severity: hcl.DiagError, Subject: &hcl.Range{Filename: path, Start: pos, End: end}, Extra: unparsed{}}
+	if bytes.HasPrefix(src[at:], []byte("/*")) {
+		d.Summary, d.Detail = "Unterminated comment", "This comment is opened with \"/*\" and never closed with \"*/\", so the rest of the file cannot be read. Close it, or use \"#\" for a comment of one line."
+	} else {
+		d.Summary, d.Detail = "Unterminated template string", "No closing marker was found for this heredoc: a line that holds only its marker must end it."
+	}
+	return d
 }
 
 // limits are the bounds tooDeep holds a file to: the package's own
@@ -527,28 +549,31 @@ type verdict int
 const (
 	// unsure: the bytes hold what only the tokens tell for sure (a
 	// heredoc, a newline inside a quoted string, brackets that do not
-	// match, an unterminated comment or string, a byte outside ASCII
-	// where it is not inside a string or a comment).
+	// match, an unterminated string, a byte outside ASCII where it is
+	// not inside a string or a comment).
 	unsure verdict = iota
 	// within: the file is within the limits, as tokenNesting would find.
 	within
 	// beyond: the file crosses a limit (tokenNesting says where).
 	beyond
+	// endless: a comment or a heredoc opens and never ends, which hcl's
+	// scanner takes time that grows with the square of the file's size
+	// to find out.
+	endless
 )
 
 // nestingOf reads src as hcl's scanner would (code, quoted strings and
-// the interpolations and directives inside them, comments) and counts
-// what tokenNesting counts on the tokens, with the same resets: the
-// levels opened, the conditionals and "!" chained at each, and the
+// the interpolations and directives inside them, comments, heredocs) and
+// counts what tokenNesting counts on the tokens, with the same resets:
+// the levels opened, the conditionals and "!" chained at each, and the
 // operators since the expression began. It may count more operators
 // than there are tokens ("-" inside a name, "e-5" inside a number), never
 // fewer, so within is only said of a file the tokens pass too; FuzzNesting
 // holds it to tokenNesting at small limits.
 //
-// top, when set, is told the name that begins each top-level item (a
-// block's type, an attribute's name), in order; of a file found within
-// the limits that hcl parses, those are exactly its items (FuzzNesting).
-func nestingOf(src []byte, lim limits, top func(name []byte)) verdict {
+// Once the bytes are not enough (unsure), it reads on for a comment or a
+// heredoc that never ends, and says where that one opens (endless, at).
+func nestingOf(src []byte, lim limits) (v verdict, at int) {
 	type level struct {
 		opener  byte // '{', '[', '(', or '$' for an interpolation or directive
 		chained int
@@ -556,22 +581,27 @@ func nestingOf(src []byte, lim limits, top func(name []byte)) verdict {
 	levels := []level{{opener: '{'}}
 	total, operators := 0, 0
 	inString := false
-	// open and chain count one more level, or one more conditional or
-	// "!"; operator one more operator; each says whether the file is
-	// still within the limits.
-	open := func(opener byte) bool {
+	v = within
+	// count holds the file to the limits while the bytes are enough: ok
+	// is whether it is still within them.
+	count := func(ok bool) {
+		if !ok && v == within {
+			v = beyond
+		}
+	}
+	open := func(opener byte) {
 		levels = append(levels, level{opener: opener})
 		total++
-		return total <= lim.depth
+		count(total <= lim.depth)
 	}
-	chain := func() bool {
+	chain := func() {
 		levels[len(levels)-1].chained++
 		total++
-		return total <= lim.depth
+		count(total <= lim.depth)
 	}
-	operator := func() bool {
+	operator := func() {
 		operators++
-		return operators <= lim.operators
+		count(operators <= lim.operators)
 	}
 	// shut ends the innermost level, which opener must have opened.
 	shut := func(opener byte) bool {
@@ -592,8 +622,11 @@ func nestingOf(src []byte, lim limits, top func(name []byte)) verdict {
 			operators = 0
 		}
 	}
-	// item: at the top level, nothing of the current item read yet.
-	item := true
+	doubt := func() {
+		if v == within {
+			v = unsure
+		}
+	}
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		next := byte(0)
@@ -606,50 +639,24 @@ func nestingOf(src []byte, lim limits, top func(name []byte)) verdict {
 				inString = false
 			case '\\':
 				if next == 0 || next == '\n' || next == '\r' {
-					return unsure
+					doubt()
 				}
 				i++
 			case '$', '%':
 				switch {
 				case next == '{':
-					if !open('$') {
-						return beyond
-					}
+					open('$')
 					inString = false
 					i++
 				case next == c && i+2 < len(src) && src[i+2] == '{':
 					i += 2 // $${ and %%{ are literal
 				}
 			case '\n', '\r':
-				return unsure
+				doubt()
+				inString = false // hcl ends the string there too
 			}
 			continue
 		}
-		if item && len(levels) == 1 && isNameStart(c) {
-			j := i + 1
-			for j < len(src) && isNameByte(src[j]) {
-				j++
-			}
-			if top != nil {
-				top(src[i:j])
-			}
-			i, item = j-1, false
-			continue
-		}
-		switch c {
-		case ' ', '\t', '\r':
-		case '\n', '#':
-			item = len(levels) == 1 // a newline, or a comment to its end
-		case '/':
-			if next == '/' {
-				item = len(levels) == 1
-			} else if next != '*' {
-				item = false
-			}
-		default:
-			item = false
-		}
-		ok := true
 		switch c {
 		case '"':
 			inString = true
@@ -668,87 +675,125 @@ func nestingOf(src []byte, lim limits, top func(name []byte)) verdict {
 			case '*':
 				closing := bytes.Index(src[i+2:], []byte("*/"))
 				if closing < 0 {
-					return unsure
+					return endless, i
 				}
 				i += 2 + closing + 1
 				end(false)
 			default:
-				ok = operator()
+				operator()
 			}
 		case '{', '[', '(':
-			ok = open(c)
+			open(c)
 		case '}':
 			interpolation := levels[len(levels)-1].opener == '$'
 			if !shut('{') && !shut('$') {
-				return unsure
+				doubt()
 			}
 			inString = interpolation
 		case ']':
 			if !shut('[') {
-				return unsure
+				doubt()
 			}
 		case ')':
 			if !shut('(') {
-				return unsure
+				doubt()
 			}
 		case '~':
 			if next == '}' {
 				if !shut('$') {
-					return unsure
+					doubt()
 				}
 				inString = true
 				i++
 			}
-		case '?':
-			ok = chain()
-		case '!':
-			if next == '=' {
-				ok = operator()
+		case '?', '!':
+			if c == '!' && next == '=' {
+				operator()
 				i++
 			} else {
-				ok = chain()
+				chain()
 			}
 		case '<':
 			if next == '<' {
-				return unsure // a heredoc, or two "<"
+				// A heredoc (the tokens count what it holds), or two "<".
+				doubt()
+				if end, ok := heredocEnd(src, i); !ok {
+					return endless, i
+				} else if end > i {
+					i = end
+				}
+				continue
 			}
 			fallthrough
 		case '>':
 			if next == '=' {
 				i++
 			}
-			ok = operator()
+			operator()
 		case '=':
 			switch next {
 			case '=':
-				ok = operator()
+				operator()
 				i++
 			case '>':
 				i++
 			}
 		case '&', '|':
 			if next == c {
-				ok = operator()
+				operator()
 				i++
 			}
 		case '+', '-', '*', '%':
-			ok = operator()
+			operator()
 		default:
 			if c >= 0x80 {
 				// hcl's scanner reads a name from the Unicode tables,
 				// which take a byte of a broken sequence with up to three
 				// bytes after it, whatever they are.
-				return unsure
+				doubt()
+			} else if isNameStart(c) {
+				for i+1 < len(src) && isNameByte(src[i+1]) {
+					i++
+				}
 			}
-		}
-		if !ok {
-			return beyond
 		}
 	}
 	if inString || len(levels) > 1 {
-		return unsure
+		doubt()
 	}
-	return within
+	return v, 0
+}
+
+// heredocEnd reads the heredoc that may open at src[i] ("<<" or "<<-",
+// a marker, a newline): the end of the line that closes it, or i when
+// src[i:] does not open one; false when no line closes it.
+func heredocEnd(src []byte, i int) (int, bool) {
+	j := i + 2
+	if j < len(src) && src[j] == '-' {
+		j++
+	}
+	k := j
+	for k < len(src) && isNameByte(src[k]) {
+		k++
+	}
+	if k == j || !isNameStart(src[j]) {
+		return i, true
+	}
+	marker := src[j:k]
+	if k < len(src) && src[k] == '\r' {
+		k++
+	}
+	if k >= len(src) || src[k] != '\n' {
+		return i, true
+	}
+	for line := k + 1; line < len(src); {
+		stop := lineEnd(src, line)
+		if bytes.Equal(bytes.Trim(src[line:stop], " \t\r"), marker) {
+			return stop, true
+		}
+		line = stop + 1
+	}
+	return 0, false
 }
 
 // isNameStart: c begins a name (hcl's identifiers are Unicode's, and the

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"sort"
 
@@ -91,128 +90,94 @@ func (p *Parser) LoadDir(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 	return p.LoadFiles(paths, in)
 }
 
-// LoadFiles is LoadDir for a given list of files, read in that order.
-//
-// With in.Connected set, the pieces that may hold more than services,
-// indices and documents (each file's head, usually) are parsed first,
-// and what they say of where the live systems are is handed over while
-// the others are still parsing: a plan's read of its agents starts that
-// much earlier.
+// LoadFiles is LoadDir for a given list of files, read in that order. It
+// reads and parses them, decodes their top level (the project, the
+// variables, the locals and the blocks that say where the live systems
+// are), then every object, then checks the whole. It does no I/O but
+// reading the files and the variable files.
 func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics) {
-	files, pieces, diags := readFiles(paths)
-	var order []*piece // the n heads, then the rest
-	for _, pc := range pieces {
-		if pc.head {
-			order = append(order, pc)
-		}
+	bodies, diags := p.parseFiles(paths)
+	bg := &budget{}
+	var contents []*hcl.BodyContent
+	for _, body := range bodies {
+		bg.bound(body)
+		c, cdiags := body.Content(fileSchema)
+		diags = append(diags, cdiags...)
+		contents = append(contents, c)
 	}
-	n := len(order)
-	for _, pc := range pieces {
-		if !pc.head {
-			order = append(order, pc)
-		}
-	}
-	heads, all := parseAll(order, n)
-	if in.Connected != nil && n < len(order) {
-		heads()
-		if !slices.ContainsFunc(order[:n], func(pc *piece) bool { return pc.diags.HasErrors() }) {
-			if cfg, ldiags, ok := p.loadStaged(paths, files, pieces, all, diags, in); ok {
-				return cfg, ldiags
-			}
-			// The later pieces do not parse, or hold more than the bytes
-			// said: the load starts over on fresh syntax trees (the
-			// limits are already set on the first ones).
-			in.Connected = nil
-			_, all = parseAll(pieces, 0)
-		}
-	}
-	all()
-	bodies, pdiags := p.assemble(files)
-	l := p.begin(bodies, plainBodies(pieces), append(diags, pdiags...), in)
-	l.connected(in)
-	return l.finish(paths, in)
-}
 
-// loadStaged is LoadFiles once the heads of pieces (in file order) are
-// parsed without error, while the rest parse until all returns: the
-// heads' top level is decoded and handed over, then the rest are added.
-// It is false, with nothing reported, when the rest do not parse or hold
-// more than services, indices and documents.
-func (p *Parser) loadStaged(paths []string, files []*specFile, pieces []*piece, all func(), diags hcl.Diagnostics, in Inputs) (*Config, hcl.Diagnostics, bool) {
-	bodies := make([]hcl.Body, len(pieces))
-	var heads []*piece
-	for i, pc := range pieces {
-		if pc.head {
-			bodies[i] = pc.file.Body
-			heads = append(heads, pc)
-		}
-	}
-	l := p.begin(bodies, plainBodies(heads), diags, in)
-	l.connected(in)
-	all()
-	if slices.ContainsFunc(pieces, func(pc *piece) bool { return pc.diags.HasErrors() }) {
-		return nil, nil, false
-	}
-	bodies, pdiags := p.assemble(files)
-	l.plain = plainBodies(pieces)
-	if !l.more(bodies) {
-		return nil, nil, false
-	}
-	l.diags = append(l.diags, pdiags...)
-	cfg, ldiags := l.finish(paths, in)
-	return cfg, ldiags, true
-}
-
-// loading is a load under way: the top level of the specs decoded, their
-// services, indices and documents not yet.
-type loading struct {
-	bg       *budget
-	plain    map[hcl.Body]bool // bodies with nothing to bound
-	d        *decoder
-	cfg      *Config
-	diags    hcl.Diagnostics
-	contents []*hcl.BodyContent // by body, in file order
-	proxy    *hcl.Block
-	imports  []*Import
-}
-
-// begin decodes the top level of bodies (in file order; nil ones come
-// later, through more): their limits are set, then the project, the
-// variables, the locals and every block but the services, indices and
-// documents are decoded.
-func (p *Parser) begin(bodies []hcl.Body, plain map[hcl.Body]bool, diags hcl.Diagnostics, in Inputs) *loading {
-	l := &loading{bg: &budget{}, plain: plain, cfg: &Config{Variables: map[string]*Variable{}}, diags: diags, contents: make([]*hcl.BodyContent, len(bodies))}
-	l.read(bodies)
-	cfg := l.cfg
+	cfg := &Config{Variables: map[string]*Variable{}}
 	var localsBlocks []*hcl.Block
-	for _, c := range l.contents {
-		if c == nil {
-			continue
-		}
+	for _, c := range contents {
 		localsBlocks = append(localsBlocks, c.Blocks.OfType("locals")...)
 		for _, b := range c.Blocks.OfType("variable") {
 			v, vdiags := decodeVariableBlock(b)
-			l.diags = append(l.diags, vdiags...)
+			diags = append(diags, vdiags...)
 			if prev, dup := cfg.Variables[v.Name]; dup {
-				l.diags = append(l.diags, duplicate("Duplicate variable block", fmt.Sprintf("variable %q", v.Name), b.LabelRanges[0], prev.DeclRange))
+				diags = append(diags, duplicate("Duplicate variable block", fmt.Sprintf("variable %q", v.Name), b.LabelRanges[0], prev.DeclRange))
 				continue
 			}
 			cfg.Variables[v.Name] = v
 		}
 	}
-	l.diags = append(l.diags, assignValues(cfg.Variables, in, p.p.ParseHCLFile)...)
+	diags = append(diags, assignValues(cfg.Variables, in, p.p.ParseHCLFile)...)
 	var ldiags hcl.Diagnostics
 	cfg.Locals, ldiags = decodeLocals(localsBlocks)
-	l.diags = append(l.diags, ldiags...)
-	d := &decoder{ctx: evalContext(cfg.Variables, l.bg.functions()), vars: cfg.Variables, locals: cfg.Locals, bg: l.bg}
-	l.d = d
+	diags = append(diags, ldiags...)
+	d := &decoder{ctx: evalContext(cfg.Variables, bg.functions()), vars: cfg.Variables, locals: cfg.Locals, bg: bg}
 	d.evalLocals(cfg.Locals)
 
-	var consulBlock *hcl.Block
-	for _, c := range l.contents {
-		if c == nil {
-			continue
+	proxy, imports := d.topLevel(cfg, contents)
+	var serviceBlocks, indexBlocks, documentBlocks []*hcl.Block
+	for _, c := range contents {
+		serviceBlocks = append(serviceBlocks, c.Blocks.OfType("service")...)
+		indexBlocks = append(indexBlocks, c.Blocks.OfType("index")...)
+		documentBlocks = append(documentBlocks, c.Blocks.OfType("document")...)
+	}
+	cfg.Services = d.serviceBlocks(d.expand(serviceBlocks))
+	cfg.Indices = d.indexBlocks(d.expand(indexBlocks))
+	cfg.Documents = d.documentBlocks(d.expand(documentBlocks), cfg.Indices)
+
+	if cfg.ProjectRange.Filename == "" && !slices.ContainsFunc(diags, func(d *hcl.Diagnostic) bool { _, ok := d.Extra.(unparsed); return ok }) {
+		d.diags = append(d.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Missing project",
+			Detail:   "One spec file must set project = \"<name>\": the owner written on everything provision creates, so that it only ever changes or deletes its own objects.",
+			Subject:  &hcl.Range{Filename: paths[0], Start: hcl.InitialPos, End: hcl.InitialPos},
+		})
+	}
+	cfg.Proxy = d.proxyBlock(proxy, cfg.ProjectRange)
+	d.checkAgents(cfg)
+	d.checkTraefiks(cfg)
+	d.checkServices(cfg)
+	d.checkIndices(cfg)
+	d.checkDocuments(cfg)
+	for _, k := range Kinds {
+		if k.check != nil {
+			k.check(d, cfg)
 		}
+	}
+	d.checkImports(cfg, imports, in.GenerateConfig)
+	for _, v := range sortedVariables(cfg.Variables) {
+		if v.Sensitive && v.Value != cty.NilVal {
+			d.secrets = append(d.secrets, stringLeaves(v.Value)...)
+		}
+	}
+	cfg.Secrets = d.secrets
+	d.checkPublic(cfg)
+	diags = append(diags, d.diags...)
+	diags = append(diags, bg.unreported(diags, cfg.ProjectRange)...)
+	sortDiagnostics(diags)
+	return cfg, diags
+}
+
+// topLevel decodes the project attribute and the blocks of contents but
+// the variables, the locals, the services, the indices and the documents;
+// it returns the proxy block, decoded once the project is known, and the
+// import blocks, checked once every object is decoded.
+func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (proxy *hcl.Block, imports []*Import) {
+	var consulBlock *hcl.Block
+	for _, c := range contents {
 		if attr, ok := c.Attributes["project"]; ok {
 			if cfg.ProjectRange.Filename != "" {
 				d.diags = append(d.diags, duplicate("Duplicate project attribute", "project", attr.NameRange, cfg.ProjectRange))
@@ -227,11 +192,11 @@ func (p *Parser) begin(bodies []hcl.Body, plain map[hcl.Body]bool, diags hcl.Dia
 		for _, b := range c.Blocks {
 			switch b.Type {
 			case "proxy":
-				if l.proxy != nil {
-					d.diags = append(d.diags, duplicate("Duplicate proxy block", "proxy block", b.DefRange, l.proxy.DefRange))
+				if proxy != nil {
+					d.diags = append(d.diags, duplicate("Duplicate proxy block", "proxy block", b.DefRange, proxy.DefRange))
 					continue
 				}
-				l.proxy = b
+				proxy = b
 			case "consul":
 				if consulBlock != nil {
 					d.diags = append(d.diags, duplicate("Duplicate consul block", "consul block", b.DefRange, consulBlock.DefRange))
@@ -244,7 +209,7 @@ func (p *Parser) begin(bodies []hcl.Body, plain map[hcl.Body]bool, diags hcl.Dia
 			case "search":
 				cfg.Searches = append(cfg.Searches, d.searchBlock(b))
 			case "import":
-				l.imports = append(l.imports, d.importBlocks(b)...)
+				imports = append(imports, d.importBlocks(b)...)
 			case "traefik":
 				cfg.Traefiks = append(cfg.Traefiks, d.traefikBlock(b))
 			case "variable", "locals", "service", "index", "document":
@@ -255,109 +220,7 @@ func (p *Parser) begin(bodies []hcl.Body, plain map[hcl.Body]bool, diags hcl.Dia
 			}
 		}
 	}
-	return l
-}
-
-// read sets the limits of bodies and reads their top level, where a body
-// is not nil.
-func (l *loading) read(bodies []hcl.Body) {
-	spread(len(bodies), runtime.GOMAXPROCS(0), func(_, lo, hi int) {
-		for _, body := range bodies[lo:hi] {
-			if body != nil && !l.plain[body] {
-				l.bg.bound(body)
-			}
-		}
-	})
-	for i, body := range bodies {
-		if body != nil {
-			c, cdiags := body.Content(fileSchema)
-			l.diags = append(l.diags, cdiags...)
-			l.contents[i] = c
-		}
-	}
-}
-
-// connected hands the Config as far as it is decoded to in.Connected,
-// when nothing so far is in error.
-func (l *loading) connected(in Inputs) {
-	if in.Connected != nil && !l.diags.HasErrors() && !l.d.diags.HasErrors() {
-		partial := *l.cfg
-		in.Connected(&partial)
-	}
-}
-
-// more reads the bodies begin left for later (those of bodies whose
-// place was nil there), which may hold only services, indices and
-// documents; false when one holds more.
-func (l *loading) more(bodies []hcl.Body) bool {
-	if len(bodies) != len(l.contents) {
-		return false
-	}
-	rest := make([]hcl.Body, len(bodies))
-	for i, c := range l.contents {
-		if c == nil {
-			rest[i] = bodies[i]
-		}
-	}
-	l.read(rest)
-	for i, body := range rest {
-		if body == nil {
-			continue
-		}
-		c := l.contents[i]
-		if len(c.Attributes) > 0 || slices.ContainsFunc(c.Blocks, func(b *hcl.Block) bool {
-			return b.Type != "service" && b.Type != "index" && b.Type != "document"
-		}) {
-			return false
-		}
-	}
-	return true
-}
-
-// finish decodes the services, indices and documents, in file order,
-// and checks the whole.
-func (l *loading) finish(paths []string, in Inputs) (*Config, hcl.Diagnostics) {
-	cfg, d, diags := l.cfg, l.d, l.diags
-	var serviceBlocks, indexBlocks, documentBlocks []*hcl.Block
-	for _, c := range l.contents {
-		serviceBlocks = append(serviceBlocks, c.Blocks.OfType("service")...)
-		indexBlocks = append(indexBlocks, c.Blocks.OfType("index")...)
-		documentBlocks = append(documentBlocks, c.Blocks.OfType("document")...)
-	}
-	cfg.Services = d.serviceBlocks(d.expand(serviceBlocks))
-	cfg.Indices = d.indexBlocks(d.expand(indexBlocks))
-	cfg.Documents = d.documentBlocks(d.expand(documentBlocks), cfg.Indices)
-	if cfg.ProjectRange.Filename == "" && !slices.ContainsFunc(diags, func(d *hcl.Diagnostic) bool { _, ok := d.Extra.(unparsed); return ok }) {
-		d.diags = append(d.diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Missing project",
-			Detail:   "One spec file must set project = \"<name>\": the owner written on everything provision creates, so that it only ever changes or deletes its own objects.",
-			Subject:  &hcl.Range{Filename: paths[0], Start: hcl.InitialPos, End: hcl.InitialPos},
-		})
-	}
-	cfg.Proxy = d.proxyBlock(l.proxy, cfg.ProjectRange)
-	d.checkAgents(cfg)
-	d.checkTraefiks(cfg)
-	d.checkServices(cfg)
-	d.checkIndices(cfg)
-	d.checkDocuments(cfg)
-	for _, k := range Kinds {
-		if k.check != nil {
-			k.check(d, cfg)
-		}
-	}
-	d.checkImports(cfg, l.imports, in.GenerateConfig)
-	for _, v := range sortedVariables(cfg.Variables) {
-		if v.Sensitive && v.Value != cty.NilVal {
-			d.secrets = append(d.secrets, stringLeaves(v.Value)...)
-		}
-	}
-	cfg.Secrets = d.secrets
-	d.checkPublic(cfg)
-	diags = append(diags, d.diags...)
-	diags = append(diags, l.bg.unreported(diags, cfg.ProjectRange)...)
-	sortDiagnostics(diags)
-	return cfg, diags
+	return proxy, imports
 }
 
 // sortDiagnostics orders diagnostics by file and position, so that they

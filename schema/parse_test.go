@@ -4,117 +4,101 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hashicorp/hcl/v2"
-	"github.com/zclconf/go-cty/cty"
 )
 
-// TestPiecesParseAsTheWhole loads the shipped specs, every case of the
-// bad-input corpus and files with heredocs, comments and nested blocks
-// around the cuts, once in one piece and twice cut after every lone "}"
-// (the second time with the heads decoded first, as a plan loads), and
-// requires the same config and the same diagnostics, positions included.
-func TestPiecesParseAsTheWhole(t *testing.T) {
-	var cases [][]string
-	if files, _ := SpecFiles("../specs"); len(files) > 0 {
-		cases = append(cases, files)
+// write writes src as the file name in a new directory, and returns its
+// path.
+func write(t *testing.T, name, src string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	entries, _ := os.ReadDir("../testdata/invalid")
-	for _, e := range entries {
-		path := filepath.Join("../testdata/invalid", e.Name())
-		files := []string{path}
-		if e.IsDir() {
-			files, _ = SpecFiles(path)
-		}
-		cases = append(cases, files)
-	}
-	dir := t.TempDir()
-	for name, src := range map[string]string{
-		"heredoc.hcl": "project = \"x\"\n\nservice \"a\" {\n  port = 1\n  meta = {\n    note = <<EOT\n}\nservice \"b\" {\n}\nEOT\n  }\n}\n\nservice \"c\" {\n  port = 3\n}\n",
-		"comment.hcl": "project = \"x\"\n/*\n}\nservice \"b\" {\n*/\nservice \"a\" {\n  port = 1\n}\n# }\nservice \"c\" {\n  port = 2\n  frontend {\n    rule = \"Path:/c\"\n}\n}\n",
-		"object.hcl":  "project = \"x\"\n\nservice \"a\" {\n  port = 1\n  meta = {\n    team = \"edge\"\n}\n}\n\nservice \"b\" {\n  port = 2\n}\n",
-	} {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, []string{path})
-	}
-	load := func(files []string, min int, in Inputs) (*Config, []string) {
-		defer func(old int) { chunkMin = old }(chunkMin)
-		chunkMin = min
-		p := NewParser()
-		cfg, diags := p.LoadFiles(files, in)
-		var out []string
-		for _, d := range diags {
-			in := ""
-			if d.Subject != nil && p.Files()[d.Subject.Filename] != nil {
-				in = p.Files()[d.Subject.Filename].Nav.(outline).ContextString(d.Subject.Start.Byte)
-			}
-			out = append(out, fmt.Sprintf("%s (in %s): %s: %s", d.Subject, in, d.Summary, d.Detail))
-		}
-		return cfg, out
-	}
-	opts := cmp.Options{
-		cmp.Comparer(func(a, b cty.Value) bool { return a.RawEquals(b) }),
-		cmp.Comparer(func(a, b cty.Type) bool { return a.Equals(b) }),
-		cmp.Comparer(func(a, b hcl.Expression) bool { return a.Range() == b.Range() }),
-	}
-	for _, files := range cases {
-		wholeCfg, wholeDiags := load(files, 1<<30, Inputs{})
-		for name, in := range map[string]Inputs{"pieces": {}, "heads first": {Connected: func(*Config) {}}} {
-			cutCfg, cutDiags := load(files, 1, in)
-			if diff := cmp.Diff(wholeDiags, cutDiags); diff != "" {
-				t.Errorf("%v: diagnostics (-whole +%s):\n%s", files, name, diff)
-			}
-			if diff := cmp.Diff(wholeCfg, cutCfg, opts); diff != "" {
-				t.Errorf("%v: config (-whole +%s):\n%s", files, name, diff)
-			}
-		}
-	}
+	return path
 }
 
-// TestConnected: the load hands over where the live systems are before
-// it decodes the services, and not at all when that is in error. In a
-// file in pieces, that is before the pieces of services only are parsed:
-// one that does not parse does not hold it back.
-func TestConnected(t *testing.T) {
-	valid := "project = \"x\"\n\nconsul {\n  address = \"127.0.0.1:8500\"\n}\n\nservice \"api\" {\n  port = 8080\n}\n"
-	for _, tt := range []struct {
-		name, src string
-		chunk     int
-		called    bool
-	}{
-		{"valid", valid, 0, true},
-		{"bad consul block", "project = \"x\"\n\nconsul {\n  address = 1 +\n}\n\nservice \"api\" {\n  port = 8080\n}\n", 0, false},
-		{"bad service", "project = \"x\"\n\nconsul {\n  address = \"127.0.0.1:8500\"\n}\n\nservice \"api\" {\n  port = \"eighty\"\n}\n", 0, true},
-		{"service that does not parse, in one piece", valid + "\nservice \"web\" {\n  port = \n}\n", 0, false},
-		{"service that does not parse, in its own piece", valid + "\nservice \"web\" {\n  port = \n}\n", 1, true},
+// TestLargeFileIsHCLs: a file of any size gets hcl's own diagnostics,
+// exactly as the same mistakes in a small file do (an attribute set
+// twice, an attribute no schema knows), and a syntax error in a
+// -var-file is reported once beside one in the specs.
+func TestLargeFileIsHCLs(t *testing.T) {
+	var large strings.Builder
+	for i := 0; large.Len() < 70<<10; i++ {
+		fmt.Fprintf(&large, "service \"svc-%d\" {\n  port = 8080\n}\n", i)
+	}
+	for _, tt := range []struct{ name, tail string }{
+		{"project set twice", "project = \"y\"\n"},
+		{"unknown attribute", "projekt = \"y\"\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.chunk > 0 {
-				defer func(old int) { chunkMin = old }(chunkMin)
-				chunkMin = tt.chunk
+			dir := t.TempDir()
+			load := func(body string) []string {
+				path := filepath.Join(dir, "main.hcl")
+				if err := os.WriteFile(path, []byte("project = \"x\"\n"+body+tt.tail), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				_, diags := NewParser().LoadFiles([]string{path}, Inputs{})
+				var out []string
+				for _, d := range diags {
+					out = append(out, d.Summary+": "+d.Detail)
+				}
+				return out
 			}
-			path := filepath.Join(t.TempDir(), "main.hcl")
-			if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
-				t.Fatal(err)
+			small, big := load(""), load(large.String())
+			if len(small) == 0 {
+				t.Fatal("the small file loads without error")
 			}
-			var seen *Config
-			cfg, _ := NewParser().LoadFiles([]string{path}, Inputs{Connected: func(c *Config) { seen = c }})
-			if (seen != nil) != tt.called {
-				t.Fatalf("called: %v, want %v", seen != nil, tt.called)
+			if diff := cmp.Diff(small, big); diff != "" {
+				t.Errorf("diagnostics of the small file (-) and the large one (+):\n%s", diff)
 			}
-			if seen == nil {
-				return
+		})
+	}
+	t.Run("var file", func(t *testing.T) {
+		vars := write(t, "bad.vars", "port = \n")
+		spec := write(t, "main.hcl", "project = \"x\"\nvariable \"port\" {\n  default = 1\n}\n"+large.String()+"service \"last\" {\n  port = \n}\n")
+		_, diags := NewParser().LoadFiles([]string{spec}, Inputs{VarFiles: []string{vars}})
+		var got []string
+		for _, d := range diags {
+			got = append(got, filepath.Base(d.Subject.Filename)+": "+d.Summary)
+		}
+		want := []string{"bad.vars: Invalid expression", "main.hcl: Invalid expression"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestEndless: a file whose comment or heredoc never ends is refused at
+// its opener without being lexed (hcl's scanner takes minutes over
+// 200 KB of them), also after a heredoc that does end; a comment opener
+// inside a string or a heredoc is no comment.
+func TestEndless(t *testing.T) {
+	for _, tt := range []struct {
+		name, src, want string
+	}{
+		{"comment openers", strings.Repeat("/*\n}\n", 40<<10), "main.hcl:1,1-3: Unterminated comment"},
+		{"heredoc openers", strings.Repeat("x = <<EOT\n", 20<<10), "main.hcl:1,5-7: Unterminated template string"},
+		{"after a heredoc", "project = \"x\"\nnote = <<EOT\n}\nEOT\n" + strings.Repeat("/*\n}\n", 40<<10), "main.hcl:5,1-3: Unterminated comment"},
+		{"in a string and a heredoc", "project = \"x\"\nnote = \"/*\"\nmore = <<EOT\n/*\nEOT\n", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, diags := NewParser().LoadFiles([]string{write(t, "main.hcl", tt.src)}, Inputs{})
+			var got []string
+			for _, d := range diags {
+				if d.Summary != "Unsupported argument" {
+					got = append(got, filepath.Base(d.Subject.String())+": "+d.Summary)
+				}
 			}
-			if seen.Project != "x" || seen.Consul == nil || seen.Consul.Address != "127.0.0.1:8500" || len(seen.Services) != 0 {
-				t.Errorf("handed %+v, want the project and the consul block, no service yet", seen)
+			var want []string
+			if tt.want != "" {
+				want = []string{tt.want}
 			}
-			if seen == cfg {
-				t.Error("handed the Config the load goes on decoding, not a copy")
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -51,35 +50,15 @@ var metaKey = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
-// serviceBlocks decodes the services side by side, each run of them with
-// a decoder of its own whose diagnostics and secrets join d's in block
-// order: a spec of 10,000 services spends most of its decoding here,
-// whether they are written out or made by one for_each.
+// serviceBlocks decodes the services in order.
 func (d *decoder) serviceBlocks(units []unit) []*Service {
+	ctx := d.ctx
 	out := make([]*Service, len(units))
-	d.split(len(units), func(w *decoder, i int) { out[i] = w.serviceBlock(units[i]) })
-	return out
-}
-
-// split calls decode(w, i) for i in 0..n-1, side by side in runs of at
-// least 256, each run with a decoder of its own (w), whose diagnostics
-// and secrets join d's in order once all have run. decode must write
-// nothing another i reads.
-func (d *decoder) split(n int, decode func(w *decoder, i int)) {
-	parts := make([]*decoder, min(runtime.GOMAXPROCS(0), n/256+1))
-	spread(n, len(parts), func(w, lo, hi int) {
-		parts[w] = &decoder{vars: d.vars, locals: d.locals, bg: d.bg, docs: d.docs}
-		for i := lo; i < hi; i++ {
-			decode(parts[w], i)
-		}
-	})
-	for _, p := range parts {
-		if p == nil {
-			continue // spread ran fewer workers than parts
-		}
-		d.diags = append(d.diags, p.diags...)
-		d.secrets = append(d.secrets, p.secrets...)
+	for i, u := range units {
+		out[i] = d.serviceBlock(u)
 	}
+	d.ctx, d.each = ctx, nil
+	return out
 }
 
 // instance decodes one unit with its context, and names its instance in

@@ -41,16 +41,6 @@ type Inputs struct {
 	// GenerateConfig allows import blocks that name undeclared objects:
 	// plan -generate-config-out writes their declarations.
 	GenerateConfig bool
-	// Connected, when set, is called once what says where the live
-	// systems are (the project, the variables and locals, the consul,
-	// agent, search and traefik blocks) is decoded without error, and
-	// before the services, indices and documents are: with a copy of the
-	// Config as far as it is decoded, so that a run can start reading an
-	// agent while they decode. In a large file, read in pieces, that is
-	// before the pieces that hold only services, indices and documents
-	// are parsed (LoadFiles): one that then does not parse does not undo
-	// the call.
-	Connected func(*Config)
 }
 
 var variableSchema = &hcl.BodySchema{

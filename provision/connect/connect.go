@@ -38,22 +38,6 @@ type Options struct {
 	Replace []provision.Addr
 	// VerifyTimeout bounds the proof through the proxies.
 	VerifyTimeout time.Duration
-	// Early are the reads ReadEarly started, which the backends take
-	// instead of reading again.
-	Early Early
-}
-
-// Early are reads of the live systems started before the specs were
-// wholly decoded.
-type Early []*consul.Early
-
-// ReadEarly starts reading the Consul agents that cfg, decoded as far as
-// where the live systems are (schema.Inputs.Connected), names: an
-// agent's answer does not depend on the services the specs declare.
-// Open hands the reads to the agents' backends (Options.Early); they end
-// with ctx.
-func ReadEarly(ctx context.Context, cfg *schema.Config, o Options) Early {
-	return consul.ReadEarly(ctx, cfg, consul.Options{Deadlines: o.Deadlines})
 }
 
 // Opened are the backends of a run and the cluster's agent.
@@ -68,7 +52,7 @@ type Opened struct {
 // Open opens every backend the specs need and the cluster's agent.
 func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 	var opened Opened
-	co := consul.Options{Deadlines: o.Deadlines, Replace: o.Replace, Early: o.Early}
+	co := consul.Options{Deadlines: o.Deadlines, Replace: o.Replace}
 	out, diags := consul.New(cfg, co)
 	for _, b := range out {
 		if k := b.(*consul.Backend); k.HoldsLock() {

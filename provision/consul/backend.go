@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 
 	"github.com/hashicorp/consul/api"
 	"github.com/hashicorp/hcl/v2"
@@ -40,8 +39,6 @@ type Backend struct {
 	locker bool
 	// replace are the services to register again even when converged.
 	replace map[provision.Addr]bool
-	// early are the reads started before the backend was opened.
-	early []*Early
 }
 
 // Options are how an agent is opened.
@@ -52,59 +49,6 @@ type Options struct {
 	// Replace are services the plan registers again in place even when
 	// they are converged (apply -replace), as after a token rotation.
 	Replace []provision.Addr
-	// Early are the agents' reads ReadEarly started: an agent's Read
-	// takes its own from them instead of reading again.
-	Early []*Early
-}
-
-// Early is the read of one agent (its services and checks, as Read makes
-// it before it keeps those in scope) started while the specs' services
-// are still being decoded: what the agent answers does not depend on
-// them, and a plan of 10,000 services spends as long decoding them as
-// the agent spends answering.
-type Early struct {
-	address string
-	taken   atomic.Bool
-	done    chan struct{}
-	st      agentState
-	err     error
-}
-
-// ReadEarly starts reading the agents that cfg, decoded as far as its
-// agent and consul blocks, names (as New opens them), each in its own
-// goroutine, until ctx ends.
-func ReadEarly(ctx context.Context, cfg *schema.Config, o Options) []*Early {
-	backends, diags := New(cfg, o)
-	if diags.HasErrors() {
-		return nil
-	}
-	var out []*Early
-	for _, opened := range backends {
-		b := opened.(*Backend)
-		e := &Early{address: b.address(), done: make(chan struct{})}
-		go func() {
-			defer close(e.done)
-			e.st, e.err = b.read(ctx)
-		}()
-		out = append(out, e)
-	}
-	return out
-}
-
-// readOnce is the early read of this agent when one was started (each is
-// taken once), else a read made now.
-func (b *Backend) readOnce(ctx context.Context) (agentState, error) {
-	for _, e := range b.early {
-		if e.address == b.address() && e.taken.CompareAndSwap(false, true) {
-			select {
-			case <-e.done:
-				return e.st, e.err
-			case <-ctx.Done():
-				return agentState{}, ctx.Err()
-			}
-		}
-	}
-	return b.read(ctx)
 }
 
 // HoldsLock reports whether this agent is also the cluster's: the one
@@ -207,7 +151,7 @@ func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.D
 			Subject:  where.Ptr(),
 		}}
 	}
-	b.cfg, b.where, b.agent, b.net, b.early = cfg, where, a, o.Deadlines.OrDefault(), o.Early
+	b.cfg, b.where, b.agent, b.net = cfg, where, a, o.Deadlines.OrDefault()
 	if len(o.Replace) > 0 {
 		b.replace = map[provision.Addr]bool{}
 		for _, r := range o.Replace {
@@ -353,7 +297,7 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 // of these specs can write (one authorize request per 64 permissions,
 // after GET /v1/agent/self on the agent that holds the lock).
 func (b *Backend) Read(ctx context.Context, _ provision.Mode) (provision.State, hcl.Diagnostics) {
-	st, err := b.readOnce(ctx)
+	st, err := b.read(ctx)
 	if err != nil {
 		return nil, hcl.Diagnostics{b.unreadable(err)}
 	}

@@ -244,10 +244,6 @@ type Run struct {
 	Ran    []Phase
 	failed bool
 	unlock func()
-	// early are the agents' reads load started, ended by stopEarly when
-	// the run ends (before its read, when the specs fail to load).
-	early     connect.Early
-	stopEarly context.CancelFunc
 }
 
 // Failed reports whether the run stopped on an error.
@@ -266,9 +262,6 @@ func (o Operation) Start(ctx context.Context, v View) *Run {
 	defer func() {
 		if r.unlock != nil {
 			r.unlock()
-		}
-		if r.stopEarly != nil {
-			r.stopEarly()
 		}
 	}()
 	if _, ok := v.(Asker); !ok && r.asks() {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
@@ -204,54 +203,45 @@ func TestSameNodes(t *testing.T) {
 	}
 }
 
-// TestPlanReadsAgentsEarly: a plan asks the Consul agent for its services
-// while the specs are still loading (the hook after load sees the
-// question arrive, and the agent answers only then), and asks once; an
-// apply asks only after load, under its lock.
-func TestPlanReadsAgentsEarly(t *testing.T) {
-	for _, tt := range []struct {
-		typ   Type
-		early bool
-	}{{Plan, true}, {Snapshot, true}, {Apply, false}} {
-		t.Run(tt.typ.String(), func(t *testing.T) {
-			asked, answer := make(chan struct{}, 8), make(chan struct{})
-			var services atomic.Int32
-			agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-				switch req.URL.Path {
-				case "/v1/agent/services":
-					services.Add(1)
-					asked <- struct{}{}
-					<-answer
-					fmt.Fprint(w, "{}")
-				case "/v1/agent/checks":
-					fmt.Fprint(w, "{}")
-				default:
-					http.NotFound(w, req)
+// TestReadsAfterLoad: a plan, a snapshot and an apply ask the Consul
+// agent for its services once, after the specs have loaded; specs that
+// fail to load (their last block does not parse) send no request at all.
+func TestReadsAfterLoad(t *testing.T) {
+	valid := "project = \"unit\"\n\nconsul {\n  address = %q\n}\n\nservice \"api\" {\n  port = 8080\n}\n"
+	for _, typ := range []Type{Plan, Snapshot, Apply} {
+		for name, tail := range map[string]string{"valid": "", "last block broken": "\nservice \"web\" {\n  port = \n}\n"} {
+			t.Run(typ.String()+"/"+name, func(t *testing.T) {
+				var requests, services atomic.Int32
+				var loaded atomic.Bool
+				agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+					requests.Add(1)
+					if !loaded.Load() {
+						t.Errorf("%s %s before the specs loaded", req.Method, req.URL.Path)
+					}
+					switch req.URL.Path {
+					case "/v1/agent/services":
+						services.Add(1)
+						fmt.Fprint(w, "{}")
+					case "/v1/agent/checks":
+						fmt.Fprint(w, "{}")
+					default:
+						http.NotFound(w, req)
+					}
+				}))
+				defer agent.Close()
+				dir := specs(t, fmt.Sprintf(valid, strings.TrimPrefix(agent.URL, "http://"))+tail)
+				op := Operation{Type: typ, Dir: dir, AutoApprove: true, Hooks: map[Phase][]Hook{Load: {func(context.Context, *Run) hcl.Diagnostics {
+					loaded.Store(true)
+					return nil
+				}}}}
+				r := op.Start(context.Background(), &recorder{})
+				switch {
+				case tail != "" && (!r.Failed() || requests.Load() != 0):
+					t.Errorf("specs that do not load: failed %v, %d requests, want a failure and none", r.Failed(), requests.Load())
+				case tail == "" && (r.Live == nil || services.Load() != 1):
+					t.Errorf("the agent was asked %d times for its services, live state %v, want once", services.Load(), r.Live)
 				}
-			}))
-			defer agent.Close()
-			dir := specs(t, fmt.Sprintf("project = \"unit\"\n\nconsul {\n  address = %q\n}\n\nservice \"api\" {\n  port = 8080\n}\n", strings.TrimPrefix(agent.URL, "http://")))
-			duringLoad := false
-			op := Operation{Type: tt.typ, Dir: dir, AutoApprove: true, Hooks: map[Phase][]Hook{Load: {func(context.Context, *Run) hcl.Diagnostics {
-				wait := 50 * time.Millisecond
-				if tt.early {
-					wait = 10 * time.Second
-				}
-				select {
-				case <-asked:
-					duringLoad = true
-				case <-time.After(wait):
-				}
-				close(answer)
-				return nil
-			}}}}
-			r := op.Start(context.Background(), &recorder{})
-			if duringLoad != tt.early {
-				t.Errorf("the agent was asked during load: %v, want %v", duringLoad, tt.early)
-			}
-			if r.Live == nil || services.Load() != 1 {
-				t.Errorf("the agent was asked %d times for its services, live state %v", services.Load(), r.Live)
-			}
-		})
+			})
+		}
 	}
 }

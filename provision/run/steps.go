@@ -33,10 +33,8 @@ func (r *Run) savedWithoutChanges() bool {
 }
 
 // load reads the specs (and, for ApplySaved, first the saved plan, which
-// names their directory). A plan or a snapshot starts reading the Consul
-// agents as soon as the specs say where they are, while the services
-// parse and decode (schema.Inputs.Connected, connect.ReadEarly); a run
-// that takes the lock first reads only under it.
+// names their directory). Nothing is asked of the live systems here: a
+// spec that fails to load sends no request.
 func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 	if r.Type == ApplySaved {
 		saved, err := provision.ReadPlanFile(r.PlanFile)
@@ -55,13 +53,6 @@ func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 	}
 	r.parser = schema.NewParser()
 	in := schema.Inputs{Vars: r.Vars, VarFiles: r.VarFiles, Env: r.Environ(), GenerateConfig: r.Type == Generate}
-	if (r.Type == Plan || r.Type == Snapshot) && r.From == nil {
-		in.Connected = func(cfg *schema.Config) {
-			var early context.Context
-			early, r.stopEarly = context.WithCancel(ctx)
-			r.early = connect.ReadEarly(early, cfg, connect.Options{Deadlines: r.Deadlines})
-		}
-	}
 	var diags hcl.Diagnostics
 	files, err := schema.SpecFiles(r.Dir)
 	if err != nil || len(r.Extra) == 0 {
@@ -97,7 +88,7 @@ func (r *Run) open(context.Context) hcl.Diagnostics {
 	}
 	var diags hcl.Diagnostics
 	r.Opened, diags = connect.Open(r.Config, connect.Options{Env: r.Getenv, Deadlines: r.Deadlines, Indices: r.SearchIndices,
-		PruneIndices: r.PruneIndices, Replace: replace, VerifyTimeout: r.VerifyTimeout, Early: r.early})
+		PruneIndices: r.PruneIndices, Replace: replace, VerifyTimeout: r.VerifyTimeout})
 	if !diags.HasErrors() && r.savedWithoutChanges() {
 		r.Plan = r.Saved
 		r.view.Plan(r.Saved, nil)
