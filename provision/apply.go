@@ -6,14 +6,17 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 // Event reports one step of an apply: a request about to be sent
 // (Done false) or sent (Done true, Err set on failure).
 type Event struct {
-	Change  *Change
+	Change  *plans.Change
 	Step    int // 1-based index of the request within the change
-	Request Request
+	Request plans.Request
 	Done    bool
 	Err     error
 	Elapsed time.Duration
@@ -21,7 +24,7 @@ type Event struct {
 
 // Outcome says how far the apply of one change got.
 type Outcome struct {
-	Change *Change
+	Change *plans.Change
 	Sent   int   // requests sent successfully
 	Err    error // the failure of request Sent+1, if any
 }
@@ -61,7 +64,7 @@ func (r Result) Err() error {
 // started; requests already under way finish within their own deadline
 // (they are sent with ctx's values but not its cancellation). progress,
 // if not nil, is called from one goroutine at a time.
-func Apply(ctx context.Context, p *Plan, backends map[string]Writer, parallelism int, progress func(Event)) Result {
+func Apply(ctx context.Context, p *plans.Plan, backends map[string]Writer, parallelism int, progress func(Event)) Result {
 	if parallelism < 1 {
 		parallelism = 1
 	}
@@ -97,7 +100,7 @@ func Apply(ctx context.Context, p *Plan, backends map[string]Writer, parallelism
 	}
 	// done[i] is closed when the i-th outcome is final.
 	done := make([]chan struct{}, len(res.Outcomes))
-	at := make(map[Addr]int, len(res.Outcomes))
+	at := make(map[plans.Addr]int, len(res.Outcomes))
 	for i, o := range res.Outcomes {
 		done[i] = make(chan struct{})
 		at[o.Change.Addr] = i
@@ -117,7 +120,7 @@ func Apply(ctx context.Context, p *Plan, backends map[string]Writer, parallelism
 	}
 	deleting := false
 	for lo := 0; lo < len(res.Outcomes); {
-		if res.Outcomes[lo].Change.Action == Delete && !deleting {
+		if res.Outcomes[lo].Change.Action == plans.Delete && !deleting {
 			// Deletes wait for everything before them: a service moved
 			// to another agent is registered there first.
 			wg.Wait()
@@ -153,7 +156,7 @@ func Apply(ctx context.Context, p *Plan, backends map[string]Writer, parallelism
 				}
 				report(Event{Change: o.Change, Step: step + 1, Request: r})
 				start := time.Now()
-				err := b.Send(Sending(ctx), r)
+				err := b.Send(adapter.Sending(ctx), r)
 				if err != nil {
 					fail(o, err)
 				} else {
@@ -176,7 +179,7 @@ func Apply(ctx context.Context, p *Plan, backends map[string]Writer, parallelism
 
 // batchItem is the request of a change that is one batch item, and the
 // backend's Batcher; nil when the change is not one.
-func batchItem(o Outcome, backends map[string]Writer) (*Request, Batcher) {
+func batchItem(o Outcome, backends map[string]Writer) (*plans.Request, Batcher) {
 	b, ok := backends[o.Change.Backend].(Batcher)
 	if !ok || len(o.Change.Requests) != 1 || !o.Change.Requests[0].Batch {
 		return nil, nil
@@ -188,7 +191,7 @@ func batchItem(o Outcome, backends map[string]Writer) (*Request, Batcher) {
 // that follow it, of its backend, method and path, and of deletes or not
 // as it is, until one needs another of them or the batch is full. It is
 // lo+1 when the change at lo is no batch item.
-func batchEnd(outcomes []Outcome, lo int, backends map[string]Writer, at map[Addr]int) int {
+func batchEnd(outcomes []Outcome, lo int, backends map[string]Writer, at map[plans.Addr]int) int {
 	first, b := batchItem(outcomes[lo], backends)
 	if first == nil {
 		return lo + 1
@@ -198,8 +201,8 @@ func batchEnd(outcomes []Outcome, lo int, backends map[string]Writer, at map[Add
 		o := outcomes[hi]
 		r, _ := batchItem(o, backends)
 		if r == nil || o.Change.Backend != outcomes[lo].Change.Backend || r.Method != first.Method || r.Path != first.Path ||
-			(o.Change.Action == Delete) != (outcomes[lo].Change.Action == Delete) ||
-			slices.ContainsFunc(o.Change.Needs, func(n Addr) bool { j, ok := at[n]; return ok && j >= lo }) {
+			(o.Change.Action == plans.Delete) != (outcomes[lo].Change.Action == plans.Delete) ||
+			slices.ContainsFunc(o.Change.Needs, func(n plans.Addr) bool { j, ok := at[n]; return ok && j >= lo }) {
 			break
 		}
 	}
@@ -208,9 +211,9 @@ func batchEnd(outcomes []Outcome, lo int, backends map[string]Writer, at map[Add
 
 // sendBatch sends the items of outcomes whose needs are complete as one
 // batch: an item whose need is not is not sent.
-func sendBatch(ctx context.Context, live *Live, outcomes []Outcome, backends map[string]Writer, ready func(int) bool, stopped func() bool, report func(Event), fail func(*Outcome, error)) {
+func sendBatch(ctx context.Context, live *plans.Live, outcomes []Outcome, backends map[string]Writer, ready func(int) bool, stopped func() bool, report func(Event), fail func(*Outcome, error)) {
 	var send []int
-	var items []Request
+	var items []plans.Request
 	for i := range outcomes {
 		if ready(i) {
 			send = append(send, i)
@@ -224,7 +227,7 @@ func sendBatch(ctx context.Context, live *Live, outcomes []Outcome, backends map
 		report(Event{Change: outcomes[i].Change, Step: 1, Request: items[k]})
 	}
 	start := time.Now()
-	errs := backends[outcomes[0].Change.Backend].(Batcher).SendBatch(Sending(ctx), live.state(outcomes[0].Change.Backend), items)
+	errs := backends[outcomes[0].Change.Backend].(Batcher).SendBatch(adapter.Sending(ctx), live.State(outcomes[0].Change.Backend), items)
 	for k, i := range send {
 		o := &outcomes[i]
 		if errs[k] != nil {

@@ -1,6 +1,10 @@
 package provision
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/provision-dev/provision/provision/plans"
+)
 
 // A Converger is a Backend that can say, with no I/O, what its live state
 // becomes once the requests of its changes are done: what the server does
@@ -8,14 +12,14 @@ import "fmt"
 // plan from that state to be empty, so that a perpetual diff is caught
 // before anything is applied.
 type Converger interface {
-	Converge(st State, changes []*Change) (State, error)
+	Converge(st plans.State, changes []*plans.Change) (plans.State, error)
 }
 
 // Converged is the live state after every change of p is done, each
 // backend's as its Converger says; a backend that is no Converger keeps
 // its state (it takes no requests).
-func Converged(p *Plan, backends []Backend) (*Live, error) {
-	next := &Live{States: map[string]State{}, Record: p.Live.Record}
+func Converged(p *plans.Plan, backends []Backend) (*plans.Live, error) {
+	next := &plans.Live{States: map[string]plans.State{}, Record: p.Live.Record}
 	for _, b := range backends {
 		name := b.Info().Name
 		st, ok := p.Live.States[name]

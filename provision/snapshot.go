@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 // SnapshotFormat is the version of a snapshot's JSON form; its major
@@ -31,7 +33,7 @@ type Snapshot struct {
 	// TakenAt is when the state was read (RFC 3339, UTC, to the second;
 	// SOURCE_DATE_EPOCH sets it, for a reproducible file).
 	TakenAt  string            `json:"taken_at"`
-	Record   *Record           `json:"record,omitempty"`
+	Record   *plans.Record     `json:"record,omitempty"`
 	Backends []SnapshotBackend `json:"backends"`
 	// file is where the snapshot was read from, src what it held (for a
 	// diagnostic's position).
@@ -51,7 +53,7 @@ func Greenfield() *Snapshot {
 // A Greenfielder is a Backend that says what it reads when it holds
 // nothing: a search cluster still has a version.
 type Greenfielder interface {
-	Greenfield() State
+	Greenfield() plans.State
 }
 
 // SnapshotBackend is one backend's state in a snapshot.
@@ -62,16 +64,6 @@ type SnapshotBackend struct {
 	// Server names the server read and its version, as far as it said.
 	Server string          `json:"server,omitempty"`
 	State  json.RawMessage `json:"state"`
-}
-
-// SnapshotSource is what a plan made from a snapshot says of it.
-type SnapshotSource struct {
-	// Greenfield: the plan was made against nothing live (a test run
-	// without a snapshot).
-	Greenfield bool     `json:"greenfield,omitempty"`
-	File       string   `json:"file,omitempty"`
-	TakenAt    string   `json:"taken_at,omitempty"`
-	Servers    []string `json:"servers"` // "search.t1: Elasticsearch 2.4.1 at http://..."
 }
 
 // A Versioner is a Backend whose state does not say the server's
@@ -98,16 +90,9 @@ func Servers(ctx context.Context, backends []Backend) map[string]string {
 // TakeSnapshot records live, as backends read it, for project; servers
 // name the servers whose state does not (Servers); secrets are the values
 // of sensitive variables, which it never holds.
-func TakeSnapshot(project string, backends []Backend, live *Live, servers map[string]string, at time.Time, secrets []string) (*Snapshot, error) {
+func TakeSnapshot(project string, backends []Backend, live *plans.Live, servers map[string]string, at time.Time, secrets []string) (*Snapshot, error) {
 	s := &Snapshot{FormatVersion: SnapshotFormat, Project: project, TakenAt: at.UTC().Truncate(time.Second).Format(time.RFC3339), Record: live.Record, Backends: []SnapshotBackend{}}
-	plain := slices.Clone(secrets)
-	slices.SortFunc(plain, func(a, b string) int { return len(b) - len(a) })
-	var hidden [][]byte
-	for _, v := range plain {
-		if b, _ := json.Marshal(v); len(b) > 2 {
-			hidden = append(hidden, b[1:len(b)-1])
-		}
-	}
+	redact := plans.Redactor(secrets)
 	for _, b := range backends {
 		info := b.Info()
 		st, ok := live.States[info.Name]
@@ -123,7 +108,7 @@ func TakeSnapshot(project string, backends []Backend, live *Live, servers map[st
 			server = v
 		}
 		s.Backends = append(s.Backends, SnapshotBackend{Name: info.Name, Kind: info.Kind, Address: info.Address, Server: server,
-			State: hideSecrets(redactJSON(raw), hidden)})
+			State: redact(raw)})
 	}
 	slices.SortFunc(s.Backends, func(a, b SnapshotBackend) int { return strings.Compare(a.Name, b.Name) })
 	return s, nil
@@ -146,7 +131,7 @@ func ReadSnapshot(path string) (*Snapshot, hcl.Diagnostics) {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the snapshot", Detail: err.Error() + "."}}
 	}
 	var s Snapshot
-	if err := DecodeStrict(src, &s); err != nil {
+	if err := adapter.DecodeStrict(src, &s); err != nil {
 		return nil, hcl.Diagnostics{snapshotError(path, src, 0, "The snapshot is not valid", fmt.Sprintf("%s is not a snapshot written by provision snapshot: %s.", path, jsonError(err)), err)}
 	}
 	s.file, s.src = path, src
@@ -168,11 +153,11 @@ func ReadSnapshot(path string) (*Snapshot, hcl.Diagnostics) {
 // Live is the live state the snapshot recorded, decoded by the backends
 // that read it; a backend the specs declare that the snapshot lacks is an
 // error, as is a state its backend cannot read back.
-func (s *Snapshot) Live(project string, backends []Backend) (*Live, hcl.Diagnostics) {
+func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Diagnostics) {
 	if s.greenfield {
-		live := &Live{States: map[string]State{}}
+		live := &plans.Live{States: map[string]plans.State{}}
 		for _, b := range backends {
-			var st State
+			var st plans.State
 			var err error
 			if g, ok := b.(Greenfielder); ok {
 				st = g.Greenfield()
@@ -189,7 +174,7 @@ func (s *Snapshot) Live(project string, backends []Backend) (*Live, hcl.Diagnost
 		return nil, hcl.Diagnostics{snapshotError(s.file, src, bytes.Index(src, []byte(`"project"`)), "Snapshot of another project",
 			fmt.Sprintf("%s records project %q, and the specs are project %q.", s.file, s.Project, project), nil)}
 	}
-	live := &Live{States: map[string]State{}, Record: s.Record}
+	live := &plans.Live{States: map[string]plans.State{}, Record: s.Record}
 	for _, b := range backends {
 		info := b.Info()
 		i := slices.IndexFunc(s.Backends, func(sb SnapshotBackend) bool { return sb.Name == info.Name })
@@ -243,14 +228,14 @@ type Known interface {
 }
 
 // Source is what a plan made from s says of it; nil for no snapshot.
-func (s *Snapshot) Source() *SnapshotSource {
+func (s *Snapshot) Source() *plans.SnapshotSource {
 	if s == nil {
 		return nil
 	}
 	if s.greenfield {
-		return &SnapshotSource{Greenfield: true, Servers: []string{}}
+		return &plans.SnapshotSource{Greenfield: true, Servers: []string{}}
 	}
-	src := &SnapshotSource{File: s.file, TakenAt: s.TakenAt, Servers: []string{}}
+	src := &plans.SnapshotSource{File: s.file, TakenAt: s.TakenAt, Servers: []string{}}
 	for _, b := range s.Backends {
 		server := b.Server
 		if server == "" {

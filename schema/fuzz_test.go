@@ -1,11 +1,11 @@
 package schema_test
 
 import (
-	"github.com/provision-dev/provision/provision/fuzzing"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/provision-dev/provision/provision/fuzzing"
 	"github.com/provision-dev/provision/schema"
 )
 

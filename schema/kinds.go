@@ -2,10 +2,10 @@ package schema
 
 import (
 	"fmt"
-
-	"github.com/hashicorp/hcl/v2"
 	"slices"
 	"strings"
+
+	"github.com/hashicorp/hcl/v2"
 )
 
 // Kind is one kind of object the specs declare, as the language knows it:

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/run"
 )
 
@@ -46,11 +46,11 @@ type netFlags struct {
 
 func (f *netFlags) register(fs *flag.FlagSet, overall time.Duration) {
 	f.timeout = fs.Duration("timeout", overall, "give up the whole command after this long")
-	f.request = fs.Duration("request-timeout", provision.DefaultDeadlines.Request, "give up one request to a server after this long (reads of refused, reset or 5xx-answering servers are retried; a Consul or Elasticsearch election is waited out within it)")
+	f.request = fs.Duration("request-timeout", adapter.DefaultDeadlines.Request, "give up one request to a server after this long (reads of refused, reset or 5xx-answering servers are retried; a Consul or Elasticsearch election is waited out within it)")
 }
 
-func (f *netFlags) deadlines() provision.Deadlines {
-	d := provision.DefaultDeadlines
+func (f *netFlags) deadlines() adapter.Deadlines {
+	d := adapter.DefaultDeadlines
 	d.Request = *f.request
 	return d
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 )
 
@@ -32,7 +34,7 @@ func outcomeDiagnostics(res provision.Result) hcl.Diagnostics {
 				o.Change.Addr, o.Sent+1, len(o.Change.Requests), r.Method, r.Path, o.Err),
 			Subject: o.Change.DeclRange(),
 		}
-		if _, refused := provision.Refused(o.Err); refused {
+		if _, refused := adapter.Refused(o.Err); refused {
 			d.Summary = "Request refused by the server"
 			d.Detail = fmt.Sprintf("%s: request %d of %d (%s %s) was refused: %s. No new request was started after it; requests under way finished. "+
 				"A refusal does not converge on a re-run: the next run sends the same request and gets the same answer. Change the declaration here (or the live object) so that the server accepts it, plan again, and apply; what was done before it is live.",
@@ -67,7 +69,7 @@ func outcomeWord(o provision.Outcome) string {
 	return "not done"
 }
 
-func completeLine(s provision.Summary) string {
+func completeLine(s plans.Summary) string {
 	imported := ""
 	if s.Import > 0 {
 		imported = fmt.Sprintf("%d imported, ", s.Import)
@@ -116,12 +118,12 @@ func (v *humanApply) Progress(e run.Progress) {
 	if e.Err != nil {
 		status = "FAILED"
 	}
-	fmt.Fprintf(v.c.stdout, "[%d/%d] %s: %s %s: %s (%s)\n", n, total, e.Change.Addr, e.Request.Method, provision.HideSecrets(e.Request.Path, v.c.secrets), status, e.Elapsed.Round(100*time.Microsecond))
+	fmt.Fprintf(v.c.stdout, "[%d/%d] %s: %s %s: %s (%s)\n", n, total, e.Change.Addr, e.Request.Method, plans.HideSecrets(e.Request.Path, v.c.secrets), status, e.Elapsed.Round(100*time.Microsecond))
 }
 
 func (v *humanApply) Verified(l provision.Verified) { fmt.Fprintf(v.c.stdout, "%s\n", l.Line) }
 
-func (v *humanApply) Result(p *provision.Plan, res provision.Result, diags hcl.Diagnostics) {
+func (v *humanApply) Result(p *plans.Plan, res provision.Result, diags hcl.Diagnostics) {
 	if res.Err() == nil && res.Stopped == nil {
 		v.c.printDiags(diags, v.files, v.color)
 		line := completeLine(p.Summary)
@@ -156,7 +158,7 @@ var (
 // Confirm asks for "yes" on a terminal; anywhere else it refuses, since a
 // pipeline that waits for input would hang. An interrupt while it waits
 // cancels.
-func (v *humanApply) Confirm(ctx context.Context, _ *provision.Plan) bool {
+func (v *humanApply) Confirm(ctx context.Context, _ *plans.Plan) bool {
 	c := v.c
 	if !c.isTerminal(c.stdin) {
 		v.Diagnostics(run.Refusal("Confirmation needed", v.command+" needs confirmation, and standard input is not a terminal. "+
@@ -203,7 +205,7 @@ func outcomesByBackend(res provision.Result) []backendGroup {
 	return groups
 }
 
-func backendAddress(p *provision.Plan, name string) string {
+func backendAddress(p *plans.Plan, name string) string {
 	for _, b := range p.Backends {
 		if b.Name == name {
 			return b.Address
@@ -220,28 +222,28 @@ type jsonApply struct{ *jsonView }
 
 type (
 	diagnosticEvent struct {
-		Type       string               `json:"type"`
-		Diagnostic provision.Diagnostic `json:"diagnostic"`
+		Type       string           `json:"type"`
+		Diagnostic plans.Diagnostic `json:"diagnostic"`
 	}
 	planEvent struct {
-		Type string          `json:"type"`
-		Plan *provision.Plan `json:"plan"`
+		Type string      `json:"type"`
+		Plan *plans.Plan `json:"plan"`
 	}
 	// requestEvent is apply_start, apply_complete (with n, total and
 	// elapsed_ms) and apply_errored (with error, refused and elapsed_ms).
 	requestEvent struct {
-		Type      string           `json:"type"`
-		Address   provision.Addr   `json:"address"`
-		Action    provision.Action `json:"action"`
-		Step      int              `json:"step"`
-		Of        int              `json:"of"`
-		Method    string           `json:"method"`
-		Path      string           `json:"path"`
-		N         int              `json:"n,omitempty"`
-		Total     int              `json:"total,omitempty"`
-		Error     string           `json:"error,omitempty"`
-		Refused   *bool            `json:"refused,omitempty"`
-		ElapsedMS *int64           `json:"elapsed_ms,omitempty"`
+		Type      string       `json:"type"`
+		Address   plans.Addr   `json:"address"`
+		Action    plans.Action `json:"action"`
+		Step      int          `json:"step"`
+		Of        int          `json:"of"`
+		Method    string       `json:"method"`
+		Path      string       `json:"path"`
+		N         int          `json:"n,omitempty"`
+		Total     int          `json:"total,omitempty"`
+		Error     string       `json:"error,omitempty"`
+		Refused   *bool        `json:"refused,omitempty"`
+		ElapsedMS *int64       `json:"elapsed_ms,omitempty"`
 	}
 	verifyEvent struct {
 		Type    string `json:"type"`
@@ -249,12 +251,12 @@ type (
 		Message string `json:"message"`
 	}
 	outcomeEvent struct {
-		Type     string         `json:"type"`
-		Address  provision.Addr `json:"address"`
-		Backend  string         `json:"backend"`
-		Status   string         `json:"status"`
-		Sent     int            `json:"sent"`
-		Requests int            `json:"requests"`
+		Type     string     `json:"type"`
+		Address  plans.Addr `json:"address"`
+		Backend  string     `json:"backend"`
+		Status   string     `json:"status"`
+		Sent     int        `json:"sent"`
+		Requests int        `json:"requests"`
 	}
 	summaryEvent struct {
 		Type   string `json:"type"`
@@ -271,20 +273,20 @@ func (v *jsonApply) event(e any) {
 	fmt.Fprintf(v.c.stdout, "%s\n", b)
 }
 
-func (v *jsonApply) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
+func (v *jsonApply) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
 	v.Diagnostics(warnings)
 	v.event(planEvent{"plan", p.Redacted()})
 }
 
 func (v *jsonApply) Diagnostics(diags hcl.Diagnostics) {
-	for _, d := range provision.JSONDiagnostics(v.c.hide(diags)) {
+	for _, d := range plans.JSONDiagnostics(v.c.hide(diags)) {
 		v.event(diagnosticEvent{"diagnostic", d})
 	}
 }
 
 func (v *jsonApply) Progress(e run.Progress) {
 	ev := requestEvent{Type: "apply_start", Address: e.Change.Addr, Action: e.Change.Action, Step: e.Step, Of: len(e.Change.Requests),
-		Method: e.Request.Method, Path: provision.HideSecrets(e.Request.Path, v.c.secrets)}
+		Method: e.Request.Method, Path: plans.HideSecrets(e.Request.Path, v.c.secrets)}
 	if e.Event.Done {
 		ms := e.Elapsed.Milliseconds()
 		ev.ElapsedMS = &ms
@@ -292,8 +294,8 @@ func (v *jsonApply) Progress(e run.Progress) {
 	switch {
 	case !e.Event.Done:
 	case e.Err != nil:
-		_, refused := provision.Refused(e.Err)
-		ev.Type, ev.Error, ev.Refused = "apply_errored", provision.HideSecrets(e.Err.Error(), v.c.secrets), &refused
+		_, refused := adapter.Refused(e.Err)
+		ev.Type, ev.Error, ev.Refused = "apply_errored", plans.HideSecrets(e.Err.Error(), v.c.secrets), &refused
 	default:
 		ev.Type, ev.N, ev.Total = "apply_complete", e.Done, e.Total
 	}
@@ -302,7 +304,7 @@ func (v *jsonApply) Progress(e run.Progress) {
 
 func (v *jsonApply) Verified(l provision.Verified) { v.event(verifyEvent{"verify", l.Backend, l.Line}) }
 
-func (v *jsonApply) Result(p *provision.Plan, res provision.Result, diags hcl.Diagnostics) {
+func (v *jsonApply) Result(p *plans.Plan, res provision.Result, diags hcl.Diagnostics) {
 	v.Diagnostics(append(outcomeDiagnostics(res), diags...))
 	for _, o := range res.Outcomes {
 		v.event(outcomeEvent{"outcome", o.Change.Addr, o.Change.Backend, outcomeWord(o), o.Sent, len(o.Change.Requests)})

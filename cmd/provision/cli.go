@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 	"golang.org/x/term"
 )
@@ -364,7 +364,7 @@ func (c *cli) hide(diags hcl.Diagnostics) hcl.Diagnostics {
 	out := make(hcl.Diagnostics, len(diags))
 	for i, d := range diags {
 		h := *d
-		h.Summary, h.Detail = provision.HideSecrets(d.Summary, c.secrets), provision.HideSecrets(d.Detail, c.secrets)
+		h.Summary, h.Detail = plans.HideSecrets(d.Summary, c.secrets), plans.HideSecrets(d.Detail, c.secrets)
 		out[i] = &h
 	}
 	return out

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/cmd/provision/render"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 )
 
@@ -56,7 +58,7 @@ func (c *cli) operation(t run.Type, dir string, f *planFlags) run.Operation {
 func (c *cli) plan(args []string) int {
 	fs := c.flagSet("plan")
 	out := fs.String("out", "", "save the plan to `FILE`, for apply FILE")
-	jsonOut := fs.Bool("json", false, "print the plan as JSON (format_version "+provision.FormatVersion+"); same as -format=json")
+	jsonOut := fs.Bool("json", false, "print the plan as JSON (format_version "+plans.FormatVersion+"); same as -format=json")
 	format := fs.String("format", "text", "`text`, json, or markdown (a pull-request comment, in parts under 65,000 characters)")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
 	noColor := fs.Bool("no-color", false, "no colors in the output")
@@ -95,7 +97,7 @@ func (c *cli) plan(args []string) int {
 	}
 	if *out != "" {
 		op.Hooks = map[run.Phase][]run.Hook{run.Diff: {func(_ context.Context, r *run.Run) hcl.Diagnostics {
-			if err := provision.WritePlanFile(*out, r.Plan); err != nil {
+			if err := plans.WritePlanFile(*out, r.Plan); err != nil {
 				return run.Refusal("Cannot save the plan", err.Error()+".", nil)
 			}
 			v.note("\nSaved the plan to %s. Apply exactly these requests with: provision apply %s", *out, *out)
@@ -184,7 +186,7 @@ func (c *cli) show(args []string) int {
 		v.Diagnostics(run.Refusal("No saved plan", "show needs the saved plan to print: provision show PLANFILE.", nil))
 		return exitError
 	}
-	p, err := provision.ReadPlanFile(pos[0])
+	p, err := plans.ReadPlanFile(pos[0])
 	switch {
 	case err != nil:
 		v.Diagnostics(run.Refusal("Cannot read the saved plan", err.Error()+".", nil))
@@ -192,7 +194,7 @@ func (c *cli) show(args []string) int {
 	case *partsDir == "":
 		v.Plan(p, nil)
 	default:
-		if err := writeParts(*partsDir, provision.RenderMarkdown(p.Redacted())); err != nil {
+		if err := writeParts(*partsDir, render.Markdown(p.Redacted())); err != nil {
 			v.Diagnostics(run.Refusal("Cannot write the parts", err.Error()+".", nil))
 			return exitError
 		}

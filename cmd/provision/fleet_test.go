@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
 )
 
@@ -214,13 +214,13 @@ func TestFleet(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("plan: exit %d\n%s", code, errOut)
 		}
-		var p provision.Plan
+		var p plans.Plan
 		if err := json.Unmarshal([]byte(out), &p); err != nil {
 			t.Fatal(err)
 		}
 		var got []string
 		for _, c := range p.Changes {
-			if c.Action != provision.NoOp {
+			if c.Action != plans.NoOp {
 				got = append(got, c.Action.String()+" "+c.Addr.String())
 			}
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
 )
 
@@ -76,13 +76,13 @@ func TestForEachInstances(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("plan: exit %d\n%s%s", code, out, errOut)
 		}
-		var p provision.Plan
+		var p plans.Plan
 		if err := json.Unmarshal([]byte(out), &p); err != nil {
 			t.Fatal(err)
 		}
 		var got []string
 		for _, c := range p.Changes {
-			if c.Action == provision.NoOp {
+			if c.Action == plans.NoOp {
 				continue
 			}
 			line := c.Action.String() + " " + c.Addr.String()

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
 	"github.com/provision-dev/provision/schema"
 )
@@ -124,7 +124,7 @@ func TestLockHeldNamesHolder(t *testing.T) {
 	code = newCLI(strings.NewReader(""), &stdout, &stderr).run([]string{"apply", "-json", "-auto-approve", "-var", "base=22000", "../../testdata/race"})
 	var event struct {
 		Type       string
-		Diagnostic provision.Diagnostic
+		Diagnostic plans.Diagnostic
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	if code != exitError || stderr.Len() != 0 || json.Unmarshal([]byte(lines[len(lines)-1]), &event) != nil ||

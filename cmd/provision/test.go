@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2/hclparse"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/provtest"
 	"github.com/provision-dev/provision/provision/run"
 )
@@ -142,17 +142,17 @@ func (c *cli) testJSON(results []provtest.Result, orphans []string, failed int) 
 	enc := json.NewEncoder(c.stdout)
 	for _, r := range results {
 		_ = enc.Encode(struct {
-			Type        string                 `json:"type"`
-			File        string                 `json:"file"`
-			Run         string                 `json:"run"`
-			Status      string                 `json:"status"`
-			Failures    []string               `json:"failures,omitempty"`
-			Diff        string                 `json:"diff,omitempty"`
-			Written     []string               `json:"written,omitempty"`
-			Seconds     float64                `json:"seconds"`
-			Diagnostics []provision.Diagnostic `json:"diagnostics,omitempty"`
+			Type        string             `json:"type"`
+			File        string             `json:"file"`
+			Run         string             `json:"run"`
+			Status      string             `json:"status"`
+			Failures    []string           `json:"failures,omitempty"`
+			Diff        string             `json:"diff,omitempty"`
+			Written     []string           `json:"written,omitempty"`
+			Seconds     float64            `json:"seconds"`
+			Diagnostics []plans.Diagnostic `json:"diagnostics,omitempty"`
 		}{"run", r.Run.File, r.Run.Name, map[bool]string{true: "pass", false: "fail"}[r.Passed()], r.Failures, r.Diff, r.Written, r.Elapsed.Seconds(),
-			provision.JSONDiagnostics(c.hide(r.Diagnostics))})
+			plans.JSONDiagnostics(c.hide(r.Diagnostics))})
 	}
 	_ = enc.Encode(struct {
 		Type    string   `json:"type"`

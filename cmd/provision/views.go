@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/cmd/provision/render"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 )
 
@@ -49,9 +50,9 @@ func (v *textView) Loaded(files map[string]*hcl.File, secrets []string) {
 	v.c.secrets = append(v.c.secrets, secrets...)
 }
 
-func (v *textView) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
+func (v *textView) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
 	v.c.printDiags(warnings, v.files, v.color)
-	_ = provision.RenderText(v.c.stdout, p.Redacted(), provision.TextOptions{Color: v.color})
+	_ = render.Text(v.c.stdout, p.Redacted(), render.TextOptions{Color: v.color})
 }
 
 func (v *textView) Diagnostics(diags hcl.Diagnostics) { v.c.printDiags(diags, v.files, v.color) }
@@ -62,9 +63,9 @@ func (v *textView) note(format string, args ...any) { fmt.Fprintf(v.c.stderr, fo
 // diagnostics as text on stderr.
 type markdownView struct{ *textView }
 
-func (v markdownView) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
+func (v markdownView) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
 	v.c.printDiags(warnings, v.files, false)
-	fmt.Fprint(v.c.stdout, strings.Join(provision.RenderMarkdown(p.Redacted()), "\n"))
+	fmt.Fprint(v.c.stdout, strings.Join(render.Markdown(p.Redacted()), "\n"))
 }
 
 // dotView prints the plan's apply order as a Graphviz graph; failed is
@@ -74,9 +75,9 @@ type dotView struct {
 	failed bool
 }
 
-func (v *dotView) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
+func (v *dotView) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
 	v.c.printDiags(warnings, v.files, false)
-	if err := provision.RenderDOT(v.c.stdout, p); err != nil {
+	if err := render.DOT(v.c.stdout, p); err != nil {
 		v.failed = true
 		v.Diagnostics(run.Refusal("Cannot write the graph", err.Error()+".", nil))
 	}
@@ -90,15 +91,15 @@ func (v *jsonView) Loaded(_ map[string]*hcl.File, secrets []string) {
 	v.c.secrets = append(v.c.secrets, secrets...)
 }
 
-func (v *jsonView) Plan(p *provision.Plan, _ hcl.Diagnostics) { v.write(p.Redacted()) }
+func (v *jsonView) Plan(p *plans.Plan, _ hcl.Diagnostics) { v.write(p.Redacted()) }
 
 func (v *jsonView) note(format string, args ...any) { fmt.Fprintf(v.c.stderr, format+"\n", args...) }
 
 func (v *jsonView) Diagnostics(diags hcl.Diagnostics) {
 	v.write(struct {
-		FormatVersion string                 `json:"format_version"`
-		Diagnostics   []provision.Diagnostic `json:"diagnostics"`
-	}{provision.FormatVersion, provision.JSONDiagnostics(v.c.hide(diags))})
+		FormatVersion string             `json:"format_version"`
+		Diagnostics   []plans.Diagnostic `json:"diagnostics"`
+	}{plans.FormatVersion, plans.JSONDiagnostics(v.c.hide(diags))})
 }
 
 // write prints x as compact JSON on one line, as Terraform's -json
@@ -128,13 +129,13 @@ func (v textValidate) valid(dir string, warnings hcl.Diagnostics) {
 type jsonValidate struct{ *jsonView }
 
 type validation struct {
-	FormatVersion string                 `json:"format_version"`
-	Valid         bool                   `json:"valid"`
-	Diagnostics   []provision.Diagnostic `json:"diagnostics"`
+	FormatVersion string             `json:"format_version"`
+	Valid         bool               `json:"valid"`
+	Diagnostics   []plans.Diagnostic `json:"diagnostics"`
 }
 
 func (v jsonValidate) Diagnostics(diags hcl.Diagnostics) {
-	v.write(validation{provision.FormatVersion, !diags.HasErrors(), provision.JSONDiagnostics(v.c.hide(diags))})
+	v.write(validation{plans.FormatVersion, !diags.HasErrors(), plans.JSONDiagnostics(v.c.hide(diags))})
 }
 
 func (v jsonValidate) valid(_ string, warnings hcl.Diagnostics) { v.Diagnostics(warnings) }

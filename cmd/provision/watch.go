@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/run"
 	"github.com/provision-dev/provision/provision/watch"
 )
@@ -33,7 +33,7 @@ func (c *cli) watchCmd(args []string) int {
 	// and -replace (a watch repairs what drifted, and a replace would
 	// drift for ever).
 	var pf planFlags
-	pf.net.request = fs.Duration("request-timeout", provision.DefaultDeadlines.Request, "give up one request to a server after this long")
+	pf.net.request = fs.Duration("request-timeout", adapter.DefaultDeadlines.Request, "give up one request to a server after this long")
 	pf.prune = fs.Bool("prune-indices", false, "also delete the project's indices that the specs no longer declare")
 	pf.vars.register(fs)
 	fs.Var(&pf.excludes, "exclude", "never plan or repair this object (repeatable)")

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
 )
 
@@ -24,7 +24,7 @@ import (
 // part of a plan).
 type recorder struct {
 	mu    sync.Mutex
-	sent  []provision.Request
+	sent  []plans.Request
 	proxy *httputil.ReverseProxy
 }
 
@@ -32,7 +32,7 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodGet && strings.HasPrefix(req.URL.Path, "/v1/agent/service/") {
 		body, _ := io.ReadAll(req.Body)
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		rec := provision.Request{Method: req.Method, Path: req.URL.RequestURI(), Header: map[string]string{}}
+		rec := plans.Request{Method: req.Method, Path: req.URL.RequestURI(), Header: map[string]string{}}
 		for _, h := range []string{"Accept", "Content-Type"} {
 			if v := req.Header.Get(h); v != "" {
 				rec.Header[h] = v
@@ -101,11 +101,11 @@ func TestApplySendsThePlannedRequests(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("plan: exit %d\n%s", code, errOut)
 			}
-			var p provision.Plan
+			var p plans.Plan
 			if err := json.Unmarshal([]byte(out), &p); err != nil {
 				t.Fatal(err)
 			}
-			var want []provision.Request
+			var want []plans.Request
 			for _, c := range p.Changes {
 				for _, r := range c.Requests {
 					// What the plan decided of a request is not on the wire.

@@ -12,7 +12,9 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/provision/traefik"
 	"github.com/provision-dev/provision/schema"
@@ -28,14 +30,14 @@ type Options struct {
 	// Env reads the environment (ELASTICSEARCH_URL, TRAEFIK_API_*, ...;
 	// Consul's own variables are read by its API client).
 	Env       func(string) string
-	Deadlines provision.Deadlines
+	Deadlines adapter.Deadlines
 	// Indices opens the search clusters too (destroy without -indices
 	// leaves them out).
 	Indices bool
 	// PruneIndices deletes the project's indices no longer declared.
 	PruneIndices bool
 	// Replace are the owned services to register again in place.
-	Replace []provision.Addr
+	Replace []plans.Addr
 	// VerifyTimeout bounds the proof through the proxies.
 	VerifyTimeout time.Duration
 }
@@ -84,15 +86,15 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 // record of the agents its services are on.
 type Cluster interface {
 	provision.Locker
-	Info() provision.BackendInfo
+	Info() plans.BackendInfo
 	// Recorded reads the record of the agents the project's services were
 	// on at its last complete apply.
-	Recorded(ctx context.Context, project string) *provision.Record
+	Recorded(ctx context.Context, project string) *plans.Record
 	// Forgotten warns about agents of the record that the plan does not
 	// read.
-	Forgotten(rec *provision.Record, project string, backends []provision.BackendInfo) hcl.Diagnostics
+	Forgotten(rec *plans.Record, project string, backends []plans.BackendInfo) hcl.Diagnostics
 	// Remember records the agents after a complete apply.
-	Remember(ctx context.Context, project string, backends []provision.BackendInfo) error
+	Remember(ctx context.Context, project string, backends []plans.BackendInfo) error
 	// NodeName is the name of the agent's node, where the lock's session
 	// is written.
 	NodeName(ctx context.Context) (string, error)

@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/consul/api"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -46,7 +48,7 @@ type Permission struct {
 	// at is the declaration that needs it; addrs are the objects whose
 	// writes need it.
 	at    *hcl.Range
-	addrs []provision.Addr
+	addrs []plans.Addr
 }
 
 func (p Permission) String() string {
@@ -148,7 +150,7 @@ func (b *Backend) Owned(ctx context.Context) ([]string, error) {
 	}
 	var out []string
 	for id, s := range st.Services {
-		if provision.OwnerOf(s.Meta) == b.cfg.Project && !declared[id] && !slices.Contains(out, s.Service) {
+		if adapter.OwnerOf(s.Meta) == b.cfg.Project && !declared[id] && !slices.Contains(out, s.Service) {
 			out = append(out, s.Service)
 		}
 	}
@@ -172,7 +174,7 @@ func (b *Backend) authorize(ctx context.Context, perms []Permission) ([]bool, er
 		}
 		body, _ := json.Marshal(checks)
 		var answer []struct{ Allow bool }
-		req := provision.Request{Method: http.MethodPost, Path: "/v1/internal/acl/authorize", Body: body, Idempotent: true}
+		req := plans.Request{Method: http.MethodPost, Path: "/v1/internal/acl/authorize", Body: body, Idempotent: true}
 		got, err := b.sender().Send(ctx, req, 1<<20)
 		if err == nil {
 			err = json.Unmarshal(got, &answer)
@@ -221,7 +223,7 @@ func (b *Backend) writable(st agentState) []Permission {
 // It is the backend's Permit: it runs once the plan keeps only what it
 // will send (-target, -exclude), and only where the agent denies by
 // default (one without ACLs has nothing to check).
-func (b *Backend) Permit(st provision.State, changes []*provision.Change) hcl.Diagnostics {
+func (b *Backend) Permit(st plans.State, changes []*plans.Change) hcl.Diagnostics {
 	as := st.(agentState)
 	if !as.ACL.Deny {
 		return nil
@@ -234,7 +236,7 @@ func (b *Backend) Permit(st provision.State, changes []*provision.Change) hcl.Di
 		}
 		var obj struct{ Name string }
 		side := c.After
-		if c.Action == provision.Delete {
+		if c.Action == plans.Delete {
 			side = c.Before
 		}
 		if json.Unmarshal(side, &obj) != nil || obj.Name == "" {
@@ -245,7 +247,7 @@ func (b *Backend) Permit(st provision.State, changes []*provision.Change) hcl.Di
 			continue
 		}
 		at[obj.Name] = len(perms)
-		perms = append(perms, Permission{Resource: "service", Segment: obj.Name, Access: "write", Why: c.Action.String() + " " + c.Addr.String(), at: c.DeclRange(), addrs: []provision.Addr{c.Addr}})
+		perms = append(perms, Permission{Resource: "service", Segment: obj.Name, Access: "write", Why: c.Action.String() + " " + c.Addr.String(), at: c.DeclRange(), addrs: []plans.Addr{c.Addr}})
 	}
 	return b.judgeRead(as.ACL, append(perms, b.lockPerms(as.ACL.Node)...))
 }
@@ -273,11 +275,11 @@ func (b *Backend) judgeRead(acl aclState, perms []Permission) hcl.Diagnostics {
 // record. One authorize request (per 64 permissions), after a GET
 // /v1/agent/self on the agent that holds the lock; an agent without ACLs
 // answers it 401 "ACL support disabled", and nothing is checked.
-func (b *Backend) Preflight(ctx context.Context, scope func(provision.Addr) bool) hcl.Diagnostics {
+func (b *Backend) Preflight(ctx context.Context, scope func(plans.Addr) bool) hcl.Diagnostics {
 	var perms []Permission
 	for _, p := range Permissions(b.cfg, nil, "") {
 		if p.Resource == "service" && slices.ContainsFunc(b.cfg.Services, func(s *schema.Service) bool {
-			return s.Name == p.Segment && (b.agent == nil || s.Agent == b.agent.Name) && scope(provision.Addr{In: b.in, Kind: "service", Name: s.ID})
+			return s.Name == p.Segment && (b.agent == nil || s.Agent == b.agent.Name) && scope(plans.Addr{In: b.in, Kind: "service", Name: s.ID})
 		}) {
 			perms = append(perms, p)
 		}
@@ -290,7 +292,7 @@ func (b *Backend) Preflight(ctx context.Context, scope func(provision.Addr) bool
 		return nil
 	}
 	allowed, err := b.authorize(ctx, perms)
-	if provision.Unanswered(err) {
+	if adapter.Unanswered(err) {
 		// An agent that does not answer stops the apply here, as its read
 		// would: nothing is locked or sent.
 		return hcl.Diagnostics{b.unreadable(err)}
@@ -337,7 +339,7 @@ func (b *Backend) ask(ctx context.Context, perms []Permission) (map[string]bool,
 }
 
 func disabled(err error) bool {
-	var se *provision.StatusError
+	var se *adapter.StatusError
 	return errors.As(err, &se) && se.Code == http.StatusUnauthorized && strings.Contains(se.Message, "ACL support disabled")
 }
 
@@ -422,7 +424,7 @@ func (b *Backend) answered(code int, msg string) error {
 		}
 		text = fmt.Sprintf("consul answered 403 Forbidden: %s (%s; retrying will not help: give the token the policy provision policy prints)", strings.TrimSuffix(msg, "."), why)
 	}
-	return &provision.StatusError{Code: code, Message: text, Leaderless: leaderless(code, msg)}
+	return &adapter.StatusError{Code: code, Message: text, Leaderless: leaderless(code, msg)}
 }
 
 // leaderless says whether an answer of Consul is that the servers have no

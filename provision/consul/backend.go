@@ -15,6 +15,9 @@ import (
 	"github.com/hashicorp/consul/api"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/parallel"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -26,7 +29,7 @@ type Backend struct {
 	conf   *api.Config
 	client *api.Client
 	http   *http.Client
-	net    provision.Deadlines
+	net    adapter.Deadlines
 	// agent is the agent block; nil for the one agent of Consul.
 	agent *schema.Agent
 	// in qualifies the addresses of this agent's services when several
@@ -38,17 +41,17 @@ type Backend struct {
 	// record: its plan checks that the token may write them.
 	locker bool
 	// replace are the services to register again even when converged.
-	replace map[provision.Addr]bool
+	replace map[plans.Addr]bool
 }
 
 // Options are how an agent is opened.
 type Options struct {
 	// Deadlines bound every request to the agent (DefaultDeadlines when
 	// zero).
-	Deadlines provision.Deadlines
+	Deadlines adapter.Deadlines
 	// Replace are services the plan registers again in place even when
 	// they are converged (apply -replace), as after a token rotation.
-	Replace []provision.Addr
+	Replace []plans.Addr
 }
 
 // HoldsLock reports whether this agent is also the cluster's: the one
@@ -153,7 +156,7 @@ func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.D
 	}
 	b.cfg, b.where, b.agent, b.net = cfg, where, a, o.Deadlines.OrDefault()
 	if len(o.Replace) > 0 {
-		b.replace = map[provision.Addr]bool{}
+		b.replace = map[plans.Addr]bool{}
 		for _, r := range o.Replace {
 			b.replace[r] = true
 		}
@@ -192,16 +195,16 @@ func open(conf *api.Config, sc scope) (*Backend, error) {
 func (b *Backend) address() string { return b.conf.Scheme + "://" + b.conf.Address }
 
 // Info names the agent by its base URL; the token is never part of it.
-func (b *Backend) Info() provision.BackendInfo {
+func (b *Backend) Info() plans.BackendInfo {
 	name := "consul"
 	if b.agent != nil {
 		name = "agent." + b.agent.Name
 	}
-	return provision.BackendInfo{
+	return plans.BackendInfo{
 		Name:    name,
 		Kind:    "consul",
 		Address: b.address(),
-		Scope:   provision.RawJSON(b.scope),
+		Scope:   adapter.RawJSON(b.scope),
 	}
 }
 
@@ -237,9 +240,9 @@ type agentState struct {
 func (agentState) Server() string { return "Consul agent" }
 
 // DecodeState reads an agent's state from its JSON form.
-func (b *Backend) DecodeState(raw json.RawMessage) (provision.State, error) {
+func (b *Backend) DecodeState(raw json.RawMessage) (plans.State, error) {
 	var st agentState
-	if err := provision.DecodeStrict(raw, &st); err != nil {
+	if err := adapter.DecodeStrict(raw, &st); err != nil {
 		return nil, err
 	}
 	if st.Services == nil {
@@ -268,7 +271,7 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 	var checks map[string]liveCheck
 	errs := make([]error, 2)
 	headers := make([]http.Header, 2)
-	provision.Parallel(2, 2, func(i int) {
+	parallel.Do(2, 2, func(i int) {
 		errs[i] = b.net.Call(ctx, true, func(ctx context.Context) error {
 			var err error
 			if i == 0 {
@@ -296,7 +299,7 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 // where the ACLs deny by default, whether the token may write what a plan
 // of these specs can write (one authorize request per 64 permissions,
 // after GET /v1/agent/self on the agent that holds the lock).
-func (b *Backend) Read(ctx context.Context, _ provision.Mode) (provision.State, hcl.Diagnostics) {
+func (b *Backend) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnostics) {
 	st, err := b.read(ctx)
 	if err != nil {
 		return nil, hcl.Diagnostics{b.unreadable(err)}
@@ -346,11 +349,11 @@ func (b *Backend) get(ctx context.Context, path string, out any) (http.Header, e
 
 // Plan diffs the agent's state, as read, against the services declared
 // on it.
-func (b *Backend) Plan(st provision.State, mode provision.Mode) (provision.Planned, hcl.Diagnostics) {
+func (b *Backend) Plan(st plans.State, mode plans.Mode) (provision.Planned, hcl.Diagnostics) {
 	as := st.(agentState)
 	diags := b.aclDiagnostics(as)
 	planned, pdiags := provision.Diffed(func() string { return b.scope.fingerprint(as) },
-		func() ([]*provision.Change, hcl.Diagnostics) { return b.diff(as, mode) })
+		func() ([]*plans.Change, hcl.Diagnostics) { return b.diff(as, mode) })
 	return planned, append(diags, pdiags...)
 }
 
@@ -381,15 +384,15 @@ func (b *Backend) unreadable(err error) *hcl.Diagnostic {
 // and a 5xx answer, and a 404 to a request whose goal that is (a
 // deregister) is done. Consul answers errors in plain text, which the
 // error quotes.
-func (b *Backend) Send(ctx context.Context, r provision.Request) error {
+func (b *Backend) Send(ctx context.Context, r plans.Request) error {
 	_, err := b.sender().Send(ctx, r, 4096)
 	return err
 }
 
 // sender sends to the agent: its base URL and the token added to each
 // request, and Consul's plain-text refusals quoted.
-func (b *Backend) sender() provision.Sender {
-	return provision.Sender{
+func (b *Backend) sender() adapter.Sender {
+	return adapter.Sender{
 		Net: b.net,
 		Do: func(req *http.Request) (*http.Response, error) {
 			req.URL.Scheme, req.URL.Host = b.conf.Scheme, b.conf.Address

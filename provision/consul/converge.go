@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 var _ provision.Converger = (*Backend)(nil)
@@ -15,7 +16,7 @@ var _ provision.Converger = (*Backend)(nil)
 // answers GET /v1/agent/services and /v1/agent/checks after them: a
 // registration replaces the service and (with replace-existing-checks, or
 // when new) its checks; a deregistration removes both.
-func (b *Backend) Converge(st provision.State, changes []*provision.Change) (provision.State, error) {
+func (b *Backend) Converge(st plans.State, changes []*plans.Change) (plans.State, error) {
 	as := st.(agentState)
 	next := agentState{Services: maps.Clone(as.Services), Checks: maps.Clone(as.Checks), ACL: as.ACL}
 	if next.Checks == nil {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -73,7 +75,7 @@ func desired(project string, p schema.Proxy, s *schema.Service) registration {
 		Tags:    Tags(p, s),
 		Address: s.Address,
 		Port:    s.Port,
-		Meta:    provision.Marks(project),
+		Meta:    adapter.Marks(project),
 	}
 	for k, v := range s.Meta {
 		r.Meta[k] = v
@@ -126,7 +128,7 @@ type scope struct {
 }
 
 func (sc scope) relevant(s *agentService) bool {
-	if provision.OwnerOf(s.Meta) == sc.Project {
+	if adapter.OwnerOf(s.Meta) == sc.Project {
 		return true
 	}
 	i := sort.SearchStrings(sc.IDs, s.ID)
@@ -147,13 +149,13 @@ func (sc scope) fingerprint(st agentState) string {
 		}
 	}
 	slices.SortFunc(rel, func(a, b entry) int { return strings.Compare(a.Service.ID, b.Service.ID) })
-	return provision.DigestList(rel)
+	return adapter.DigestList(rel)
 }
 
 // diff compares the services declared on this agent with the live ones
 // and returns the changes in address order. Whose a live service is, and
-// what may be done with it, is the engine's decision (provision.Decide).
-func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change, hcl.Diagnostics) {
+// what may be done with it, is the engine's decision (adapter.Decide).
+func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Diagnostics) {
 	cfg, backend := b.cfg, b.Info().Name
 	elsewhere := b.declaredElsewhere()
 	var mine []*schema.Service
@@ -164,21 +166,21 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 			declared[s.ID] = true
 		}
 	}
-	if mode == provision.Destroy {
+	if mode == plans.Destroy {
 		mine = nil // destroy removes what the project owns, below
 	}
-	changes, diags := provision.PlanEach(mine, func(s *schema.Service) (*provision.Change, hcl.Diagnostics) {
+	changes, diags := provision.PlanEach(mine, func(s *schema.Service) (*plans.Change, hcl.Diagnostics) {
 		return b.planService(st, s, backend, elsewhere[s.ID])
 	})
 	for _, id := range sortedIDs(st.Services) {
 		l := st.Services[id]
-		if provision.OwnerOf(l.Meta) != cfg.Project || (declared[id] && mode != provision.Destroy) {
+		if adapter.OwnerOf(l.Meta) != cfg.Project || (declared[id] && mode != plans.Destroy) {
 			continue
 		}
-		addr := provision.Addr{In: b.in, Kind: "service", Name: id}
-		c := provision.Removal(addr, backend, provision.RawJSON(live(l)), deregisterRequest(id))
-		if moved := elsewhere[id]; moved != "" && mode != provision.Destroy {
-			c.Because(provision.ReasonMovedAway, "moved to "+moved+", where it is registered first")
+		addr := plans.Addr{In: b.in, Kind: "service", Name: id}
+		c := adapter.Removal(addr, backend, adapter.RawJSON(live(l)), deregisterRequest(id))
+		if moved := elsewhere[id]; moved != "" && mode != plans.Destroy {
+			c.Because(plans.ReasonMovedAway, "moved to "+moved+", where it is registered first")
 		} else {
 			c.Owned(cfg.Project, mode)
 		}
@@ -190,24 +192,24 @@ func (b *Backend) diff(st agentState, mode provision.Mode) ([]*provision.Change,
 // planService is the change of one declared service: none when the
 // engine refuses it (the diagnostics say why). moved is the agent it is
 // declared on elsewhere, if any.
-func (b *Backend) planService(st agentState, s *schema.Service, backend, moved string) (*provision.Change, hcl.Diagnostics) {
-	addr := provision.Addr{In: b.in, Kind: "service", Name: s.ID}
+func (b *Backend) planService(st agentState, s *schema.Service, backend, moved string) (*plans.Change, hcl.Diagnostics) {
+	addr := plans.Addr{In: b.in, Kind: "service", Name: s.ID}
 	l, lv := liveOf(st.Services, s.ID)
 	want := desired(b.cfg.Project, b.cfg.Proxy, s)
-	c, diags := provision.Propose(b.cfg.Project, provision.Object{
-		Declared: provision.Declared{Addr: addr, Noun: "service", Subject: s.IDRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At()},
+	c, diags := adapter.Propose(b.cfg.Project, adapter.Object{
+		Declared: adapter.Declared{Addr: addr, Noun: "service", Subject: s.IDRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At()},
 		Backend:  backend,
 		EachKey:  s.Instance.KeyPtr(),
-		After:    provision.RawJSON(want.view()),
+		After:    adapter.RawJSON(want.view()),
 		Live:     lv,
-		Create:   func() []provision.Request { return []provision.Request{registerRequest(want, false)} },
-		Before:   func() json.RawMessage { return provision.RawJSON(live(l)) },
+		Create:   func() []plans.Request { return []plans.Request{registerRequest(want, false)} },
+		Before:   func() json.RawMessage { return adapter.RawJSON(live(l)) },
 		SameView: true,
-		Diff:     func(importing bool) provision.Diff { return b.diffService(st, s, l, want, addr, importing) },
+		Diff:     func(importing bool) adapter.Diff { return b.diffService(st, s, l, want, addr, importing) },
 		Imported: "made outside provision; re-registered in place with the ownership marks",
 	})
-	if c != nil && moved != "" && c.Action == provision.Create {
-		c.Because(provision.ReasonMovedHere, "moved here from "+moved+"; deregistered there once registered here")
+	if c != nil && moved != "" && c.Action == plans.Create {
+		c.Because(plans.ReasonMovedHere, "moved here from "+moved+"; deregistered there once registered here")
 	}
 	return c, diags
 }
@@ -215,8 +217,8 @@ func (b *Backend) planService(st agentState, s *schema.Service, backend, moved s
 // diffService compares a live service with its declaration: the fields
 // that changed (and, for an import, the request that puts the marks on
 // it), or, converged, a registration again on -replace.
-func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService, want registration, addr provision.Addr, importing bool) provision.Diff {
-	var d provision.Diff
+func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService, want registration, addr plans.Addr, importing bool) adapter.Diff {
+	var d adapter.Diff
 	changed := changedFields(live(l), want.view())
 	drift := checkDrift(want.Checks, st.checksOf(s.ID))
 	if len(drift) > 0 && !slices.Contains(changed, "checks") {
@@ -227,21 +229,21 @@ func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService,
 		// The same ID is registered again: Consul replaces the
 		// registration in place, so there is no moment without one.
 		if others := slices.DeleteFunc(changed, func(f string) bool { return f == "meta" }); len(others) > 0 {
-			d.Reasons = append(d.Reasons, provision.Reason{Code: provision.ReasonChanged, Words: strings.Join(others, ", ") + " changed"})
+			d.Reasons = append(d.Reasons, adapter.Reason{Code: plans.ReasonChanged, Words: strings.Join(others, ", ") + " changed"})
 		}
 		d.Notes = append(d.Notes, importedChecks(st.checksOf(s.ID), len(want.Checks)))
 	case len(changed) > 0:
-		d.Reasons = append(d.Reasons, provision.Reason{Code: provision.ReasonChanged, Words: strings.Join(changed, ", ") + " changed"})
+		d.Reasons = append(d.Reasons, adapter.Reason{Code: plans.ReasonChanged, Words: strings.Join(changed, ", ") + " changed"})
 		d.Notes = append(d.Notes, drift...)
 	case b.replace[addr]:
 		// The agent keeps the token a service was registered with for
 		// its anti-entropy; registering again in place (no deregister,
 		// so no moment without it) hands it the current one.
-		d.Reasons = append(d.Reasons, provision.Reason{Code: provision.ReasonReplace, Words: "replaced (-replace): registered again in place, with the current token"})
+		d.Reasons = append(d.Reasons, adapter.Reason{Code: plans.ReasonReplace, Words: "replaced (-replace): registered again in place, with the current token"})
 	default:
 		return d
 	}
-	d.Requests = []provision.Request{registerRequest(want, true)}
+	d.Requests = []plans.Request{registerRequest(want, true)}
 	return d
 }
 
@@ -352,12 +354,12 @@ func withoutDigest(meta map[string]string) map[string]string {
 
 // liveOf is the live service of that ID and what the ownership decision
 // needs to know of it.
-func liveOf(services map[string]*agentService, id string) (*agentService, provision.LiveObject) {
+func liveOf(services map[string]*agentService, id string) (*agentService, adapter.LiveObject) {
 	l, exists := services[id]
 	if !exists {
-		return nil, provision.LiveObject{}
+		return nil, adapter.LiveObject{}
 	}
-	return l, provision.LiveObject{Exists: true, Owner: provision.OwnerOf(l.Meta), What: fmt.Sprintf("a registration named %q", l.Service)}
+	return l, adapter.LiveObject{Exists: true, Owner: adapter.OwnerOf(l.Meta), What: fmt.Sprintf("a registration named %q", l.Service)}
 }
 
 func sortedIDs(services map[string]*agentService) []string {
@@ -373,16 +375,16 @@ var jsonHeaders = map[string]string{"Accept": "application/json", "Content-Type"
 
 // registerRequest registers r. An update replaces the checks too, so that
 // a check removed from the spec goes away.
-func registerRequest(r registration, update bool) provision.Request {
+func registerRequest(r registration, update bool) plans.Request {
 	path := registerAPI
 	if update {
 		path += "?replace-existing-checks=true"
 	}
-	return provision.Request{Method: "PUT", Path: path, Header: jsonHeaders, Body: provision.RawJSON(r), Idempotent: true}
+	return plans.Request{Method: "PUT", Path: path, Header: jsonHeaders, Body: adapter.RawJSON(r), Idempotent: true}
 }
 
-func deregisterRequest(id string) provision.Request {
-	return provision.Request{
+func deregisterRequest(id string) plans.Request {
+	return plans.Request{
 		Method: "PUT",
 		Path:   "/v1/agent/service/deregister/" + url.PathEscape(id),
 		Header: map[string]string{"Accept": "application/json"},

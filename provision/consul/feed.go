@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/consul/api"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
 )
 
 var (
@@ -165,7 +166,7 @@ func follow(ctx context.Context, feed provision.Feed, what, changed string, fb *
 // whether it answers: the first time, it says why it is used; later, a
 // new digest is a change. It waits a second before it returns true.
 func (fb *fallback) use(ctx context.Context, feed provision.Feed, what, changed string, err error) bool {
-	var se *provision.StatusError
+	var se *adapter.StatusError
 	if errors.As(err, &se) && se.Code < 500 {
 		return false // a refusal (a 403): the agent would be polled forever for nothing
 	}
@@ -176,10 +177,10 @@ func (fb *fallback) use(ctx context.Context, feed provision.Feed, what, changed 
 	switch {
 	case fb.seen == "":
 		why := "does not answer"
-		if provision.Leaderless(err) {
+		if adapter.Leaderless(err) {
 			why = "has no leader"
 		}
-		feed.Log("warn", "%s: the catalog %s (%s); %s", what, why, provision.WithoutLocalAddrs(err.Error()), fb.what)
+		feed.Log("warn", "%s: the catalog %s (%s); %s", what, why, adapter.WithoutLocalAddrs(err.Error()), fb.what)
 	case digest != fb.seen:
 		feed.Changed(changed + " (seen on the agent)")
 	}
@@ -214,7 +215,7 @@ func (b *Backend) Elect(ctx context.Context, project string, changed func(bool),
 	for ctx.Err() == nil {
 		lost, err := lock.Lock(ctx.Done())
 		if err != nil {
-			if text := provision.WithoutLocalAddrs(err.Error()); text != failed {
+			if text := adapter.WithoutLocalAddrs(err.Error()); text != failed {
 				failed = text
 				log("taking the leader lock %s%s failed (%s); this watcher reports and does not heal until it leads. "+
 					"provision policy -watch lists what the token needs", WatchPrefix, project, err)

@@ -1,10 +1,10 @@
 package consul
 
 import (
-	"github.com/provision-dev/provision/provision/fuzzing"
 	"strings"
 	"testing"
 
+	"github.com/provision-dev/provision/provision/fuzzing"
 	"github.com/provision-dev/provision/schema"
 )
 

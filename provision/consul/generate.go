@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -40,8 +42,8 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 	var diags hcl.Diagnostics
 	for _, im := range imports {
 		l, lv := liveOf(st.Services, im.Name)
-		addr := provision.Addr{In: b.in, Kind: "service", Name: im.Name}
-		if _, _, refusal := provision.Decide(b.cfg.Project, provision.Declared{Addr: addr, Noun: "service", Import: im.At()}, lv); refusal != nil {
+		addr := plans.Addr{In: b.in, Kind: "service", Name: im.Name}
+		if _, _, refusal := adapter.Decide(b.cfg.Project, adapter.Declared{Addr: addr, Noun: "service", Import: im.At()}, lv); refusal != nil {
 			diags = append(diags, refusal)
 			continue
 		}

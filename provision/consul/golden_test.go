@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/consul/api"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/internal/golden"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -58,8 +59,8 @@ func TestGoldenPlans(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			live := &provision.Live{States: map[string]provision.State{"consul": readFixture(t, state)}}
-			p, diags := provision.PlanFrom(cfg.Project, provision.Converge, b, live)
+			live := &plans.Live{States: map[string]plans.State{"consul": readFixture(t, state)}}
+			p, diags := provision.PlanFrom(cfg.Project, plans.Converge, b, live)
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
@@ -95,7 +96,7 @@ func BenchmarkDiff(b *testing.B) {
 	})
 	b.Run("diff", func(b *testing.B) {
 		for b.Loop() {
-			agent.diff(agentState{Services: lean}, provision.Converge)
+			agent.diff(agentState{Services: lean}, plans.Converge)
 		}
 	})
 }

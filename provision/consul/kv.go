@@ -19,6 +19,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/parallel"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -118,9 +121,9 @@ func NewKV(cfg *schema.Config, o Options) (*KV, hcl.Diagnostics) {
 }
 
 // Info names the store by the agent it is reached through.
-func (kv *KV) Info() provision.BackendInfo {
-	return provision.BackendInfo{Name: "kv", Kind: "consul-kv", Address: kv.agent.address(),
-		Scope: provision.RawJSON(struct {
+func (kv *KV) Info() plans.BackendInfo {
+	return plans.BackendInfo{Name: "kv", Kind: "consul-kv", Address: kv.agent.address(),
+		Scope: adapter.RawJSON(struct {
 			Project  string   `json:"project"`
 			Prefixes []string `json:"prefixes"`
 		}{kv.project, kv.prefixes})}
@@ -154,9 +157,9 @@ func (kv *KV) Version(ctx context.Context) string {
 func (kvState) Server() string { return "Consul KV" }
 
 // DecodeState reads the store's state from its JSON form.
-func (kv *KV) DecodeState(raw json.RawMessage) (provision.State, error) {
+func (kv *KV) DecodeState(raw json.RawMessage) (plans.State, error) {
 	var st kvState
-	if err := provision.DecodeStrict(raw, &st); err != nil {
+	if err := adapter.DecodeStrict(raw, &st); err != nil {
 		return nil, err
 	}
 	if st.Keys == nil {
@@ -167,7 +170,7 @@ func (kv *KV) DecodeState(raw json.RawMessage) (provision.State, error) {
 
 // Read reads every folder of the declared keys, side by side: GET
 // /v1/kv/<folder>?recurse=true (a 404 is an empty folder).
-func (kv *KV) Read(ctx context.Context, _ provision.Mode) (provision.State, hcl.Diagnostics) {
+func (kv *KV) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnostics) {
 	st := kvState{Keys: map[string]kvEntry{}}
 	type answer struct {
 		pairs  []kvPair
@@ -175,12 +178,12 @@ func (kv *KV) Read(ctx context.Context, _ provision.Mode) (provision.State, hcl.
 		err    error
 	}
 	answers := make([]answer, len(kv.prefixes))
-	provision.Parallel(len(kv.prefixes), 8, func(i int) {
+	parallel.Do(len(kv.prefixes), 8, func(i int) {
 		a := &answers[i]
 		a.err = kv.agent.net.Call(ctx, true, func(ctx context.Context) error {
 			var err error
 			a.header, err = kv.agent.get(ctx, "/v1/kv/"+escapePath(kv.prefixes[i])+"?recurse=true", &a.pairs)
-			var se *provision.StatusError
+			var se *adapter.StatusError
 			if errors.As(err, &se) && se.Code == http.StatusNotFound {
 				a.pairs, err = nil, nil
 			}
@@ -245,32 +248,32 @@ func keyView(value string, isJSON bool, flags uint64) map[string]any {
 	return map[string]any{"value": v, "flags": flags & 0xffffffff}
 }
 
-func (kv *KV) addr(path string) provision.Addr { return provision.Addr{Kind: "key", Name: path} }
+func (kv *KV) addr(path string) plans.Addr { return plans.Addr{Kind: "key", Name: path} }
 
 // Plan diffs the declared keys against the store: a value compared as
 // text (as JSON when the block writes an object or a list), the flags,
 // and the mark.
-func (kv *KV) Plan(s provision.State, mode provision.Mode) (provision.Planned, hcl.Diagnostics) {
+func (kv *KV) Plan(s plans.State, mode plans.Mode) (provision.Planned, hcl.Diagnostics) {
 	st := s.(kvState)
-	var changes []*provision.Change
+	var changes []*plans.Change
 	var diags hcl.Diagnostics
 	declared := map[string]bool{}
 	for _, k := range kv.keys {
 		declared[k.Path] = true
-		if mode == provision.Destroy {
+		if mode == plans.Destroy {
 			continue
 		}
 		live, exists := st.Keys[k.Path]
 		k, flags := k, kvMark(kv.project)|k.Flags
-		c, cdiags := provision.Propose(kv.project, provision.Object{
-			Declared: provision.Declared{Addr: kv.addr(k.Path), Noun: "key", Subject: k.PathRange.Ptr(), Context: k.DeclRange.Ptr(), Import: k.Import.At()},
+		c, cdiags := adapter.Propose(kv.project, adapter.Object{
+			Declared: adapter.Declared{Addr: kv.addr(k.Path), Noun: "key", Subject: k.PathRange.Ptr(), Context: k.DeclRange.Ptr(), Import: k.Import.At()},
 			Backend:  "kv",
-			After:    provision.RawJSON(keyView(k.Value, k.JSON, k.Flags)),
-			Live:     provision.LiveObject{Exists: exists, Owner: kvOwner(live.Flags, kv.project), What: fmt.Sprintf("a key with flags %d, changed at index %d", live.Flags, live.ModifyIndex)},
-			Create:   func() []provision.Request { return []provision.Request{putKey(k.Path, k.Value, flags, 0)} },
-			Before:   func() json.RawMessage { return provision.RawJSON(keyView(live.Value, k.JSON, live.Flags)) },
-			Diff: func(importing bool) provision.Diff {
-				var d provision.Diff
+			After:    adapter.RawJSON(keyView(k.Value, k.JSON, k.Flags)),
+			Live:     adapter.LiveObject{Exists: exists, Owner: kvOwner(live.Flags, kv.project), What: fmt.Sprintf("a key with flags %d, changed at index %d", live.Flags, live.ModifyIndex)},
+			Create:   func() []plans.Request { return []plans.Request{putKey(k.Path, k.Value, flags, 0)} },
+			Before:   func() json.RawMessage { return adapter.RawJSON(keyView(live.Value, k.JSON, live.Flags)) },
+			Diff: func(importing bool) adapter.Diff {
+				var d adapter.Diff
 				var changed []string
 				if !sameKeyValue(live, k) {
 					changed = append(changed, "value")
@@ -279,10 +282,10 @@ func (kv *KV) Plan(s provision.State, mode provision.Mode) (provision.Planned, h
 					changed = append(changed, "flags")
 				}
 				if len(changed) > 0 {
-					d.Reasons = []provision.Reason{{Code: provision.ReasonChanged, Words: strings.Join(changed, ", ") + " changed"}}
+					d.Reasons = []adapter.Reason{{Code: plans.ReasonChanged, Words: strings.Join(changed, ", ") + " changed"}}
 				}
 				if importing || len(changed) > 0 {
-					d.Requests = []provision.Request{putKey(k.Path, k.Value, flags, live.ModifyIndex)}
+					d.Requests = []plans.Request{putKey(k.Path, k.Value, flags, live.ModifyIndex)}
 				}
 				return d
 			},
@@ -295,13 +298,13 @@ func (kv *KV) Plan(s provision.State, mode provision.Mode) (provision.Planned, h
 	}
 	for _, path := range slices.Sorted(maps.Keys(st.Keys)) {
 		e := st.Keys[path]
-		if kvOwner(e.Flags, kv.project) != kv.project || declared[path] && mode != provision.Destroy {
+		if kvOwner(e.Flags, kv.project) != kv.project || declared[path] && mode != plans.Destroy {
 			continue
 		}
-		r := provision.Request{Method: "DELETE", Path: "/v1/kv/" + escapePath(path) + "?cas=" + strconv.FormatUint(e.ModifyIndex, 10), Header: map[string]string{"Accept": "application/json"}}
-		changes = append(changes, provision.Removal(kv.addr(path), "kv", provision.RawJSON(keyView(e.Value, false, e.Flags)), r).Owned(kv.project, mode))
+		r := plans.Request{Method: "DELETE", Path: "/v1/kv/" + escapePath(path) + "?cas=" + strconv.FormatUint(e.ModifyIndex, 10), Header: map[string]string{"Accept": "application/json"}}
+		changes = append(changes, adapter.Removal(kv.addr(path), "kv", adapter.RawJSON(keyView(e.Value, false, e.Flags)), r).Owned(kv.project, mode))
 	}
-	return provision.Planned{Changes: changes, Fingerprint: provision.Digest(st.Keys)}, diags
+	return provision.Planned{Changes: changes, Fingerprint: adapter.Digest(st.Keys)}, diags
 }
 
 // sameKeyValue compares a live value with the declared one: as JSON when
@@ -317,9 +320,9 @@ func sameKeyValue(live kvEntry, k *schema.Key) bool {
 // putKey writes a key's value, its flags (the mark with them) and, with
 // cas, only if the key's index is still cas (0: only if it does not
 // exist). Consul answers true or false.
-func putKey(path, value string, flags, cas uint64) provision.Request {
+func putKey(path, value string, flags, cas uint64) plans.Request {
 	body, _ := json.Marshal(value)
-	return provision.Request{Method: "PUT", Path: fmt.Sprintf("/v1/kv/%s?cas=%d&flags=%d", escapePath(path), cas, flags),
+	return plans.Request{Method: "PUT", Path: fmt.Sprintf("/v1/kv/%s?cas=%d&flags=%d", escapePath(path), cas, flags),
 		Header: map[string]string{"Accept": "application/json"}, Body: body, Text: true}
 }
 
@@ -335,7 +338,7 @@ func escapePath(p string) string {
 // Send performs one request of a key's change; a check-and-set that
 // Consul answers false (the key changed since the plan read it) is an
 // error, and nothing was written.
-func (kv *KV) Send(ctx context.Context, r provision.Request) error {
+func (kv *KV) Send(ctx context.Context, r plans.Request) error {
 	body, err := kv.agent.sender().Send(ctx, r, 4096)
 	if err == nil && strings.TrimSpace(string(body)) == "false" {
 		path, _, _ := strings.Cut(strings.TrimPrefix(r.Path, "/v1/kv/"), "?")
@@ -346,7 +349,7 @@ func (kv *KV) Send(ctx context.Context, r provision.Request) error {
 
 // Permit says, from what the read asked the agent, whether the token may
 // write every key the changes write or delete.
-func (kv *KV) Permit(s provision.State, changes []*provision.Change) hcl.Diagnostics {
+func (kv *KV) Permit(s plans.State, changes []*plans.Change) hcl.Diagnostics {
 	st := s.(kvState)
 	if !st.ACL.Deny {
 		return nil
@@ -354,7 +357,7 @@ func (kv *KV) Permit(s provision.State, changes []*provision.Change) hcl.Diagnos
 	var perms []Permission
 	for _, c := range changes {
 		if len(c.Requests) > 0 {
-			perms = append(perms, Permission{Resource: "key", Segment: c.Addr.Name, Access: "write", Why: c.Action.String() + " " + c.Addr.String(), at: c.DeclRange(), addrs: []provision.Addr{c.Addr}})
+			perms = append(perms, Permission{Resource: "key", Segment: c.Addr.Name, Access: "write", Why: c.Action.String() + " " + c.Addr.String(), at: c.DeclRange(), addrs: []plans.Addr{c.Addr}})
 		}
 	}
 	return kv.agent.judgeRead(st.ACL, perms)
@@ -363,7 +366,7 @@ func (kv *KV) Permit(s provision.State, changes []*provision.Change) hcl.Diagnos
 // Converge is the store once changes are done, as Consul answers the
 // next read: a write sets the value and flags at a new index, a delete
 // removes the key.
-func (kv *KV) Converge(s provision.State, changes []*provision.Change) (provision.State, error) {
+func (kv *KV) Converge(s plans.State, changes []*plans.Change) (plans.State, error) {
 	st := s.(kvState)
 	next := kvState{Keys: maps.Clone(st.Keys), ACL: st.ACL}
 	index := uint64(0)
@@ -399,7 +402,7 @@ func (kv *KV) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnostics)
 	if len(kv.generate) == 0 {
 		return nil, nil
 	}
-	s, diags := kv.Read(ctx, provision.Converge)
+	s, diags := kv.Read(ctx, plans.Converge)
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -407,8 +410,8 @@ func (kv *KV) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnostics)
 	var blocks []*hclwrite.Block
 	for _, im := range kv.generate {
 		e, exists := st.Keys[im.Name]
-		if _, _, refusal := provision.Decide(kv.project, provision.Declared{Addr: kv.addr(im.Name), Noun: "key", Import: im.At()},
-			provision.LiveObject{Exists: exists, Owner: kvOwner(e.Flags, kv.project)}); refusal != nil {
+		if _, _, refusal := adapter.Decide(kv.project, adapter.Declared{Addr: kv.addr(im.Name), Noun: "key", Import: im.At()},
+			adapter.LiveObject{Exists: exists, Owner: kvOwner(e.Flags, kv.project)}); refusal != nil {
 			diags = append(diags, refusal)
 			continue
 		}

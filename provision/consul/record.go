@@ -9,7 +9,8 @@ import (
 
 	"github.com/hashicorp/consul/api"
 	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 // RecordPrefix is the KV folder of the record of each project's agents:
@@ -22,7 +23,7 @@ const RecordPrefix = "provision/agents/"
 // "agent.<name>") and address; with holding, only those the specs declare
 // services on (the record: where the project's services are after an
 // apply, whatever -target left out of it).
-func agentsOf(backends []provision.BackendInfo, holding bool) map[string]string {
+func agentsOf(backends []plans.BackendInfo, holding bool) map[string]string {
 	m := map[string]string{}
 	for _, b := range backends {
 		var sc scope
@@ -49,19 +50,19 @@ func (b *Backend) recorded(ctx context.Context, project string) (map[string]stri
 
 // Recorded reads the project's record, in one request: what a plan's
 // Forgotten needs.
-func (b *Backend) Recorded(ctx context.Context, project string) *provision.Record {
+func (b *Backend) Recorded(ctx context.Context, project string) *plans.Record {
 	rec, err := b.recorded(ctx, project)
 	if err != nil {
-		_, refused := provision.Refused(err)
-		return &provision.Record{Error: err.Error(), Refused: refused}
+		_, refused := adapter.Refused(err)
+		return &plans.Record{Error: err.Error(), Refused: refused}
 	}
-	return &provision.Record{Agents: rec}
+	return &plans.Record{Agents: rec}
 }
 
 // Forgotten warns about each agent of the record that the plan does not
 // read (its block is gone, or its address changed): the services of the
 // project there are neither planned nor pruned.
-func (b *Backend) Forgotten(r *provision.Record, project string, backends []provision.BackendInfo) hcl.Diagnostics {
+func (b *Backend) Forgotten(r *plans.Record, project string, backends []plans.BackendInfo) hcl.Diagnostics {
 	if r == nil {
 		return nil
 	}
@@ -96,14 +97,14 @@ func (b *Backend) Forgotten(r *provision.Record, project string, backends []prov
 // Remember records the agents the project's services are on after a
 // complete apply of the plan (none after a destroy), writing only when the
 // record changed: a converged apply writes nothing.
-func (b *Backend) Remember(ctx context.Context, project string, backends []provision.BackendInfo) error {
+func (b *Backend) Remember(ctx context.Context, project string, backends []plans.BackendInfo) error {
 	now := agentsOf(backends, true)
 	rec, err := b.recorded(ctx, project)
 	if err != nil || maps.Equal(rec, now) {
 		return err
 	}
 	key := RecordPrefix + project
-	return b.net.Call(provision.Sending(ctx), true, func(ctx context.Context) error {
+	return b.net.Call(adapter.Sending(ctx), true, func(ctx context.Context) error {
 		q := (&api.WriteOptions{}).WithContext(ctx)
 		if len(now) == 0 {
 			_, err := b.client.KV().Delete(key, q)

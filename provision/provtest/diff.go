@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 // unified is a unified diff of two texts, line by line (old -, new +),
 // with three lines of context around each change.
 func unified(name, old, new string) string {
-	edits := provision.Edits(strings.SplitAfter(old, "\n"), strings.SplitAfter(new, "\n"))
+	edits := plans.Edits(strings.SplitAfter(old, "\n"), strings.SplitAfter(new, "\n"))
 	// at[k] are the line numbers, in old and new, of edit k.
 	type pos struct{ i, j int }
 	at := make([]pos, len(edits))

@@ -22,7 +22,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/provision-dev/provision/cmd/provision/render"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -266,7 +268,7 @@ func varArgs(vars map[string]cty.Value) []string {
 
 // plan makes the run's plan as plan -snapshot does, and returns the
 // backends it was made with.
-func plan(dir string, r *Run, specs *run.Specs, o Options) (*provision.Plan, []provision.Backend, hcl.Diagnostics) {
+func plan(dir string, r *Run, specs *run.Specs, o Options) (*plans.Plan, []provision.Backend, hcl.Diagnostics) {
 	from := provision.Greenfield()
 	if r.Snapshot != "" {
 		var diags hcl.Diagnostics
@@ -287,20 +289,20 @@ func plan(dir string, r *Run, specs *run.Specs, o Options) (*provision.Plan, []p
 // changes are done to the live state in memory, a plan made again has
 // nothing to do. A change it plans again would be planned after every
 // apply (a perpetual diff).
-func (res *Result) converges(p *provision.Plan, backends []provision.Backend) {
+func (res *Result) converges(p *plans.Plan, backends []provision.Backend) {
 	live, err := provision.Converged(p, backends)
 	if err != nil {
 		res.Failures = append(res.Failures, "the plan's changes cannot be done in memory: "+err.Error())
 		return
 	}
-	again, diags := provision.PlanFrom(p.Project, provision.Converge, backends, live)
+	again, diags := provision.PlanFrom(p.Project, plans.Converge, backends, live)
 	if diags.HasErrors() {
 		res.Failures = append(res.Failures, "once the plan's changes are done, planning again fails: "+summaries(diags))
 		return
 	}
 	var left []string
 	for _, c := range again.Changes {
-		if c.Action != provision.NoOp {
+		if c.Action != plans.NoOp {
 			left = append(left, fmt.Sprintf("%s (%s: %s)", c.Addr, c.Action, c.Reason))
 		}
 	}
@@ -311,20 +313,20 @@ func (res *Result) converges(p *provision.Plan, backends []provision.Backend) {
 
 // capture is the view of a run: it keeps what a plan shows.
 type capture struct {
-	plan     *provision.Plan
+	plan     *plans.Plan
 	warnings hcl.Diagnostics
 	diags    hcl.Diagnostics
 }
 
 func (c *capture) Loaded(map[string]*hcl.File, []string) {}
 func (c *capture) Diagnostics(d hcl.Diagnostics)         { c.diags = append(c.diags, d...) }
-func (c *capture) Plan(p *provision.Plan, warnings hcl.Diagnostics) {
+func (c *capture) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
 	c.plan, c.warnings = p, warnings
 }
 
 // judge compares the run's plan (nil: it failed) with what the run
 // expects and with its golden files.
-func (res *Result) judge(p *provision.Plan, dir string, update bool) {
+func (res *Result) judge(p *plans.Plan, dir string, update bool) {
 	r := res.Run
 	if len(r.ExpectFailures) > 0 {
 		res.expectFailures(p)
@@ -337,7 +339,7 @@ func (res *Result) judge(p *provision.Plan, dir string, update bool) {
 	if r.ExpectNoChanges && p.Summary.HasChanges() {
 		res.Failures = append(res.Failures, fmt.Sprintf("expect_no_changes, and the plan has changes: %s", p.Summary.Line()))
 	}
-	text, js, err := render(p, dir, r)
+	text, js, err := renderPlan(p, dir, r)
 	if err != nil {
 		res.Failures = append(res.Failures, err.Error())
 		return
@@ -371,7 +373,7 @@ func (res *Result) judge(p *provision.Plan, dir string, update bool) {
 
 // expectFailures checks that the plan failed where the run says: at an
 // error whose line names each reference.
-func (res *Result) expectFailures(p *provision.Plan) {
+func (res *Result) expectFailures(p *plans.Plan) {
 	if p != nil {
 		res.Failures = append(res.Failures, fmt.Sprintf("expected the plan to fail at %s, and it succeeded (%s)", strings.Join(res.Run.ExpectFailures, ", "), p.Summary.Line()))
 		return
@@ -427,10 +429,10 @@ func summaries(diags hcl.Diagnostics) string {
 	return strings.Join(s, "; ")
 }
 
-// render is the plan's text and JSON views, redacted, with the paths of
+// renderPlan is the plan's text and JSON views, redacted, with the paths of
 // the spec directory and of the snapshot written relative to them, so
 // that a golden file does not depend on where the tests run from.
-func render(p *provision.Plan, dir string, r *Run) (text, js []byte, err error) {
+func renderPlan(p *plans.Plan, dir string, r *Run) (text, js []byte, err error) {
 	q := *p
 	q.Dir = ""
 	if q.Snapshot != nil {
@@ -440,7 +442,7 @@ func render(p *provision.Plan, dir string, r *Run) (text, js []byte, err error) 
 	}
 	red := q.Redacted()
 	var buf bytes.Buffer
-	if err := provision.RenderText(&buf, red, provision.TextOptions{}); err != nil {
+	if err := render.Text(&buf, red, render.TextOptions{}); err != nil {
 		return nil, nil, err
 	}
 	raw, err := json.MarshalIndent(red, "", "  ")

@@ -39,7 +39,9 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/connect"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -140,7 +142,7 @@ type Operation struct {
 	Vars, VarFiles []string
 	Getenv         func(string) string
 	Environ        func() []string
-	Deadlines      provision.Deadlines
+	Deadlines      adapter.Deadlines
 	// SearchIndices opens the search clusters: always but for destroy
 	// without -indices.
 	SearchIndices bool
@@ -195,7 +197,7 @@ type View interface {
 	// failed run, what stopped it.
 	Diagnostics(diags hcl.Diagnostics)
 	// Plan shows the plan and the warnings it was made with.
-	Plan(p *provision.Plan, warnings hcl.Diagnostics)
+	Plan(p *plans.Plan, warnings hcl.Diagnostics)
 }
 
 // ApplyView is the View of an operation that sends.
@@ -205,7 +207,7 @@ type ApplyView interface {
 	Verified(v provision.Verified)
 	// Result reports the end of an apply; failures reach it as
 	// diagnostics whose range is the declaration that caused them.
-	Result(p *provision.Plan, res provision.Result, diags hcl.Diagnostics)
+	Result(p *plans.Plan, res provision.Result, diags hcl.Diagnostics)
 }
 
 // Progress is one event of an apply with the count of requests done.
@@ -216,7 +218,7 @@ type Progress struct {
 
 // Asker is a view that can ask a person to approve a plan.
 type Asker interface {
-	Confirm(ctx context.Context, p *provision.Plan) bool
+	Confirm(ctx context.Context, p *plans.Plan) bool
 }
 
 // Run is an operation under way or done: what each phase found.
@@ -224,15 +226,15 @@ type Run struct {
 	Operation
 	view View
 	// Saved is the saved plan of ApplySaved.
-	Saved  *provision.Plan
+	Saved  *plans.Plan
 	Config *schema.Config
 	parser *schema.Parser
 	// Opened are the backends and the cluster's agent.
 	Opened connect.Opened
 	// Live is the live state the plan is made from; nil before Read.
-	Live *provision.Live
+	Live *plans.Live
 	// Plan is the plan made now; nil before Diff.
-	Plan     *provision.Plan
+	Plan     *plans.Plan
 	Warnings hcl.Diagnostics
 	Result   provision.Result
 	// Generated are the generated declarations (nil: nothing to

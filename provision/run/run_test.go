@@ -14,12 +14,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 // recorder is a View and ApplyView that keeps what a run reports.
 type recorder struct {
 	diags  hcl.Diagnostics
-	plans  []*provision.Plan
+	plans  []*plans.Plan
 	result bool
 	asked  int
 	answer bool
@@ -27,18 +28,18 @@ type recorder struct {
 
 func (v *recorder) Loaded(map[string]*hcl.File, []string) {}
 func (v *recorder) Diagnostics(d hcl.Diagnostics)         { v.diags = append(v.diags, d...) }
-func (v *recorder) Plan(p *provision.Plan, w hcl.Diagnostics) {
+func (v *recorder) Plan(p *plans.Plan, w hcl.Diagnostics) {
 	v.plans = append(v.plans, p)
 	v.diags = append(v.diags, w...)
 }
-func (v *recorder) Progress(Progress)                                         {}
-func (v *recorder) Verified(provision.Verified)                               {}
-func (v *recorder) Result(*provision.Plan, provision.Result, hcl.Diagnostics) { v.result = true }
+func (v *recorder) Progress(Progress)                                     {}
+func (v *recorder) Verified(provision.Verified)                           {}
+func (v *recorder) Result(*plans.Plan, provision.Result, hcl.Diagnostics) { v.result = true }
 
 // asking is a recorder that can be asked for approval.
 type asking struct{ recorder }
 
-func (v *asking) Confirm(context.Context, *provision.Plan) bool { v.asked++; return v.answer }
+func (v *asking) Confirm(context.Context, *plans.Plan) bool { v.asked++; return v.answer }
 
 // specs writes a spec directory that names no backend: every phase runs,
 // against no server.
@@ -160,13 +161,13 @@ func TestInvalidSpecs(t *testing.T) {
 // not is refused after the fresh plan, before anything is sent.
 func TestSavedPlanChecked(t *testing.T) {
 	dir := specs(t, `project = "unit"`)
-	saved := &provision.Plan{FormatVersion: provision.FormatVersion, Project: "unit", Dir: dir,
-		Backends: []provision.BackendInfo{{Name: "consul", Kind: "consul", Address: "http://127.0.0.1:1"}},
-		Changes: []*provision.Change{{Addr: provision.Addr{Kind: "service", Name: "a"}, Backend: "consul", Action: provision.Create,
-			Requests: []provision.Request{{Method: "PUT", Path: "/v1/agent/service/register"}}}},
-		Summary: provision.Summary{Create: 1}}
+	saved := &plans.Plan{FormatVersion: plans.FormatVersion, Project: "unit", Dir: dir,
+		Backends: []plans.BackendInfo{{Name: "consul", Kind: "consul", Address: "http://127.0.0.1:1"}},
+		Changes: []*plans.Change{{Addr: plans.Addr{Kind: "service", Name: "a"}, Backend: "consul", Action: plans.Create,
+			Requests: []plans.Request{{Method: "PUT", Path: "/v1/agent/service/register"}}}},
+		Summary: plans.Summary{Create: 1}}
 	file := filepath.Join(t.TempDir(), "plan.json")
-	if err := provision.WritePlanFile(file, saved); err != nil {
+	if err := plans.WritePlanFile(file, saved); err != nil {
 		t.Fatal(err)
 	}
 	v := &recorder{}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 // matchSaved checks a saved plan against the plan made now, both
@@ -17,17 +17,17 @@ import (
 // for every change of the saved plan, exactly its requests. It returns
 // why the saved plan cannot be applied, in sentences for the refusal's
 // detail; "" when it can.
-func matchSaved(saved, now *provision.Plan) string {
+func matchSaved(saved, now *plans.Plan) string {
 	if saved.FormatVersion != now.FormatVersion {
 		return fmt.Sprintf("It was made by another version of provision (format %s; this one writes %s), whose requests are not comparable with this one's.", saved.FormatVersion, now.FormatVersion)
 	}
 	if saved.Project != now.Project {
 		return fmt.Sprintf("It is a plan of project %q, and the specs in %s are project %q.", saved.Project, saved.Dir, now.Project)
 	}
-	live := map[string]provision.BackendInfo{}
+	live := map[string]plans.BackendInfo{}
 	for _, b := range now.Backends {
 		live[b.Name] = b
-		if !slices.ContainsFunc(saved.Backends, func(sb provision.BackendInfo) bool { return sb.Name == b.Name }) {
+		if !slices.ContainsFunc(saved.Backends, func(sb plans.BackendInfo) bool { return sb.Name == b.Name }) {
 			return fmt.Sprintf("The specs name the backend %s, which the plan does not.", b.Name)
 		}
 	}
@@ -47,7 +47,7 @@ func matchSaved(saved, now *provision.Plan) string {
 				"(a plan is also stale once it has been applied).", b.Name, b.Address)
 		}
 	}
-	planned := map[provision.Addr]*provision.Change{}
+	planned := map[plans.Addr]*plans.Change{}
 	for _, ch := range now.Changes {
 		planned[ch.Addr] = ch
 	}
@@ -71,8 +71,8 @@ func compactJSON(raw json.RawMessage) string {
 	return buf.String()
 }
 
-func sameRequests(a, b []provision.Request) bool {
-	return slices.EqualFunc(a, b, func(x, y provision.Request) bool {
+func sameRequests(a, b []plans.Request) bool {
+	return slices.EqualFunc(a, b, func(x, y plans.Request) bool {
 		ja, _ := json.Marshal(x)
 		jb, _ := json.Marshal(y)
 		return string(ja) == string(jb)

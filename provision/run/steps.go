@@ -8,7 +8,9 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/connect"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -37,7 +39,7 @@ func (r *Run) savedWithoutChanges() bool {
 // spec that fails to load sends no request.
 func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 	if r.Type == ApplySaved {
-		saved, err := provision.ReadPlanFile(r.PlanFile)
+		saved, err := plans.ReadPlanFile(r.PlanFile)
 		if err != nil {
 			return Refusal("Cannot read the saved plan", err.Error()+".", nil)
 		}
@@ -111,7 +113,7 @@ func (r *Run) checkPermissions(ctx context.Context) hcl.Diagnostics {
 			include = append(include, c.Addr)
 		}
 	}
-	scope := func(a provision.Addr) bool { return provision.Selected(a, include, exclude) }
+	scope := func(a plans.Addr) bool { return plans.Selected(a, include, exclude) }
 	if diags := provision.Preflight(ctx, r.Opened.Backends, scope); diags.HasErrors() {
 		return diags
 	}
@@ -133,7 +135,7 @@ func (r *Run) lock(ctx context.Context) (context.Context, hcl.Diagnostics) {
 	lctx, unlock, err := l.Lock(ctx, r.Config.Project, r.Type.String(), r.LockTimeout)
 	if err != nil {
 		advice := "Try again later, or raise -lock-timeout."
-		if _, refused := provision.Refused(err); refused {
+		if _, refused := adapter.Refused(err); refused {
 			advice = fmt.Sprintf("The token may not take the lock: it needs session:write on the node of that agent and key:write on %s. Retrying will not help; provision policy prints the policy these specs need.", connect.LockKey(r.Config.Project))
 		}
 		return ctx, Refusal("Cannot take the lock", fmt.Sprintf("%s. Nothing was sent. %s", err, advice), r.Config.ProjectRange.Ptr())
@@ -162,11 +164,11 @@ func (r *Run) read(ctx context.Context) hcl.Diagnostics {
 
 // mode is what the run's plan is for: destroy removes what the project
 // owns, every other run converges.
-func (r *Run) mode() provision.Mode {
+func (r *Run) mode() plans.Mode {
 	if r.Type == Destroy {
-		return provision.Destroy
+		return plans.Destroy
 	}
-	return provision.Converge
+	return plans.Converge
 }
 
 // plan plans from the live state, with no I/O, and finishes the plan: the
@@ -205,7 +207,7 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 		diags = append(diags, permit...)
 		r.Warnings = diags
 	}
-	p.Diagnostics = provision.JSONDiagnostics(diags)
+	p.Diagnostics = plans.JSONDiagnostics(diags)
 	p.Secrets = r.Config.Secrets
 	p.Dir = r.Dir
 	p.Snapshot = r.From.Source()
@@ -229,7 +231,7 @@ func (r *Run) checkSaved(ctx context.Context) hcl.Diagnostics {
 	if why := matchSaved(r.Saved, r.Plan.Redacted()); why != "" {
 		return Refusal("Saved plan cannot be applied", fmt.Sprintf("The saved plan %s cannot be applied. %s Nothing was sent. Make a new plan.", r.PlanFile, why), nil)
 	}
-	var addrs []provision.Addr
+	var addrs []plans.Addr
 	for _, ch := range r.Saved.Changes {
 		addrs = append(addrs, ch.Addr)
 	}
@@ -350,11 +352,11 @@ func (r *Run) writers() map[string]provision.Writer {
 
 // replaced checks that every -replace address is a service the plan
 // registers again: one the project owns and the specs declare.
-func replaced(p *provision.Plan, addrs []string) error {
+func replaced(p *plans.Plan, addrs []string) error {
 	for _, a := range addrs {
-		addr, _ := provision.ParseAddr(a)
-		i := slices.IndexFunc(p.Changes, func(c *provision.Change) bool { return c.Addr == addr })
-		if i < 0 || addr.Kind != "service" || p.Changes[i].Action == provision.Delete || p.Changes[i].Action == provision.Create {
+		addr, _ := plans.ParseAddr(a)
+		i := slices.IndexFunc(p.Changes, func(c *plans.Change) bool { return c.Addr == addr })
+		if i < 0 || addr.Kind != "service" || p.Changes[i].Action == plans.Delete || p.Changes[i].Action == plans.Create {
 			return fmt.Errorf("-replace %s names no service that the specs declare and the project owns: only such a service is registered again in place", a)
 		}
 	}
@@ -362,17 +364,17 @@ func replaced(p *provision.Plan, addrs []string) error {
 }
 
 // targets are the addresses of -target and -exclude.
-func (r *Run) targets() (include, exclude []provision.Addr, err error) {
+func (r *Run) targets() (include, exclude []plans.Addr, err error) {
 	if include, err = parseAddrs(r.Targets); err == nil {
 		exclude, err = parseAddrs(r.Excludes)
 	}
 	return include, exclude, err
 }
 
-func parseAddrs(ss []string) ([]provision.Addr, error) {
-	var out []provision.Addr
+func parseAddrs(ss []string) ([]plans.Addr, error) {
+	var out []plans.Addr
 	for _, s := range ss {
-		a, err := provision.ParseAddr(s)
+		a, err := plans.ParseAddr(s)
 		if err != nil {
 			return nil, err
 		}

@@ -19,6 +19,9 @@ import (
 	"github.com/elastic/go-elasticsearch/v7"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/parallel"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -37,7 +40,7 @@ type Backend struct {
 	es    *elasticsearch.Client
 	nodes []*elasticsearch.Client
 	tribe *elasticsearch.Client // nil without tribe_url
-	net   provision.Deadlines
+	net   adapter.Deadlines
 	// client makes a client for another node (of another member cluster
 	// of the tribe), with the same transport and no credentials: they only
 	// ever go to the nodes the specs name.
@@ -50,7 +53,7 @@ type Options struct {
 	Env func(string) string
 	// Deadlines bound every request to the cluster and its tribe node
 	// (DefaultDeadlines when zero).
-	Deadlines provision.Deadlines
+	Deadlines adapter.Deadlines
 	// Prune makes the plan delete the project's indices that the specs no
 	// longer declare (apply -prune-indices); without it they are kept and
 	// the plan warns.
@@ -251,8 +254,8 @@ func (t sentOnce) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // Info names the cluster by the search block and its write URL.
-func (b *Backend) Info() provision.BackendInfo {
-	return provision.BackendInfo{Name: b.target.backend, Kind: "search", Address: strings.Join(b.urls, ","), Scope: provision.RawJSON(b.scope)}
+func (b *Backend) Info() plans.BackendInfo {
+	return plans.BackendInfo{Name: b.target.backend, Kind: "search", Address: strings.Join(b.urls, ","), Scope: adapter.RawJSON(b.scope)}
 }
 
 // read gathers the facts of a plan, in two rounds of requests side by
@@ -271,7 +274,7 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	}
 	var members map[string]string
 	var tribeErr error
-	if err := provision.Together(ctx, func(ctx context.Context) error { return b.get(ctx, b.es, "/", &root) },
+	if err := parallel.All(ctx, func(ctx context.Context) error { return b.get(ctx, b.es, "/", &root) },
 		func(ctx context.Context) error {
 			// Its failure is reported only of a version the plan reads.
 			members, _, tribeErr = b.tribeSettings(ctx, b.es)
@@ -295,7 +298,7 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	// field).
 	major := f.major()
 	var undeclared []string
-	err := provision.Together(ctx, func(ctx context.Context) error {
+	err := parallel.All(ctx, func(ctx context.Context) error {
 		if err := b.readIndices(ctx, &f); err != nil {
 			return err
 		}
@@ -335,21 +338,21 @@ func (b *Backend) readUndeclared(ctx context.Context, major int) ([]string, erro
 // a warning, not a failure (the others serve).
 func (b *Backend) readNodes(ctx context.Context) []nodeFact {
 	var out []nodeFact
-	once := provision.Deadlines{Request: b.net.Request, Attempts: 1, Backoff: b.net.Backoff}
+	once := adapter.Deadlines{Request: b.net.Request, Attempts: 1, Backoff: b.net.Backoff}
 	for i, c := range b.nodes {
 		n := nodeFact{URL: b.urls[i]}
 		var root struct {
 			ClusterName string `json:"cluster_name"`
 		}
 		err := once.Call(ctx, false, func(ctx context.Context) error {
-			body, err := sender(c, once).Once(ctx, provision.Request{Method: http.MethodGet, Path: "/", Header: acceptJSON}, 1<<20)
+			body, err := sender(c, once).Once(ctx, plans.Request{Method: http.MethodGet, Path: "/", Header: acceptJSON}, 1<<20)
 			if err != nil {
 				return err
 			}
 			return json.Unmarshal(body, &root)
 		})
 		if err != nil {
-			n.Error = provision.WithoutLocalAddrs(err.Error())
+			n.Error = adapter.WithoutLocalAddrs(err.Error())
 		}
 		n.ClusterName = root.ClusterName
 		out = append(out, n)
@@ -401,7 +404,7 @@ func (b *Backend) get(ctx context.Context, c *elasticsearch.Client, path string,
 	var body []byte
 	err := b.net.Call(ctx, true, func(ctx context.Context) error {
 		var err error
-		body, err = b.perform(ctx, c, provision.Request{Method: http.MethodGet, Path: path, Header: acceptJSON}, 64<<20)
+		body, err = b.perform(ctx, c, plans.Request{Method: http.MethodGet, Path: path, Header: acceptJSON}, 64<<20)
 		return err
 	})
 	if err != nil {
@@ -411,20 +414,20 @@ func (b *Backend) get(ctx context.Context, c *elasticsearch.Client, path string,
 }
 
 // perform sends one request once and returns the body of a 2xx answer,
-// at most limit bytes; any other answer is a *provision.StatusError
+// at most limit bytes; any other answer is a *adapter.StatusError
 // quoting Elasticsearch's reason.
-func (b *Backend) perform(ctx context.Context, c *elasticsearch.Client, r provision.Request, limit int64) ([]byte, error) {
+func (b *Backend) perform(ctx context.Context, c *elasticsearch.Client, r plans.Request, limit int64) ([]byte, error) {
 	return sender(c, b.net).Once(ctx, r, limit)
 }
 
 // sender sends to a node through its client, which adds the node's
 // address and the credentials; Elasticsearch's refusals are quoted.
-func sender(c *elasticsearch.Client, d provision.Deadlines) provision.Sender {
-	return provision.Sender{
+func sender(c *elasticsearch.Client, d adapter.Deadlines) adapter.Sender {
+	return adapter.Sender{
 		Do:  c.Perform,
 		Net: d,
 		Refuse: func(code int, status string, body []byte) error {
-			return &provision.StatusError{Code: code, Message: "elasticsearch answered " + esError(status, body), Leaderless: masterless(code, body)}
+			return &adapter.StatusError{Code: code, Message: "elasticsearch answered " + esError(status, body), Leaderless: masterless(code, body)}
 		},
 	}
 }
@@ -432,12 +435,12 @@ func sender(c *elasticsearch.Client, d provision.Deadlines) provision.Sender {
 // Read reads the cluster (its version, the declared indices, the
 // documents, the project's marks) and, for a plan that converges, how its
 // tribe node serves them.
-func (b *Backend) Read(ctx context.Context, mode provision.Mode) (provision.State, hcl.Diagnostics) {
+func (b *Backend) Read(ctx context.Context, mode plans.Mode) (plans.State, hcl.Diagnostics) {
 	f, err := b.read(ctx)
 	if err != nil {
 		return nil, hcl.Diagnostics{b.unreadable(err)}
 	}
-	if b.tribe != nil && mode == provision.Converge && !b.checkCluster(f).HasErrors() {
+	if b.tribe != nil && mode == plans.Converge && !b.checkCluster(f).HasErrors() {
 		f.TribeNode = b.readTribeNode(ctx)
 	}
 	b.keepDeclaredSettings(f)
@@ -475,14 +478,14 @@ func (b *Backend) keepDeclaredSettings(f facts) {
 const GreenfieldVersion = "2.4.1"
 
 // Greenfield is the state of the declared cluster holding nothing.
-func (b *Backend) Greenfield() provision.State {
+func (b *Backend) Greenfield() plans.State {
 	return facts{Version: GreenfieldVersion, ClusterName: b.search.ClusterName, Indices: map[string]liveIndex{}}
 }
 
 // DecodeState reads a cluster's state from its JSON form.
-func (b *Backend) DecodeState(raw json.RawMessage) (provision.State, error) {
+func (b *Backend) DecodeState(raw json.RawMessage) (plans.State, error) {
 	var f facts
-	if err := provision.DecodeStrict(raw, &f); err != nil {
+	if err := adapter.DecodeStrict(raw, &f); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -490,11 +493,11 @@ func (b *Backend) DecodeState(raw json.RawMessage) (provision.State, error) {
 
 // Plan diffs the cluster's state against the declared indices and
 // documents, and judges the tribe node's view of them.
-func (b *Backend) Plan(st provision.State, mode provision.Mode) (provision.Planned, hcl.Diagnostics) {
+func (b *Backend) Plan(st plans.State, mode plans.Mode) (provision.Planned, hcl.Diagnostics) {
 	f := st.(facts)
 	out, diags := provision.Diffed(func() string { return fingerprint(f) },
-		func() ([]*provision.Change, hcl.Diagnostics) { return b.diff(f, mode) })
-	if r := f.TribeNode; r != nil && b.tribe != nil && mode == provision.Converge && !diags.HasErrors() {
+		func() ([]*plans.Change, hcl.Diagnostics) { return b.diff(f, mode) })
+	if r := f.TribeNode; r != nil && b.tribe != nil && mode == plans.Converge && !diags.HasErrors() {
 		diags = append(diags, b.tribeDiagnostics(r)...)
 		if r.Blocks != nil {
 			if note := blocksNote(b.scope.TribeURL, r.Blocks.Write, r.Blocks.Metadata); note != "" {
@@ -519,7 +522,7 @@ func (b *Backend) unreadable(err error) *hcl.Diagnostic {
 // follows it and never makes a saved plan stale.
 func fingerprint(f facts) string {
 	f.TribeNode, f.Nodes = nil, nil // a node that died or came back since is no change of the cluster
-	return provision.Digest(f)
+	return adapter.Digest(f)
 }
 
 // Send performs one planned request on the write URL, retried on a
@@ -527,7 +530,7 @@ func fingerprint(f facts) string {
 // (a mapping or settings PUT); the PUT that creates an index and a DELETE
 // are sent once, since a repeat after a lost answer would fail on what the
 // first one did.
-func (b *Backend) Send(ctx context.Context, r provision.Request) error {
+func (b *Backend) Send(ctx context.Context, r plans.Request) error {
 	_, err := sender(b.es, b.net).Send(ctx, r, 64<<10)
 	return err
 }
@@ -567,10 +570,10 @@ func esError(status string, body []byte) string {
 // wrote shows through the tribe node with all its declared types, and
 // checks that the copy the tribe node serves is the declared cluster's,
 // not another member's of the same name.
-func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]provision.Proof, hcl.Diagnostics) {
+func (b *Backend) Verify(ctx context.Context, p *plans.Plan) ([]provision.Proof, hcl.Diagnostics) {
 	changes := p.ChangesOf(b.target.backend)
 	var lines []provision.Proof
-	for _, check := range []func(context.Context, []*provision.Change) (string, error){b.verify, b.verifyTribeDocuments} {
+	for _, check := range []func(context.Context, []*plans.Change) (string, error){b.verify, b.verifyTribeDocuments} {
 		line, err := check(ctx, changes)
 		if err != nil {
 			return lines, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Not what the readers see",
@@ -585,21 +588,21 @@ func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]provision.Pr
 
 // verifyTribeDocuments proves the written documents through the tribe
 // node, when there is one.
-func (b *Backend) verifyTribeDocuments(ctx context.Context, changes []*provision.Change) (string, error) {
+func (b *Backend) verifyTribeDocuments(ctx context.Context, changes []*plans.Change) (string, error) {
 	if b.tribe == nil {
 		return "", nil
 	}
 	return b.verifyDocuments(ctx, changes)
 }
 
-func (b *Backend) verify(ctx context.Context, changes []*provision.Change) (string, error) {
+func (b *Backend) verify(ctx context.Context, changes []*plans.Change) (string, error) {
 	if b.tribe == nil || len(changes) == 0 {
 		return "", nil
 	}
 	want := map[string][]string{}
 	var names []string
 	for _, c := range changes {
-		if c.Action == provision.Delete || c.Addr.Kind != "index" {
+		if c.Action == plans.Delete || c.Addr.Kind != "index" {
 			continue
 		}
 		var after struct {

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 // Documents are written with _bulk: each write is one item of a batch
@@ -46,16 +47,16 @@ type bulkAction struct {
 // (which fails if the document exists), index at a version (which fails
 // if it is not the live one) or delete at a version; source is nil for a
 // delete.
-func bulkItem(op string, ref docRef, version int64, source map[string]any) provision.Request {
+func bulkItem(op string, ref docRef, version int64, source map[string]any) plans.Request {
 	lines := []any{map[string]bulkAction{op: {ref.Index, ref.Type, ref.ID, version}}}
 	if source != nil {
 		lines = append(lines, source)
 	}
-	return provision.Request{Method: http.MethodPost, Path: bulkPath, Header: ndjsonBody, Body: provision.RawJSON(lines), Batch: true}
+	return plans.Request{Method: http.MethodPost, Path: bulkPath, Header: ndjsonBody, Body: adapter.RawJSON(lines), Batch: true}
 }
 
 // itemLines are the lines of a batch item.
-func itemLines(r provision.Request) []json.RawMessage {
+func itemLines(r plans.Request) []json.RawMessage {
 	var lines []json.RawMessage
 	_ = json.Unmarshal(r.Body, &lines)
 	return lines
@@ -83,7 +84,7 @@ func (b *Backend) BatchLimit() int { return bulkLimit }
 // election under way) is sent again until the request deadline has passed
 // since the first attempt, as Deadlines.Call waits out elections. A 409
 // says what changed since the plan read the document.
-func (b *Backend) SendBatch(ctx context.Context, st provision.State, items []provision.Request) []error {
+func (b *Backend) SendBatch(ctx context.Context, st plans.State, items []plans.Request) []error {
 	errs := make([]error, len(items))
 	todo := make([]int, len(items))
 	for i := range todo {
@@ -104,15 +105,15 @@ func (b *Backend) SendBatch(ctx context.Context, st provision.State, items []pro
 			// bulk request gets a second more per megabyte of its body.
 			net := b.net
 			net.Request += time.Duration(body.Len()>>20) * time.Second
-			out, err := sender(b.es, net).Send(ctx, provision.Request{Method: http.MethodPost, Path: bulkPath, Header: ndjsonBody, Body: body.Bytes()}, 64<<20)
+			out, err := sender(b.es, net).Send(ctx, plans.Request{Method: http.MethodPost, Path: bulkPath, Header: ndjsonBody, Body: body.Bytes()}, 64<<20)
 			var answer struct {
 				Items []map[string]bulkResult `json:"items"`
 			}
 			if err == nil && (json.Unmarshal(out, &answer) != nil || len(answer.Items) != len(chunk)) {
 				err = fmt.Errorf("elasticsearch answered the _bulk request of %d items with %d item results", len(chunk), len(answer.Items))
 			}
-			retry := attempt < b.net.Attempts && !provision.Stopping(ctx)
-			waitMaster := time.Since(start)+pause < b.net.Request && !provision.Stopping(ctx)
+			retry := attempt < b.net.Attempts && !adapter.Stopping(ctx)
+			waitMaster := time.Since(start)+pause < b.net.Request && !adapter.Stopping(ctx)
 			for k, i := range chunk {
 				if err != nil {
 					errs[i] = err
@@ -154,7 +155,7 @@ func masterlessItem(typ, reason string) bool {
 
 // bulkChunks splits the items at todo into runs whose lines hold at most
 // bulkBytes (an item larger than that goes alone).
-func bulkChunks(items []provision.Request, todo []int) [][]int {
+func bulkChunks(items []plans.Request, todo []int) [][]int {
 	var chunks [][]int
 	var chunk []int
 	size := 0
@@ -173,12 +174,12 @@ func bulkChunks(items []provision.Request, todo []int) [][]int {
 
 // itemRefused is the error of an item Elasticsearch refused, in its own
 // words; a version conflict says what changed since the plan read it.
-func (b *Backend) itemRefused(ctx context.Context, st provision.State, op string, item provision.Request, r bulkResult) error {
+func (b *Backend) itemRefused(ctx context.Context, st plans.State, op string, item plans.Request, r bulkResult) error {
 	reason := "no reason given"
 	if r.Error != nil {
 		reason = r.Error.Type + ": " + r.Error.Reason
 	}
-	err := &provision.StatusError{Code: r.Status, Message: fmt.Sprintf("elasticsearch answered %d %s for the item: %s", r.Status, http.StatusText(r.Status), reason)}
+	err := &adapter.StatusError{Code: r.Status, Message: fmt.Sprintf("elasticsearch answered %d %s for the item: %s", r.Status, http.StatusText(r.Status), reason)}
 	if r.Status != http.StatusConflict {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 var _ provision.Converger = (*Backend)(nil)
@@ -17,7 +18,7 @@ var _ provision.Converger = (*Backend)(nil)
 // type's _meta, mappings merged field by field (a PUT of a type's mapping
 // adds fields and keeps the others), settings set, documents written at
 // the next version, deletes gone.
-func (b *Backend) Converge(st provision.State, changes []*provision.Change) (provision.State, error) {
+func (b *Backend) Converge(st plans.State, changes []*plans.Change) (plans.State, error) {
 	f := st.(facts)
 	next := f
 	next.Indices = cloned(f.Indices)
@@ -35,7 +36,7 @@ func (b *Backend) Converge(st provision.State, changes []*provision.Change) (pro
 }
 
 // apply does one request to the state.
-func (f *facts) apply(r provision.Request, project string) error {
+func (f *facts) apply(r plans.Request, project string) error {
 	path, _, _ := strings.Cut(r.Path, "?")
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	switch {
@@ -102,7 +103,7 @@ func cloned[K comparable, V any](m map[K]V) map[K]V {
 
 // applyItem does one _bulk item: create, index (the next version) or
 // delete.
-func (f *facts) applyItem(r provision.Request, project string) error {
+func (f *facts) applyItem(r plans.Request, project string) error {
 	lines := itemLines(r)
 	if len(lines) == 0 {
 		return fmt.Errorf("an empty batch item")

@@ -10,7 +10,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -94,7 +95,7 @@ func (f facts) major() int {
 func indexOwner(live liveIndex, project string) string {
 	owner := ""
 	for _, t := range slices.Sorted(maps.Keys(live.Mappings)) {
-		switch o := provision.OwnerOf(live.Mappings[t].Meta); {
+		switch o := adapter.OwnerOf(live.Mappings[t].Meta); {
 		case o == "":
 		case o != project:
 			return o
@@ -129,19 +130,19 @@ type target struct {
 }
 
 // addr is the address of an index of this cluster.
-func (t target) addr(name string) provision.Addr {
-	return provision.Addr{In: t.in, Kind: "index", Name: name}
+func (t target) addr(name string) plans.Addr {
+	return plans.Addr{In: t.in, Kind: "index", Name: name}
 }
 
 // diff compares the declared indices and documents with what the
 // cluster holds.
-func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Diagnostics) {
+func (t target) diff(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diagnostics) {
 	warnings := t.checkCluster(f)
 	if warnings.HasErrors() {
 		return nil, warnings
 	}
 	changes, diags := t.diffIndices(f, mode)
-	planned := map[string]provision.Action{}
+	planned := map[string]plans.Action{}
 	for _, c := range changes {
 		planned[c.Addr.Name] = c.Action
 	}
@@ -150,38 +151,38 @@ func (t target) diff(f facts, mode provision.Mode) ([]*provision.Change, hcl.Dia
 }
 
 // diffIndices compares the declared indices with what the cluster holds.
-func (t target) diffIndices(f facts, mode provision.Mode) ([]*provision.Change, hcl.Diagnostics) {
-	var changes []*provision.Change
+func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diagnostics) {
+	var changes []*plans.Change
 	var diags hcl.Diagnostics
 	for _, ix := range t.indices {
 		live, lv := t.liveOf(f, ix.Name)
-		if mode == provision.Destroy {
+		if mode == plans.Destroy {
 			if lv.Exists && lv.Owner == t.project {
-				d := provision.Removal(t.addr(ix.Name), t.backend, provision.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live))), deleteIndex(ix.Name)).Owned(t.project, mode)
-				d.DeclaredAt, d.EachKey = provision.At(ix.DeclRange.Ptr()), ix.Instance.KeyPtr()
+				d := adapter.Removal(t.addr(ix.Name), t.backend, adapter.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live))), deleteIndex(ix.Name)).Owned(t.project, mode)
+				d.DeclaredAt, d.EachKey = plans.At(ix.DeclRange.Ptr()), ix.Instance.KeyPtr()
 				changes = append(changes, d)
 			}
 			continue
 		}
 		ix, live, major := ix, live, f.major()
-		pc, pdiags := provision.Propose(t.project, provision.Object{
-			Declared: provision.Declared{Addr: t.addr(ix.Name), Noun: "index", Subject: ix.NameRange.Ptr(), Context: ix.DeclRange.Ptr(), Import: ix.Import.At()},
+		pc, pdiags := adapter.Propose(t.project, adapter.Object{
+			Declared: adapter.Declared{Addr: t.addr(ix.Name), Noun: "index", Subject: ix.NameRange.Ptr(), Context: ix.DeclRange.Ptr(), Import: ix.Import.At()},
 			Backend:  t.backend,
 			EachKey:  ix.Instance.KeyPtr(),
-			After:    provision.RawJSON(t.view(t.declaredMappings(ix), ix.Settings)),
+			After:    adapter.RawJSON(t.view(t.declaredMappings(ix), ix.Settings)),
 			Live:     lv,
 			Check:    func() hcl.Diagnostics { return versionLimits(ix, major) },
-			Create: func() []provision.Request {
-				out := []provision.Request{t.createIndex(ix, major)}
+			Create: func() []plans.Request {
+				out := []plans.Request{t.createIndex(ix, major)}
 				for _, m := range ix.Mappings {
 					out = append(out, t.putMapping(ix, m, major, nil))
 				}
 				return out
 			},
 			Before: func() json.RawMessage {
-				return provision.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live)))
+				return adapter.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live)))
 			},
-			Diff:     func(importing bool) provision.Diff { return t.diffIndex(ix, live, major, importing) },
+			Diff:     func(importing bool) adapter.Diff { return t.diffIndex(ix, live, major, importing) },
 			Imported: "made outside provision; the ownership marks go into each declared type's _meta",
 		})
 		diags = append(diags, pdiags...)
@@ -190,7 +191,7 @@ func (t target) diffIndices(f facts, mode provision.Mode) ([]*provision.Change, 
 		}
 	}
 	for _, name := range f.Undeclared {
-		if mode == provision.Converge && !t.prune {
+		if mode == plans.Converge && !t.prune {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
 				Summary:  "Owned index no longer declared",
@@ -200,7 +201,7 @@ func (t target) diffIndices(f facts, mode provision.Mode) ([]*provision.Change, 
 			})
 			continue
 		}
-		changes = append(changes, provision.Removal(t.addr(name), t.backend, nil, deleteIndex(name)).Owned(t.project, mode))
+		changes = append(changes, adapter.Removal(t.addr(name), t.backend, nil, deleteIndex(name)).Owned(t.project, mode))
 	}
 	return changes, diags
 }
@@ -208,25 +209,25 @@ func (t target) diffIndices(f facts, mode provision.Mode) ([]*provision.Change, 
 // diffIndex compares a live index with its declaration: its settings,
 // each declared type's fields, and, for an import, the mappings that put
 // the marks in each type's _meta.
-func (t target) diffIndex(ix *schema.Index, live liveIndex, major int, importing bool) provision.Diff {
-	var d provision.Diff
+func (t target) diffIndex(ix *schema.Index, live liveIndex, major int, importing bool) adapter.Diff {
+	var d adapter.Diff
 	if shared := sharedFieldConflicts(ix, live, major); len(shared) > 0 {
 		d.Conflicts = shared
 		return d
 	}
-	because := func(code provision.ReasonCode, words string) {
-		d.Reasons = append(d.Reasons, provision.Reason{Code: code, Words: words})
+	because := func(code plans.ReasonCode, words string) {
+		d.Reasons = append(d.Reasons, adapter.Reason{Code: code, Words: words})
 	}
 	if changed, conflicts := settingsDiff(ix, live); len(conflicts) > 0 {
 		d.Conflicts = append(d.Conflicts, conflicts...)
 	} else if len(changed) > 0 {
-		because(provision.ReasonSettings, "dynamic settings change")
-		d.Requests = append(d.Requests, provision.Request{Method: "PUT", Path: "/" + ix.Name + "/_settings", Header: jsonBody, Body: provision.RawJSON(changed), Idempotent: true})
+		because(plans.ReasonSettings, "dynamic settings change")
+		d.Requests = append(d.Requests, plans.Request{Method: "PUT", Path: "/" + ix.Name + "/_settings", Header: jsonBody, Body: adapter.RawJSON(changed), Idempotent: true})
 	}
 	for _, m := range ix.Mappings {
 		lt, ok := live.Mappings[m.Type]
 		if !ok {
-			because(provision.ReasonNewType, fmt.Sprintf("type %q is new", m.Type))
+			because(plans.ReasonNewType, fmt.Sprintf("type %q is new", m.Type))
 			d.Requests = append(d.Requests, t.putMapping(ix, m, major, nil))
 			continue
 		}
@@ -237,7 +238,7 @@ func (t target) diffIndex(ix *schema.Index, live liveIndex, major int, importing
 		}
 		switch {
 		case missing:
-			because(provision.ReasonNewFields, fmt.Sprintf("type %q gets new fields or parameters", m.Type))
+			because(plans.ReasonNewFields, fmt.Sprintf("type %q gets new fields or parameters", m.Type))
 		case importing:
 			// Re-sending the declared mapping is a no-op for the
 			// fields and writes the marks into _meta.
@@ -316,9 +317,9 @@ func settingsDiff(ix *schema.Index, live liveIndex) (map[string]string, hcl.Diag
 
 // liveOf is the live index of that name and what the ownership decision
 // needs to know of it.
-func (t target) liveOf(f facts, name string) (liveIndex, provision.LiveObject) {
+func (t target) liveOf(f facts, name string) (liveIndex, adapter.LiveObject) {
 	live, exists := f.Indices[name]
-	return live, provision.LiveObject{Exists: exists, Owner: indexOwner(live, t.project),
+	return live, adapter.LiveObject{Exists: exists, Owner: indexOwner(live, t.project),
 		What: fmt.Sprintf("%d mapping %s on cluster %s", len(live.Mappings), plural(len(live.Mappings), "type"), f.ClusterName)}
 }
 
@@ -463,31 +464,31 @@ var (
 
 // deleteIndex is DELETE /<index>: sent once, never retried (a repeat
 // after a lost answer would be a 404).
-func deleteIndex(name string) provision.Request {
-	return provision.Request{Method: "DELETE", Path: "/" + name, Header: acceptJSON}
+func deleteIndex(name string) plans.Request {
+	return plans.Request{Method: "DELETE", Path: "/" + name, Header: acceptJSON}
 }
 
 // createIndex is PUT /<index>/ with the ownership marks in the first
 // declared type's _meta, so that an index whose mappings were never put
 // (an apply that stopped after this request) is still known as the
 // project's. 7.x takes a typed body only with include_type_name.
-func (t target) createIndex(ix *schema.Index, major int) provision.Request {
+func (t target) createIndex(ix *schema.Index, major int) plans.Request {
 	path := "/" + ix.Name + "/"
 	if major >= 7 {
 		path += "?include_type_name=true"
 	}
-	body := map[string]any{"mappings": map[string]any{ix.Mappings[0].Type: map[string]any{"_meta": provision.Marks(t.project)}}}
+	body := map[string]any{"mappings": map[string]any{ix.Mappings[0].Type: map[string]any{"_meta": adapter.Marks(t.project)}}}
 	if len(ix.Settings) > 0 {
 		body["settings"] = ix.Settings
 	}
-	return provision.Request{Method: "PUT", Path: path, Header: jsonBody, Body: provision.RawJSON(body)}
+	return plans.Request{Method: "PUT", Path: path, Header: jsonBody, Body: adapter.RawJSON(body)}
 }
 
 // putMapping is PUT /<index>/_mapping/<type> with the owner's _meta; 7.x
 // needs include_type_name to take a typed body.
 // A mapping PUT replaces the type's _meta as a whole, so what other tools
 // keep there (liveMeta) is sent again beside the marks.
-func (t target) putMapping(ix *schema.Index, m *schema.Mapping, major int, liveMeta map[string]any) provision.Request {
+func (t target) putMapping(ix *schema.Index, m *schema.Mapping, major int, liveMeta map[string]any) plans.Request {
 	path := "/" + ix.Name + "/_mapping/" + m.Type
 	if major >= 7 {
 		path += "?include_type_name=true"
@@ -496,11 +497,11 @@ func (t target) putMapping(ix *schema.Index, m *schema.Mapping, major int, liveM
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	for k, v := range provision.Marks(t.project) {
+	for k, v := range adapter.Marks(t.project) {
 		meta[k] = v
 	}
 	body := map[string]any{m.Type: map[string]any{"_meta": meta, "properties": properties(m.Properties)}}
-	return provision.Request{Method: "PUT", Path: path, Header: jsonBody, Body: provision.RawJSON(body), Idempotent: true}
+	return plans.Request{Method: "PUT", Path: path, Header: jsonBody, Body: adapter.RawJSON(body), Idempotent: true}
 }
 
 // declaredMappings is a plan's After: each declared type with its marks
@@ -508,7 +509,7 @@ func (t target) putMapping(ix *schema.Index, m *schema.Mapping, major int, liveM
 func (t target) declaredMappings(ix *schema.Index) map[string]any {
 	out := map[string]any{}
 	for _, m := range ix.Mappings {
-		out[m.Type] = map[string]any{"_meta": provision.Marks(t.project), "properties": properties(m.Properties)}
+		out[m.Type] = map[string]any{"_meta": adapter.Marks(t.project), "properties": properties(m.Properties)}
 	}
 	return out
 }
@@ -532,7 +533,7 @@ func liveMappings(ix *schema.Index, live liveIndex) map[string]any {
 // markView is the part of a live _meta that holds provision's marks.
 func markView(meta map[string]any) map[string]any {
 	out := map[string]any{}
-	for _, k := range []string{provision.ManagedByKey, provision.ProjectKey} {
+	for _, k := range []string{adapter.ManagedByKey, adapter.ProjectKey} {
 		if v, ok := meta[k]; ok {
 			out[k] = v
 		}

@@ -18,6 +18,9 @@ import (
 	"github.com/elastic/go-elasticsearch/v7"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/parallel"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -42,7 +45,7 @@ func markMapping() *schema.Field {
 	keyword := func(name string) *schema.Field {
 		return &schema.Field{Name: name, Params: map[string]any{"type": "string", "index": "not_analyzed"}}
 	}
-	return &schema.Field{Name: markField, Params: map[string]any{}, Properties: []*schema.Field{keyword(provision.ManagedByKey), keyword(provision.ProjectKey)}}
+	return &schema.Field{Name: markField, Params: map[string]any{}, Properties: []*schema.Field{keyword(adapter.ManagedByKey), keyword(adapter.ProjectKey)}}
 }
 
 // withMarkFields returns ix with markField added to each type that docs
@@ -81,7 +84,7 @@ func (l liveDoc) path() string { return l.Index + "/" + l.Type + "/" + l.ID }
 // owner is the project whose marks the document carries.
 func (l liveDoc) owner() string {
 	m, _ := l.Source[markField].(map[string]any)
-	return provision.OwnerOf(m)
+	return adapter.OwnerOf(m)
 }
 
 // document is the document at path as the plan read it: declared, named
@@ -103,8 +106,8 @@ func docPath(index, typ, id string) string {
 }
 
 // docAddr is the address of a document of this cluster.
-func (t target) docAddr(path string) provision.Addr {
-	return provision.Addr{In: t.in, Kind: "document", Name: path}
+func (t target) docAddr(path string) plans.Addr {
+	return plans.Addr{In: t.in, Kind: "document", Name: path}
 }
 
 // documentsRead says whether a plan reads documents: some are declared,
@@ -135,7 +138,7 @@ func (b *Backend) readDocuments(ctx context.Context, f *facts) error {
 	if !b.documentsRead(*f) {
 		return nil
 	}
-	return provision.Together(ctx, func(ctx context.Context) error { return b.readDeclared(ctx, f) },
+	return parallel.All(ctx, func(ctx context.Context) error { return b.readDeclared(ctx, f) },
 		func(ctx context.Context) error { return b.readOwned(ctx, f) })
 }
 
@@ -199,7 +202,7 @@ func (b *Backend) readOwned(ctx context.Context, f *facts) error {
 		} `json:"hits"`
 	}
 	query := map[string]any{"size": 10000, "version": true,
-		"query": map[string]any{"term": map[string]any{markField + "." + provision.ProjectKey: b.project}}}
+		"query": map[string]any{"term": map[string]any{markField + "." + adapter.ProjectKey: b.project}}}
 	if err := b.post(ctx, b.es, "/"+strings.Join(indices, ",")+"/_search?ignore_unavailable=true", query, &found); err != nil {
 		return err
 	}
@@ -221,7 +224,7 @@ func (b *Backend) post(ctx context.Context, c *elasticsearch.Client, path string
 	var out []byte
 	err := b.net.Call(ctx, true, func(ctx context.Context) error {
 		var err error
-		out, err = b.perform(ctx, c, provision.Request{Method: http.MethodPost, Path: path, Header: jsonBody, Body: provision.RawJSON(body)}, 64<<20)
+		out, err = b.perform(ctx, c, plans.Request{Method: http.MethodPost, Path: path, Header: jsonBody, Body: adapter.RawJSON(body)}, 64<<20)
 		return err
 	})
 	if err != nil {
@@ -247,7 +250,7 @@ func docView(source map[string]any, jsonFields []string) map[string]any {
 		return norm.(map[string]any)
 	}
 	var norm map[string]any
-	_ = json.Unmarshal(provision.RawJSON(out), &norm)
+	_ = json.Unmarshal(adapter.RawJSON(out), &norm)
 	return norm
 }
 
@@ -324,7 +327,7 @@ func decodeJSONText(path string, v any, jsonFields []string) any {
 // docBody is what a write sends: the source and the marks.
 func (t target) docBody(d *schema.Document) map[string]any {
 	body := maps.Clone(d.Source)
-	body[markField] = provision.Marks(t.project)
+	body[markField] = adapter.Marks(t.project)
 	return body
 }
 
@@ -332,7 +335,7 @@ func (t target) docBody(d *schema.Document) map[string]any {
 // are no longer declared. planned is what the plan does to each index: a
 // document of an index that is refused is not planned, and one of an
 // index that is deleted is not deleted apart.
-func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]provision.Action) ([]*provision.Change, hcl.Diagnostics) {
+func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans.Action) ([]*plans.Change, hcl.Diagnostics) {
 	declared := map[string]bool{}
 	for _, d := range t.documents {
 		declared[d.Path()] = true
@@ -341,16 +344,16 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 	// plan deletes (not those of an index it deletes).
 	removing := map[string]bool{}
 	for _, live := range f.Owned {
-		if !declared[live.path()] && planned[live.Index] != provision.Delete {
+		if !declared[live.path()] && planned[live.Index] != plans.Delete {
 			removing[live.path()] = true
 		}
 	}
-	changes, diags := provision.PlanEach(t.documents, func(d *schema.Document) (*provision.Change, hcl.Diagnostics) {
+	changes, diags := provision.PlanEach(t.documents, func(d *schema.Document) (*plans.Change, hcl.Diagnostics) {
 		return t.planDocument(d, f, mode, planned, removing)
 	})
 	// A document that names another is deleted first.
-	removed := map[string]*provision.Change{}
-	var gone []*provision.Change
+	removed := map[string]*plans.Change{}
+	var gone []*plans.Change
 	for _, live := range f.Owned {
 		if removing[live.path()] {
 			removed[live.path()] = t.removeDocument(live, nil, nil, mode)
@@ -373,12 +376,12 @@ func (t target) diffDocuments(f facts, mode provision.Mode, planned map[string]p
 
 // planDocument is the change of one declared document: none when its
 // index is refused or deleted, or when there is nothing to destroy.
-func (t target) planDocument(d *schema.Document, f facts, mode provision.Mode, planned map[string]provision.Action, removing map[string]bool) (*provision.Change, hcl.Diagnostics) {
-	if action, ok := planned[d.Index]; mode == provision.Converge && !ok || action == provision.Delete {
+func (t target) planDocument(d *schema.Document, f facts, mode plans.Mode, planned map[string]plans.Action, removing map[string]bool) (*plans.Change, hcl.Diagnostics) {
+	if action, ok := planned[d.Index]; mode == plans.Converge && !ok || action == plans.Delete {
 		return nil, nil // its index is refused, or deleted
 	}
 	live, exists := f.Documents[d.Path()]
-	if mode == provision.Destroy {
+	if mode == plans.Destroy {
 		if exists && live.owner() == t.project {
 			return t.removeDocument(live, d.JSONFields, d, mode), nil
 		}
@@ -388,38 +391,38 @@ func (t target) planDocument(d *schema.Document, f facts, mode provision.Mode, p
 	after := docView(d.Source, d.JSONFields)
 	source := t.docBody(d)
 	ref := docRef{d.Index, d.Type, d.ID}
-	dc, ddiags := provision.Propose(t.project, provision.Object{
-		Declared: provision.Declared{Addr: t.docAddr(d.Path()), Noun: "document", Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At()},
+	dc, ddiags := adapter.Propose(t.project, adapter.Object{
+		Declared: adapter.Declared{Addr: t.docAddr(d.Path()), Noun: "document", Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At()},
 		Backend:  t.backend,
 		EachKey:  d.Instance.KeyPtr(),
-		After:    provision.RawJSON(after),
-		Live:     provision.LiveObject{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)},
+		After:    adapter.RawJSON(after),
+		Live:     adapter.LiveObject{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)},
 		Check: func() hcl.Diagnostics {
-			if body := provision.RawJSON(source); len(body) > maxContentLength {
+			if body := adapter.RawJSON(source); len(body) > maxContentLength {
 				return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Document too large",
 					Detail:  fmt.Sprintf("The document's body is %d bytes; Elasticsearch refuses a request body over http.max_content_length (100mb by default) with 413.", len(body)),
 					Subject: d.SourceRange.Ptr(), Context: d.DeclRange.Ptr()}}
 			}
 			return nil
 		},
-		Create: func() []provision.Request { return []provision.Request{bulkItem("create", ref, 0, source)} },
-		Before: func() json.RawMessage { return provision.RawJSON(docView(live.Source, d.JSONFields)) },
-		Diff: func(importing bool) provision.Diff {
-			var diff provision.Diff
+		Create: func() []plans.Request { return []plans.Request{bulkItem("create", ref, 0, source)} },
+		Before: func() json.RawMessage { return adapter.RawJSON(docView(live.Source, d.JSONFields)) },
+		Diff: func(importing bool) adapter.Diff {
+			var diff adapter.Diff
 			if !importing {
 				if reflect.DeepEqual(docView(live.Source, d.JSONFields), after) {
 					return diff
 				}
-				diff.Reasons = []provision.Reason{{Code: provision.ReasonChanged, Words: "its source differs from the declared one"}}
+				diff.Reasons = []adapter.Reason{{Code: plans.ReasonChanged, Words: "its source differs from the declared one"}}
 			}
-			diff.Requests = []provision.Request{bulkItem("index", ref, live.Version, source)}
+			diff.Requests = []plans.Request{bulkItem("index", ref, live.Version, source)}
 			return diff
 		},
 		Imported: "made outside provision; the ownership marks go into its source",
 	})
 	diags = append(diags, ddiags...)
 	if dc != nil {
-		dc.Needs = []provision.Addr{t.addr(d.Index)}
+		dc.Needs = []plans.Addr{t.addr(d.Index)}
 		for _, n := range d.Needs {
 			dc.Needs = append(dc.Needs, t.docAddr(n.Path()))
 		}
@@ -443,11 +446,11 @@ func splitDocPath(path string) docRef {
 
 // removeDocument deletes one of the project's documents, at the version
 // the plan read.
-func (t target) removeDocument(live liveDoc, jsonFields []string, d *schema.Document, mode provision.Mode) *provision.Change {
+func (t target) removeDocument(live liveDoc, jsonFields []string, d *schema.Document, mode plans.Mode) *plans.Change {
 	r := bulkItem("delete", docRef{live.Index, live.Type, live.ID}, live.Version, nil)
-	c := provision.Removal(t.docAddr(live.path()), t.backend, provision.RawJSON(docView(live.Source, jsonFields)), r).Owned(t.project, mode)
+	c := adapter.Removal(t.docAddr(live.path()), t.backend, adapter.RawJSON(docView(live.Source, jsonFields)), r).Owned(t.project, mode)
 	if d != nil {
-		c.DeclaredAt, c.EachKey = provision.At(d.DeclRange.Ptr()), d.Instance.KeyPtr()
+		c.DeclaredAt, c.EachKey = plans.At(d.DeclRange.Ptr()), d.Instance.KeyPtr()
 	}
 	return c
 }
@@ -503,14 +506,14 @@ func (t target) liveRefs(d *schema.Document, f facts, removing map[string]bool) 
 // create, index or delete) into the refusal a person needs: which
 // document, and what changed since the plan read it (st, when known).
 // Nothing was written to it.
-func (b *Backend) documentChanged(ctx context.Context, st provision.State, op string, ref docRef, err error) error {
+func (b *Backend) documentChanged(ctx context.Context, st plans.State, op string, ref docRef, err error) error {
 	path := docPath(ref.Index, ref.Type, ref.ID)
 	if op == "create" {
 		return fmt.Errorf("the document %s was created by someone else after the plan read that it did not exist; nothing was written to it. Plan again: %w", path, err)
 	}
 	var now liveDoc
 	what := "it"
-	var gone *provision.StatusError
+	var gone *adapter.StatusError
 	if gerr := b.get(ctx, b.es, path, &now); errors.As(gerr, &gone) && gone.Code == http.StatusNotFound {
 		return fmt.Errorf("the document %s was deleted since the plan read it; nothing was written. Plan again: %w", path, err)
 	} else if gerr == nil {
@@ -557,11 +560,11 @@ func merged(a, b map[string]any) map[string]any {
 
 // verifyDocuments reads every written document back through the tribe
 // node, in one _mget, and checks that it is served there as written.
-func (b *Backend) verifyDocuments(ctx context.Context, changes []*provision.Change) (string, error) {
+func (b *Backend) verifyDocuments(ctx context.Context, changes []*plans.Change) (string, error) {
 	written := map[string]map[string]any{}
 	var ids []docRef
 	for _, c := range changes {
-		if c.Addr.Kind != "document" || c.Action == provision.Delete || len(c.Requests) == 0 {
+		if c.Addr.Kind != "document" || c.Action == plans.Delete || len(c.Requests) == 0 {
 			continue
 		}
 		var body map[string]any

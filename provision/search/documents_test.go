@@ -14,7 +14,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/provision-dev/provision/cmd/provision/render"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -28,23 +31,31 @@ func savedObjects(t *testing.T) *schema.Config {
 
 // planDocs makes the plan as the engine does (ordered by needs) and
 // returns it with the backend.
-func planDocs(t *testing.T, cfg *schema.Config) (*Backend, *provision.Plan) {
+func planDocs(t *testing.T, cfg *schema.Config) (*Backend, *plans.Plan) {
 	t.Helper()
 	bs, diags := New(cfg, Options{Env: noEnv})
 	if diags.HasErrors() || len(bs) != 1 {
 		t.Fatalf("New: %v", diags)
 	}
-	p, diags := provision.MakePlan(context.Background(), cfg.Project, provision.Converge, bs)
+	p, diags := makePlan(context.Background(), cfg.Project, bs)
 	if diags.HasErrors() {
 		t.Fatalf("plan: %v", diags)
 	}
 	return bs[0].(*Backend), p
 }
 
-func text(t *testing.T, p *provision.Plan) string {
+// makePlan reads every backend and plans from what they answered, as a
+// plan run does (provision.Read, then provision.PlanFrom).
+func makePlan(ctx context.Context, project string, backends []provision.Backend) (*plans.Plan, hcl.Diagnostics) {
+	live, diags := provision.Read(ctx, plans.Converge, backends)
+	p, pdiags := provision.PlanFrom(project, plans.Converge, backends, live)
+	return p, append(diags, pdiags...)
+}
+
+func text(t *testing.T, p *plans.Plan) string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := provision.RenderText(&out, p.Redacted(), provision.TextOptions{}); err != nil {
+	if err := render.Text(&out, p.Redacted(), render.TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()
@@ -198,7 +209,7 @@ func TestDocumentOwnership(t *testing.T) {
 	// The search, made again by hand: no marks.
 	esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/search/errors?refresh=true", `{"title":"Errors","hits":0,"version":1}`)
 	bs, _ := New(cfg, Options{Env: noEnv})
-	_, diags := provision.MakePlan(context.Background(), cfg.Project, provision.Converge, bs)
+	_, diags := makePlan(context.Background(), cfg.Project, bs)
 	if diff := cmp.Diff([]string{"saved-objects.hcl:21: The document exists and provision does not own it"}, diagLines(diags)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
@@ -225,7 +236,7 @@ func TestDocumentOwnership(t *testing.T) {
 		}
 		cfg := loadFiles(t, []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", spec}, "search_url="+cluster(t).T1.URL)
 		bs, _ := New(cfg, Options{Env: noEnv})
-		_, diags := provision.MakePlan(context.Background(), cfg.Project, provision.Converge, bs)
+		_, diags := makePlan(context.Background(), cfg.Project, bs)
 		return diags
 	}
 	if diags := dangling("nothing-has-this-id"); len(diagLines(diags)) != 1 || diagLines(diags)[0] != "vis.hcl:4: Reference to a document that does not exist" {
@@ -319,7 +330,7 @@ func TestTakeOverBrokenReference(t *testing.T) {
 	}
 	withGenerated := loadFiles(t, append(files, gen), vars...)
 	bs, _ := New(withGenerated, Options{Env: noEnv})
-	p, diags := provision.MakePlan(context.Background(), withGenerated.Project, provision.Converge, bs)
+	p, diags := makePlan(context.Background(), withGenerated.Project, bs)
 	if diags.HasErrors() || len(diags) != 1 || diags[0].Severity != hcl.DiagWarning || diags[0].Summary != "Reference to a document that does not exist, already live" ||
 		!strings.Contains(diags[0].Detail, `savedSearchId of document[".dashboard/visualization/cpu"] names the search "Processes"`) {
 		t.Fatalf("plan: %v", diags)
@@ -344,7 +355,7 @@ func TestTakeOverBrokenReference(t *testing.T) {
 	}
 	bad := loadFiles(t, append(files, gen, broken), vars...)
 	bs, _ = New(bad, Options{Env: noEnv})
-	if _, diags := provision.MakePlan(context.Background(), bad.Project, provision.Converge, bs); !diags.HasErrors() || diagLines(diags)[len(diagLines(diags))-1] != "broken.hcl:4: Reference to a document that does not exist" {
+	if _, diags := makePlan(context.Background(), bad.Project, bs); !diags.HasErrors() || diagLines(diags)[len(diagLines(diags))-1] != "broken.hcl:4: Reference to a document that does not exist" {
 		t.Errorf("a new broken reference: %v", diagLines(diags))
 	}
 }
@@ -358,7 +369,7 @@ func TestTakeOverEstate(t *testing.T) {
 	fresh(t, cluster(t).T1.URL, ".dashboard")
 	t.Cleanup(func() { fresh(t, cluster(t).T1.URL, ".dashboard") })
 	cfg := seed(t, "search_url="+cluster(t).T1.URL)
-	b, changes, diags := plan(t, cfg, provision.Converge)
+	b, changes, diags := plan(t, cfg, plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -407,7 +418,7 @@ func TestTakeOverEstate(t *testing.T) {
 	// The dashboard's panel "Elsewhere" names nothing: broken already, a
 	// warning, and the plan goes on.
 	bs, _ = New(with, Options{Env: noEnv})
-	if _, diags := provision.MakePlan(context.Background(), with.Project, provision.Converge, bs); diags.HasErrors() || len(diags) != 1 ||
+	if _, diags := makePlan(context.Background(), with.Project, bs); diags.HasErrors() || len(diags) != 1 ||
 		diags[0].Summary != "Reference to a document that does not exist, already live" || !strings.Contains(diags[0].Detail, `panelsJSON[1].id of document[".dashboard/dashboard/Edge"] names the visualization "Elsewhere"`) {
 		t.Errorf("plan: %v", diags)
 	}
@@ -435,7 +446,7 @@ func TestTakeOverEstate(t *testing.T) {
 }
 
 // mustApply applies p to the cluster of b and fails the test on an error.
-func mustApply(t *testing.T, b *Backend, p *provision.Plan) {
+func mustApply(t *testing.T, b *Backend, p *plans.Plan) {
 	t.Helper()
 	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
 		t.Fatal(res.Err())
@@ -457,7 +468,7 @@ func TestDecodedIsTheRoundTrip(t *testing.T) {
 			t.Fatalf("%v: the walk does not answer", v)
 		}
 		var want any
-		if err := json.Unmarshal(provision.RawJSON(v), &want); err != nil {
+		if err := json.Unmarshal(adapter.RawJSON(v), &want); err != nil {
 			t.Fatal(err)
 		}
 		if !cmp.Equal(got, want) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 // fakeES stands in for Elasticsearch 5.x, 6.x and 7.x, which cannot run
@@ -230,7 +230,7 @@ func TestVersions(t *testing.T) {
 	t.Run("5.x converges although string comes back as text", func(t *testing.T) {
 		fake, url := newFakeES(t, "5.6.16")
 		cfg := seed(t, "search_url="+url)
-		b, changes, diags := plan(t, cfg, provision.Converge)
+		b, changes, diags := plan(t, cfg, plans.Converge)
 		if diags.HasErrors() {
 			t.Fatal(diags)
 		}
@@ -238,15 +238,15 @@ func TestVersions(t *testing.T) {
 		if got := fake.indices[".dashboard"]["search"]["properties"].(map[string]any)["title"].(map[string]any)["type"]; got != "text" {
 			t.Fatalf("the fake did not upgrade string: %v", got)
 		}
-		_, changes, diags = plan(t, cfg, provision.Converge)
-		if diags.HasErrors() || len(changes) != 1 || changes[0].Action != provision.NoOp {
+		_, changes, diags = plan(t, cfg, plans.Converge)
+		if diags.HasErrors() || len(changes) != 1 || changes[0].Action != plans.NoOp {
 			t.Fatalf("a converged 5.x cluster plans %v %v", requestLines(changes), diags)
 		}
 	})
 	t.Run("5.x: a not_analyzed string is keyword, an analyzed one text", func(t *testing.T) {
 		fake, url := newFakeES(t, "5.6.16")
 		exact := fields(t, url, "t1", "five", "string", "\n      code  = { type = \"string\", index = \"not_analyzed\" }")
-		b, changes, diags := plan(t, exact, provision.Converge)
+		b, changes, diags := plan(t, exact, plans.Converge)
 		if diags.HasErrors() {
 			t.Fatal(diags)
 		}
@@ -255,11 +255,11 @@ func TestVersions(t *testing.T) {
 		if props["code"].(map[string]any)["type"] != "keyword" || props["title"].(map[string]any)["type"] != "text" {
 			t.Fatalf("the fake stored %v", props)
 		}
-		if _, changes, diags = plan(t, exact, provision.Converge); diags.HasErrors() || changes[0].Action != provision.NoOp {
+		if _, changes, diags = plan(t, exact, plans.Converge); diags.HasErrors() || changes[0].Action != plans.NoOp {
 			t.Fatalf("not converged: %v %v", requestLines(changes), diags)
 		}
 		// code declared analyzed now: text, where the live field is keyword.
-		_, _, diags = plan(t, fields(t, url, "t1", "five", "string", "\n      code  = \"string\""), provision.Converge)
+		_, _, diags = plan(t, fields(t, url, "t1", "five", "string", "\n      code  = \"string\""), plans.Converge)
 		if diff := cmp.Diff([]string{"main.hcl:14: Field type cannot change"}, diagLines(diags)); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
@@ -271,7 +271,7 @@ func TestVersions(t *testing.T) {
 		} {
 			fake, url := newFakeES(t, srv.version)
 			fake.distribution = srv.distribution
-			_, changes, diags := plan(t, fields(t, url, "t1", "new", "text", ""), provision.Converge)
+			_, changes, diags := plan(t, fields(t, url, "t1", "new", "text", ""), plans.Converge)
 			if diff := cmp.Diff([]string{"main.hcl:4: Unsupported search server"}, diagLines(diags)); diff != "" || len(changes) != 0 || len(fake.writes) != 0 {
 				t.Fatalf("%s (-want +got):\n%s", srv.says, diff)
 			}
@@ -282,7 +282,7 @@ func TestVersions(t *testing.T) {
 	})
 	t.Run("6.x refuses four types and string at plan time", func(t *testing.T) {
 		fake, url := newFakeES(t, "6.8.23")
-		_, changes, diags := plan(t, seed(t, "search_url="+url), provision.Converge)
+		_, changes, diags := plan(t, seed(t, "search_url="+url), plans.Converge)
 		got := diagLines(diags)
 		if len(got) == 0 || got[0] != "dashboard.hcl:36: One mapping type per index" {
 			t.Fatalf("diagnostics: %v", got)
@@ -290,7 +290,7 @@ func TestVersions(t *testing.T) {
 		if len(changes) != 0 || len(fake.writes) != 0 {
 			t.Errorf("a refused plan has changes %v or wrote %v", requestLines(changes), fake.writes)
 		}
-		_, _, diags = plan(t, fields(t, url, "t1", "one", "string", ""), provision.Converge)
+		_, _, diags = plan(t, fields(t, url, "t1", "one", "string", ""), plans.Converge)
 		if diff := cmp.Diff([]string{"main.hcl:12: Field type string is gone"}, diagLines(diags)); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
@@ -298,7 +298,7 @@ func TestVersions(t *testing.T) {
 	t.Run("7.x plans typed requests with include_type_name", func(t *testing.T) {
 		fake, url := newFakeES(t, "7.17.10")
 		cfg := fields(t, url, "t1", "seven", "text", "")
-		b, changes, diags := plan(t, cfg, provision.Converge)
+		b, changes, diags := plan(t, cfg, plans.Converge)
 		if diags.HasErrors() {
 			t.Fatal(diags)
 		}
@@ -307,7 +307,7 @@ func TestVersions(t *testing.T) {
 			t.Fatalf("(-want +got):\n%s", diff)
 		}
 		send(t, b, changes)
-		if _, changes, _ = plan(t, cfg, provision.Converge); changes[0].Action != provision.NoOp {
+		if _, changes, _ = plan(t, cfg, plans.Converge); changes[0].Action != plans.NoOp {
 			t.Errorf("a converged 7.x cluster plans %v (writes %v)", requestLines(changes), fake.writes)
 		}
 	})

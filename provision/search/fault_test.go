@@ -8,7 +8,8 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/rs/zerolog"
 )
 
@@ -41,7 +42,7 @@ const stall = `{"name":"stall","type":"timeout","stream":"downstream","attribute
 // apply, and on the check through the tribe node. Each ends in bounded
 // time with an error naming the server, and a re-run converges.
 func TestSearchFaults(t *testing.T) {
-	d := provision.DefaultDeadlines
+	d := adapter.DefaultDeadlines
 	d.Request = 2 * time.Second
 	t1, t1Toxic := toxic(t, cluster(t).T1.URL)
 	tr, trToxic := toxic(t, cluster(t).Tribe.URL)
@@ -70,14 +71,14 @@ func TestSearchFaults(t *testing.T) {
 	} {
 		t1Toxic(fault.toxic)
 		start := time.Now()
-		_, _, diags := readPlan(open(), provision.Converge)
+		_, _, diags := readPlan(open(), plans.Converge)
 		bounded(fault.name, start, 5*time.Second, diags.Error(), fault.want)
 		t1Toxic("")
 	}
 
 	// On the second write: PUT /faulty/ goes through, the mapping PUT stalls.
 	b := open()
-	changes, _, diags := readPlan(b, provision.Converge)
+	changes, _, diags := readPlan(b, plans.Converge)
 	if diags.HasErrors() || len(changes[0].Requests) != 2 {
 		t.Fatalf("plan: %v %v", requestLines(changes), diags)
 	}
@@ -90,14 +91,14 @@ func TestSearchFaults(t *testing.T) {
 	bounded("stall x 2nd write", start, 5*time.Second, errString(err), "no answer within 2s")
 	t1Toxic("")
 	b = open()
-	changes, _, diags = readPlan(b, provision.Converge)
+	changes, _, diags = readPlan(b, plans.Converge)
 	// The stall held the answer, not the request: the mapping may have
 	// been stored. Either way the re-plan holds at most that one request.
 	if got := requestLines(changes); diags.HasErrors() || len(changes) != 1 || len(got) > 1 || len(got) == 1 && got[0] != "index.faulty update: PUT /faulty/_mapping/search" {
 		t.Fatalf("re-plan after the stalled write: %v %v", got, diags)
 	}
 	send(t, b, changes)
-	if _, changes, _ = plan(t, cfg, provision.Converge); changes[0].Action != provision.NoOp {
+	if _, changes, _ = plan(t, cfg, plans.Converge); changes[0].Action != plans.NoOp {
 		t.Fatalf("not converged: %v", requestLines(changes))
 	}
 

@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -43,7 +44,7 @@ func TestUndeclaredParameterIsDefault(t *testing.T) {
 	doc := func(props string) string {
 		return "  mapping \"doc\" {\n    properties = {\n" + props + "\n    }\n  }\n"
 	}
-	b, changes, diags := plan(t, typed(t, "fid", doc(`      title = { type = "string", index = "not_analyzed", ignore_above = 64 }`)), provision.Converge)
+	b, changes, diags := plan(t, typed(t, "fid", doc(`      title = { type = "string", index = "not_analyzed", ignore_above = 64 }`)), plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -52,7 +53,7 @@ func TestUndeclaredParameterIsDefault(t *testing.T) {
 	// The issue's case: title = "string" (analyzed by default) and a new
 	// field. Apply used to re-send the type and get a 400.
 	for _, props := range []string{`      title = "string"` + "\n" + `      extra = "integer"`, `      title = "string"`} {
-		_, changes, diags = plan(t, typed(t, "fid", doc(props)), provision.Converge)
+		_, changes, diags = plan(t, typed(t, "fid", doc(props)), plans.Converge)
 		if diff := cmp.Diff([]string{"main.hcl:12: Field parameter cannot change"}, diagLines(diags)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s%v", props, diff, requestLines(changes))
 		}
@@ -67,12 +68,12 @@ func TestUndeclaredParameterIsDefault(t *testing.T) {
 
 	// An updatable parameter left out (ignore_above) is reset by the
 	// server: an update, and converged after it.
-	b, changes, diags = plan(t, typed(t, "fid", doc(`      title = { type = "string", index = "not_analyzed" }`)), provision.Converge)
+	b, changes, diags = plan(t, typed(t, "fid", doc(`      title = { type = "string", index = "not_analyzed" }`)), plans.Converge)
 	if diff := cmp.Diff([]string{"index.fid update: PUT /fid/_mapping/doc"}, requestLines(changes)); diff != "" || diags.HasErrors() {
 		t.Fatalf("ignore_above left out (-want +got):\n%s%v", diff, diags)
 	}
 	send(t, b, changes)
-	if _, changes, diags = plan(t, typed(t, "fid", doc(`      title = { type = "string", index = "not_analyzed" }`)), provision.Converge); diags.HasErrors() || changes[0].Action != provision.NoOp {
+	if _, changes, diags = plan(t, typed(t, "fid", doc(`      title = { type = "string", index = "not_analyzed" }`)), plans.Converge); diags.HasErrors() || changes[0].Action != plans.NoOp {
 		t.Errorf("not converged after the reset: %v %v", requestLines(changes), diags)
 	}
 }
@@ -83,7 +84,7 @@ func TestUndeclaredParameterIsDefault(t *testing.T) {
 func TestFieldSharedWithLiveType(t *testing.T) {
 	fresh(t, cluster(t).T1.URL, "shared")
 	search := "  mapping \"search\" {\n    properties = { title = \"string\" }\n  }\n"
-	b, changes, diags := plan(t, typed(t, "shared", search), provision.Converge)
+	b, changes, diags := plan(t, typed(t, "shared", search), plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -91,7 +92,7 @@ func TestFieldSharedWithLiveType(t *testing.T) {
 	esDo(t, cluster(t).T1.URL, "PUT", "/shared/_mapping/config", `{"config":{"properties":{"buildNum":{"type":"string","index":"not_analyzed"}}}}`)
 
 	dashboard := "  mapping \"dashboard\" {\n    properties = { buildNum = \"string\" }\n  }\n"
-	_, changes, diags = plan(t, typed(t, "shared", search+dashboard), provision.Converge)
+	_, changes, diags = plan(t, typed(t, "shared", search+dashboard), plans.Converge)
 	if diff := cmp.Diff([]string{"main.hcl:14: Field mapped differently in another type"}, diagLines(diags)); diff != "" {
 		t.Fatalf("(-want +got):\n%s%v", diff, requestLines(changes))
 	}
@@ -103,7 +104,7 @@ func TestFieldSharedWithLiveType(t *testing.T) {
 	}
 	// Declared as the live type has it, the new type is planned.
 	same := "  mapping \"dashboard\" {\n    properties = { buildNum = { type = \"string\", index = \"not_analyzed\" } }\n  }\n"
-	b, changes, diags = plan(t, typed(t, "shared", search+same), provision.Converge)
+	b, changes, diags = plan(t, typed(t, "shared", search+same), plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -114,21 +115,21 @@ func TestFieldSharedWithLiveType(t *testing.T) {
 // same answer), a transport error is not.
 func TestRefusalOrFault(t *testing.T) {
 	fresh(t, cluster(t).T1.URL, "refused")
-	b, changes, diags := plan(t, typed(t, "refused", "  mapping \"doc\" {\n    properties = { title = { type = \"string\", analyzer = \"nope\" } }\n  }\n"), provision.Converge)
+	b, changes, diags := plan(t, typed(t, "refused", "  mapping \"doc\" {\n    properties = { title = { type = \"string\", analyzer = \"nope\" } }\n  }\n"), plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	send(t, b, []*provision.Change{{Requests: changes[0].Requests[:1]}}) // PUT /refused/
+	send(t, b, []*plans.Change{{Requests: changes[0].Requests[:1]}}) // PUT /refused/
 	err := b.Send(context.Background(), changes[0].Requests[1])
-	se, refused := provision.Refused(err)
+	se, refused := adapter.Refused(err)
 	if !refused || se.Code != 400 || !strings.Contains(err.Error(), "analyzer [nope] not found") {
 		t.Errorf("an unknown analyzer: %v (refused %v), want a 400 refusal with the server's reason", err, refused)
 	}
 	down := load(t, map[string]string{"main.hcl": fmt.Sprintf(oneFieldSpec, "refused", "http://127.0.0.1:1", "refused", "  mapping \"doc\" {\n    properties = { title = \"string\" }\n  }\n")})
-	bs, _ := New(down, Options{Env: noEnv, Deadlines: provision.Deadlines{Request: time.Second, Attempts: 1}})
+	bs, _ := New(down, Options{Env: noEnv, Deadlines: adapter.Deadlines{Request: time.Second, Attempts: 1}})
 	if err := bs[0].(*Backend).Send(context.Background(), changes[0].Requests[0]); err == nil {
 		t.Error("a request to a closed port succeeded")
-	} else if _, refused := provision.Refused(err); refused {
+	} else if _, refused := adapter.Refused(err); refused {
 		t.Errorf("a transport error is called a refusal: %v", err)
 	}
 }
@@ -182,23 +183,23 @@ func TestMappingPairs(t *testing.T) {
 			continue
 		}
 		fresh(t, cluster(t).T1.URL, index)
-		b, changes, diags := plan(t, typed(t, index, fieldMapping(live)), provision.Converge)
+		b, changes, diags := plan(t, typed(t, index, fieldMapping(live)), plans.Converge)
 		if diags.HasErrors() || sendAll(b, changes) != nil {
 			skipped++ // a live mapping the server or the plan refuses to create
 			fresh(t, cluster(t).T1.URL, index)
 			continue
 		}
-		b, changes, diags = plan(t, typed(t, index, fieldMapping(declared)), provision.Converge)
+		b, changes, diags = plan(t, typed(t, index, fieldMapping(declared)), plans.Converge)
 		switch {
 		case diags.HasErrors():
 			conflicts++
 		default:
 			if err := sendAll(b, changes); err != nil {
-				t.Errorf("seed %d pair %d: live %s, declared %s: the plan passed and the server refused: %q", seed, n, render(live), render(declared), err)
+				t.Errorf("seed %d pair %d: live %s, declared %s: the plan passed and the server refused: %q", seed, n, compact(live), compact(declared), err)
 				break
 			}
-			if _, again, diags := plan(t, typed(t, index, fieldMapping(declared)), provision.Converge); diags.HasErrors() || again[0].Action != provision.NoOp {
-				t.Errorf("seed %d pair %d: live %s, declared %s: applied, but not converged: %v %v", seed, n, render(live), render(declared), requestLines(again), diags)
+			if _, again, diags := plan(t, typed(t, index, fieldMapping(declared)), plans.Converge); diags.HasErrors() || again[0].Action != plans.NoOp {
+				t.Errorf("seed %d pair %d: live %s, declared %s: applied, but not converged: %v %v", seed, n, compact(live), compact(declared), requestLines(again), diags)
 			}
 			applied++
 		}
@@ -210,7 +211,7 @@ func TestMappingPairs(t *testing.T) {
 	}
 }
 
-func sendAll(b *Backend, changes []*provision.Change) error {
+func sendAll(b *Backend, changes []*plans.Change) error {
 	for _, c := range changes {
 		for _, r := range c.Requests {
 			if err := b.Send(context.Background(), r); err != nil {
@@ -313,5 +314,3 @@ func hclValue(v any) string {
 	}
 	return compact(v)
 }
-
-func render(f map[string]any) string { return compact(f) }

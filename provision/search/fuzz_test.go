@@ -2,9 +2,9 @@ package search
 
 import (
 	"encoding/json"
-	"github.com/provision-dev/provision/provision/fuzzing"
 	"testing"
 
+	"github.com/provision-dev/provision/provision/fuzzing"
 	"github.com/provision-dev/provision/schema"
 )
 

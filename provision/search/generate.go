@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
@@ -58,7 +59,7 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 		}
 		live, lv := b.liveOf(f, im.Name)
 		addr := b.addr(im.Name)
-		if _, _, refusal := provision.Decide(b.project, provision.Declared{Addr: addr, Noun: "index", Import: im.At()}, lv); refusal != nil {
+		if _, _, refusal := adapter.Decide(b.project, adapter.Declared{Addr: addr, Noun: "index", Import: im.At()}, lv); refusal != nil {
 			diags = append(diags, refusal)
 			continue
 		}
@@ -135,8 +136,8 @@ func (b *Backend) documentBlock(f facts, im *schema.Import, labels map[string]st
 	ref := splitDocPath(im.Name)
 	live, exists := f.Documents[im.Name]
 	addr := b.docAddr(im.Name)
-	if _, _, refusal := provision.Decide(b.project, provision.Declared{Addr: addr, Noun: "document", Import: im.At()},
-		provision.LiveObject{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)}); refusal != nil {
+	if _, _, refusal := adapter.Decide(b.project, adapter.Declared{Addr: addr, Noun: "document", Import: im.At()},
+		adapter.LiveObject{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)}); refusal != nil {
 		return nil, refusal
 	}
 	label := labels[im.Name]

@@ -8,8 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/internal/golden"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -54,7 +55,7 @@ func TestGoldenConflicts(t *testing.T) {
 			bs, _ := New(cfg, Options{Env: noEnv})
 			f := facts{Version: "2.4.1", ClusterName: "t1"}
 			readJSON(t, dir+"/live.json", &f.Indices)
-			changes, diags := bs[0].(*Backend).diff(f, provision.Converge)
+			changes, diags := bs[0].(*Backend).diff(f, plans.Converge)
 			if !diags.HasErrors() {
 				t.Fatalf("no conflict; changes: %v", requestLines(changes))
 			}
@@ -113,13 +114,13 @@ func goldenBackend(t *testing.T, files ...string) *Backend {
 // golden files at path.
 func checkGoldenPlan(t *testing.T, b *Backend, f facts, path string) {
 	t.Helper()
-	changes, diags := b.diff(f, provision.Converge)
+	changes, diags := b.diff(f, plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
 	info := b.Info()
 	info.Fingerprint = fingerprint(f)
-	p := &provision.Plan{FormatVersion: provision.FormatVersion, Project: b.project, Backends: []provision.BackendInfo{info}, Changes: changes}
+	p := &plans.Plan{FormatVersion: plans.FormatVersion, Project: b.project, Backends: []plans.BackendInfo{info}, Changes: changes}
 	p.Target(nil, nil)
 	golden.CheckPlan(t, path, p)
 }
@@ -135,7 +136,7 @@ func TestRemovedDocumentsOrder(t *testing.T) {
 	}
 	readJSON(t, "../../testdata/search/live/documents.json", &live)
 	owned := func(typ, id string, source map[string]any) liveDoc {
-		source[markField] = provision.Marks("edge")
+		source[markField] = adapter.Marks("edge")
 		return liveDoc{Index: ".dashboard", Type: typ, ID: id, Version: 1, Source: source}
 	}
 	f := facts{Version: "2.4.1", ClusterName: "t1", Indices: live.Indices, Owned: []liveDoc{
@@ -143,14 +144,14 @@ func TestRemovedDocumentsOrder(t *testing.T) {
 		owned("search", "old-errors", map[string]any{"title": "Old errors"}),
 		owned("visualization", "old-rate", map[string]any{"title": "Old rate", "savedSearchId": "old-errors"}),
 	}}
-	changes, diags := b.diff(f, provision.Converge)
+	changes, diags := b.diff(f, plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
 	needs := map[string][]string{}
 	for _, c := range changes {
 		if c.Addr.Kind == "document" {
-			if c.Action != provision.Delete {
+			if c.Action != plans.Delete {
 				t.Errorf("%s: %s, want delete", c.Addr, c.Action)
 			}
 			for _, n := range c.Needs {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -52,13 +53,13 @@ func TestImportHandMade(t *testing.T) {
 	handMade(t)
 	// The dashboard tool keeps its own _meta, with object values, on a type.
 	esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/_mapping/search", `{"search":{"_meta":{"tool":{"schema":2}}}}`)
-	_, _, diags := plan(t, seed(t, "search_url="+cluster(t).T1.URL), provision.Converge)
+	_, _, diags := plan(t, seed(t, "search_url="+cluster(t).T1.URL), plans.Converge)
 	if diff := cmp.Diff([]string{"dashboard.hcl:23: The index exists and provision does not own it"}, diagLines(diags)); diff != "" {
 		t.Fatalf("without an import block (-want +got):\n%s", diff)
 	}
 
 	cfg := importSpec(t)
-	b, changes, diags := plan(t, cfg, provision.Converge)
+	b, changes, diags := plan(t, cfg, plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -81,8 +82,8 @@ func TestImportHandMade(t *testing.T) {
 		t.Log(msg)
 	}
 
-	_, again, _ := plan(t, cfg, provision.Converge)
-	if len(again) != 1 || again[0].Action != provision.NoOp || again[0].RemovableImport.String() != "../../testdata/import/index.hcl:5,8-27" {
+	_, again, _ := plan(t, cfg, plans.Converge)
+	if len(again) != 1 || again[0].Action != plans.NoOp || again[0].RemovableImport.String() != "../../testdata/import/index.hcl:5,8-27" {
 		t.Fatalf("re-plan after the import: %v %+v", requestLines(again), again)
 	}
 	if got := esDo(t, cluster(t).T1.URL, "GET", "/.dashboard/config/4.6.1", ""); !strings.Contains(got, `"defaultIndex":"logstash-*"`) {
@@ -94,7 +95,7 @@ func TestImportHandMade(t *testing.T) {
 		t.Errorf("after the import the mapping lacks the tool's type, its _meta or the marks: %s", got)
 	}
 	// Without the import block, the imported index is simply owned.
-	if _, c, d := plan(t, seed(t, "search_url="+cluster(t).T1.URL), provision.Converge); d.HasErrors() || c[0].Action != provision.NoOp {
+	if _, c, d := plan(t, seed(t, "search_url="+cluster(t).T1.URL), plans.Converge); d.HasErrors() || c[0].Action != plans.NoOp {
 		t.Errorf("plan without the import block: %v %v", requestLines(c), d)
 	}
 }
@@ -106,7 +107,7 @@ func TestImportOtherProject(t *testing.T) {
 	esDo(t, cluster(t).T1.URL, "PUT", "/theirs/_mapping/search", `{"search":{"_meta":{"managed-by":"provision","provision-project":"other"},"properties":{"title":{"type":"string"}}}}`)
 	spec := strings.Replace(fieldsSpec, "index %q {", "import {\n  to = index.theirs\n}\n\nindex %q {", 1)
 	cfg := load(t, map[string]string{"main.hcl": fmt.Sprintf(spec, cluster(t).T1.URL, "t1", "theirs", "string", "")})
-	_, changes, diags := plan(t, cfg, provision.Converge)
+	_, changes, diags := plan(t, cfg, plans.Converge)
 	if diff := cmp.Diff([]string{"main.hcl:9: The index belongs to another project"}, diagLines(diags)); diff != "" || len(changes) != 0 {
 		t.Fatalf("(-want +got):\n%s%v", diff, requestLines(changes))
 	}
@@ -163,12 +164,12 @@ import {
 	if formatted, _ := schema.Format(src, "generated.hcl"); string(formatted) != string(src) {
 		t.Errorf("the generated spec is not in fmt layout:\n%s", src)
 	}
-	b, changes, diags := plan(t, cfg, provision.Converge)
-	if diags.HasErrors() || len(changes) != 1 || changes[0].Action != provision.Import || len(changes[0].Requests) != 5 {
+	b, changes, diags := plan(t, cfg, plans.Converge)
+	if diags.HasErrors() || len(changes) != 1 || changes[0].Action != plans.Import || len(changes[0].Requests) != 5 {
 		t.Fatalf("plan with the generated spec: %v %v", requestLines(changes), diags)
 	}
 	send(t, b, changes)
-	if _, changes, diags = plan(t, cfg, provision.Converge); diags.HasErrors() || changes[0].Action != provision.NoOp {
+	if _, changes, diags = plan(t, cfg, plans.Converge); diags.HasErrors() || changes[0].Action != plans.NoOp {
 		t.Fatalf("not converged after the import: %v %v", requestLines(changes), diags)
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
 	"github.com/provision-dev/provision/schema"
 )
@@ -95,7 +95,7 @@ func loadFiles(t *testing.T, files []string, vars ...string) *schema.Config {
 
 func noEnv(string) string { return "" }
 
-func plan(t *testing.T, cfg *schema.Config, mode provision.Mode) (*Backend, []*provision.Change, hcl.Diagnostics) {
+func plan(t *testing.T, cfg *schema.Config, mode plans.Mode) (*Backend, []*plans.Change, hcl.Diagnostics) {
 	t.Helper()
 	bs, diags := New(cfg, Options{Env: noEnv})
 	if diags.HasErrors() || len(bs) != 1 {
@@ -106,7 +106,7 @@ func plan(t *testing.T, cfg *schema.Config, mode provision.Mode) (*Backend, []*p
 	return b, changes, diags
 }
 
-func send(t *testing.T, b *Backend, changes []*provision.Change) {
+func send(t *testing.T, b *Backend, changes []*plans.Change) {
 	t.Helper()
 	for _, c := range changes {
 		for _, r := range c.Requests {
@@ -117,7 +117,7 @@ func send(t *testing.T, b *Backend, changes []*provision.Change) {
 	}
 }
 
-func requestLines(changes []*provision.Change) []string {
+func requestLines(changes []*plans.Change) []string {
 	var out []string
 	for _, c := range changes {
 		for _, r := range c.Requests {
@@ -170,7 +170,7 @@ func fresh(t *testing.T, base, index string) {
 func TestSeedDashboard(t *testing.T) {
 	fresh(t, cluster(t).T1.URL, ".dashboard")
 	cfg := seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+cluster(t).Tribe.URL)
-	b, changes, diags := plan(t, cfg, provision.Converge)
+	b, changes, diags := plan(t, cfg, plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -195,8 +195,8 @@ func TestSeedDashboard(t *testing.T) {
 	if err != nil || !strings.Contains(msg, `".dashboard" and 4 mapping types are visible through the tribe node `+cluster(t).Tribe.URL) {
 		t.Errorf("Verify = %q, %v", msg, err)
 	}
-	_, again, diags := plan(t, cfg, provision.Converge)
-	if diags.HasErrors() || len(again) != 1 || again[0].Action != provision.NoOp {
+	_, again, diags := plan(t, cfg, plans.Converge)
+	if diags.HasErrors() || len(again) != 1 || again[0].Action != plans.NoOp {
 		t.Fatalf("re-plan after apply: %v %v", requestLines(again), diags)
 	}
 }
@@ -229,13 +229,13 @@ func fields(t *testing.T, url, cluster, index, titleType, extra string) *schema.
 // TestDrift adds a field (an update in place), then changes a type (a
 // conflict at the field's line, nothing written).
 func TestDrift(t *testing.T) {
-	b, changes, diags := plan(t, fields(t, cluster(t).T1.URL, "t1", "drift", "string", ""), provision.Converge)
+	b, changes, diags := plan(t, fields(t, cluster(t).T1.URL, "t1", "drift", "string", ""), plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
 	send(t, b, changes)
 
-	b, changes, diags = plan(t, fields(t, cluster(t).T1.URL, "t1", "drift", "string", "\n      sort  = \"string\""), provision.Converge)
+	b, changes, diags = plan(t, fields(t, cluster(t).T1.URL, "t1", "drift", "string", "\n      sort  = \"string\""), plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -244,19 +244,19 @@ func TestDrift(t *testing.T) {
 	}
 	send(t, b, changes)
 
-	_, changes, diags = plan(t, fields(t, cluster(t).T1.URL, "t1", "drift", "integer", ""), provision.Converge)
+	_, changes, diags = plan(t, fields(t, cluster(t).T1.URL, "t1", "drift", "integer", ""), plans.Converge)
 	if diff := cmp.Diff([]string{"main.hcl:12: Field type cannot change"}, diagLines(diags)); diff != "" {
 		t.Fatalf("changing a type (-want +got):\n%s", diff)
 	}
 	if !strings.Contains(diags[0].Detail, `"string" on the live cluster and declared as "integer"`) || !strings.Contains(diags[0].Detail, "reindex") {
 		t.Errorf("the conflict does not name both types and the way out: %s", diags[0].Detail)
 	}
-	if len(changes) != 0 && changes[0].Action != provision.NoOp {
+	if len(changes) != 0 && changes[0].Action != plans.NoOp {
 		t.Errorf("a conflicting plan still has changes: %v", requestLines(changes))
 	}
 	// The undeclared live field is noted, never removed.
-	_, changes, _ = plan(t, fields(t, cluster(t).T1.URL, "t1", "drift", "string", ""), provision.Converge)
-	if len(changes) != 1 || changes[0].Action != provision.NoOp || len(changes[0].Notes) != 1 || !strings.Contains(changes[0].Notes[0], "left alone: sort") {
+	_, changes, _ = plan(t, fields(t, cluster(t).T1.URL, "t1", "drift", "string", ""), plans.Converge)
+	if len(changes) != 1 || changes[0].Action != plans.NoOp || len(changes[0].Notes) != 1 || !strings.Contains(changes[0].Notes[0], "left alone: sort") {
 		t.Errorf("undeclared field: %+v", changes)
 	}
 }
@@ -265,7 +265,7 @@ func TestDrift(t *testing.T) {
 // time, naming both members, in a few seconds.
 func TestTribeRefused(t *testing.T) {
 	start := time.Now()
-	_, changes, diags := plan(t, fields(t, cluster(t).Tribe.URL, "t1", "via-tribe", "string", ""), provision.Converge)
+	_, changes, diags := plan(t, fields(t, cluster(t).Tribe.URL, "t1", "via-tribe", "string", ""), plans.Converge)
 	took := time.Since(start)
 	if diff := cmp.Diff([]string{"main.hcl:4: Search URL is a tribe node"}, diagLines(diags)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
@@ -282,7 +282,7 @@ func TestTribeRefused(t *testing.T) {
 }
 
 func TestWrongCluster(t *testing.T) {
-	_, _, diags := plan(t, fields(t, cluster(t).T2.URL, "t1", "wrong", "string", ""), provision.Converge)
+	_, _, diags := plan(t, fields(t, cluster(t).T2.URL, "t1", "wrong", "string", ""), plans.Converge)
 	if diff := cmp.Diff([]string{"main.hcl:4: Wrong search cluster"}, diagLines(diags)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
@@ -293,30 +293,30 @@ func TestWrongCluster(t *testing.T) {
 func TestOwnership(t *testing.T) {
 	esDo(t, cluster(t).T1.URL, "PUT", "/handmade/", "")
 	esDo(t, cluster(t).T1.URL, "PUT", "/handmade/_mapping/search", `{"search":{"properties":{"title":{"type":"string"}}}}`)
-	_, _, diags := plan(t, fields(t, cluster(t).T1.URL, "t1", "handmade", "string", ""), provision.Converge)
+	_, _, diags := plan(t, fields(t, cluster(t).T1.URL, "t1", "handmade", "string", ""), plans.Converge)
 	if diff := cmp.Diff([]string{"main.hcl:8: The index exists and provision does not own it"}, diagLines(diags)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
 	// An empty index made by hand is nobody's either: only the marks count.
 	esDo(t, cluster(t).T1.URL, "PUT", "/handmade-empty/", "")
-	_, _, diags = plan(t, fields(t, cluster(t).T1.URL, "t1", "handmade-empty", "string", ""), provision.Converge)
+	_, _, diags = plan(t, fields(t, cluster(t).T1.URL, "t1", "handmade-empty", "string", ""), plans.Converge)
 	if diff := cmp.Diff([]string{"main.hcl:8: The index exists and provision does not own it"}, diagLines(diags)); diff != "" {
 		t.Fatalf("an empty hand-made index (-want +got):\n%s", diff)
 	}
-	_, changes, diags := plan(t, fields(t, cluster(t).T1.URL, "t1", "handmade", "string", ""), provision.Destroy)
+	_, changes, diags := plan(t, fields(t, cluster(t).T1.URL, "t1", "handmade", "string", ""), plans.Destroy)
 	if len(diags) != 0 || len(changes) != 0 {
 		t.Fatalf("destroy of an unowned index: %v %v", requestLines(changes), diags)
 	}
 
 	cfg := fields(t, cluster(t).T1.URL, "t1", "owned", "string", "")
-	b, changes, _ := plan(t, cfg, provision.Converge)
+	b, changes, _ := plan(t, cfg, plans.Converge)
 	send(t, b, changes)
-	b, changes, diags = plan(t, cfg, provision.Destroy)
+	b, changes, diags = plan(t, cfg, plans.Destroy)
 	if diff := cmp.Diff([]string{"index.owned delete: DELETE /owned"}, requestLines(changes)); diff != "" || diags.HasErrors() {
 		t.Fatalf("destroy (-want +got):\n%s%v", diff, diags)
 	}
 	send(t, b, changes)
-	if _, changes, _ = plan(t, cfg, provision.Converge); changes[0].Action != provision.Create {
+	if _, changes, _ = plan(t, cfg, plans.Converge); changes[0].Action != plans.Create {
 		t.Errorf("after destroy the index should plan as a create: %v", requestLines(changes))
 	}
 }
@@ -326,19 +326,19 @@ func TestOwnership(t *testing.T) {
 // and does not create the index again.
 func TestRerunAfterPartialApply(t *testing.T) {
 	cfg := fields(t, cluster(t).T1.URL, "t1", "partial", "string", "")
-	b, changes, diags := plan(t, cfg, provision.Converge)
+	b, changes, diags := plan(t, cfg, plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
 	if err := b.Send(context.Background(), changes[0].Requests[0]); err != nil { // PUT /partial/ only
 		t.Fatal(err)
 	}
-	b, changes, diags = plan(t, cfg, provision.Converge)
+	b, changes, diags = plan(t, cfg, plans.Converge)
 	if diff := cmp.Diff([]string{`index.partial update: PUT /partial/_mapping/search`}, requestLines(changes)); diff != "" || diags.HasErrors() {
 		t.Fatalf("re-plan after a partial apply (-want +got):\n%s%v", diff, diags)
 	}
 	send(t, b, changes)
-	if _, changes, _ = plan(t, cfg, provision.Converge); changes[0].Action != provision.NoOp {
+	if _, changes, _ = plan(t, cfg, plans.Converge); changes[0].Action != plans.NoOp {
 		t.Errorf("not converged: %v", requestLines(changes))
 	}
 }
@@ -371,30 +371,30 @@ func TestFieldParameters(t *testing.T) {
 	spec := func(title string, ignoreAbove int) *schema.Config {
 		return load(t, map[string]string{"main.hcl": fmt.Sprintf(paramsSpec, cluster(t).T1.URL, title, ignoreAbove)})
 	}
-	b, changes, diags := plan(t, spec(`{ type = "string", index = "analyzed", doc_values = false }`, 64), provision.Converge)
+	b, changes, diags := plan(t, spec(`{ type = "string", index = "analyzed", doc_values = false }`, 64), plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
 	send(t, b, changes)
-	if _, changes, diags = plan(t, spec(`{ type = "string", index = "analyzed", doc_values = false }`, 64), provision.Converge); diags.HasErrors() || changes[0].Action != provision.NoOp {
+	if _, changes, diags = plan(t, spec(`{ type = "string", index = "analyzed", doc_values = false }`, 64), plans.Converge); diags.HasErrors() || changes[0].Action != plans.NoOp {
 		t.Fatalf("defaults the server does not echo plan as changes: %v %v", requestLines(changes), diags)
 	}
-	b, changes, diags = plan(t, spec(`"string"`, 128), provision.Converge)
+	b, changes, diags = plan(t, spec(`"string"`, 128), plans.Converge)
 	if diff := cmp.Diff([]string{"index.params update: PUT /params/_mapping/doc"}, requestLines(changes)); diff != "" || diags.HasErrors() {
 		t.Fatalf("ignore_above 64 -> 128 (-want +got):\n%s%v", diff, diags)
 	}
 	send(t, b, changes)
-	if _, changes, _ = plan(t, spec(`"string"`, 128), provision.Converge); changes[0].Action != provision.NoOp {
+	if _, changes, _ = plan(t, spec(`"string"`, 128), plans.Converge); changes[0].Action != plans.NoOp {
 		t.Fatalf("not converged after the update: %v", requestLines(changes))
 	}
-	_, _, diags = plan(t, spec(`{ type = "string", index = "not_analyzed" }`, 128), provision.Converge)
+	_, _, diags = plan(t, spec(`{ type = "string", index = "not_analyzed" }`, 128), plans.Converge)
 	if diff := cmp.Diff([]string{"main.hcl:12: Field parameter cannot change"}, diagLines(diags)); diff != "" {
 		t.Fatalf("index analyzed -> not_analyzed (-want +got):\n%s", diff)
 	}
 	if !strings.Contains(diags[0].Detail, `"title" has index = "analyzed" on the live cluster and "not_analyzed" declared`) || !strings.Contains(diags[0].Detail, "reindex") {
 		t.Errorf("the conflict does not name both values and the way out: %s", diags[0].Detail)
 	}
-	_, _, diags = plan(t, spec(`"text"`, 128), provision.Converge)
+	_, _, diags = plan(t, spec(`"text"`, 128), plans.Converge)
 	if diff := cmp.Diff([]string{"main.hcl:12: Field type the server does not have"}, diagLines(diags)); diff != "" {
 		t.Errorf("text on 2.x (-want +got):\n%s", diff)
 	}
@@ -411,10 +411,10 @@ func TestOwnedNoLongerDeclared(t *testing.T) {
 	pruner := func(index string) *schema.Config {
 		return load(t, map[string]string{"main.hcl": strings.Replace(fmt.Sprintf(fieldsSpec, cluster(t).T1.URL, "t1", index, "string", ""), `"edge"`, `"pruner"`, 1)})
 	}
-	b, changes, _ := plan(t, pruner("gone"), provision.Converge)
+	b, changes, _ := plan(t, pruner("gone"), plans.Converge)
 	send(t, b, changes)
 	cfg := pruner("kept")
-	b, changes, diags := plan(t, cfg, provision.Converge)
+	b, changes, diags := plan(t, cfg, plans.Converge)
 	if len(diags) != 1 || diags[0].Summary != "Owned index no longer declared" || !strings.Contains(diags[0].Detail, `The index "gone" on cluster t1 is owned by project pruner`) {
 		t.Fatalf("warnings: %v", diags)
 	}
@@ -424,12 +424,12 @@ func TestOwnedNoLongerDeclared(t *testing.T) {
 	send(t, b, changes)
 	bs, _ := New(cfg, Options{Env: noEnv, Prune: true})
 	b = bs[0].(*Backend)
-	changes, _, diags = readPlan(b, provision.Converge)
+	changes, _, diags = readPlan(b, plans.Converge)
 	if got := requestLines(changes); len(got) != 1 || got[0] != "index.gone delete: DELETE /gone" {
 		t.Fatalf("with -prune-indices: %v %v", got, diags)
 	}
 	send(t, b, changes)
-	_, changes, _ = plan(t, cfg, provision.Destroy)
+	_, changes, _ = plan(t, cfg, plans.Destroy)
 	if diff := cmp.Diff([]string{"index.kept delete: DELETE /kept"}, requestLines(changes)); diff != "" {
 		t.Errorf("destroy (-want +got):\n%s", diff)
 	}
@@ -471,23 +471,23 @@ func TestIndexSettings(t *testing.T) {
 	spec := func(shards int, refresh string) *schema.Config {
 		return load(t, map[string]string{"main.hcl": fmt.Sprintf(settingsSpec, cluster(t).T1.URL, shards, refresh)})
 	}
-	b, changes, diags := plan(t, spec(1, "5s"), provision.Converge)
+	b, changes, diags := plan(t, spec(1, "5s"), plans.Converge)
 	if diags.HasErrors() || !strings.Contains(string(changes[0].Requests[0].Body), `"index.analysis.analyzer.folded.filter.1":"asciifolding"`) {
 		t.Fatalf("create: %v %s", diags, changes[0].Requests[0].Body)
 	}
 	send(t, b, changes)
-	if _, changes, diags = plan(t, spec(1, "5s"), provision.Converge); diags.HasErrors() || changes[0].Action != provision.NoOp {
+	if _, changes, diags = plan(t, spec(1, "5s"), plans.Converge); diags.HasErrors() || changes[0].Action != plans.NoOp {
 		t.Fatalf("not converged: %v %v", requestLines(changes), diags)
 	}
-	b, changes, diags = plan(t, spec(1, "30s"), provision.Converge)
+	b, changes, diags = plan(t, spec(1, "30s"), plans.Converge)
 	if diff := cmp.Diff([]string{"index.settings update: PUT /settings/_settings"}, requestLines(changes)); diff != "" || diags.HasErrors() {
 		t.Fatalf("refresh_interval 5s -> 30s (-want +got):\n%s%v", diff, diags)
 	}
 	send(t, b, changes)
-	if _, changes, _ = plan(t, spec(1, "30s"), provision.Converge); changes[0].Action != provision.NoOp {
+	if _, changes, _ = plan(t, spec(1, "30s"), plans.Converge); changes[0].Action != plans.NoOp {
 		t.Fatalf("not converged after the update: %v", requestLines(changes))
 	}
-	_, _, diags = plan(t, spec(3, "30s"), provision.Converge)
+	_, _, diags = plan(t, spec(3, "30s"), plans.Converge)
 	if diff := cmp.Diff([]string{"main.hcl:10: Static index setting cannot change"}, diagLines(diags)); diff != "" {
 		t.Fatalf("number_of_shards 1 -> 3 (-want +got):\n%s", diff)
 	}
@@ -510,11 +510,11 @@ func TestManyLongIndexNames(t *testing.T) {
 		fmt.Fprintf(&src, "\nindex %q {\n  search = \"t1\"\n  mapping \"doc\" {\n    properties = { title = \"string\" }\n  }\n}\n", name)
 	}
 	cfg := load(t, map[string]string{"main.hcl": src.String()})
-	b, changes, diags := plan(t, cfg, provision.Converge)
+	b, changes, diags := plan(t, cfg, plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	var first []*provision.Change
+	var first []*plans.Change
 	for _, c := range changes {
 		if c.Addr.Name == names[0] || c.Addr.Name == names[1] {
 			first = append(first, c)
@@ -524,21 +524,21 @@ func TestManyLongIndexNames(t *testing.T) {
 	for _, name := range names[:2] {
 		t.Cleanup(func() { esDo(t, cluster(t).T1.URL, "DELETE", "/"+name, "") })
 	}
-	_, changes, diags = plan(t, cfg, provision.Converge)
+	_, changes, diags = plan(t, cfg, plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	count := map[provision.Action]int{}
+	count := map[plans.Action]int{}
 	for _, c := range changes {
 		count[c.Action]++
 	}
-	if count[provision.NoOp] != 2 || count[provision.Create] != 78 {
+	if count[plans.NoOp] != 2 || count[plans.Create] != 78 {
 		t.Errorf("plan of 80 declared indices, 2 live: %v", count)
 	}
 }
 
 // readPlan reads the cluster and plans from what it read.
-func readPlan(b *Backend, mode provision.Mode) ([]*provision.Change, string, hcl.Diagnostics) {
+func readPlan(b *Backend, mode plans.Mode) ([]*plans.Change, string, hcl.Diagnostics) {
 	st, diags := b.Read(context.Background(), mode)
 	if diags.HasErrors() {
 		return nil, "", diags

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -23,7 +24,7 @@ func plansAsLive(t *testing.T, cfg *schema.Config) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	live, ldiags := provision.MakePlan(context.Background(), cfg.Project, provision.Converge, bs)
+	live, ldiags := makePlan(context.Background(), cfg.Project, bs)
 	snap, err := provision.TakeSnapshot(cfg.Project, bs, live.Live, nil, time.Unix(1764028800, 0), cfg.Secrets)
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +41,7 @@ func plansAsLive(t *testing.T, cfg *schema.Config) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	offline, odiags := provision.PlanFrom(cfg.Project, provision.Converge, bs, states)
+	offline, odiags := provision.PlanFrom(cfg.Project, plans.Converge, bs, states)
 	if diff := cmp.Diff(diagLines(ldiags), diagLines(odiags)); diff != "" {
 		t.Errorf("diagnostics of the plan from the snapshot (-live +snapshot):\n%s", diff)
 	}

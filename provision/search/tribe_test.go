@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
 )
 
@@ -72,9 +72,9 @@ func withCopyOnT2(t *testing.T) {
 	})
 }
 
-func warnings(t *testing.T, tribeURL string) ([]string, []*provision.Change, *Backend) {
+func warnings(t *testing.T, tribeURL string) ([]string, []*plans.Change, *Backend) {
 	t.Helper()
-	b, changes, diags := plan(t, seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+tribeURL), provision.Converge)
+	b, changes, diags := plan(t, seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+tribeURL), plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -142,7 +142,7 @@ func TestTribeOnConflict(t *testing.T) {
 		t.Fatalf("drop, plan warnings:\n%s", strings.Join(got, "\n"))
 	}
 	t.Logf("drop: served from %q; plan: %s", servedFrom(t, drop.URL, ".dashboard"), got[0])
-	if _, err := b.verify(context.Background(), []*provision.Change{{Addr: provision.Addr{Kind: "index", Name: ".dashboard"}, Action: provision.NoOp,
+	if _, err := b.verify(context.Background(), []*plans.Change{{Addr: plans.Addr{Kind: "index", Name: ".dashboard"}, Action: plans.NoOp,
 		After: changes[0].After}}); err == nil || !strings.Contains(err.Error(), `tribe.on_conflict is "drop"`) {
 		t.Errorf("drop, Verify: %v", err)
 	}
@@ -152,7 +152,7 @@ func TestTribeOnConflict(t *testing.T) {
 // cluster is an error, since nothing written would ever show through it.
 func TestTribeWithoutTheMember(t *testing.T) {
 	onlyT2 := otherTribe(t, []*servers.Elasticsearch{cluster(t).T2}, nil)
-	_, _, diags := plan(t, seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+onlyT2.URL), provision.Converge)
+	_, _, diags := plan(t, seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+onlyT2.URL), plans.Converge)
 	if diff := cmp.Diff([]string{"dashboard.hcl:17: The tribe node does not join this cluster"}, diagLines(diags)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
@@ -195,7 +195,7 @@ index "twice" {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	p, diags := provision.MakePlan(context.Background(), cfg.Project, provision.Converge, bs)
+	p, diags := makePlan(context.Background(), cfg.Project, bs)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -206,12 +206,12 @@ index "twice" {
 	if diff := cmp.Diff([]string{"search.t1.index.twice on search.t1", "search.t2.index.twice on search.t2"}, got); diff != "" {
 		t.Errorf("addresses (-want +got):\n%s", diff)
 	}
-	short, _ := provision.ParseAddr("index.twice")
-	if err := p.Target([]provision.Addr{short}, nil); err == nil || !strings.Contains(err.Error(), "index.twice matches 2 objects of this plan (search.t1.index.twice, search.t2.index.twice)") {
+	short, _ := plans.ParseAddr("index.twice")
+	if err := p.Target([]plans.Addr{short}, nil); err == nil || !strings.Contains(err.Error(), "index.twice matches 2 objects of this plan (search.t1.index.twice, search.t2.index.twice)") {
 		t.Errorf("a short target that hits both: %v", err)
 	}
-	full, _ := provision.ParseAddr("search.t2.index.twice")
-	if err := p.Target([]provision.Addr{full}, nil); err != nil || len(p.Changes) != 1 || p.Changes[0].Backend != "search.t2" {
+	full, _ := plans.ParseAddr("search.t2.index.twice")
+	if err := p.Target([]plans.Addr{full}, nil); err != nil || len(p.Changes) != 1 || p.Changes[0].Backend != "search.t2" {
 		t.Errorf("-target search.t2.index.twice: %v, %d changes", err, len(p.Changes))
 	}
 }
@@ -236,12 +236,12 @@ func TestTribeBlocks(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			fresh(t, cluster(t).T1.URL, ".dashboard")
 			cfg := seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+tr.url)
-			b, changes, diags := plan(t, cfg, provision.Converge)
+			b, changes, diags := plan(t, cfg, plans.Converge)
 			if len(diags) != 0 {
 				t.Fatalf("plan: %v", diags)
 			}
-			st, _ := b.Read(context.Background(), provision.Converge)
-			planned, _ := b.Plan(st, provision.Converge)
+			st, _ := b.Read(context.Background(), plans.Converge)
+			planned, _ := b.Plan(st, plans.Converge)
 			notes := planned.Notes
 			if tr.note == "" && len(notes) != 0 || tr.note != "" && (len(notes) != 1 || !strings.Contains(notes[0], tr.note)) {
 				t.Errorf("plan notes %q, want one containing %q", notes, tr.note)
@@ -256,8 +256,8 @@ func TestTribeBlocks(t *testing.T) {
 			if len(notes) > 0 {
 				t.Logf("plan note: %s", notes[0])
 			}
-			_, again, diags := plan(t, cfg, provision.Converge)
-			if len(diags) != 0 || len(again) != 1 || again[0].Action != provision.NoOp {
+			_, again, diags := plan(t, cfg, plans.Converge)
+			if len(diags) != 0 || len(again) != 1 || again[0].Action != plans.NoOp {
 				t.Errorf("converged plan: %v %v", requestLines(again), diags)
 			}
 		})
@@ -265,7 +265,7 @@ func TestTribeBlocks(t *testing.T) {
 
 	t.Run("not joined to t1", func(t *testing.T) {
 		onlyT2 := otherTribe(t, []*servers.Elasticsearch{cluster(t).T2}, servers.ReadOnly())
-		_, _, diags := plan(t, seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+onlyT2.URL), provision.Converge)
+		_, _, diags := plan(t, seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+onlyT2.URL), plans.Converge)
 		if len(diags) != 1 || diags[0].Summary != "The tribe node does not join this cluster" || !strings.Contains(diags[0].Detail, "t2 (cluster t2)") {
 			t.Errorf("plan against a blocked tribe of t2 only: %v", diags)
 		}
@@ -278,7 +278,7 @@ func TestTribeBlocks(t *testing.T) {
 		}
 		fresh(t, cluster(t).T1.URL, ".dashboard")
 		down := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
-		b, changes, diags := plan(t, seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+down), provision.Converge)
+		b, changes, diags := plan(t, seed(t, "search_url="+cluster(t).T1.URL, "tribe_url="+down), plans.Converge)
 		if len(diags) != 1 || diags[0].Summary != "Cannot read the tribe node" {
 			t.Errorf("plan against a tribe that is down: %v", diags)
 		}

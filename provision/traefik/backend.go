@@ -16,6 +16,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -45,7 +47,7 @@ type Backend struct {
 	http  *http.Client
 	user  string
 	pass  string
-	net   provision.Deadlines
+	net   adapter.Deadlines
 	wait  time.Duration
 	// version is the proxy's, as its API said it once.
 	version string
@@ -53,7 +55,7 @@ type Backend struct {
 
 // frontend is a declared gated frontend, as a proxy must serve it.
 type frontend struct {
-	addr   provision.Addr
+	addr   plans.Addr
 	auth   string // the forward-auth address
 	probes []probe
 	at     hcl.Range // the service block
@@ -70,7 +72,7 @@ type Options struct {
 	Env func(string) string
 	// Deadlines bound every request to a proxy (DefaultDeadlines when
 	// zero).
-	Deadlines provision.Deadlines
+	Deadlines adapter.Deadlines
 	// Wait bounds the proof after an apply (DefaultWait when zero).
 	Wait time.Duration
 }
@@ -92,7 +94,7 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 		if f == nil || f.ForwardAuth == nil || f.Rule == nil {
 			continue
 		}
-		a := provision.Addr{Kind: "service", Name: s.ID}
+		a := plans.Addr{Kind: "service", Name: s.ID}
 		if len(cfg.Agents) > 1 {
 			a.In = "agent." + s.Agent
 		}
@@ -112,13 +114,13 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 func (b *Backend) name() string { return "traefik." + b.proxy.Name }
 
 // Info names the proxy by its API; it has no scope of its own.
-func (b *Backend) Info() provision.BackendInfo {
-	return provision.BackendInfo{Name: b.name(), Kind: "traefik", Address: strings.TrimSuffix(b.proxy.API, "/"), Scope: provision.RawJSON(struct{}{})}
+func (b *Backend) Info() plans.BackendInfo {
+	return plans.BackendInfo{Name: b.name(), Kind: "traefik", Address: strings.TrimSuffix(b.proxy.API, "/"), Scope: adapter.RawJSON(struct{}{})}
 }
 
 // Read reads how the proxy serves what it serves now. A proxy that
 // cannot be read is no error: its state says why, and the plan warns.
-func (b *Backend) Read(ctx context.Context, _ provision.Mode) (provision.State, hcl.Diagnostics) {
+func (b *Backend) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnostics) {
 	st, err := b.read(ctx)
 	if err != nil {
 		return &state{Error: err.Error()}, nil
@@ -128,9 +130,9 @@ func (b *Backend) Read(ctx context.Context, _ provision.Mode) (provision.State, 
 }
 
 // DecodeState reads a proxy's state from its JSON form.
-func (b *Backend) DecodeState(raw json.RawMessage) (provision.State, error) {
+func (b *Backend) DecodeState(raw json.RawMessage) (plans.State, error) {
 	st := &state{}
-	return st, provision.DecodeStrict(raw, st)
+	return st, adapter.DecodeStrict(raw, st)
 }
 
 // Plan judges the declared gates against what the proxy serves. It plans
@@ -138,7 +140,7 @@ func (b *Backend) DecodeState(raw json.RawMessage) (provision.State, error) {
 // catalog and never makes a saved plan stale. A router that serves a gated
 // path without the gate is a warning at the service; a proxy that could
 // not be read is a warning at its block.
-func (b *Backend) Plan(s provision.State, _ provision.Mode) (provision.Planned, hcl.Diagnostics) {
+func (b *Backend) Plan(s plans.State, _ plans.Mode) (provision.Planned, hcl.Diagnostics) {
 	st := s.(*state)
 	if st.Error != "" {
 		return provision.Planned{Gates: b.unread()}, hcl.Diagnostics{{
@@ -152,7 +154,7 @@ func (b *Backend) Plan(s provision.State, _ provision.Mode) (provision.Planned, 
 	gates := st.gates(b)
 	var diags hcl.Diagnostics
 	for i, g := range gates {
-		if g.Status == provision.Ungated {
+		if g.Status == plans.Ungated {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
 				Summary:  "Gated path served without the gate",
@@ -176,18 +178,18 @@ func (b *Backend) frontOf(i int) frontend {
 	return frontend{}
 }
 
-func (b *Backend) unread() []provision.Gate {
-	var out []provision.Gate
+func (b *Backend) unread() []plans.Gate {
+	var out []plans.Gate
 	for _, f := range b.fronts {
 		for _, p := range f.probes {
-			out = append(out, provision.Gate{Proxy: b.name(), Address: f.addr, Path: p.path, Host: p.host, Status: provision.Unread})
+			out = append(out, plans.Gate{Proxy: b.name(), Address: f.addr, Path: p.path, Host: p.host, Status: plans.Unread})
 		}
 	}
 	return out
 }
 
 // ungated says which router bypasses a gate, for a diagnostic.
-func ungated(g provision.Gate) string {
+func ungated(g plans.Gate) string {
 	return fmt.Sprintf("%s serves %s through the router %s (rule %s, priority %d), which does not use the frontend's forward-auth middleware: requests there reach the service without the auth check.",
 		g.Proxy, g.Where(), g.Router, g.Rule, g.Priority)
 }
@@ -347,7 +349,7 @@ func (b *Backend) fetch(ctx context.Context, path string) ([]byte, string, error
 			return err
 		}
 		if resp.StatusCode != http.StatusOK {
-			return &provision.StatusError{Code: resp.StatusCode, Message: fmt.Sprintf("GET %s answered %s: %s", path, resp.Status, strings.TrimSpace(string(body[:min(len(body), 300)])))}
+			return &adapter.StatusError{Code: resp.StatusCode, Message: fmt.Sprintf("GET %s answered %s: %s", path, resp.Status, strings.TrimSpace(string(body[:min(len(body), 300)])))}
 		}
 		next = resp.Header.Get("X-Next-Page")
 		return nil
@@ -385,11 +387,11 @@ func (b *Backend) get(ctx context.Context, path string, to any) error {
 // probe's entrypoints: ungated when an enabled router claims it without
 // the frontend's forward-auth middleware (the one of highest priority
 // is named), gated when one claims it with it, not served otherwise.
-func (st *state) gates(b *Backend) []provision.Gate {
-	var out []provision.Gate
+func (st *state) gates(b *Backend) []plans.Gate {
+	var out []plans.Gate
 	for _, f := range b.fronts {
 		for _, p := range f.probes {
-			g := provision.Gate{Proxy: b.name(), Address: f.addr, Path: p.path, Host: p.host, Status: provision.NotServed}
+			g := plans.Gate{Proxy: b.name(), Address: f.addr, Path: p.path, Host: p.host, Status: plans.NotServed}
 			var open *router
 			for i := range st.Routers {
 				r := &st.Routers[i]
@@ -397,15 +399,15 @@ func (st *state) gates(b *Backend) []provision.Gate {
 					continue
 				}
 				if mw := st.gate(r, f.auth); mw != "" {
-					if g.Status == provision.NotServed {
-						g.Status, g.Router, g.Middleware = provision.Gated, r.Name, mw
+					if g.Status == plans.NotServed {
+						g.Status, g.Router, g.Middleware = plans.Gated, r.Name, mw
 					}
 				} else if open == nil || priority(r) > priority(open) {
 					open = r
 				}
 			}
 			if open != nil {
-				g = provision.Gate{Proxy: b.name(), Address: f.addr, Path: p.path, Host: p.host, Status: provision.Ungated,
+				g = plans.Gate{Proxy: b.name(), Address: f.addr, Path: p.path, Host: p.host, Status: plans.Ungated,
 					Router: open.Name, Rule: open.Rule, Priority: priority(open)}
 			}
 			out = append(out, g)
@@ -451,7 +453,7 @@ func priority(r *router) int64 {
 // through its forward-auth middleware and by no other router, and until
 // the routers of the frontends this plan removes are gone; then it probes
 // each path at the entrypoint without a token and with a wrong one.
-func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]provision.Proof, hcl.Diagnostics) {
+func (b *Backend) Verify(ctx context.Context, p *plans.Plan) ([]provision.Proof, hcl.Diagnostics) {
 	removed := b.removed(p)
 	if len(b.fronts) == 0 && len(removed.v1)+len(removed.later) == 0 {
 		return nil, nil
@@ -459,7 +461,7 @@ func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]provision.Pr
 	start := time.Now()
 	deadline := start.Add(b.wait)
 	var st *state
-	var gates []provision.Gate
+	var gates []plans.Gate
 	var gone []string
 	var err error
 	for {
@@ -506,14 +508,14 @@ func (b *Backend) Verify(ctx context.Context, p *provision.Plan) ([]provision.Pr
 }
 
 // proven: every gate is gated.
-func proven(gates []provision.Gate) bool {
-	return !slices.ContainsFunc(gates, func(g provision.Gate) bool { return g.Status != provision.Gated })
+func proven(gates []plans.Gate) bool {
+	return !slices.ContainsFunc(gates, func(g plans.Gate) bool { return g.Status != plans.Gated })
 }
 
 // unproven turns what the last read showed, when the wait ran out, into
 // one error per path that is not gated and per removed router still
 // served, at the declaration concerned.
-func (b *Backend) unproven(gates []provision.Gate, gone []string, readErr error) hcl.Diagnostics {
+func (b *Backend) unproven(gates []plans.Gate, gone []string, readErr error) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	if readErr != nil {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: b.proxy.APIRange.Ptr(), Context: b.proxy.DeclRange.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
@@ -522,9 +524,9 @@ func (b *Backend) unproven(gates []provision.Gate, gone []string, readErr error)
 	for i, g := range gates {
 		var detail string
 		switch g.Status {
-		case provision.Gated:
+		case plans.Gated:
 			continue
-		case provision.Ungated:
+		case plans.Ungated:
 			detail = ungated(g)
 		default:
 			detail = fmt.Sprintf("%s does not serve %s: no router of its entrypoint claims it (the catalog not read yet, the service's health check not passing, or a rule the proxy drops).", g.Proxy, g.Where())
@@ -554,12 +556,12 @@ func (r removedRouters) of(st *state) []string {
 // removed are the routers of the services the plan deletes whose name no
 // declared service still has (an instance of a for_each, or a service
 // moved to another agent, keeps it), as the proxy names them.
-func (b *Backend) removed(p *provision.Plan) removedRouters {
+func (b *Backend) removed(p *plans.Plan) removedRouters {
 	rule := regexp.MustCompile("^" + regexp.QuoteMeta(b.prefix) + `\.http\.routers\.([^.]+)\.rule=`)
 	v1 := b.prefix + ".frontend.rule="
 	var out removedRouters
 	for _, c := range p.Changes {
-		if c.Action != provision.Delete || c.Addr.Kind != "service" {
+		if c.Action != plans.Delete || c.Addr.Kind != "service" {
 			continue
 		}
 		var before struct {
@@ -597,7 +599,7 @@ func (st *state) left(removed []string) []string {
 // endpoint's refusal (401 or 403) proves the gate: a 2xx is an open gate,
 // a 404 a path not served, anything else (a 502 from a backend that is
 // down) proves nothing.
-func (b *Backend) probe(ctx context.Context, g provision.Gate, token string) (int, error) {
+func (b *Backend) probe(ctx context.Context, g plans.Gate, token string) (int, error) {
 	var code int
 	err := b.net.Call(ctx, true, func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(b.proxy.URL, "/")+g.Path, nil)

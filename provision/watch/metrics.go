@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 // Metrics are the watcher's, in the Prometheus client's registry of its
@@ -57,7 +58,7 @@ func (m *Metrics) Handler(w *Watcher) http.Handler {
 	return mux
 }
 
-func (m *Metrics) reconciled(ok bool, p *provision.Plan) {
+func (m *Metrics) reconciled(ok bool, p *plans.Plan) {
 	if m == nil {
 		return
 	}
@@ -71,7 +72,7 @@ func (m *Metrics) reconciled(ok bool, p *provision.Plan) {
 		m.drifted.WithLabelValues(b.Name).Set(0)
 	}
 	for _, c := range p.Changes {
-		if c.Action != provision.NoOp {
+		if c.Action != plans.NoOp {
 			m.drifted.WithLabelValues(c.Backend).Inc()
 		}
 	}
@@ -96,7 +97,7 @@ func (m *Metrics) fight() {
 
 // gate counts a proof: a gate a proxy proved.
 func (m *Metrics) gate(v provision.Verified) {
-	if m != nil && v.Gate != nil && v.Gate.Status == provision.Gated {
+	if m != nil && v.Gate != nil && v.Gate.Status == plans.Gated {
 		m.proven.WithLabelValues(v.Gate.Proxy).Set(1)
 	}
 }

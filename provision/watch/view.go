@@ -5,6 +5,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 )
 
@@ -25,7 +27,7 @@ var _ run.ApplyView = (*view)(nil)
 
 func (v *view) Loaded(_ map[string]*hcl.File, secrets []string) { v.secrets = secrets }
 
-func (v *view) redact(s string) string { return provision.HideSecrets(s, v.secrets) }
+func (v *view) redact(s string) string { return plans.HideSecrets(s, v.secrets) }
 
 func (v *view) Diagnostics(diags hcl.Diagnostics) {
 	for _, d := range diags {
@@ -49,7 +51,7 @@ func (v *view) Diagnostics(diags hcl.Diagnostics) {
 		}
 		// The same trouble is one report, though a transport error names
 		// another local port each time.
-		if v.w.firstReport(level + d.Summary + at + provision.WithoutLocalAddrs(d.Detail)) {
+		if v.w.firstReport(level + d.Summary + at + adapter.WithoutLocalAddrs(d.Detail)) {
 			v.w.log(level, "diagnostic", "", "%s", v.redact(d.Summary+": "+d.Detail+at))
 		}
 	}
@@ -57,7 +59,7 @@ func (v *view) Diagnostics(diags hcl.Diagnostics) {
 
 // Plan reports the plan's warnings (a rogue router, an owned index no
 // longer declared); the watcher logs what drifted itself.
-func (v *view) Plan(_ *provision.Plan, warnings hcl.Diagnostics) { v.Diagnostics(warnings) }
+func (v *view) Plan(_ *plans.Plan, warnings hcl.Diagnostics) { v.Diagnostics(warnings) }
 
 func (v *view) Progress(p run.Progress) {
 	if !p.Event.Done {
@@ -75,7 +77,7 @@ func (v *view) Verified(ver provision.Verified) {
 	v.w.o.Metrics.gate(ver)
 }
 
-func (v *view) Result(p *provision.Plan, res provision.Result, diags hcl.Diagnostics) {
+func (v *view) Result(p *plans.Plan, res provision.Result, diags hcl.Diagnostics) {
 	v.Diagnostics(diags)
 	done, failed, notDone := 0, 0, 0
 	for _, o := range res.Outcomes {

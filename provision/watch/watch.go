@@ -21,7 +21,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 	"github.com/provision-dev/provision/schema"
 )
@@ -327,14 +328,14 @@ func (w *Watcher) agentBack() {
 
 // drifted are the addresses of the plan's changes, logged once each with
 // how long they have drifted.
-func (w *Watcher) drifted(p *provision.Plan) []string {
+func (w *Watcher) drifted(p *plans.Plan) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []string
 	now := time.Now()
 	seen := map[string]bool{}
 	for _, c := range p.Changes {
-		if c.Action == provision.NoOp {
+		if c.Action == plans.NoOp {
 			continue
 		}
 		a := c.Addr.String()
@@ -368,24 +369,24 @@ type leftAlone struct{ live, why string }
 // MaxRepairs times within Window (something keeps changing it back) is
 // left alone, and said so loudly at each reconcile, until the specs or
 // its live state change. back: an agent answered again (agentBack).
-func (w *Watcher) allowed(drifted []string, p *provision.Plan, back bool) []string {
+func (w *Watcher) allowed(drifted []string, p *plans.Plan, back bool) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []string
 	now := time.Now()
-	changes := make(map[string]*provision.Change, len(p.Changes))
+	changes := make(map[string]*plans.Change, len(p.Changes))
 	for _, c := range p.Changes {
 		changes[c.Addr.String()] = c
 	}
 	for _, a := range drifted {
 		c := changes[a]
-		if back && c.Action == provision.Create {
+		if back && c.Action == plans.Create {
 			delete(w.repairs, a) // lost with its agent (agentBack)
 			delete(w.alone, a)
 		}
 		recent := slices.DeleteFunc(w.repairs[a], func(t time.Time) bool { return now.Sub(t) > w.o.Window })
 		w.repairs[a] = recent
-		fp := provision.Digest(struct{ Before, After []byte }{c.Before, c.After}) // its live state as read
+		fp := adapter.Digest(struct{ Before, After []byte }{c.Before, c.After}) // its live state as read
 		if prev, ok := w.alone[a]; ok && prev.live != fp {
 			delete(w.alone, a) // its live state changed otherwise: try again
 			recent = nil

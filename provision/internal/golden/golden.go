@@ -12,7 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/cmd/provision/render"
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files with the output of this run")
@@ -40,10 +41,10 @@ func Check(t testing.TB, path string, got []byte) {
 
 // CheckPlan compares the text and the JSON views of a plan with
 // <base>.txt and <base>.json.
-func CheckPlan(t testing.TB, base string, p *provision.Plan) {
+func CheckPlan(t testing.TB, base string, p *plans.Plan) {
 	t.Helper()
 	var text bytes.Buffer
-	if err := provision.RenderText(&text, p.Redacted(), provision.TextOptions{}); err != nil {
+	if err := render.Text(&text, p.Redacted(), render.TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	Check(t, base+".txt", text.Bytes())

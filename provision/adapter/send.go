@@ -1,4 +1,4 @@
-package provision
+package adapter
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 // Exchange performs one HTTP request against a server: the backend's
@@ -27,7 +29,7 @@ type Sender struct {
 
 // Send sends r, with the retry policy the plan decided for it, and
 // returns the body of the answer (at most limit bytes).
-func (s Sender) Send(ctx context.Context, r Request, limit int64) ([]byte, error) {
+func (s Sender) Send(ctx context.Context, r plans.Request, limit int64) ([]byte, error) {
 	var body []byte
 	err := s.Net.Call(ctx, r.Idempotent, func(ctx context.Context) error {
 		var err error
@@ -38,7 +40,7 @@ func (s Sender) Send(ctx context.Context, r Request, limit int64) ([]byte, error
 }
 
 // Once sends r once, within ctx: for a caller that retries itself.
-func (s Sender) Once(ctx context.Context, r Request, limit int64) ([]byte, error) {
+func (s Sender) Once(ctx context.Context, r plans.Request, limit int64) ([]byte, error) {
 	body := []byte(r.Body)
 	if r.Text {
 		var text string

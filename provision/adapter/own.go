@@ -1,10 +1,11 @@
-package provision
+package adapter
 
 import (
 	"encoding/json"
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -54,7 +55,7 @@ const (
 
 // Declared is what the ownership decision needs to know of a declaration.
 type Declared struct {
-	Addr    Addr
+	Addr    plans.Addr
 	Noun    string // "service", "index": how a person calls the object
 	Subject *hcl.Range
 	Context *hcl.Range
@@ -130,20 +131,11 @@ func firstRange(rs ...*hcl.Range) *hcl.Range {
 // Removal is the delete of an object the project owns, by one request;
 // both backends plan their deletes of owned objects with it and give the
 // reason with Owned (or, for a move, their own).
-func Removal(addr Addr, backend string, before json.RawMessage, r Request) *Change {
-	return &Change{Addr: addr, Backend: backend, Action: Delete, Before: before, Requests: []Request{r}}
+func Removal(addr plans.Addr, backend string, before json.RawMessage, r plans.Request) *plans.Change {
+	return &plans.Change{Addr: addr, Backend: backend, Action: plans.Delete, Before: before, Requests: []plans.Request{r}}
 }
 
 // Owned gives a delete its reason: in destroy mode, that the project owns
-// the object; otherwise that no block declares it any more.
-func (c *Change) Owned(project string, mode Mode) *Change {
-	if mode == Destroy {
-		c.Because(ReasonDestroy, "owned by project "+project)
-	} else {
-		c.Because(ReasonUndeclared, "owned by project "+project+" and no longer declared")
-	}
-	return c
-}
 
 // Object is what a backend says of one declared object, for the engine
 // to choose its change: how it is declared and what is live, and, as
@@ -161,7 +153,7 @@ type Object struct {
 	// whatever is live (a type the server's version lacks); nil: none.
 	Check func() hcl.Diagnostics
 	// Create are the requests that make the object.
-	Create func() []Request
+	Create func() []plans.Request
 	// Before is the live object in the backend's terms.
 	Before func() json.RawMessage
 	// SameView: a no-op's Before is its After (what the backend shows of
@@ -182,7 +174,7 @@ type Diff struct {
 	Reasons []Reason
 	// Requests bring the live object to the declaration; none when it
 	// matches (and is not imported).
-	Requests []Request
+	Requests []plans.Request
 	Notes    []string
 	// Conflicts are the changes the backend cannot make: error
 	// diagnostics at the declaration. The object then gets no change.
@@ -191,7 +183,7 @@ type Diff struct {
 
 // Reason is one part of a change's reason.
 type Reason struct {
-	Code  ReasonCode
+	Code  plans.ReasonCode
 	Words string
 }
 
@@ -200,7 +192,7 @@ type Reason struct {
 // or a diff; a diff with requests is an update, one without is a no-op.
 // A backend supplies the views, requests and reasons; the action is the
 // engine's.
-func Propose(project string, o Object) (*Change, hcl.Diagnostics) {
+func Propose(project string, o Object) (*plans.Change, hcl.Diagnostics) {
 	claim, note, refusal := Decide(project, o.Declared, o.Live)
 	if refusal != nil {
 		return nil, hcl.Diagnostics{refusal}
@@ -210,21 +202,21 @@ func Propose(project string, o Object) (*Change, hcl.Diagnostics) {
 			return nil, diags
 		}
 	}
-	c := &Change{
+	c := &plans.Change{
 		Addr:       o.Addr,
 		Backend:    o.Backend,
 		After:      o.After,
-		DeclaredAt: At(o.Context),
+		DeclaredAt: plans.At(o.Context),
 		EachKey:    o.EachKey,
-		Requests:   []Request{},
+		Requests:   []plans.Request{},
 	}
 	if claim == ClaimManage && o.Import != nil {
-		c.RemovableImport = At(o.Import) // said once for the plan, not per object
+		c.RemovableImport = plans.At(o.Import) // said once for the plan, not per object
 	} else if note != "" {
 		c.Notes = append(c.Notes, note)
 	}
 	if claim == ClaimCreate {
-		c.Action = Create
+		c.Action = plans.Create
 		c.Requests = append(c.Requests, o.Create()...)
 		return c, nil
 	}
@@ -234,7 +226,7 @@ func Propose(project string, o Object) (*Change, hcl.Diagnostics) {
 		return nil, d.Conflicts
 	}
 	if importing {
-		c.Because(ReasonImport, o.Imported)
+		c.Because(plans.ReasonImport, o.Imported)
 	}
 	for _, r := range d.Reasons {
 		c.Because(r.Code, r.Words)
@@ -243,13 +235,13 @@ func Propose(project string, o Object) (*Change, hcl.Diagnostics) {
 	c.Notes = append(c.Notes, d.Notes...)
 	switch {
 	case importing:
-		c.Action = Import
+		c.Action = plans.Import
 	case len(c.Requests) > 0:
-		c.Action = Update
+		c.Action = plans.Update
 	default:
-		c.Action = NoOp
+		c.Action = plans.NoOp
 	}
-	if c.Action == NoOp && o.SameView {
+	if c.Action == plans.NoOp && o.SameView {
 		c.Before = c.After
 	} else {
 		c.Before = o.Before()

@@ -1,10 +1,12 @@
-package provision
+package adapter
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+
+	"github.com/provision-dev/provision/provision/parallel"
 )
 
 // RawJSON encodes what backends put in a plan: structs, maps and slices of
@@ -31,7 +33,7 @@ func DigestList[T any](items []T) string {
 		return Digest(items)
 	}
 	encoded := make([]json.RawMessage, len(items))
-	Spread(len(items), func(i int) { encoded[i] = RawJSON(items[i]) })
+	parallel.Spread(len(items), func(i int) { encoded[i] = RawJSON(items[i]) })
 	h := sha256.New()
 	h.Write([]byte{'['})
 	for i, e := range encoded {

@@ -1,4 +1,4 @@
-package provision
+package plans
 
 // Edit is one step of a diff of two sequences of lines: Op ' ' keeps a
 // line of both, '-' removes one of the first, '+' adds one of the second.

@@ -1,4 +1,4 @@
-package provision
+package plans
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -24,20 +25,11 @@ var sensitiveKey = schema.SensitiveKey
 func (p *Plan) Redacted() *Plan {
 	q := *p
 	q.Secrets = nil
-	// Longest first, so that a secret inside another never leaves the
-	// rest of the longer one in view.
-	plain := slices.Clone(p.Secrets)
-	slices.SortFunc(plain, func(a, b string) int { return len(b) - len(a) })
-	var secrets [][]byte
-	for _, s := range plain {
-		if b, _ := json.Marshal(s); len(b) > 2 {
-			secrets = append(secrets, b[1:len(b)-1])
-		}
-	}
-	red := func(raw json.RawMessage) json.RawMessage { return hideSecrets(redactJSON(raw), secrets) }
+	red := Redactor(p.Secrets)
+	plain := longestFirst(p.Secrets)
 	str := func(s string) string { return HideSecrets(s, plain) }
 	q.Changes = make([]*Change, len(p.Changes))
-	Spread(len(p.Changes), func(i int) {
+	parallel.Spread(len(p.Changes), func(i int) {
 		c := p.Changes[i]
 		d := *c
 		d.After = red(c.After)
@@ -128,6 +120,28 @@ func maskLike(b *any, a any, secrets []string) bool {
 	return false
 }
 
+// Redactor is a plan's redaction of a JSON value, for a state recorded
+// beside a plan (a snapshot): the value of every sensitive key, and every
+// one of secrets wherever it occurs, become "(sensitive)". Raw JSON that
+// holds neither is returned as it is.
+func Redactor(secrets []string) func(json.RawMessage) json.RawMessage {
+	var encoded [][]byte
+	for _, s := range longestFirst(secrets) {
+		if b, _ := json.Marshal(s); len(b) > 2 {
+			encoded = append(encoded, b[1:len(b)-1])
+		}
+	}
+	return func(raw json.RawMessage) json.RawMessage { return hideSecrets(redactJSON(raw), encoded) }
+}
+
+// longestFirst is a copy of secrets, longest first, so that a secret
+// inside another never leaves the rest of the longer one in view.
+func longestFirst(secrets []string) []string {
+	out := slices.Clone(secrets)
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
 // hideSecrets replaces every occurrence of a secret (JSON-encoded, without
 // its quotes) in b.
 func hideSecrets(b []byte, secrets [][]byte) []byte {
@@ -142,9 +156,7 @@ func hideSecrets(b []byte, secrets [][]byte) []byte {
 // HideSecrets replaces every secret in s, longest first, for text that is
 // not JSON (diagnostics, errors, paths).
 func HideSecrets(s string, secrets []string) string {
-	secrets = slices.Clone(secrets)
-	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
-	for _, secret := range secrets {
+	for _, secret := range longestFirst(secrets) {
 		if secret != "" {
 			s = strings.ReplaceAll(s, secret, "(sensitive)")
 		}

@@ -1,11 +1,14 @@
-package provision
+package plans_test
 
 import (
 	"bytes"
-	"github.com/provision-dev/provision/provision/fuzzing"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/provision-dev/provision/cmd/provision/render"
+	"github.com/provision-dev/provision/provision/fuzzing"
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 // FuzzReadPlanFile reads arbitrary plan files: it must never panic, and a
@@ -22,14 +25,14 @@ func FuzzReadPlanFile(f *testing.F) {
 			if err := os.WriteFile(path, src, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			p, err := ReadPlanFile(path)
+			p, err := plans.ReadPlanFile(path)
 			if err != nil {
 				return
 			}
 			var out bytes.Buffer
-			_ = RenderText(&out, p.Redacted(), TextOptions{})
-			_ = RenderMarkdown(p.Redacted())
-			_ = RenderDOT(&out, p)
+			_ = render.Text(&out, p.Redacted(), render.TextOptions{})
+			_ = render.Markdown(p.Redacted())
+			_ = render.DOT(&out, p)
 			for _, c := range p.Changes {
 				if c != nil {
 					c.DeclRange()

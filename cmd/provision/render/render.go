@@ -1,4 +1,4 @@
-package provision
+package render
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 // TextOptions tune the human view.
@@ -14,10 +16,10 @@ type TextOptions struct {
 	Color bool
 }
 
-// RenderText writes the human view of a plan. It reads only the plan's
+// Text writes the human view of a plan. It reads only the plan's
 // JSON model (Before, After and Requests as JSON), so it cannot say
 // anything the JSON form does not. Pass a Redacted plan.
-func RenderText(w io.Writer, p *Plan, opts TextOptions) error {
+func Text(w io.Writer, p *plans.Plan, opts TextOptions) error {
 	r := &renderer{opts: opts}
 	if s := p.Snapshot; s != nil && s.Greenfield {
 		r.printf("Planned against nothing live (a greenfield), with no network. It is never applied.\n\n")
@@ -34,11 +36,11 @@ func RenderText(w io.Writer, p *Plan, opts TextOptions) error {
 	}
 	r.printf("provision will perform these actions for project %q. Symbols: ", p.Project)
 	if p.Summary.Import > 0 {
-		r.printf("%s import, ", r.paint(Import, Import.Symbol()))
+		r.printf("%s import, ", r.paint(plans.Import, plans.Import.Symbol()))
 	}
-	r.printf("%s create, %s update in place, %s delete.\n", r.paint(Create, "+"), r.paint(Update, "~"), r.paint(Delete, "-"))
+	r.printf("%s create, %s update in place, %s delete.\n", r.paint(plans.Create, "+"), r.paint(plans.Update, "~"), r.paint(plans.Delete, "-"))
 	for _, c := range p.Changes {
-		if c.Action != NoOp {
+		if c.Action != plans.NoOp {
 			r.change(c)
 		}
 	}
@@ -57,18 +59,18 @@ type renderer struct {
 
 func (r *renderer) printf(format string, args ...any) { fmt.Fprintf(&r.buf, format, args...) }
 
-var ansi = map[Action]string{Create: "\x1b[32m", Update: "\x1b[33m", Delete: "\x1b[31m", Import: "\x1b[36m"}
+var ansi = map[plans.Action]string{plans.Create: "\x1b[32m", plans.Update: "\x1b[33m", plans.Delete: "\x1b[31m", plans.Import: "\x1b[36m"}
 
-func (r *renderer) paint(a Action, s string) string {
+func (r *renderer) paint(a plans.Action, s string) string {
 	if !r.opts.Color || ansi[a] == "" {
 		return s
 	}
 	return ansi[a] + s + "\x1b[0m"
 }
 
-var verbs = map[Action]string{Create: "created", Update: "updated in place", Delete: "deleted", Import: "imported"}
+var verbs = map[plans.Action]string{plans.Create: "created", plans.Update: "updated in place", plans.Delete: "deleted", plans.Import: "imported"}
 
-func (r *renderer) change(c *Change) {
+func (r *renderer) change(c *plans.Change) {
 	r.printf("\n  # %s will be %s", c.Addr, verbs[c.Action])
 	if c.Reason != "" {
 		r.printf(" (%s)", c.Reason)
@@ -82,10 +84,10 @@ func (r *renderer) change(c *Change) {
 	r.printf("  %s %s {\n", r.paint(c.Action, c.Action.Symbol()), c.Addr)
 	before, after := decodeObject(c.Before), decodeObject(c.After)
 	switch c.Action {
-	case Create:
-		r.object(after, Create, 6)
-	case Delete:
-		r.object(before, Delete, 6)
+	case plans.Create:
+		r.object(after, plans.Create, 6)
+	case plans.Delete:
+		r.object(before, plans.Delete, 6)
 	default: // an import shows what it changes besides the marks, as an update
 		r.objectDiff(before, after, 6)
 	}
@@ -120,13 +122,13 @@ func (r *renderer) change(c *Change) {
 }
 
 // notes lists the notes of changes that are not shown in full.
-func (r *renderer) notes(p *Plan) {
-	var removable []*Change
+func (r *renderer) notes(p *plans.Plan) {
+	var removable []*plans.Change
 	for _, c := range p.Changes {
 		if c.RemovableImport != nil {
 			removable = append(removable, c)
 		}
-		if c.Action != NoOp {
+		if c.Action != plans.NoOp {
 			continue
 		}
 		for _, n := range c.Notes {
@@ -140,7 +142,7 @@ func (r *renderer) notes(p *Plan) {
 // objects the project owns already ("" for none): the block itself when
 // there is one, else their count (plan -json lists each, as
 // removable_import).
-func removableImports(project string, removable []*Change) string {
+func removableImports(project string, removable []*plans.Change) string {
 	switch len(removable) {
 	case 0:
 		return ""
@@ -151,7 +153,7 @@ func removableImports(project string, removable []*Change) string {
 }
 
 // backendNotes prints each backend's notes, a line each.
-func (r *renderer) backendNotes(p *Plan) {
+func (r *renderer) backendNotes(p *plans.Plan) {
 	for _, b := range p.Backends {
 		for _, n := range b.Notes {
 			r.printf("\n  # %s: %s\n", b.Name, n)
@@ -167,7 +169,7 @@ func decodeObject(raw json.RawMessage) map[string]any {
 	return m
 }
 
-func (r *renderer) object(m map[string]any, a Action, indent int) {
+func (r *renderer) object(m map[string]any, a plans.Action, indent int) {
 	for _, k := range sortedKeys(m) {
 		r.attr(a, k, m[k], indent)
 	}
@@ -175,7 +177,7 @@ func (r *renderer) object(m map[string]any, a Action, indent int) {
 
 // attr shows one attribute being created or deleted; objects and lists
 // one element a line.
-func (r *renderer) attr(a Action, k string, v any, indent int) {
+func (r *renderer) attr(a plans.Action, k string, v any, indent int) {
 	pad, mark := strings.Repeat(" ", indent), r.paint(a, a.Symbol())
 	switch t := v.(type) {
 	case map[string]any:
@@ -217,7 +219,7 @@ func flat(m map[string]any) bool {
 // added along a longest common subsequence.
 func (r *renderer) listDiff(k string, before, after []any, indent int) {
 	pad := strings.Repeat(" ", indent)
-	r.printf("%s%s %s = [\n", pad, r.paint(Update, "~"), k)
+	r.printf("%s%s %s = [\n", pad, r.paint(plans.Update, "~"), k)
 	b, a := make([]string, len(before)), make([]string, len(after))
 	for i, e := range before {
 		b[i] = compact(e)
@@ -226,14 +228,14 @@ func (r *renderer) listDiff(k string, before, after []any, indent int) {
 		a[i] = compact(e)
 	}
 	same := 0
-	for _, e := range Edits(b, a) {
+	for _, e := range plans.Edits(b, a) {
 		switch e.Op {
 		case ' ':
 			same++
 		case '-':
-			r.printf("%s    %s %s,\n", pad, r.paint(Delete, "-"), e.Text)
+			r.printf("%s    %s %s,\n", pad, r.paint(plans.Delete, "-"), e.Text)
 		default:
-			r.printf("%s    %s %s,\n", pad, r.paint(Create, "+"), e.Text)
+			r.printf("%s    %s %s,\n", pad, r.paint(plans.Create, "+"), e.Text)
 		}
 	}
 	if same > 0 {
@@ -265,19 +267,19 @@ func (r *renderer) objectDiff(before, after map[string]any, indent int) {
 		case inB && inA && compact(a) == compact(b):
 			unchanged++
 		case !inB:
-			r.attr(Create, k, a, indent)
+			r.attr(plans.Create, k, a, indent)
 		case !inA:
-			r.attr(Delete, k, b, indent)
+			r.attr(plans.Delete, k, b, indent)
 		case bIsList && aIsList:
 			r.listDiff(k, bl, al, indent)
 		case bIsMap && aIsMap:
-			r.printf("%s%s %s = {\n", pad, r.paint(Update, "~"), k)
+			r.printf("%s%s %s = {\n", pad, r.paint(plans.Update, "~"), k)
 			r.objectDiff(bm, am, indent+4)
 			r.printf("%s  }\n", pad)
 		case multiline(b, a):
 			r.textDiff(k, b.(string), a.(string), indent)
 		default:
-			r.printf("%s%s %s = %s -> %s\n", pad, r.paint(Update, "~"), k, compact(b), compact(a))
+			r.printf("%s%s %s = %s -> %s\n", pad, r.paint(plans.Update, "~"), k, compact(b), compact(a))
 		}
 	}
 	if unchanged > 0 {
@@ -298,8 +300,8 @@ func multiline(b, a any) bool {
 // three unchanged lines folded but for the one beside a change.
 func (r *renderer) textDiff(k, before, after string, indent int) {
 	pad := strings.Repeat(" ", indent)
-	r.printf("%s%s %s = <<-EOT\n", pad, r.paint(Update, "~"), k)
-	edits := Edits(strings.Split(before, "\n"), strings.Split(after, "\n"))
+	r.printf("%s%s %s = <<-EOT\n", pad, r.paint(plans.Update, "~"), k)
+	edits := plans.Edits(strings.Split(before, "\n"), strings.Split(after, "\n"))
 	near := func(i int) bool {
 		for j := max(0, i-1); j <= min(len(edits)-1, i+1); j++ {
 			if edits[j].Op != ' ' {
@@ -319,10 +321,10 @@ func (r *renderer) textDiff(k, before, after string, indent int) {
 		switch {
 		case e.Op == '-':
 			flush()
-			r.printf("%s      %s %s\n", pad, r.paint(Delete, "-"), e.Text)
+			r.printf("%s      %s %s\n", pad, r.paint(plans.Delete, "-"), e.Text)
 		case e.Op == '+':
 			flush()
-			r.printf("%s      %s %s\n", pad, r.paint(Create, "+"), e.Text)
+			r.printf("%s      %s %s\n", pad, r.paint(plans.Create, "+"), e.Text)
 		case near(i):
 			flush()
 			r.printf("%s        %s\n", pad, e.Text)
@@ -356,15 +358,15 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // gateWords say what each status of a gate means to a person.
-var gateWords = map[GateStatus]string{
-	Gated:     "gated by %s (router %s)",
-	NotServed: "not served yet",
-	Ungated:   "SERVED WITHOUT THE GATE by %s",
-	Unread:    "unknown: the proxy's API could not be read",
+var gateWords = map[plans.GateStatus]string{
+	plans.Gated:     "gated by %s (router %s)",
+	plans.NotServed: "not served yet",
+	plans.Ungated:   "SERVED WITHOUT THE GATE by %s",
+	plans.Unread:    "unknown: the proxy's API could not be read",
 }
 
 // gates prints how each declared proxy serves the gated frontends now.
-func (r *renderer) gates(p *Plan) {
+func (r *renderer) gates(p *plans.Plan) {
 	if len(p.Gates) == 0 {
 		return
 	}
@@ -372,9 +374,9 @@ func (r *renderer) gates(p *Plan) {
 	for _, g := range p.Gates {
 		var state string
 		switch g.Status {
-		case Gated:
+		case plans.Gated:
 			state = fmt.Sprintf(gateWords[g.Status], g.Middleware, g.Router)
-		case Ungated:
+		case plans.Ungated:
 			state = fmt.Sprintf(gateWords[g.Status], g.Router)
 		default:
 			state = gateWords[g.Status]

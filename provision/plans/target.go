@@ -1,4 +1,4 @@
-package provision
+package plans
 
 import (
 	"fmt"
@@ -54,7 +54,7 @@ func (p *Plan) Target(include, exclude []Addr) error {
 		}
 	}
 	p.Changes = slices.DeleteFunc(p.Changes, func(c *Change) bool { return !kept[c.Addr] })
-	p.sort()
+	p.Sort()
 	return nil
 }
 

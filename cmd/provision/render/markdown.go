@@ -1,20 +1,22 @@
-package provision
+package render
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/provision-dev/provision/provision/plans"
 )
 
-// MarkdownLimit is the largest part RenderMarkdown returns: GitHub refuses
+// MarkdownLimit is the largest part Markdown returns: GitHub refuses
 // comments over 65,536 characters.
 const MarkdownLimit = 65000
 
-// RenderMarkdown renders a plan for a pull-request comment: a summary
+// Markdown renders a plan for a pull-request comment: a summary
 // table, then each change's details collapsed. A large plan comes in
 // several parts, each under MarkdownLimit characters, the summary table
 // included (it continues from part to part, its header repeated). Pass a
 // Redacted plan.
-func RenderMarkdown(p *Plan) []string {
+func Markdown(p *plans.Plan) []string {
 	var head strings.Builder
 	fmt.Fprintf(&head, "### provision plan for project `%s`\n\n", p.Project)
 	for _, b := range p.Backends {
@@ -30,7 +32,7 @@ func RenderMarkdown(p *Plan) []string {
 	const tableHead = "| | address | action | requests | reason |\n|---|---|---|---|---|\n"
 	var rows, details []string
 	for _, c := range p.Changes {
-		if c.Action == NoOp {
+		if c.Action == plans.NoOp {
 			continue
 		}
 		rows = append(rows, fmt.Sprintf("| `%s` | `%s` | %s | %d | %s |\n", c.Action.Symbol(), c.Addr, c.Action, len(c.Requests), strings.ReplaceAll(c.Reason, "|", "\\|")))

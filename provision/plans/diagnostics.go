@@ -1,4 +1,4 @@
-package provision
+package plans
 
 import "github.com/hashicorp/hcl/v2"
 

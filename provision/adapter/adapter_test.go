@@ -1,0 +1,64 @@
+package adapter
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/plans"
+)
+
+// TestDigestList: a list's digest, its elements encoded side by side, is
+// the digest of the list encoded whole (plans saved before it still
+// match the live state).
+func TestDigestList(t *testing.T) {
+	type entry struct {
+		ID   string
+		Meta map[string]string
+		Tags []string
+	}
+	var many []entry
+	for i := range 1000 {
+		many = append(many, entry{ID: fmt.Sprintf("svc-%d", i), Meta: map[string]string{"b": "<&>", "a": fmt.Sprint(i)}, Tags: []string{"x", "y"}})
+	}
+	for _, items := range [][]entry{nil, {}, many[:1], many} {
+		if got, want := DigestList(items), Digest(items); got != want {
+			t.Errorf("%d items: %s, want %s", len(items), got, want)
+		}
+	}
+}
+
+// TestDecide: the ownership rule, every case.
+func TestDecide(t *testing.T) {
+	at := &hcl.Range{Filename: "main.hcl", Start: hcl.Pos{Line: 3}}
+	imp := &hcl.Range{Filename: "main.hcl", Start: hcl.Pos{Line: 9}}
+	d := Declared{Addr: plans.Addr{Kind: "service", Name: "api"}, Noun: "service", Subject: at}
+	withImport := d
+	withImport.Import = imp
+	tests := map[string]struct {
+		declared Declared
+		live     LiveObject
+		claim    Claim
+		summary  string
+		note     bool
+	}{
+		"absent: created": {d, LiveObject{}, ClaimCreate, "", false},
+		"absent, with an import: nothing to import": {withImport, LiveObject{}, ClaimRefused, "Nothing to import", false},
+		"own: managed":                         {d, LiveObject{Exists: true, Owner: "edge"}, ClaimManage, "", false},
+		"own, with an import: managed, a note": {withImport, LiveObject{Exists: true, Owner: "edge"}, ClaimManage, "", true},
+		"another project's: refused":           {d, LiveObject{Exists: true, Owner: "other"}, ClaimRefused, "The service belongs to another project", false},
+		"another project's, with an import":    {withImport, LiveObject{Exists: true, Owner: "other"}, ClaimRefused, "The service belongs to another project", false},
+		"nobody's, with an import: imported":   {withImport, LiveObject{Exists: true}, ClaimImport, "", false},
+		"nobody's: refused":                    {d, LiveObject{Exists: true}, ClaimRefused, "The service exists and provision does not own it", false},
+	}
+	for name, tt := range tests {
+		claim, note, refusal := Decide("edge", tt.declared, tt.live)
+		summary := ""
+		if refusal != nil {
+			summary = refusal.Summary
+		}
+		if claim != tt.claim || summary != tt.summary || (note != "") != tt.note {
+			t.Errorf("%s: Decide = %v, %q, %q; want %v, %q, note %v", name, claim, note, summary, tt.claim, tt.summary, tt.note)
+		}
+	}
+}

@@ -1,0 +1,345 @@
+package plans
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// FormatVersion is the version of the plan's JSON form. Its major number
+// changes when a field changes meaning or goes away; its minor number when
+// fields are added. 2.0: an address may start with its place
+// (agent.<name>. when several agents are declared, search.<name>. when
+// several search clusters are), and deletes come after every other change.
+// 2.1: a change of an instance of a block with for_each has each_key, and
+// gates say how each declared traefik proxy serves the gated frontends;
+// a change has reasons (codes beside the reason's words); a request has
+// idempotent and gone_ok. 2.2: a backend may have notes; a change may
+// have needs (documents). 2.3: a request may be a batch item (batch).
+// 2.4: a plan made from a snapshot says so (snapshot). 3.0: a change's
+// declared_at is a range (filename, start and end with line, column and
+// byte), no longer its text. 3.1: the key kind of address
+// (key["apps/edge/limits"]), and a request may have a text body (text).
+// 3.2: a change may have removable_import (the import block of an object
+// the project owns already), which the text view says once for the plan.
+const FormatVersion = "3.2"
+
+// Plan is the one model of a plan: what -json prints, what -out saves, and
+// what the text view is rendered from.
+type Plan struct {
+	FormatVersion string `json:"format_version"`
+	Project       string `json:"project"`
+	// Dir is the spec directory (or file) the plan was made from, as
+	// given; applying a saved plan plans it again to check the file.
+	Dir      string        `json:"dir,omitempty"`
+	Backends []BackendInfo `json:"backends"`
+	// Changes are in apply order: deletes last, each group sorted by
+	// address; the requests of one change run in the order listed.
+	Changes []*Change `json:"changes"`
+	Summary Summary   `json:"summary"`
+	// Gates are the gated paths of the declared frontends as each declared
+	// proxy serves them when the plan is made.
+	Gates []Gate `json:"gates,omitempty"`
+	// Snapshot is the snapshot the plan was made from, with no network;
+	// such a plan is never applied.
+	Snapshot *SnapshotSource `json:"snapshot,omitempty"`
+	// Diagnostics are the warnings the plan was made with.
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+	// Secrets are the values of sensitive variables; Redacted hides them.
+	// They are never written.
+	Secrets []string `json:"-"`
+	// Live is the live state the plan was made from; nil for a plan read
+	// from a file.
+	Live *Live `json:"-"`
+}
+
+// Summary counts changes by action. Import was added in format 1.1.
+type Summary struct {
+	Import int `json:"import"`
+	Create int `json:"create"`
+	Update int `json:"update"`
+	Delete int `json:"delete"`
+	NoOp   int `json:"no_op"`
+}
+
+// HasChanges reports whether applying the plan would send any request.
+func (s Summary) HasChanges() bool { return s.Import+s.Create+s.Update+s.Delete > 0 }
+
+// Line is the summary as the text and markdown views print it:
+// "1 to import, 0 to create, 1 to update, 0 to delete." (the import count
+// only when there are imports, as in Terraform).
+func (s Summary) Line() string {
+	line := fmt.Sprintf("%d to create, %d to update, %d to delete.", s.Create, s.Update, s.Delete)
+	if s.Import > 0 {
+		line = fmt.Sprintf("%d to import, %s", s.Import, line)
+	}
+	return line
+}
+
+// BackendInfo names a backend in a plan and holds what is needed to reach
+// it again when a saved plan is applied. It never holds a secret.
+type BackendInfo struct {
+	Name    string `json:"name"`    // "consul", "search.t1"
+	Kind    string `json:"kind"`    // "consul", "search"
+	Address string `json:"address"` // the base URL requests are sent to
+	// Scope is backend-specific: what the backend reads (the project, the
+	// declared objects), so that it can read the same again.
+	Scope json.RawMessage `json:"scope,omitempty"`
+	// Fingerprint digests the live state the plan was made from; a saved
+	// plan is refused when it no longer matches.
+	Fingerprint string `json:"fingerprint"`
+	// Notes are what a person should know of the backend that changes
+	// nothing, such as which checks a read-only tribe node leaves open.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Change is what the plan does to one object.
+//
+// Before is the live object as read, in the backend's own terms, and is
+// null for Create. After is the object as declared and is null for Delete.
+// For Update both are set, and for NoOp they are equal. Only what a
+// declaration controls is shown, never fields the server fills in.
+type Change struct {
+	Addr    Addr   `json:"address"`
+	Backend string `json:"backend"`
+	Action  Action `json:"action"`
+	// Reason explains the action to a person; it never drives behaviour.
+	// Reasons are its parts' codes, for a program.
+	Reason   string          `json:"reason,omitempty"`
+	Reasons  []ReasonCode    `json:"reasons,omitempty"`
+	Before   json.RawMessage `json:"before"`
+	After    json.RawMessage `json:"after"`
+	Requests []Request       `json:"requests"`
+	// Notes are things a person should know that change nothing, such as
+	// live fields that are not declared and are left alone.
+	Notes []string `json:"notes,omitempty"`
+	// DeclaredAt is where the object is declared, as the specs were
+	// loaded; nil for an object no block declares.
+	DeclaredAt *SourceRange `json:"declared_at,omitempty"`
+	// RemovableImport is the import block that names the object although
+	// the project owns it already: it can be removed.
+	RemovableImport *SourceRange `json:"removable_import,omitempty"`
+	// EachKey is the for_each key of the instance the change is for, when
+	// its block has for_each: the block's lines are every instance's.
+	EachKey *string `json:"each_key,omitempty"`
+	// Needs are the objects whose changes must be complete before this
+	// one starts: the index a document is written into, the documents it
+	// names; for a delete, the deletes of the documents that name it.
+	// A need that is not in the plan (nothing to do for it) is met.
+	Needs []Addr `json:"needs,omitempty"`
+}
+
+// Request is one HTTP request exactly as it is sent, less the credentials
+// that the backend adds at send time from the environment, with what the
+// backend decided of it when it planned it.
+type Request struct {
+	Method string            `json:"method"`
+	Path   string            `json:"path"`
+	Header map[string]string `json:"header,omitempty"`
+	Body   json.RawMessage   `json:"body,omitempty"`
+	// Idempotent requests may be sent again when an answer was lost (a
+	// refused or reset connection, a 5xx): sending one twice does what
+	// sending it once does.
+	Idempotent bool `json:"idempotent,omitempty"`
+	// GoneOK: a 404 answer means the request's goal is reached (the
+	// deregistration of what is already gone, after a lost answer).
+	GoneOK bool `json:"gone_ok,omitempty"`
+	// Batch makes the request one item of a batch request to Path
+	// (Elasticsearch's _bulk): Body is a JSON array of the item's lines,
+	// and the backend, a Batcher, sends the items of the changes that are
+	// ready together in one request, each line on a line of its own.
+	Batch bool `json:"batch,omitempty"`
+	// Text makes Body a JSON string whose text is the body sent, as is
+	// (a Consul KV value, which need not be JSON).
+	Text bool `json:"text,omitempty"`
+}
+
+// State is what one Read of a backend returned: a plain value whose JSON
+// form (encoding/json, map keys sorted) is deterministic and holds no
+// secret, which is what a snapshot records.
+type State interface {
+	// Server names the server that was read and its version, for a
+	// person ("Elasticsearch 2.4.1"); "" when the read does not say.
+	Server() string
+}
+
+// Mode says what a plan is for.
+type Mode int
+
+const (
+	// Converge makes the live state match the declarations.
+	Converge Mode = iota
+	// Destroy removes what the project owns.
+	Destroy
+)
+
+// Live is the live state of every backend of a run, as one read of each
+// returned it: the value a plan is made from, a snapshot records, and the
+// apply's checks look back at.
+type Live struct {
+	// States are by backend name.
+	States map[string]State
+	// Record is the cluster's record of the project's agents; nil when
+	// there is no cluster.
+	Record *Record
+}
+
+// Record is what the cluster's record (a Consul key) says of the places
+// the project's objects were at its last complete apply, or why it could
+// not be read.
+type Record struct {
+	// Agents are by backend name ("agent.node-a"): their addresses.
+	Agents map[string]string `json:"agents,omitempty"`
+	Error  string            `json:"error,omitempty"`
+	// Refused: the token may not read it.
+	Refused bool `json:"refused,omitempty"`
+}
+
+// State is the state of the backend named name; nil when l is nil (a
+// plan read from a file) or holds none.
+func (l *Live) State(name string) State {
+	if l == nil {
+		return nil
+	}
+	return l.States[name]
+}
+
+// ChangesOf are the changes of one backend that send requests.
+func (p *Plan) ChangesOf(backend string) []*Change {
+	var out []*Change
+	for _, c := range p.Changes {
+		if c.Backend == backend && c.Action != NoOp {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Sort puts the changes in apply order, deletes after everything else (so
+// that a service moved to another agent is registered there before it is
+// deregistered here), each group by address, and recounts the summary.
+func (p *Plan) Sort() {
+	sort.SliceStable(p.Changes, func(i, j int) bool {
+		a, b := p.Changes[i], p.Changes[j]
+		if (a.Action == Delete) != (b.Action == Delete) {
+			return b.Action == Delete
+		}
+		return a.Addr.Less(b.Addr)
+	})
+	p.Changes = needsFirst(p.Changes)
+	sort.SliceStable(p.Backends, func(i, j int) bool { return p.Backends[i].Name < p.Backends[j].Name })
+	p.Summary = Summary{}
+	for _, c := range p.Changes {
+		switch c.Action {
+		case Create:
+			p.Summary.Create++
+		case Update:
+			p.Summary.Update++
+		case Delete:
+			p.Summary.Delete++
+		case Import:
+			p.Summary.Import++
+		default:
+			p.Summary.NoOp++
+		}
+	}
+}
+
+// DeclRange is where the object is declared, so that a failure of its
+// request points at the spec; nil for an object no block declares.
+func (c *Change) DeclRange() *hcl.Range { return c.DeclaredAt.Range() }
+
+// needsFirst orders changes so that each comes after the changes it
+// needs, and otherwise as they are (a stable topological order). The
+// needs form no cycle (the specs refuse one); a need met twice is met.
+func needsFirst(changes []*Change) []*Change {
+	at := make(map[Addr]int, len(changes))
+	needed := false
+	for i, c := range changes {
+		at[c.Addr] = i
+		needed = needed || len(c.Needs) > 0
+	}
+	if !needed {
+		return changes
+	}
+	out := make([]*Change, 0, len(changes))
+	placed := make([]bool, len(changes))
+	var place func(i int)
+	place = func(i int) {
+		if placed[i] {
+			return
+		}
+		placed[i] = true
+		for _, n := range changes[i].Needs {
+			if j, ok := at[n]; ok && (changes[j].Action == Delete) == (changes[i].Action == Delete) {
+				place(j)
+			}
+		}
+		out = append(out, changes[i])
+	}
+	for i := range changes {
+		place(i)
+	}
+	return out
+}
+
+// GateStatus is how a live proxy serves one path of a gated frontend.
+type GateStatus string
+
+const (
+	// Gated: served through the frontend's forward-auth middleware, and by
+	// no router without it.
+	Gated GateStatus = "gated"
+	// NotServed: no router of the proxy claims the path (yet).
+	NotServed GateStatus = "not_served"
+	// Ungated: a router serves the path without the frontend's
+	// forward-auth middleware, whoever registered it.
+	Ungated GateStatus = "ungated"
+	// Unread: the proxy's API could not be read.
+	Unread GateStatus = "unread"
+)
+
+// Gate is one path of a declared gated frontend as one proxy serves it.
+type Gate struct {
+	Proxy   string     `json:"proxy"`   // traefik.<name>
+	Address Addr       `json:"address"` // the service whose frontend it is
+	Path    string     `json:"path"`
+	Host    string     `json:"host,omitempty"`
+	Status  GateStatus `json:"status"`
+	// Router serves the path: the gated one, or, when Ungated, the one
+	// that bypasses the gate (with its Rule and Priority).
+	Router     string `json:"router,omitempty"`
+	Rule       string `json:"rule,omitempty"`
+	Priority   int64  `json:"priority,omitempty"`
+	Middleware string `json:"middleware,omitempty"`
+}
+
+// Where is the gate's path as a person names it: "/hp (Host a.example.com)".
+func (g Gate) Where() string {
+	if g.Host != "" {
+		return g.Path + " (Host " + g.Host + ")"
+	}
+	return g.Path
+}
+
+// SnapshotSource is what a plan made from a snapshot says of it.
+type SnapshotSource struct {
+	// Greenfield: the plan was made against nothing live (a test run
+	// without a snapshot).
+	Greenfield bool     `json:"greenfield,omitempty"`
+	File       string   `json:"file,omitempty"`
+	TakenAt    string   `json:"taken_at,omitempty"`
+	Servers    []string `json:"servers"` // "search.t1: Elasticsearch 2.4.1 at http://..."
+}
+
+// the object; otherwise that no block declares it any more.
+func (c *Change) Owned(project string, mode Mode) *Change {
+	if mode == Destroy {
+		c.Because(ReasonDestroy, "owned by project "+project)
+	} else {
+		c.Because(ReasonUndeclared, "owned by project "+project+" and no longer declared")
+	}
+	return c
+}
