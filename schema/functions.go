@@ -1,8 +1,6 @@
 package schema
 
 import (
-	"sort"
-
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/zclconf/go-cty/cty"
@@ -93,16 +91,6 @@ var Functions = map[string]function.Function{
 	"convert":  typeexpr.ConvertFunc,
 	"try":      tryfunc.TryFunc,
 	"can":      tryfunc.CanFunc,
-}
-
-// FunctionNames lists the table's names, sorted.
-func FunctionNames() []string {
-	out := make([]string, 0, len(Functions))
-	for name := range Functions {
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // lengthFunc is stdlib's length for collections and strlen for a string,

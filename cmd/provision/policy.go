@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/provision-dev/provision/provision/connect"
+
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 )
@@ -57,10 +59,9 @@ type jsonPolicy struct{ *jsonView }
 
 func (v jsonPolicy) policy(r *run.Run, _ string) {
 	v.write(struct {
-		FormatVersion string             `json:"format_version"`
-		Project       string             `json:"project"`
-		Rules         string             `json:"rules"`
-		Permissions   []run.Permission   `json:"permissions"`
-		Diagnostics   []plans.Diagnostic `json:"diagnostics,omitempty"`
-	}{plans.FormatVersion, r.Config.Project, r.Policy.Rules, r.Policy.Permissions, plans.JSONDiagnostics(v.c.hide(r.Warnings))})
+		FormatVersion string `json:"format_version"`
+		Project       string `json:"project"`
+		connect.Policy
+		Diagnostics []plans.Diagnostic `json:"diagnostics,omitempty"`
+	}{plans.FormatVersion, r.Config.Project, r.Policy, plans.JSONDiagnostics(v.c.hide(r.Warnings))})
 }

@@ -20,10 +20,6 @@ import (
 	"github.com/provision-dev/provision/schema"
 )
 
-// DefaultVerifyTimeout bounds, by default, the proof through the declared
-// proxies after an apply.
-const DefaultVerifyTimeout = traefik.DefaultWait
-
 // Options are how a run opens its backends: everything a backend takes
 // is given here, at construction.
 type Options struct {
@@ -108,14 +104,11 @@ type Cluster interface {
 func LockKey(project string) string   { return consul.LockPrefix + project }
 func RecordKey(project string) string { return consul.RecordPrefix + project }
 
-// Permission is one ACL permission the project's token needs.
-type Permission = consul.Permission
-
 // Policy is the least-privilege Consul ACL policy of the specs.
 type Policy struct {
-	Permissions []Permission
 	// Rules are the permissions in Consul's rule language.
-	Rules string
+	Rules       string              `json:"rules"`
+	Permissions []consul.Permission `json:"permissions"`
 }
 
 // MakePolicy asks the agents what the specs cannot say: the node name of

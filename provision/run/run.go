@@ -45,9 +45,11 @@ import (
 	"github.com/provision-dev/provision/schema"
 )
 
-// DefaultVerifyTimeout bounds, by default, the proof through the declared
-// proxies after an apply.
-const DefaultVerifyTimeout = connect.DefaultVerifyTimeout
+// DefaultVerifyTimeout bounds, by default, how long an apply waits for
+// each declared proxy to serve the declared gates: Traefik's Consul
+// catalog provider picks a change up within its refresh interval (15 s by
+// default) plus a health check.
+const DefaultVerifyTimeout = 30 * time.Second
 
 // Type is what an operation is for.
 type Type int
@@ -336,6 +338,3 @@ func shown(why string) hcl.Diagnostics {
 func Refusal(summary, detail string, at *hcl.Range) hcl.Diagnostics {
 	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: at}}
 }
-
-// Permission is one ACL permission the project's token needs.
-type Permission = connect.Permission

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -90,7 +91,7 @@ func (r *Run) open(context.Context) hcl.Diagnostics {
 	}
 	var diags hcl.Diagnostics
 	r.Opened, diags = connect.Open(r.Config, connect.Options{Env: r.Getenv, Deadlines: r.Deadlines, Indices: r.SearchIndices,
-		PruneIndices: r.PruneIndices, Replace: replace, VerifyTimeout: r.VerifyTimeout})
+		PruneIndices: r.PruneIndices, Replace: replace, VerifyTimeout: cmp.Or(r.VerifyTimeout, DefaultVerifyTimeout)})
 	if !diags.HasErrors() && r.savedWithoutChanges() {
 		r.Plan = r.Saved
 		r.view.Plan(r.Saved, nil)

@@ -21,11 +21,6 @@ import (
 	"github.com/provision-dev/provision/schema"
 )
 
-// DefaultWait bounds how long an apply waits for a proxy to serve the
-// declared gates: Traefik's Consul catalog provider picks a change up
-// within its refresh interval (15 s by default) plus a health check.
-const DefaultWait = 30 * time.Second
-
 // Environment variables of a proxy API behind basic auth.
 const (
 	UsernameEnv = "TRAEFIK_API_USERNAME"
@@ -73,7 +68,8 @@ type Options struct {
 	// Deadlines bound every request to a proxy (DefaultDeadlines when
 	// zero).
 	Deadlines adapter.Deadlines
-	// Wait bounds the proof after an apply (DefaultWait when zero).
+	// Wait bounds how long the proof after an apply waits for the proxy
+	// to serve the declared gates.
 	Wait time.Duration
 }
 
@@ -83,9 +79,6 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 		return nil // no traefik block: no probe to work out
 	}
 	wait, env := o.Wait, o.Env
-	if wait <= 0 {
-		wait = DefaultWait
-	}
 	var fronts []frontend
 	names := map[string]bool{}
 	for _, s := range cfg.Services {
