@@ -27,6 +27,9 @@ type Key struct {
 	Flags     uint64
 	DeclRange hcl.Range
 	Import    *Import
+	// Instance is the for_each instance the key is, nil when its block
+	// has no for_each.
+	Instance *Instance
 }
 
 // KeyReserved is the KV folder provision keeps for itself (the locks,
@@ -36,14 +39,23 @@ const KeyReserved = "provision/"
 // MaxKeyFlags is the largest flags a key block may declare.
 const MaxKeyFlags = math.MaxUint32
 
-var keySchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "value", Required: true}, {Name: "flags"}}}
+var keySchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "path"}, {Name: "value", Required: true}, {Name: "flags"}}}
 
-func (d *decoder) keyBlock(b *hcl.Block) *Key {
-	k := &Key{Path: b.Labels[0], PathRange: b.LabelRanges[0], DeclRange: b.DefRange}
-	if why := badKeyPath(k.Path); why != "" {
-		d.errorf(b.LabelRanges[0], b.DefRange, "Invalid key path", "The key path %q %s.", k.Path, why)
+// keyBlock decodes one instance of a key block: its path is the label,
+// "<label>/<each.key>" for an instance of a block with for_each, or its
+// path attribute.
+func (d *decoder) keyBlock(u unit) *Key {
+	b := u.block
+	k := &Key{Path: b.Labels[0], PathRange: b.LabelRanges[0], DeclRange: b.DefRange, Instance: u.each}
+	if u.each != nil {
+		k.Path += "/" + u.each.Key
 	}
-	c := d.content(b.Body, keySchema)
+	c := d.content(u.body, keySchema)
+	if d.override(c.Attributes["path"], &k.Path, &k.PathRange) || u.each == nil {
+		if why := badKeyPath(k.Path); why != "" {
+			d.errorf(k.PathRange, b.DefRange, "Invalid key path", "The key path %q %s.", k.Path, why)
+		}
+	}
 	if attr, ok := c.Attributes["value"]; ok {
 		k.ValueRange = attr.Expr.Range()
 		if v, ok := d.eval(attr.Expr); ok {

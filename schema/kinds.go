@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/hashicorp/hcl/v2"
 )
 
 // Kind is one kind of object the specs declare, as the language knows it:
@@ -33,12 +31,12 @@ type Kind struct {
 	// (its name, "" for the one place) and name.
 	declared func(cfg *Config) [][2]string
 	// labels, decode and check, when set, are the kind's block: its
-	// labels, how one is decoded into cfg, and what is checked of them
-	// all once every block is decoded. (Services, indices and documents,
-	// whose blocks take for_each and reference each other, are decoded
-	// by the loader itself.)
+	// labels, how one instance (for_each and dynamic blocks expanded) is
+	// decoded into cfg, and what is checked of them all once every block
+	// is decoded. (Services, indices and documents, which reference each
+	// other, are decoded by the loader itself.)
 	labels []string
-	decode func(d *decoder, cfg *Config, b *hcl.Block)
+	decode func(d *decoder, cfg *Config, u unit)
 	check  func(d *decoder, cfg *Config)
 }
 
@@ -141,7 +139,7 @@ var Kinds = []Kind{
 			return out
 		},
 		labels: []string{"path"},
-		decode: func(d *decoder, cfg *Config, b *hcl.Block) { cfg.Keys = append(cfg.Keys, d.keyBlock(b)) },
+		decode: func(d *decoder, cfg *Config, u unit) { cfg.Keys = append(cfg.Keys, d.keyBlock(u)) },
 		check:  (*decoder).checkKeys,
 	},
 }

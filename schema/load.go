@@ -137,6 +137,20 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	cfg.Services = d.serviceBlocks(d.expand(serviceBlocks))
 	cfg.Indices = d.indexBlocks(d.expand(indexBlocks))
 	cfg.Documents = d.documentBlocks(d.expand(documentBlocks), cfg.Indices)
+	for _, k := range Kinds {
+		if k.decode == nil {
+			continue
+		}
+		var blocks []*hcl.Block
+		for _, c := range contents {
+			blocks = append(blocks, c.Blocks.OfType(k.Name)...)
+		}
+		ctx := d.ctx
+		for _, u := range d.expand(blocks) {
+			d.instance(u, func() { k.decode(d, cfg, u) })
+		}
+		d.ctx, d.each = ctx, nil
+	}
 
 	if cfg.ProjectRange.Filename == "" && !slices.ContainsFunc(diags, func(d *hcl.Diagnostic) bool { _, ok := d.Extra.(unparsed); return ok }) {
 		d.diags = append(d.diags, &hcl.Diagnostic{
@@ -212,11 +226,6 @@ func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (proxy *hcl
 				imports = append(imports, d.importBlocks(b)...)
 			case "traefik":
 				cfg.Traefiks = append(cfg.Traefiks, d.traefikBlock(b))
-			case "variable", "locals", "service", "index", "document":
-			default:
-				if k, ok := kindOf(b.Type); ok && k.decode != nil {
-					k.decode(d, cfg, b)
-				}
 			}
 		}
 	}

@@ -268,6 +268,7 @@ func (kv *KV) Plan(s plans.State, mode plans.Mode) (provision.Planned, hcl.Diagn
 		c, cdiags := adapter.Propose(kv.project, adapter.Object{
 			Declared: adapter.Declared{Addr: kv.addr(k.Path), Noun: "key", Subject: k.PathRange.Ptr(), Context: k.DeclRange.Ptr(), Import: k.Import.At()},
 			Backend:  "kv",
+			EachKey:  k.Instance.KeyPtr(),
 			After:    adapter.RawJSON(keyView(k.Value, k.JSON, k.Flags)),
 			Live:     adapter.LiveObject{Exists: exists, Owner: kvOwner(live.Flags, kv.project), What: fmt.Sprintf("a key with flags %d, changed at index %d", live.Flags, live.ModifyIndex)},
 			Create:   func() []plans.Request { return []plans.Request{putKey(k.Path, k.Value, flags, 0)} },
