@@ -45,6 +45,54 @@ func startWatch(t *testing.T, bin string, env []string, args ...string) *watcher
 	return w
 }
 
+// startWatchMetrics is startWatch with /metrics served on a free port,
+// whose address it returns beside the watcher.
+func startWatchMetrics(t *testing.T, bin string, env []string, args ...string) (*watcher, string) {
+	t.Helper()
+	ports, err := servers.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	return startWatch(t, bin, env, append([]string{"-listen", listen}, args...)...), listen
+}
+
+// metrics reads the watcher's /metrics at listen: a metric's value by
+// name (the first series of its family), and the text as served.
+func metrics(t *testing.T, listen string) (func(name string) float64, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + listen + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	text, _ := io.ReadAll(resp.Body)
+	families, err := new(expfmt.TextParser).TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(name string) float64 {
+		f := families[name]
+		if f == nil || len(f.Metric) == 0 {
+			t.Fatalf("no %s in /metrics", name)
+		}
+		m := f.Metric[0]
+		if m.Counter != nil {
+			return m.Counter.GetValue()
+		}
+		return m.Gauge.GetValue()
+	}, string(text)
+}
+
+// waitMetric waits until the watcher's metric name reaches at least want.
+func waitMetric(t *testing.T, listen, name string, want float64, limit time.Duration) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%s at %v", name, want), limit, func() bool {
+		value, _ := metrics(t, listen)
+		return value(name) >= want
+	})
+}
+
 // waitLog waits until the watcher's log has want, n times.
 func (w *watcher) waitLog(t *testing.T, want string, n int, limit time.Duration) {
 	t.Helper()
@@ -227,34 +275,14 @@ func TestWatch(t *testing.T) {
 	})
 
 	t.Run("metrics", func(t *testing.T) {
-		resp, err := http.Get("http://" + listen + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		text, _ := io.ReadAll(resp.Body)
-		families, err := new(expfmt.TextParser).TextToMetricFamilies(bytes.NewReader(text))
-		if err != nil {
-			t.Fatal(err)
-		}
+		value, text := metrics(t, listen)
 		var own []string
-		for _, line := range strings.Split(string(text), "\n") {
+		for _, line := range strings.Split(text, "\n") {
 			if strings.HasPrefix(line, "provision_") {
 				own = append(own, line)
 			}
 		}
 		t.Logf("/metrics, provision's own:\n%s", strings.Join(own, "\n"))
-		value := func(name string) float64 {
-			f := families[name]
-			if f == nil || len(f.Metric) == 0 {
-				t.Fatalf("no %s in /metrics", name)
-			}
-			m := f.Metric[0]
-			if m.Counter != nil {
-				return m.Counter.GetValue()
-			}
-			return m.Gauge.GetValue()
-		}
 		if value("provision_repairs_total") < 3 || value("provision_leader") != 1 || value("provision_fights_total") != 1 ||
 			value("provision_last_reconcile_timestamp_seconds") < float64(time.Now().Add(-time.Minute).Unix()) {
 			t.Errorf("metrics: repairs %v, leader %v, fights %v, last reconcile %v", value("provision_repairs_total"), value("provision_leader"),
@@ -378,7 +406,7 @@ func TestWatchPermission(t *testing.T) {
 	// to the specs: it is said once, however many reconciles follow,
 	// never tried, and the rest is still healed.
 	env = append(base, "CONSUL_HTTP_TOKEN="+agent.NewToken(t, "watch", full))
-	w = startWatch(t, bin, env, "-heal", "-interval", "1s", "-buffer", "100ms,1s", specs)
+	w, listen := startWatchMetrics(t, bin, env, "-heal", "-interval", "1s", "-buffer", "100ms,1s", specs)
 	waitFor(t, "the first run registers a-1, b-1 and c-1", 20*time.Second, func() bool { return registeredAs(t, agent.Addr, agent.Token, "c-1") == 19003 })
 	if err := os.WriteFile(filepath.Join(specs, "d.hcl"), []byte("service \"d\" {\n  id   = \"d-1\"\n  port = 19004\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -386,7 +414,8 @@ func TestWatchPermission(t *testing.T) {
 	w.waitLog(t, `The Consul token lacks service:write on "d" (for create service.d-1)`, 1, 10*time.Second)
 	consulAs(t, agent.Addr, agent.Token, "PUT", "/v1/agent/service/deregister/a-1", "")
 	took := waitFor(t, "a-1 registered again beside the denied d-1", 10*time.Second, func() bool { return registeredAs(t, agent.Addr, agent.Token, "a-1") == 19001 })
-	time.Sleep(3 * time.Second) // more reconciles
+	value, _ := metrics(t, listen)
+	waitMetric(t, listen, "provision_last_reconcile_timestamp_seconds", value("provision_last_reconcile_timestamp_seconds")+3, 20*time.Second) // more reconciles
 	out = w.out.Tail(1 << 20)
 	if n := strings.Count(out, `lacks service:write on "d"`); n != 1 || registeredAs(t, agent.Addr, agent.Token, "d-1") != 0 || strings.Contains(out, "repairing service.d-1") {
 		t.Errorf("a service the token may not write: said %d times, d-1 on port %d\n%s", n, registeredAs(t, agent.Addr, agent.Token, "d-1"), out)
@@ -405,13 +434,13 @@ func TestWatchStalledAgent(t *testing.T) {
 	specs := t.TempDir()
 	copyTree(t, "../../testdata/three", specs)
 	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+faults.proxy.Listen, "NO_COLOR=1")
-	w := startWatch(t, bin, env, "-heal", "-interval", "1s", "-buffer", "100ms,1s", "-request-timeout", "1s", specs)
+	w, listen := startWatchMetrics(t, bin, env, "-heal", "-interval", "1s", "-buffer", "100ms,1s", "-request-timeout", "1s", specs)
 	w.waitLog(t, "3 done, 0 failed, 0 not done", 1, 20*time.Second) // the first run, its answers all in
 
 	faults.add(`{"name":"stall","type":"timeout","stream":"downstream","attributes":{"timeout":0}}`)
 	consulDo(t, agent.Addr, "PUT", "/v1/agent/service/deregister/a-1", "") // around the proxy
 	w.waitLog(t, "Cannot read the Consul agent", 1, 30*time.Second)
-	time.Sleep(15 * time.Second) // more polls (ten intervals: only Consul is declared), each stalling
+	waitMetric(t, listen, "provision_reconcile_failures_total", 4, 60*time.Second) // more polls, each stalling
 	out := w.out.Tail(1 << 20)
 	if n := strings.Count(out, "Cannot read the Consul agent"); n != 1 || registered(t, agent.Addr, "a-1") != 0 {
 		t.Errorf("a stalled agent: said %d times, a-1 on port %d\n%s", n, registered(t, agent.Addr, "a-1"), out)
@@ -441,7 +470,7 @@ func TestWatchIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), "CONSUL_HTTP_ADDR=", "NO_COLOR=1")
-	w := startWatch(t, bin, env, "-heal", "-interval", "1s", "-buffer", "100ms,1s", specs)
+	w, listen := startWatchMetrics(t, bin, env, "-heal", "-interval", "1s", "-buffer", "100ms,1s", specs)
 	exists := func() bool {
 		resp, err := http.Get(es.URL + "/logs/_mapping/doc")
 		if err != nil {
@@ -461,7 +490,7 @@ func TestWatchIndex(t *testing.T) {
 
 	faults.add(`{"name":"reset","type":"reset_peer","stream":"downstream","attributes":{"timeout":0}}`)
 	w.waitLog(t, "Cannot read the search cluster", 1, 10*time.Second)
-	time.Sleep(5 * time.Second) // five polls, each failing
+	waitMetric(t, listen, "provision_reconcile_failures_total", 4, 30*time.Second) // more polls, each failing
 	out := w.out.Tail(1 << 20)
 	if n := strings.Count(out, "Cannot read the search cluster"); n != 1 {
 		t.Errorf("a master that resets, said %d times:\n%s", n, out)
