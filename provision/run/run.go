@@ -83,12 +83,12 @@ func (t Type) String() string { return typeNames[t] }
 // Phase names a step of a run.
 type Phase int
 
-// The phases, in the order a run takes them. Read reads every backend
-// once; Diff plans from what was read, with no I/O, and shows the plan
-// (a saved plan's run shows it in CheckSaved instead, once it is held
-// against the file). Diff is the phase called "plan" and Send the one
-// called "apply" (their String), named apart from the types Plan and
-// Apply.
+// The phases, in the order a run takes them, each printed as it is named
+// ("check permissions", "diff"). Read reads every backend once; Diff
+// plans from what was read, with no I/O, and shows the plan (a saved
+// plan's run shows it in CheckSaved instead, once it is held against the
+// file); Send sends its requests. They are named apart from the types
+// Plan and Apply, the commands that run them.
 const (
 	Load Phase = iota
 	Open
@@ -107,7 +107,7 @@ const (
 	MakePolicy
 )
 
-var phaseNames = [...]string{"load", "open", "check permissions", "lock", "read", "plan", "check saved", "confirm", "apply", "record", "verify", "generate", "policy"}
+var phaseNames = [...]string{"load", "open", "check permissions", "lock", "read", "diff", "check saved", "confirm", "send", "record", "verify", "make config", "make policy"}
 
 func (p Phase) String() string { return phaseNames[p] }
 
