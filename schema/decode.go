@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"math/big"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -110,7 +111,7 @@ func (d *decoder) value(attr *hcl.Attribute, ty cty.Type) (cty.Value, bool) {
 	if !ok {
 		return cty.NilVal, false
 	}
-	conv, err := convert.Convert(val, ty)
+	conv, err := toType(val, ty)
 	if err != nil {
 		d.diags = append(d.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
@@ -123,6 +124,18 @@ func (d *decoder) value(attr *hcl.Attribute, ty cty.Type) (cty.Value, bool) {
 	}
 	// Null means unset.
 	return conv, !conv.IsNull()
+}
+
+// toType is convert.Convert, but a tuple whose elements are all of a
+// list's element type becomes that list at once: cty unifies a tuple's
+// element types pairwise, in time that grows with the square of its
+// length (a list of 1,000 tags took 30 ms).
+func toType(v cty.Value, ty cty.Type) (cty.Value, error) {
+	if ty.IsListType() && v.Type().IsTupleType() && v.IsWhollyKnown() && !v.IsNull() && !v.IsMarked() && v.LengthInt() > 0 &&
+		!slices.ContainsFunc(v.Type().TupleElementTypes(), func(t cty.Type) bool { return !t.Equals(ty.ElementType()) }) {
+		return cty.ListVal(v.AsValueSlice()), nil
+	}
+	return convert.Convert(v, ty)
 }
 
 // unmark returns v without the marks of sensitive variables, and records

@@ -114,3 +114,31 @@ func TestTokenLimitsLeaveSpecs(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkLimitInFileOrder: when the services together ask for more work
+// than one load may do, the error is at the first service, in file order,
+// whose values cross the limit, on every load of the same specs.
+func TestWorkLimitInFileOrder(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("project = \"x\"\n")
+	for i := range 600 {
+		fmt.Fprintf(&src, "\nservice \"s%d\" {\n  port = 8080\n  tags = [for i in range(1000) : \"t\"]\n}\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "main.hcl")
+	if err := os.WriteFile(path, []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var lines []int
+	for range 3 {
+		_, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{})
+		if len(diags) != 1 || diags[0].Summary != "Spec asks for too much work" {
+			t.Fatalf("diagnostics %v, want one that the load asks for too much work", diags)
+		}
+		lines = append(lines, diags[0].Subject.Start.Line)
+	}
+	// Each service's range and for expression build over 2,000 values:
+	// the 500th service's cross MaxValues (its tags are on line 5 + 5 × 499).
+	if want := 5 + 5*499; lines[0] != want || lines[1] != want || lines[2] != want {
+		t.Errorf("the limit reported at lines %v, want %d each time", lines, want)
+	}
+}
