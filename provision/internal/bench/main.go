@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,8 +100,14 @@ func main() {
 	bin := flag.String("provision", "bin/provision", "the provision binary to measure")
 	agents := flag.Int("agents", 10, "client agents of the cluster the fleet rows spread the services over (0: no fleet rows)")
 	documents := flag.String("documents", "1000", "comma-separated numbers of documents (saved objects)")
+	jobs := flag.String("jobs", "", "measure only the services' jobs whose name matches this regular expression (the create, snapshot and destroy they need still run, once, unrecorded); 0 indices, documents and agents leave those rows out")
 	flag.Parse()
-	if err := run(*bin, ints(*services), ints(*indices), ints(*documents), *agents, *jsonOut); err != nil {
+	selected, err := regexp.Compile(*jobs)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: -jobs: %v\n", err)
+		os.Exit(2)
+	}
+	if err := run(*bin, ints(*services), ints(*indices), ints(*documents), *agents, selected, *jsonOut); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
@@ -116,7 +123,7 @@ func ints(s string) []int {
 	return out
 }
 
-func run(bin string, services, indices, documents []int, agents int, jsonOut string) error {
+func run(bin string, services, indices, documents []int, agents int, selected *regexp.Regexp, jsonOut string) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "provision-bench")
 	if err != nil {
@@ -149,8 +156,17 @@ func run(bin string, services, indices, documents []int, agents int, jsonOut str
 			return err
 		}
 		parse := parseFloor(specs)
-		put, reput := putFloor(consulAddr, n)
+		var put, reput float64
+		if selected.MatchString("create (apply)") || selected.MatchString("update all (apply)") {
+			put, reput = putFloor(consulAddr, n)
+		}
 		cmd := func(job string, floorName string, floor float64, args ...string) row {
+			if !selected.MatchString(job) {
+				if job == "create (apply)" || job == "snapshot" || job == "destroy" {
+					measure(bin, env, args...) // what the selected jobs need
+				}
+				return row{}
+			}
 			wire.take()
 			r := best(job, bin, env, args...)
 			r.Job, r.N = job, n
@@ -175,7 +191,7 @@ func run(bin string, services, indices, documents []int, agents int, jsonOut str
 		snap := filepath.Join(dir, fmt.Sprintf("snap-%d.json", n))
 		cmd("snapshot", "hcl parse + GET and decode", parse+read, "snapshot", "-out", snap, specs)
 		cmd("plan -snapshot", "validate", validate.Seconds, "plan", "-detailed-exitcode", "-snapshot", snap, specs)
-		if n <= 1000 {
+		if n <= 1000 && selected.MatchString("test, 100 runs") {
 			if err := writeTests(specs, snap, 100); err != nil {
 				return err
 			}
@@ -185,11 +201,13 @@ func run(bin string, services, indices, documents []int, agents int, jsonOut str
 			cmd("test, 100 runs", "100 validates", 100*validate.Seconds, "test", specs)
 		}
 		cmd("converged apply", "", 0, "apply", "-auto-approve", "-lock=false", specs)
-		wr, err := watchRows(bin, env, specs, agent.Addr, n)
-		if err != nil {
-			return err
+		if selected.MatchString("watch") {
+			wr, err := watchRows(bin, env, specs, agent.Addr, n)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, wr...)
 		}
-		rows = append(rows, wr...)
 		cmd("update all (apply)", "re-register PUT loop, par. 10", reput, "apply", "-auto-approve", "-lock=false", "-var", "port_base=20000", specs)
 		cmd("destroy", "", 0, "destroy", "-auto-approve", "-lock=false", specs)
 	}
