@@ -121,6 +121,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 		}
 	}
 	diags = append(diags, assignValues(cfg.Variables, in, p.p.ParseHCLFile)...)
+	diags = append(diags, validate(cfg.Variables, bg.functions())...)
 	var ldiags hcl.Diagnostics
 	cfg.Locals, ldiags = decodeLocals(localsBlocks)
 	diags = append(diags, ldiags...)

@@ -27,6 +27,8 @@ type Variable struct {
 	// saved, and refused in tags, which Consul's catalog shows to all.
 	Sensitive bool
 	DeclRange hcl.Range
+	// Validations are the variable's validation blocks, in order.
+	Validations []*Validation
 
 	// Value is the final value: the default, overridden by the
 	// environment, then the variable files, then -var, in that order.
@@ -45,6 +47,80 @@ type Inputs struct {
 
 var variableSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "type"}, {Name: "default"}, {Name: "description"}, {Name: "sensitive"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "validation"}},
+}
+
+// Validation is a rule a variable's value must keep, as Terraform's:
+// validation { condition = <bool>  error_message = "..." }. The condition
+// may refer to the variable itself (var.<name>) and call the functions.
+type Validation struct {
+	Condition    hcl.Expression
+	ErrorMessage string
+	DeclRange    hcl.Range
+}
+
+var validationSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "condition", Required: true}, {Name: "error_message", Required: true}},
+}
+
+// decodeValidation decodes one validation block; its error_message is a
+// string written as is (no reference: it is printed, and a value may be
+// sensitive).
+func decodeValidation(block *hcl.Block) (*Validation, hcl.Diagnostics) {
+	content, diags := block.Body.Content(validationSchema)
+	val := &Validation{DeclRange: block.DefRange}
+	if attr, ok := content.Attributes["condition"]; ok {
+		val.Condition = attr.Expr
+	}
+	if attr, ok := content.Attributes["error_message"]; ok {
+		msg, mdiags := attr.Expr.Value(nil)
+		switch {
+		case mdiags.HasErrors() || msg.Type() != cty.String || msg.IsNull() || strings.TrimSpace(msg.AsString()) == "":
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid error_message",
+				Detail:  "error_message is a sentence written as a string, without references, that says what a valid value is.",
+				Subject: attr.Expr.Range().Ptr()})
+		default:
+			val.ErrorMessage = msg.AsString()
+		}
+	}
+	return val, diags
+}
+
+// validate holds each variable's value to its validation blocks: a false
+// condition is an error at the variable, with its error_message. A
+// condition that cannot be evaluated (it refers to anything but the
+// variable) is an error at the condition.
+func validate(vars map[string]*Variable, functions map[string]function.Function) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, v := range sortedVariables(vars) {
+		if len(v.Validations) == 0 || v.Value == cty.NilVal || !v.Value.IsWhollyKnown() {
+			continue
+		}
+		ctx := &hcl.EvalContext{Functions: functions, Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{v.Name: v.Value})}}
+		for _, val := range v.Validations {
+			if val.Condition == nil {
+				continue
+			}
+			ok, cdiags := val.Condition.Value(ctx)
+			ok, _ = ok.Unmark()
+			switch {
+			case cdiags.HasErrors():
+				for _, d := range cdiags {
+					d.Detail += fmt.Sprintf(" A validation condition may refer only to the variable it validates (var.%s).", v.Name)
+				}
+				diags = append(diags, cdiags...)
+			case ok.Type() != cty.Bool || ok.IsNull():
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid validation condition",
+					Detail: "The condition is true or false.", Subject: val.Condition.Range().Ptr(), Context: val.DeclRange.Ptr()})
+			case !ok.IsKnown() || ok.True():
+			default:
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for variable",
+					Detail:  fmt.Sprintf("%s\n\nThis was checked by the validation rule at %s.", val.ErrorMessage, val.Condition.Range()),
+					Subject: v.DeclRange.Ptr()})
+			}
+		}
+	}
+	return diags
 }
 
 // sensitiveMark marks the values of sensitive variables, and whatever is
@@ -61,6 +137,11 @@ func decodeVariableBlock(block *hcl.Block) (*Variable, hcl.Diagnostics) {
 			Detail:   "A variable name must start with a letter or underscore and may contain only letters, digits, underscores and dashes.",
 			Subject:  block.LabelRanges[0].Ptr(),
 		})
+	}
+	for _, b := range content.Blocks.OfType("validation") {
+		val, vdiags := decodeValidation(b)
+		diags = append(diags, vdiags...)
+		v.Validations = append(v.Validations, val)
 	}
 	if attr, ok := content.Attributes["type"]; ok {
 		ty, tdiags := typeexpr.TypeConstraint(attr.Expr)

@@ -3,6 +3,7 @@ package schema_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -108,5 +109,36 @@ service "s" {
 	}
 	if diff := cmp.Diff(map[string]string{"tag": "1.10", "build": "007"}, cfg.Services[0].Meta); diff != "" {
 		t.Errorf("meta (-want +got):\n%s", diff)
+	}
+}
+
+// TestVariableValidation: a validation rule holds the value whatever its
+// source: a -var that breaks it is refused at the variable with the
+// rule's message (never the value), one that keeps it passes.
+func TestVariableValidation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "main.hcl")
+	src := "project = \"x\"\n\nvariable \"port\" {\n  type      = number\n  default   = 8080\n  sensitive = true\n\n  validation {\n    condition     = var.port >= 1024\n    error_message = \"port is 1024 or more.\"\n  }\n}\n\nservice \"api\" {\n  port = var.port\n}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		vars []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"port=2000"}, ""},
+		{[]string{"port=81"}, "main.hcl:3,1-16: Invalid value for variable: port is 1024 or more."},
+	} {
+		_, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{Vars: tt.vars})
+		got := ""
+		for _, d := range diags {
+			got += filepath.Base(d.Subject.String()) + ": " + d.Summary + ": " + strings.SplitN(d.Detail, "\n", 2)[0]
+			if strings.Contains(d.Detail, "81") {
+				t.Errorf("-var %v: the detail shows the value: %s", tt.vars, d.Detail)
+			}
+		}
+		if got != tt.want {
+			t.Errorf("-var %v: %q, want %q", tt.vars, got, tt.want)
+		}
 	}
 }
