@@ -447,7 +447,13 @@ func clamp(f float64) int64 {
 // Any other file is judged on its tokens, which also say where it
 // crosses a limit.
 func tooDeep(src []byte, path string) *hcl.Diagnostic {
-	v, at := nestingOf(src, specLimits)
+	v, at, _ := nestingOf(src, specLimits, 0)
+	return judge(src, path, v, at)
+}
+
+// judge is tooDeep once the bytes have said v (and, of an endless file,
+// where: at).
+func judge(src []byte, path string, v verdict, at int) *hcl.Diagnostic {
 	switch v {
 	case within:
 		return nil
@@ -573,7 +579,11 @@ const (
 //
 // Once the bytes are not enough (unsure), it reads on for a comment or a
 // heredoc that never ends, and says where that one opens (endless, at).
-func nestingOf(src []byte, lim limits) (v verdict, at int) {
+//
+// With every > 0, it also gives the places to cut a file it finds within
+// the limits into pieces of about every bytes each: after a newline at
+// the top level, where the next item begins.
+func nestingOf(src []byte, lim limits, every int) (v verdict, at int, cuts []int) {
 	type level struct {
 		opener  byte // '{', '[', '(', or '$' for an interpolation or directive
 		chained int
@@ -582,6 +592,7 @@ func nestingOf(src []byte, lim limits) (v verdict, at int) {
 	total, operators := 0, 0
 	inString := false
 	v = within
+	last := 0 // the last cut
 	// count holds the file to the limits while the bytes are enough: ok
 	// is whether it is still within them.
 	count := func(ok bool) {
@@ -662,6 +673,10 @@ func nestingOf(src []byte, lim limits) (v verdict, at int) {
 			inString = true
 		case '\n':
 			end(false)
+			if every > 0 && len(levels) == 1 && i+1-last >= every && i+1 < len(src) {
+				last = i + 1
+				cuts = append(cuts, last)
+			}
 		case ',':
 			end(true)
 		case '#':
@@ -675,7 +690,7 @@ func nestingOf(src []byte, lim limits) (v verdict, at int) {
 			case '*':
 				closing := bytes.Index(src[i+2:], []byte("*/"))
 				if closing < 0 {
-					return endless, i
+					return endless, i, nil
 				}
 				i += 2 + closing + 1
 				end(false)
@@ -718,7 +733,7 @@ func nestingOf(src []byte, lim limits) (v verdict, at int) {
 				// A heredoc (the tokens count what it holds), or two "<".
 				doubt()
 				if end, ok := heredocEnd(src, i); !ok {
-					return endless, i
+					return endless, i, nil
 				} else if end > i {
 					i = end
 				}
@@ -761,7 +776,10 @@ func nestingOf(src []byte, lim limits) (v verdict, at int) {
 	if inString || len(levels) > 1 {
 		doubt()
 	}
-	return v, 0
+	if v != within {
+		cuts = nil
+	}
+	return v, 0, cuts
 }
 
 // heredocEnd reads the heredoc that may open at src[i] ("<<" or "<<-",

@@ -1,9 +1,11 @@
 package schema
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,7 +43,7 @@ func FuzzNesting(f *testing.F) {
 	unbounded := math.MaxInt
 	f.Fuzz(func(t *testing.T, src []byte) {
 		for _, lim := range []limits{{1, 1, 1}, {2, 3, 2}, {4, 2, 3}, specLimits, {1, unbounded, 1}, {3, unbounded, 2}} {
-			bytes, _ := nestingOf(src, lim)
+			bytes, _, _ := nestingOf(src, lim, 0)
 			tokens := tokenNesting(src, "f.hcl", hcl.InitialPos, lim)
 			switch {
 			case bytes == within && tokens != nil:
@@ -50,12 +52,37 @@ func FuzzNesting(f *testing.F) {
 				t.Fatalf("at %+v the bytes find %q beyond the limits, the tokens within", lim, src)
 			}
 		}
-		if v, at := nestingOf(src, specLimits); v == endless {
+		v, at, cuts := nestingOf(src, specLimits, 1)
+		if v == endless {
 			if _, diags := hclsyntax.ParseConfig(src, "f.hcl", hcl.InitialPos); !diags.HasErrors() {
 				t.Fatalf("the bytes find %q endless at %d, hcl parses it", src, at)
 			}
 		}
+		// Pieces that parse are the whole: the same items, at the same
+		// places, and a whole that parses too.
+		if pieces := parsePieces(src, "f.hcl", cuts); pieces != nil {
+			f, diags := hclsyntax.ParseConfig(src, "f.hcl", hcl.InitialPos)
+			if diags.HasErrors() {
+				t.Fatalf("the pieces of %q parse, the whole does not: %s", src, diags)
+			}
+			if got, want := itemsOf(pieces), itemsOf(f.Body.(*hclsyntax.Body)); !slices.Equal(got, want) || pieces.SrcRange != f.Body.(*hclsyntax.Body).SrcRange {
+				t.Fatalf("the pieces of %q hold %q in %s, the whole %q in %s", src, got, pieces.SrcRange, want, f.Body.(*hclsyntax.Body).SrcRange)
+			}
+		}
 	})
+}
+
+// itemsOf names the items of body and where they are, in order.
+func itemsOf(body *hclsyntax.Body) []string {
+	var out []string
+	for name, a := range body.Attributes {
+		out = append(out, fmt.Sprintf("%s = at %s", name, a.SrcRange))
+	}
+	for _, b := range body.Blocks {
+		out = append(out, fmt.Sprintf("%s %q at %s", b.Type, b.Labels, b.Range()))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // TestNestingOfSpecs: the bytes of real specs are enough, so that they
@@ -69,12 +96,12 @@ func TestNestingOfSpecs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v, _ := nestingOf(b, specLimits); v != within {
+		if v, _, _ := nestingOf(b, specLimits, 0); v != within {
 			t.Errorf("%s: %d, want within", path, v)
 		}
 	}
 	service := "service \"svc-%d\" {\n  port = var.port_base + 1\n  meta = { team = \"edge\" } # owner\n  frontend {\n    rule = \"PathPrefix:/svc-${var.n}\"\n  }\n}\n"
-	if v, _ := nestingOf([]byte(strings.Repeat(service, 1000)), specLimits); v != within {
+	if v, _, _ := nestingOf([]byte(strings.Repeat(service, 1000)), specLimits, 0); v != within {
 		t.Errorf("1,000 services: %d, want within", v)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -127,12 +129,66 @@ func maskCredentials(src []byte) []byte {
 	return out
 }
 
+// pieceBytes is about the size of the pieces a large file is parsed in.
+var pieceBytes = 64 << 10
+
 // parseConfig is hclsyntax.ParseConfig behind the checks of limits.go
 // (tooDeep): a file nested too deeply, or one that hcl would take
 // minutes to lex, is one error and an empty body.
+//
+// hcl's parse is single-threaded and most of a large spec's load, so a
+// file the bytes vouch for is cut where top-level items begin and its
+// pieces are parsed side by side. Their bodies are the file's body when
+// every piece parses without a diagnostic and no argument is set in two
+// of them; any other file is parsed whole, so that its diagnostics are
+// exactly hcl's (TestPiecesParseAsTheWhole, FuzzNesting).
 func parseConfig(src []byte, path string) (*hcl.File, hcl.Diagnostics) {
-	if d := tooDeep(src, path); d != nil {
+	v, at, cuts := nestingOf(src, specLimits, pieceBytes)
+	if d := judge(src, path, v, at); d != nil {
 		return &hcl.File{Body: &hclsyntax.Body{SrcRange: hcl.Range{Filename: path, Start: hcl.InitialPos, End: hcl.InitialPos}}, Bytes: src}, hcl.Diagnostics{d}
 	}
+	if body := parsePieces(src, path, cuts); body != nil {
+		return &hcl.File{Body: body, Bytes: src}, nil
+	}
 	return hclsyntax.ParseConfig(src, path, hcl.InitialPos)
+}
+
+// parsePieces parses src cut at cuts, side by side, into one body; nil
+// when there is no cut, a piece has a diagnostic, or an argument is set
+// in two pieces.
+func parsePieces(src []byte, path string, cuts []int) *hclsyntax.Body {
+	if len(cuts) == 0 {
+		return nil
+	}
+	bounds := append(append([]int{0}, cuts...), len(src))
+	bodies := make([]*hclsyntax.Body, len(bounds)-1)
+	failed := make([]bool, len(bodies))
+	var wg sync.WaitGroup
+	line := 1
+	for i := range bodies {
+		start := hcl.Pos{Line: line, Column: 1, Byte: bounds[i]}
+		line += bytes.Count(src[bounds[i]:bounds[i+1]], []byte("\n"))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f, diags := hclsyntax.ParseConfig(src[bounds[i]:bounds[i+1]], path, start)
+			bodies[i], failed[i] = f.Body.(*hclsyntax.Body), len(diags) > 0
+		}()
+	}
+	wg.Wait()
+	if slices.Contains(failed, true) {
+		return nil
+	}
+	whole := &hclsyntax.Body{Attributes: hclsyntax.Attributes{}, SrcRange: bodies[len(bodies)-1].SrcRange, EndRange: bodies[len(bodies)-1].EndRange}
+	whole.SrcRange.Start = bodies[0].SrcRange.Start
+	for _, b := range bodies {
+		for name, attr := range b.Attributes {
+			if _, twice := whole.Attributes[name]; twice {
+				return nil
+			}
+			whole.Attributes[name] = attr
+		}
+		whole.Blocks = append(whole.Blocks, b.Blocks...)
+	}
+	return whole
 }

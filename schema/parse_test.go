@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // write writes src as the file name in a new directory, and returns its
@@ -101,5 +103,65 @@ func TestEndless(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPiecesParseAsTheWhole loads the shipped specs, every case of the
+// bad-input corpus and files with heredocs, comments, nested blocks and
+// an argument set twice around the cuts, once parsed whole and once cut
+// at every top-level line, and requires the same config and the same
+// diagnostics, positions included.
+func TestPiecesParseAsTheWhole(t *testing.T) {
+	var cases [][]string
+	if files, _ := SpecFiles("../specs"); len(files) > 0 {
+		cases = append(cases, files)
+	}
+	entries, _ := os.ReadDir("../testdata/invalid")
+	for _, e := range entries {
+		path := filepath.Join("../testdata/invalid", e.Name())
+		files := []string{path}
+		if e.IsDir() {
+			files, _ = SpecFiles(path)
+		}
+		cases = append(cases, files)
+	}
+	for _, src := range []string{
+		"project = \"x\"\n\nservice \"a\" {\n  port = 1\n  meta = {\n    note = <<EOT\n}\nservice \"b\" {\n}\nEOT\n  }\n}\n\nservice \"c\" {\n  port = 3\n}\n",
+		"project = \"x\"\n/*\n}\nservice \"b\" {\n*/\nservice \"a\" {\n  port = 1\n}\n# }\nservice \"c\" {\n  port = 2\n  frontend {\n    rule = \"Path:/c\"\n}\n}\n",
+		"project = \"x\"\n\nservice \"a\" {\n  port = 1\n  meta = {\n    team = \"edge\"\n}\n}\n\nservice \"b\" {\n  port = 2\n}\n",
+		"project = \"x\"\n\nservice \"a\" {\n  port = 1\n}\n\nproject = \"y\"\n",
+		"project = \"x\"\nservice \"a\" {\n  port = \n}\nservice \"b\" {\n  port = 2\n}\n",
+	} {
+		cases = append(cases, []string{write(t, "main.hcl", src)})
+	}
+	load := func(files []string, every int) (*Config, []string) {
+		defer func(old int) { pieceBytes = old }(pieceBytes)
+		pieceBytes = every
+		p := NewParser()
+		cfg, diags := p.LoadFiles(files, Inputs{})
+		var out []string
+		for _, d := range diags {
+			in := ""
+			if d.Subject != nil && p.Files()[d.Subject.Filename] != nil {
+				in = p.Files()[d.Subject.Filename].Nav.(outline).ContextString(d.Subject.Start.Byte)
+			}
+			out = append(out, fmt.Sprintf("%s (in %s): %s: %s", d.Subject, in, d.Summary, d.Detail))
+		}
+		return cfg, out
+	}
+	opts := cmp.Options{
+		cmp.Comparer(func(a, b cty.Value) bool { return a.RawEquals(b) }),
+		cmp.Comparer(func(a, b cty.Type) bool { return a.Equals(b) }),
+		cmp.Comparer(func(a, b hcl.Expression) bool { return a.Range() == b.Range() }),
+	}
+	for _, files := range cases {
+		wholeCfg, wholeDiags := load(files, 0)
+		cutCfg, cutDiags := load(files, 1)
+		if diff := cmp.Diff(wholeDiags, cutDiags); diff != "" {
+			t.Errorf("%v: diagnostics (-whole +pieces):\n%s", files, diff)
+		}
+		if diff := cmp.Diff(wholeCfg, cutCfg, opts); diff != "" {
+			t.Errorf("%v: config (-whole +pieces):\n%s", files, diff)
+		}
 	}
 }
