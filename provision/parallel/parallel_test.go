@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// TestTogether: the read that fails first is the error, and it cancels
+// TestAll: the read that fails first is the error, and it cancels
 // the others, which do not wait out their own time.
-func TestTogether(t *testing.T) {
+func TestAll(t *testing.T) {
 	refused := errors.New("403 refused")
 	start := time.Now()
 	err := All(context.Background(),

@@ -52,11 +52,11 @@ func TestMarkdownParts(t *testing.T) {
 	}
 }
 
-// BenchmarkRenderText measures the text view of a plan of 1,000 changes
+// BenchmarkText measures the text view of a plan of 1,000 changes
 // against a baseline: the JSON encoding of the same plan, which the text
 // view reads. The view redacts the plan before it renders it; that is
 // measured apart. Compare them in one run (benchstat), not to a constant.
-func BenchmarkRenderText(b *testing.B) {
+func BenchmarkText(b *testing.B) {
 	p := planstest.Plan(1000, 200)
 	b.Run("baseline-json", func(b *testing.B) {
 		for b.Loop() {
