@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -50,10 +52,41 @@ var metaKey = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
-// serviceBlocks decodes the services in order.
+// serviceBlocks decodes the services side by side, in runs of at least
+// 256, each run with a decoder of its own whose diagnostics and secrets
+// join d's in order: a spec of 10,000 services spends most of its
+// decoding here. Which service crosses the work limit first depends on
+// the order the runs went, so when the budget runs out the services are
+// decoded again one by one, from the budget they started with: the error
+// is at the first crossing in file order. (A budget spent before them
+// stays spent: nothing they count is known, and no service reports it.)
 func (d *decoder) serviceBlocks(units []unit) []*Service {
-	ctx := d.ctx
 	out := make([]*Service, len(units))
+	values, bytes, spent := d.bg.values.Load(), d.bg.bytes.Load(), d.bg.spent.Load()
+	parts := make([]*decoder, min(runtime.GOMAXPROCS(0), len(units)/256+1))
+	var wg sync.WaitGroup
+	for w := range parts {
+		parts[w] = &decoder{vars: d.vars, locals: d.locals, bg: d.bg, docs: d.docs}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w * len(units) / len(parts); i < (w+1)*len(units)/len(parts); i++ {
+				out[i] = parts[w].serviceBlock(units[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if spent || !d.bg.spent.Load() {
+		for _, p := range parts {
+			d.diags = append(d.diags, p.diags...)
+			d.secrets = append(d.secrets, p.secrets...)
+		}
+		return out
+	}
+	d.bg.values.Store(values)
+	d.bg.bytes.Store(bytes)
+	d.bg.spent.Store(false)
+	ctx := d.ctx
 	for i, u := range units {
 		out[i] = d.serviceBlock(u)
 	}
