@@ -40,15 +40,15 @@ func TestScripts(t *testing.T) {
 // consulCmd talks to the agent around provision, as a person would with
 // curl: consul register FILE, consul deregister ID, consul get ID (prints
 // ID, port and tags, one per line, or "absent"); consul kvput KEY VALUE
-// [FLAGS], consul kvget KEY (prints the value and the flags, or
-// "absent").
+// [FLAGS], consul kvdelete KEY, consul kvget KEY (prints the value and
+// the flags, or "absent").
 func consulCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) > 1 && strings.HasPrefix(args[0], "kv") {
 		kvCmd(ts, neg, args)
 		return
 	}
 	if len(args) != 2 {
-		ts.Fatalf("usage: consul register FILE | deregister ID | get ID | kvput KEY VALUE [FLAGS] | kvget KEY")
+		ts.Fatalf("usage: consul register FILE | deregister ID | get ID | kvput KEY VALUE [FLAGS] | kvdelete KEY | kvget KEY")
 	}
 	base := "http://" + ts.Getenv("CONSUL_HTTP_ADDR")
 	var (
@@ -105,10 +105,13 @@ func kvCmd(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		req, _ := http.NewRequest("PUT", base+"?flags="+flags, strings.NewReader(args[2]))
 		resp, err = http.DefaultClient.Do(req)
+	case args[0] == "kvdelete" && len(args) == 2:
+		req, _ := http.NewRequest("DELETE", base, nil)
+		resp, err = http.DefaultClient.Do(req)
 	case args[0] == "kvget" && len(args) == 2:
 		resp, err = http.Get(base)
 	default:
-		ts.Fatalf("usage: consul kvput KEY VALUE [FLAGS] | kvget KEY")
+		ts.Fatalf("usage: consul kvput KEY VALUE [FLAGS] | kvdelete KEY | kvget KEY")
 	}
 	ts.Check(err)
 	defer resp.Body.Close()

@@ -518,7 +518,9 @@ func buildBinary(t *testing.T) string {
 
 // TestWatchKeys: a watcher follows the folder of the declared keys with a
 // blocking query, so a key edited or deleted by hand is repaired within
-// seconds, though the poll is an hour away.
+// seconds, though the poll is an hour away. The edit is a plain PUT, as
+// consul kv put and most clients send it: without flags, so without the
+// mark in them; the key's record keeps it the project's.
 func TestWatchKeys(t *testing.T) {
 	agent := servers.NewConsul(t)
 	bin := buildBinary(t)
@@ -546,8 +548,8 @@ func TestWatchKeys(t *testing.T) {
 		t.Fatalf("flags %x: want the declared 3 and the mark", flags)
 	}
 
-	consulDo(t, agent.Addr, "PUT", fmt.Sprintf("/v1/kv/apps/keys/limits?flags=%d", flags), `{"rate": 1}`)
-	took := waitFor(t, "the edited key written back", 10*time.Second, func() bool { v, _ := value(); return v == `{"rate":100}` })
+	consulDo(t, agent.Addr, "PUT", "/v1/kv/apps/keys/limits", `{"rate": 1}`)
+	took := waitFor(t, "the edited key written back with its mark", 10*time.Second, func() bool { v, f := value(); return v == `{"rate":100}` && f == flags })
 	t.Logf("a key edited by hand was written back in %s", took.Round(10*time.Millisecond))
 
 	consulDo(t, agent.Addr, "DELETE", "/v1/kv/apps/keys/limits", "")

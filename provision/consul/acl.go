@@ -84,6 +84,9 @@ func Permissions(cfg *schema.Config, deleting []string, node string) []Permissio
 		}
 	}
 	at := cfg.ProjectRange.Ptr()
+	if len(cfg.Keys) > 0 {
+		out = append(out, Permission{Resource: "key_prefix", Segment: KeysPrefix + cfg.Project + "/", Access: "write", Why: "the records of the project's keys", at: at})
+	}
 	out = append(out,
 		Permission{Resource: "key", Segment: LockPrefix + cfg.Project, Access: "write", Why: "the apply lock", at: at},
 		Permission{Resource: "key", Segment: RecordPrefix + cfg.Project, Access: "write", Why: "the record of the project's agents", at: at})

@@ -33,11 +33,17 @@ import (
 // the index the plan read, so that a key edited between plan and apply is
 // never overwritten.
 //
-// A key carries provision's ownership mark in its flags, written with the
-// value in the same request: the high 16 bits are markMagic and the next
-// 16 a digest of the project's name; the low 32 are the flags the key
-// block declares. A key without the mark is nobody's; provision never
-// deletes a key whose mark is not its project's.
+// A key the project writes is its own by two marks. One is in its flags,
+// written with the value in the same request: the high 16 bits are
+// markMagic and the next 16 a digest of the project's name; the low 32
+// are the flags the key block declares. The other is its record,
+// provision/keys/<project>/<path>, written right after the key: most
+// clients write a key without flags (consul kv put, a plain PUT), which
+// takes the first mark off, and the record keeps the key the project's
+// for as long as the key is the one it wrote, that is while the key's
+// CreateIndex is not newer than the record's ModifyIndex (a key deleted
+// and made again by hand is not). A key with neither mark is nobody's;
+// provision never changes or deletes a key another project marked.
 type KV struct {
 	agent    *Backend
 	project  string
@@ -53,6 +59,10 @@ var (
 	_ provision.Permitter = (*KV)(nil)
 	_ provision.Generator = (*KV)(nil)
 )
+
+// KeysPrefix is the KV folder of the records of each project's keys:
+// provision/keys/<project>/<path> for the key at <path>.
+const KeysPrefix = "provision/keys/"
 
 // markMagic marks a key's flags as provision's: "PR".
 const markMagic = 0x5052
@@ -130,19 +140,50 @@ func (kv *KV) Info() plans.BackendInfo {
 }
 
 // kvState is what a plan reads of the store (its State): every key under
-// the folders read, and, under default deny, what the token may write.
+// the folders read, the project's records of its keys (by the key's
+// path), and, under default deny, what the token may write.
 type kvState struct {
-	Keys map[string]kvEntry `json:"keys"`
-	ACL  aclState           `json:"acl"`
+	Keys    map[string]kvEntry  `json:"keys"`
+	Records map[string]kvRecord `json:"records,omitempty"`
+	ACL     aclState            `json:"acl"`
 }
 
 // kvEntry is one key as Consul answers it: its value (as text, or, when
-// it is not UTF-8, base64), flags, and the index of its last change.
+// it is not UTF-8, base64), flags, and the indexes of its making and of
+// its last change.
 type kvEntry struct {
 	Value       string `json:"value"`
 	Base64      bool   `json:"base64,omitempty"`
 	Flags       uint64 `json:"flags"`
+	CreateIndex uint64 `json:"create_index,omitempty"`
 	ModifyIndex uint64 `json:"modify_index"`
+}
+
+// kvRecord is the project's record of one of its keys: the index it was
+// written at, and what it says of the key (its value, JSON).
+type kvRecord struct {
+	ModifyIndex uint64 `json:"modify_index"`
+	Protected   bool   `json:"protected,omitempty"`
+}
+
+// recordValue is a record's value: what the key's marks say besides the
+// owner.
+type recordValue struct {
+	Protected bool `json:"protected,omitempty"`
+}
+
+// owner is the owner of the key at path, in Decide's terms: the project
+// whose mark its flags carry, else the project when its record is at
+// least as new as the key.
+func (st kvState) owner(path, project string) string {
+	e := st.Keys[path]
+	if o := kvOwner(e.Flags, project); o != "" {
+		return o
+	}
+	if r, ok := st.Records[path]; ok && r.ModifyIndex >= e.CreateIndex {
+		return project
+	}
+	return ""
 }
 
 // Version is the version of the Consul the keys are read from.
@@ -165,24 +206,30 @@ func (kv *KV) DecodeState(raw json.RawMessage) (plans.State, error) {
 	if st.Keys == nil {
 		st.Keys = map[string]kvEntry{}
 	}
+	if st.Records == nil {
+		st.Records = map[string]kvRecord{}
+	}
 	return st, nil
 }
 
-// Read reads every folder of the declared keys, side by side: GET
-// /v1/kv/<folder>?recurse=true (a 404 is an empty folder).
+// Read reads every folder of the declared keys and the folder of the
+// project's records, side by side: GET /v1/kv/<folder>?recurse=true (a
+// 404 is an empty folder).
 func (kv *KV) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnostics) {
-	st := kvState{Keys: map[string]kvEntry{}}
+	st := kvState{Keys: map[string]kvEntry{}, Records: map[string]kvRecord{}}
 	type answer struct {
 		pairs  []kvPair
 		header http.Header
 		err    error
 	}
-	answers := make([]answer, len(kv.prefixes))
-	parallel.Do(len(kv.prefixes), 8, func(i int) {
+	records := kv.recordPath("")
+	folders := append(slices.Clip(kv.prefixes), records)
+	answers := make([]answer, len(folders))
+	parallel.Do(len(folders), 8, func(i int) {
 		a := &answers[i]
 		a.err = kv.agent.net.Call(ctx, true, func(ctx context.Context) error {
 			var err error
-			a.header, err = kv.agent.get(ctx, "/v1/kv/"+escapePath(kv.prefixes[i])+"?recurse=true", &a.pairs)
+			a.header, err = kv.agent.get(ctx, "/v1/kv/"+escapePath(folders[i])+"?recurse=true", &a.pairs)
 			var se *adapter.StatusError
 			if errors.As(err, &se) && se.Code == http.StatusNotFound {
 				a.pairs, err = nil, nil
@@ -192,11 +239,17 @@ func (kv *KV) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnost
 	})
 	for i, a := range answers {
 		if a.err != nil {
-			return nil, hcl.Diagnostics{kv.agent.unreadable(fmt.Errorf("reading the keys under %q: %w", kv.prefixes[i], a.err))}
+			return nil, hcl.Diagnostics{kv.agent.unreadable(fmt.Errorf("reading the keys under %q: %w", folders[i], a.err))}
 		}
 		st.ACL.Deny = st.ACL.Deny || a.header.Get("X-Consul-Default-ACL-Policy") == "deny"
 		for _, p := range a.pairs {
-			e := kvEntry{Flags: p.Flags, ModifyIndex: p.ModifyIndex, Value: string(p.Value)}
+			if folders[i] == records {
+				var v recordValue
+				_ = json.Unmarshal(p.Value, &v) // a record edited into something else still records the key
+				st.Records[strings.TrimPrefix(p.Key, records)] = kvRecord{ModifyIndex: p.ModifyIndex, Protected: v.Protected}
+				continue
+			}
+			e := kvEntry{Flags: p.Flags, CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex, Value: string(p.Value)}
 			if !utf8.Valid(p.Value) {
 				e.Value, e.Base64 = base64.StdEncoding.EncodeToString(p.Value), true
 			}
@@ -212,24 +265,41 @@ func (kv *KV) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnost
 	return st, nil
 }
 
+// recordPath is the path of the project's record of the key at path.
+func (kv *KV) recordPath(path string) string { return KeysPrefix + kv.project + "/" + path }
+
 // kvPair is a key as GET /v1/kv answers it (Value is base64 in JSON).
 type kvPair struct {
 	Key         string
 	Flags       uint64
 	Value       []byte
+	CreateIndex uint64
 	ModifyIndex uint64
 }
 
 // writable are the permissions a plan may need: write on every declared
-// key and every key of the project's under the folders read.
+// key and its record, and on every key of the project's under the folders
+// read and its record.
 func (kv *KV) writable(st kvState) []Permission {
 	var perms []Permission
 	for _, k := range kv.keys {
-		perms = append(perms, Permission{Resource: "key", Segment: k.Path, Access: "write"})
+		perms = append(perms, kv.keyPerms(k.Path, "", nil)...)
 	}
 	for _, path := range slices.Sorted(maps.Keys(st.Keys)) {
-		if kvOwner(st.Keys[path].Flags, kv.project) == kv.project {
-			perms = append(perms, Permission{Resource: "key", Segment: path, Access: "write"})
+		if st.owner(path, kv.project) == kv.project {
+			perms = append(perms, kv.keyPerms(path, "", nil)...)
+		}
+	}
+	return perms
+}
+
+// keyPerms are the permissions a write of the key at path needs: write on
+// the key and on its record.
+func (kv *KV) keyPerms(path, why string, c *plans.Change) []Permission {
+	perms := []Permission{{Resource: "key", Segment: path, Access: "write", Why: why}, {Resource: "key", Segment: kv.recordPath(path), Access: "write", Why: why + " (its record)"}}
+	if c != nil {
+		for i := range perms {
+			perms[i].at, perms[i].addrs = c.DeclRange(), []plans.Addr{c.Addr}
 		}
 	}
 	return perms
@@ -252,7 +322,7 @@ func (kv *KV) addr(path string) plans.Addr { return plans.Addr{Kind: "key", Name
 
 // Plan diffs the declared keys against the store: a value compared as
 // text (as JSON when the block writes an object or a list), the flags,
-// and the mark.
+// and the marks.
 func (kv *KV) Plan(s plans.State, mode plans.Mode) (provision.Planned, hcl.Diagnostics) {
 	st := s.(kvState)
 	var changes []*plans.Change
@@ -264,14 +334,26 @@ func (kv *KV) Plan(s plans.State, mode plans.Mode) (provision.Planned, hcl.Diagn
 			continue
 		}
 		live, exists := st.Keys[k.Path]
+		record, recorded := st.Records[k.Path]
 		k, flags := k, kvMark(kv.project)|k.Flags
+		fresh := recorded && record.ModifyIndex >= live.CreateIndex
+		write := func(cas uint64, key bool) []plans.Request {
+			var out []plans.Request
+			if key {
+				out = append(out, putKey(k.Path, k.Value, flags, cas))
+			}
+			if !exists || !fresh {
+				out = append(out, kv.putRecord(k.Path, recordValue{}))
+			}
+			return out
+		}
 		c, cdiags := adapter.Propose(kv.project, adapter.Object{
 			Declared: adapter.Declared{Addr: kv.addr(k.Path), Noun: "key", Subject: k.PathRange.Ptr(), Context: k.DeclRange.Ptr(), Import: k.Import.At()},
 			Backend:  "kv",
 			EachKey:  k.Instance.KeyPtr(),
 			After:    adapter.RawJSON(keyView(k.Value, k.JSON, k.Flags)),
-			Live:     adapter.LiveObject{Exists: exists, Owner: kvOwner(live.Flags, kv.project), What: fmt.Sprintf("a key with flags %d, changed at index %d", live.Flags, live.ModifyIndex)},
-			Create:   func() []plans.Request { return []plans.Request{putKey(k.Path, k.Value, flags, 0)} },
+			Live:     adapter.LiveObject{Exists: exists, Owner: st.owner(k.Path, kv.project), What: fmt.Sprintf("a key with flags %d, changed at index %d", live.Flags, live.ModifyIndex)},
+			Create:   func() []plans.Request { return write(0, true) },
 			Before:   func() json.RawMessage { return adapter.RawJSON(keyView(live.Value, k.JSON, live.Flags)) },
 			Diff: func(importing bool) adapter.Diff {
 				var d adapter.Diff
@@ -282,15 +364,19 @@ func (kv *KV) Plan(s plans.State, mode plans.Mode) (provision.Planned, hcl.Diagn
 				if live.Flags&0xffffffff != k.Flags {
 					changed = append(changed, "flags")
 				}
+				if !importing && live.Flags&^0xffffffff != flags&^0xffffffff {
+					changed = append(changed, "ownership mark (its flags were written without it)")
+				}
 				if len(changed) > 0 {
 					d.Reasons = []adapter.Reason{{Code: plans.ReasonChanged, Words: strings.Join(changed, ", ") + " changed"}}
 				}
-				if importing || len(changed) > 0 {
-					d.Requests = []plans.Request{putKey(k.Path, k.Value, flags, live.ModifyIndex)}
+				if !importing && !fresh {
+					d.Reasons = append(d.Reasons, adapter.Reason{Code: plans.ReasonChanged, Words: "its ownership record is written"})
 				}
+				d.Requests = write(live.ModifyIndex, importing || len(changed) > 0)
 				return d
 			},
-			Imported: "made outside provision; written again in place with the ownership mark in its flags",
+			Imported: "made outside provision; written again in place with the ownership mark in its flags, and recorded",
 		})
 		diags = append(diags, cdiags...)
 		if c != nil {
@@ -299,13 +385,15 @@ func (kv *KV) Plan(s plans.State, mode plans.Mode) (provision.Planned, hcl.Diagn
 	}
 	for _, path := range slices.Sorted(maps.Keys(st.Keys)) {
 		e := st.Keys[path]
-		if kvOwner(e.Flags, kv.project) != kv.project || declared[path] && mode != plans.Destroy {
+		if st.owner(path, kv.project) != kv.project || declared[path] && mode != plans.Destroy {
 			continue
 		}
-		r := plans.Request{Method: "DELETE", Path: "/v1/kv/" + escapePath(path) + "?cas=" + strconv.FormatUint(e.ModifyIndex, 10), Header: map[string]string{"Accept": "application/json"}}
-		changes = append(changes, adapter.Removal(kv.addr(path), "kv", adapter.RawJSON(keyView(e.Value, false, e.Flags)), r).Owned(kv.project, mode))
+		del := plans.Request{Method: "DELETE", Path: "/v1/kv/" + escapePath(path) + "?cas=" + strconv.FormatUint(e.ModifyIndex, 10), Header: map[string]string{"Accept": "application/json"}}
+		c := adapter.Removal(kv.addr(path), "kv", adapter.RawJSON(keyView(e.Value, false, e.Flags)), del).Owned(kv.project, mode)
+		c.Requests = append(c.Requests, kv.deleteRecord(path))
+		changes = append(changes, c)
 	}
-	return provision.Planned{Changes: changes, Fingerprint: adapter.Digest(st.Keys)}, diags
+	return provision.Planned{Changes: changes, Fingerprint: adapter.Digest([]any{st.Keys, st.Records})}, diags
 }
 
 // sameKeyValue compares a live value with the declared one: as JSON when
@@ -325,6 +413,29 @@ func putKey(path, value string, flags, cas uint64) plans.Request {
 	body, _ := json.Marshal(value)
 	return plans.Request{Method: "PUT", Path: fmt.Sprintf("/v1/kv/%s?cas=%d&flags=%d", escapePath(path), cas, flags),
 		Header: map[string]string{"Accept": "application/json"}, Body: body, Text: true}
+}
+
+// putRecord writes the project's record of the key at path, after the
+// key: the write that makes the key the project's whatever its flags. It
+// is one transaction that deletes the record and sets it again, so that
+// the record is made anew at the index of the write: Consul 1.15 keeps a
+// key's index when a write leaves its value and flags as they are.
+func (kv *KV) putRecord(path string, v recordValue) plans.Request {
+	value, _ := json.Marshal(v)
+	key := kv.recordPath(path)
+	type op struct {
+		Verb  string
+		Key   string
+		Value []byte `json:",omitempty"`
+	}
+	body, _ := json.Marshal([]struct{ KV op }{{op{Verb: "delete", Key: key}}, {op{Verb: "set", Key: key, Value: value}}})
+	return plans.Request{Method: "PUT", Path: "/v1/txn", Header: map[string]string{"Accept": "application/json", "Content-Type": "application/json"}, Body: body, Idempotent: true}
+}
+
+// deleteRecord deletes the project's record of the key at path, after the
+// key.
+func (kv *KV) deleteRecord(path string) plans.Request {
+	return plans.Request{Method: "DELETE", Path: "/v1/kv/" + escapePath(kv.recordPath(path)), Header: map[string]string{"Accept": "application/json"}, Idempotent: true}
 }
 
 // escapePath escapes each segment of a key's path.
@@ -358,39 +469,62 @@ func (kv *KV) Permit(s plans.State, changes []*plans.Change) hcl.Diagnostics {
 	var perms []Permission
 	for _, c := range changes {
 		if len(c.Requests) > 0 {
-			perms = append(perms, Permission{Resource: "key", Segment: c.Addr.Name, Access: "write", Why: c.Action.String() + " " + c.Addr.String(), at: c.DeclRange(), addrs: []plans.Addr{c.Addr}})
+			perms = append(perms, kv.keyPerms(c.Addr.Name, c.Action.String()+" "+c.Addr.String(), c)...)
 		}
 	}
 	return kv.agent.judgeRead(st.ACL, perms)
 }
 
 // Converge is the store once changes are done, as Consul answers the
-// next read: a write sets the value and flags at a new index, a delete
-// removes the key.
+// next read: a write sets the value and flags at a new index (a new key
+// is made at it), a delete removes the key; the same for the records.
 func (kv *KV) Converge(s plans.State, changes []*plans.Change) (plans.State, error) {
 	st := s.(kvState)
-	next := kvState{Keys: maps.Clone(st.Keys), ACL: st.ACL}
+	next := kvState{Keys: maps.Clone(st.Keys), Records: maps.Clone(st.Records), ACL: st.ACL}
+	if next.Records == nil {
+		next.Records = map[string]kvRecord{}
+	}
 	index := uint64(0)
 	for _, e := range st.Keys {
 		index = max(index, e.ModifyIndex)
 	}
+	for _, r := range st.Records {
+		index = max(index, r.ModifyIndex)
+	}
+	records := "/v1/kv/" + escapePath(kv.recordPath("")) // deletes only: a record is written by a transaction
 	for _, c := range changes {
 		for _, r := range c.Requests {
-			switch r.Method {
-			case "DELETE":
+			isRecord := strings.HasPrefix(r.Path, records)
+			switch {
+			case r.Method == "DELETE" && isRecord:
+				delete(next.Records, c.Addr.Name)
+			case r.Method == "DELETE":
 				delete(next.Keys, c.Addr.Name)
-			case "PUT":
+			case r.Path == "/v1/txn":
+				var ops []struct{ KV struct{ Value []byte } }
+				if err := json.Unmarshal(r.Body, &ops); err != nil || len(ops) != 2 {
+					return nil, fmt.Errorf("%s: the record's transaction: %v", c.Addr, err)
+				}
+				var v recordValue
+				_ = json.Unmarshal(ops[1].KV.Value, &v)
+				index++
+				next.Records[c.Addr.Name] = kvRecord{ModifyIndex: index, Protected: v.Protected}
+			case r.Method == "PUT":
 				u, err := url.Parse(r.Path)
 				if err != nil {
 					return nil, err
 				}
-				flags, _ := strconv.ParseUint(u.Query().Get("flags"), 10, 64)
 				var value string
 				if err := json.Unmarshal(r.Body, &value); err != nil {
 					return nil, fmt.Errorf("%s: %w", c.Addr, err)
 				}
 				index++
-				next.Keys[c.Addr.Name] = kvEntry{Value: value, Flags: flags, ModifyIndex: index}
+				flags, _ := strconv.ParseUint(u.Query().Get("flags"), 10, 64)
+				made := index
+				if e, ok := next.Keys[c.Addr.Name]; ok && e.CreateIndex != 0 {
+					made = e.CreateIndex
+				}
+				next.Keys[c.Addr.Name] = kvEntry{Value: value, Flags: flags, CreateIndex: made, ModifyIndex: index}
 			}
 		}
 	}
@@ -412,7 +546,7 @@ func (kv *KV) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnostics)
 	for _, im := range kv.generate {
 		e, exists := st.Keys[im.Name]
 		if _, _, refusal := adapter.Decide(kv.project, adapter.Declared{Addr: kv.addr(im.Name), Noun: "key", Import: im.At()},
-			adapter.LiveObject{Exists: exists, Owner: kvOwner(e.Flags, kv.project)}); refusal != nil {
+			adapter.LiveObject{Exists: exists, Owner: st.owner(im.Name, kv.project)}); refusal != nil {
 			diags = append(diags, refusal)
 			continue
 		}
