@@ -3,10 +3,12 @@ package provision
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/schema"
 )
 
 // A Batcher is a backend whose changes may be sent as items of one
@@ -139,7 +141,28 @@ func PlanFrom(project string, mode plans.Mode, backends []Backend, live *plans.L
 		p.Gates = append(p.Gates, planned.Gates...)
 	}
 	p.Sort()
-	return p, diags
+	return p, append(diags, protectedDeletes(p.Changes)...)
+}
+
+// protectedDeletes refuses every delete of a protected object: one whose
+// live marks hold the protection (its block may be gone) or whose block
+// says prevent_destroy, in any mode.
+func protectedDeletes(changes []*plans.Change) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, c := range changes {
+		if c.Action != plans.Delete || !c.Protected {
+			continue
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Protected object would be deleted",
+			Detail: fmt.Sprintf("The plan deletes %s (%s), which is protected: lifecycle { prevent_destroy = true } is written on the live object with its ownership marks, and holds whether its block is there or not. Nothing is deleted. "+
+				"To delete it, apply its block with prevent_destroy = false first; to stop managing it and leave it live, add a removed block:\n\n  removed {\n    from = %s\n    lifecycle {\n      destroy = false\n    }\n  }",
+				c.Addr, c.Reason, schema.FormatAddr(c.Addr.Kind, c.Addr.Name)),
+			Subject: c.DeclRange(),
+		})
+	}
+	return diags
 }
 
 // A Follower is a Backend with a change feed: Follow tells feed each time

@@ -32,6 +32,8 @@ type Config struct {
 	// Imports are the import blocks, each attached to the declaration it
 	// names (Service.Import, Index.Import) when there is one.
 	Imports []*Import
+	// Removed are the removed blocks.
+	Removed []*Removed
 }
 
 // MetaPrefix starts the Consul meta keys provision writes to mark what it
@@ -108,6 +110,7 @@ type Service struct {
 	DeclRange  hcl.Range
 	IDRange    hcl.Range // the id attribute, or the label when id is absent
 	Import     *Import   // the import block that takes it over, if any
+	Lifecycle  Lifecycle
 	// Instance is the for_each key the service was made for; nil for a
 	// block without for_each.
 	Instance *Instance
@@ -176,6 +179,7 @@ type Index struct {
 	DeclRange     hcl.Range
 	NameRange     hcl.Range
 	Import        *Import // the import block that takes it over, if any
+	Lifecycle     Lifecycle
 	// Instance is the for_each key the index was made for; nil for a
 	// block without for_each.
 	Instance *Instance

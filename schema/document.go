@@ -37,6 +37,7 @@ type Document struct {
 	DeclRange, IDRange, IndexRange, SourceRange hcl.Range
 	Instance                                    *Instance
 	Import                                      *Import
+	Lifecycle                                   Lifecycle
 }
 
 // Path is the document's place, as Elasticsearch's API names it:
@@ -101,7 +102,12 @@ func SourceRefs(source map[string]any) []Ref {
 
 var documentSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "index"}, {Name: "id"}, {Name: "source", Required: true}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "lifecycle"}},
 }
+
+// MarkField is the field of a document's source where provision writes
+// its ownership marks.
+const MarkField = "provision"
 
 // documentBlocks decodes the document blocks in two passes: first every
 // document's id and index, which make document.<type>.<label> (with .id,
@@ -121,6 +127,7 @@ func (d *decoder) documentBlocks(units []unit, indices []*Index) []*Document {
 			}
 			c := d.content(u.body, documentSchema)
 			contents[i] = c
+			doc.Lifecycle = d.lifecycleBlock("document", c.Blocks.OfType("lifecycle"))
 			if d.override(c.Attributes["id"], &doc.ID, &doc.IDRange) && (doc.ID == "" || len(doc.ID) > 512) {
 				d.errorf(doc.IDRange, doc.DeclRange, "Invalid document id", "A document's id is 1 to 512 bytes, as Elasticsearch takes it; this one is %d.", len(doc.ID))
 			}

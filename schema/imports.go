@@ -62,33 +62,40 @@ func (d *decoder) importBlocks(b *hcl.Block) []*Import {
 	if !ok {
 		return nil
 	}
+	var out []*Import
+	d.eachOf(b, c, func() {
+		if kind, name, ok := d.address(b, attr, "import"); ok {
+			out = append(out, &Import{Kind: kind, Name: name, ToRange: attr.Expr.Range(), DeclRange: b.DefRange})
+		}
+	})
+	return out
+}
+
+// eachOf calls one once for a block without for_each, and once per
+// element of its for_each, with each set, for one with it.
+func (d *decoder) eachOf(b *hcl.Block, c *hcl.BodyContent, one func()) {
 	fe, each := c.Attributes["for_each"]
 	if !each {
-		return []*Import{d.importTo(b, attr)}
+		one()
+		return
 	}
-	var out []*Import
 	ctx := d.ctx
 	for _, e := range d.forEach(b, fe) {
 		d.ctx = ctx.NewChild()
 		d.ctx.Variables = map[string]cty.Value{"each": cty.ObjectVal(map[string]cty.Value{"key": cty.StringVal(e.key), "value": e.value})}
 		d.each = &Instance{Key: e.key}
-		d.within(d.each.String(), func() {
-			if im := d.importTo(b, attr); im != nil {
-				out = append(out, im)
-			}
-		})
+		d.within(d.each.String(), one)
 	}
 	d.ctx, d.each = ctx, nil
-	return out
 }
 
-// importTo decodes the address of an import block's to.
-func (d *decoder) importTo(b *hcl.Block, attr *hcl.Attribute) *Import {
-	im := &Import{ToRange: attr.Expr.Range(), DeclRange: b.DefRange}
-	bad := func(detail string) *Import {
-		d.errorf(attr.Expr.Range(), b.DefRange, "Invalid import address",
-			"%s An import address is written as the CLI prints addresses: %s.", detail, AddrForms())
-		return nil
+// address decodes the address an import block's to or a removed block's
+// from names: a kind and a name.
+func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (kind, name string, ok bool) {
+	bad := func(detail string) (string, string, bool) {
+		d.errorf(attr.Expr.Range(), b.DefRange, fmt.Sprintf("Invalid %s address", block),
+			"%s The address in %s is written as the CLI prints addresses: %s.", detail, block, AddrForms())
+		return "", "", false
 	}
 	var key hcl.Expression
 	tr, diags := hcl.AbsTraversalForExpr(attr.Expr)
@@ -99,39 +106,37 @@ func (d *decoder) importTo(b *hcl.Block, attr *hcl.Attribute) *Import {
 		tr = append(tr, hcl.TraverseIndex{})
 	}
 	if diags.HasErrors() || len(tr) != 2 {
-		return bad("The value of to is not an address.")
+		return bad(fmt.Sprintf("The value of %s is not an address.", attr.Name))
 	}
-	im.Kind = tr.RootName()
-	k, known := kindOf(im.Kind)
+	kind = tr.RootName()
+	k, known := kindOf(kind)
 	if !known {
-		return bad(fmt.Sprintf("%q is not a kind of object provision manages; the kinds are %s.", im.Kind, kindNames()))
+		return bad(fmt.Sprintf("%q is not a kind of object provision manages; the kinds are %s.", kind, kindNames()))
 	}
 	switch step := tr[1].(type) {
 	case hcl.TraverseAttr:
-		im.Name = step.Name
+		name = step.Name
 	case hcl.TraverseIndex:
-		name := step.Key
+		v := step.Key
 		if key != nil {
-			v, ok := d.eval(key)
-			if !ok {
-				return nil
+			if v, ok = d.eval(key); !ok {
+				return "", "", false
 			}
-			name = v
 		}
-		if name.Type() != cty.String || name.IsNull() {
+		if v.Type() != cty.String || v.IsNull() {
 			return bad("The name in brackets must be a string.")
 		}
-		im.Name = name.AsString()
+		name = v.AsString()
 	default:
-		return bad("The value of to is not an address.")
+		return bad(fmt.Sprintf("The value of %s is not an address.", attr.Name))
 	}
-	if im.Name == "" {
+	if name == "" {
 		return bad("The name is empty.")
 	}
-	if why := k.badName(im.Name); why != "" {
+	if why := k.badName(name); why != "" {
 		return bad(why)
 	}
-	return im
+	return kind, name, true
 }
 
 // checkImports attaches each import block to the declaration it names and

@@ -27,6 +27,7 @@ type Key struct {
 	Flags     uint64
 	DeclRange hcl.Range
 	Import    *Import
+	Lifecycle Lifecycle
 	// Instance is the for_each instance the key is, nil when its block
 	// has no for_each.
 	Instance *Instance
@@ -39,7 +40,10 @@ const KeyReserved = "provision/"
 // MaxKeyFlags is the largest flags a key block may declare.
 const MaxKeyFlags = math.MaxUint32
 
-var keySchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "path"}, {Name: "value", Required: true}, {Name: "flags"}}}
+var keySchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "path"}, {Name: "value", Required: true}, {Name: "flags"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "lifecycle"}},
+}
 
 // keyBlock decodes one instance of a key block: its path is the label,
 // "<label>/<each.key>" for an instance of a block with for_each, or its
@@ -51,6 +55,7 @@ func (d *decoder) keyBlock(u unit) *Key {
 		k.Path += "/" + u.each.Key
 	}
 	c := d.content(u.body, keySchema)
+	k.Lifecycle = d.lifecycleBlock("key", c.Blocks.OfType("lifecycle"))
 	if d.override(c.Attributes["path"], &k.Path, &k.PathRange) || u.each == nil {
 		if why := badKeyPath(k.Path); why != "" {
 			d.errorf(k.PathRange, b.DefRange, "Invalid key path", "The key path %q %s.", k.Path, why)

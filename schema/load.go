@@ -66,6 +66,7 @@ var loaderBlocks = []hcl.BlockHeaderSchema{
 	{Type: "search", LabelNames: []string{"name"}},
 	{Type: "index", LabelNames: []string{"name"}},
 	{Type: "import"},
+	{Type: "removed"},
 	{Type: "traefik", LabelNames: []string{"name"}},
 	{Type: "document", LabelNames: []string{"type", "name"}},
 }
@@ -128,7 +129,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	d := &decoder{ctx: evalContext(cfg.Variables, bg.functions()), vars: cfg.Variables, locals: cfg.Locals, bg: bg}
 	d.evalLocals(cfg.Locals)
 
-	proxy, imports := d.topLevel(cfg, contents)
+	proxy, imports, removed := d.topLevel(cfg, contents)
 	var serviceBlocks, indexBlocks, documentBlocks []*hcl.Block
 	for _, c := range contents {
 		serviceBlocks = append(serviceBlocks, c.Blocks.OfType("service")...)
@@ -173,6 +174,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 		}
 	}
 	d.checkImports(cfg, imports, in.GenerateConfig)
+	d.checkRemoved(cfg, removed)
 	for _, v := range sortedVariables(cfg.Variables) {
 		if v.Sensitive && v.Value != cty.NilVal {
 			d.secrets = append(d.secrets, stringLeaves(v.Value)...)
@@ -189,8 +191,8 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 // topLevel decodes the project attribute and the blocks of contents but
 // the variables, the locals, the services, the indices and the documents;
 // it returns the proxy block, decoded once the project is known, and the
-// import blocks, checked once every object is decoded.
-func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (proxy *hcl.Block, imports []*Import) {
+// import and removed blocks, checked once every object is decoded.
+func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (proxy *hcl.Block, imports []*Import, removed []*Removed) {
 	var consulBlock *hcl.Block
 	for _, c := range contents {
 		if attr, ok := c.Attributes["project"]; ok {
@@ -225,12 +227,14 @@ func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (proxy *hcl
 				cfg.Searches = append(cfg.Searches, d.searchBlock(b))
 			case "import":
 				imports = append(imports, d.importBlocks(b)...)
+			case "removed":
+				removed = append(removed, d.removedBlocks(b)...)
 			case "traefik":
 				cfg.Traefiks = append(cfg.Traefiks, d.traefikBlock(b))
 			}
 		}
 	}
-	return proxy, imports
+	return proxy, imports, removed
 }
 
 // sortDiagnostics orders diagnostics by file and position, so that they

@@ -20,7 +20,7 @@ var searchSchema = &hcl.BodySchema{
 
 var indexSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "name"}, {Name: "search", Required: true}, {Name: "settings"}},
-	Blocks:     []hcl.BlockHeaderSchema{{Type: "mapping", LabelNames: []string{"type"}}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "mapping", LabelNames: []string{"type"}}, {Type: "lifecycle"}},
 }
 
 var mappingSchema = &hcl.BodySchema{
@@ -122,6 +122,7 @@ func (d *decoder) indexBody(ix *Index, b *hcl.Block, body hcl.Body) {
 	if attr, ok := c.Attributes["search"]; ok {
 		ix.Search, ix.SearchRange = d.str(attr), attr.Expr.Range()
 	}
+	ix.Lifecycle = d.lifecycleBlock("index", c.Blocks.OfType("lifecycle"))
 	if attr, ok := c.Attributes["settings"]; ok {
 		ix.SettingsRange = attr.Expr.Range()
 		if v, ok := d.value(attr, cty.DynamicPseudoType); ok {

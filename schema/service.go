@@ -17,7 +17,7 @@ var serviceSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "id"}, {Name: "name"}, {Name: "agent"}, {Name: "address"}, {Name: "port", Required: true}, {Name: "tags"}, {Name: "meta"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "frontend"}, {Type: "check", LabelNames: []string{"name"}}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "frontend"}, {Type: "check", LabelNames: []string{"name"}}, {Type: "lifecycle"}},
 }
 
 var frontendSchema = &hcl.BodySchema{
@@ -134,6 +134,7 @@ func (d *decoder) serviceBody(s *Service, b *hcl.Block, c *hcl.BodyContent) {
 		d.errorf(s.IDRange, b.DefRange, "Invalid service ID",
 			"The service ID %q must start with a letter or digit and hold only letters, digits, \".\", \"_\" and \"-\".", s.ID)
 	}
+	s.Lifecycle = d.lifecycleBlock("service", c.Blocks.OfType("lifecycle"))
 	s.Address = d.str(c.Attributes["address"])
 	s.Port = d.port(c.Attributes["port"])
 	s.Tags = d.strList(c.Attributes["tags"])

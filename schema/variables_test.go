@@ -133,7 +133,7 @@ func TestVariableValidation(t *testing.T) {
 		got := ""
 		for _, d := range diags {
 			got += filepath.Base(d.Subject.String()) + ": " + d.Summary + ": " + strings.SplitN(d.Detail, "\n", 2)[0]
-			if strings.Contains(d.Detail, "81") {
+			if strings.Contains(strings.ReplaceAll(d.Detail, path, "main.hcl"), "81") { // the temporary directory's name may hold it
 				t.Errorf("-var %v: the detail shows the value: %s", tt.vars, d.Detail)
 			}
 		}

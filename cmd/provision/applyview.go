@@ -74,7 +74,11 @@ func completeLine(s plans.Summary) string {
 	if s.Import > 0 {
 		imported = fmt.Sprintf("%d imported, ", s.Import)
 	}
-	return fmt.Sprintf("Apply complete: %s%d created, %d updated, %d deleted.", imported, s.Create, s.Update, s.Delete)
+	forgotten := ""
+	if s.Forget > 0 {
+		forgotten = fmt.Sprintf(", %d forgotten", s.Forget)
+	}
+	return fmt.Sprintf("Apply complete: %s%d created, %d updated, %d deleted%s.", imported, s.Create, s.Update, s.Delete, forgotten)
 }
 
 // humanApply prints one line per request on stdout and the report of a
@@ -265,6 +269,7 @@ type (
 		Create int    `json:"create"`
 		Update int    `json:"update"`
 		Delete int    `json:"delete"`
+		Forget int    `json:"forget"`
 	}
 )
 
@@ -318,5 +323,5 @@ func (v *jsonApply) Result(p *plans.Plan, res provision.Result, diags hcl.Diagno
 	case diags.HasErrors():
 		status = "unverified"
 	}
-	v.event(summaryEvent{"summary", status, p.Summary.Import, p.Summary.Create, p.Summary.Update, p.Summary.Delete})
+	v.event(summaryEvent{"summary", status, p.Summary.Import, p.Summary.Create, p.Summary.Update, p.Summary.Delete, p.Summary.Forget})
 }

@@ -3,6 +3,7 @@ package adapter
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/plans"
@@ -11,19 +12,48 @@ import (
 
 // Ownership is decided here, once, for every backend. An object carries two
 // marks: managed-by = "provision" and provision-project = "<project>"
-// (Consul service meta, an index's mapping _meta). No state file exists:
-// the marks are the only record of whose an object is.
+// (Consul service meta, an index's mapping _meta), and a third,
+// provision-protected = "true", while its block says prevent_destroy. No
+// state file exists: the marks are the only record of whose an object is,
+// and the protection outlives the block that wrote it.
 
 // Mark keys, written on everything provision creates.
 const (
 	ManagedByKey = schema.ManagedByKey
 	ProjectKey   = schema.MetaPrefix + "project"
+	ProtectedKey = schema.MetaPrefix + "protected"
 	toolName     = "provision"
 )
 
-// Marks are the ownership marks of project, as a fresh map.
-func Marks(project string) map[string]string {
-	return map[string]string{ManagedByKey: toolName, ProjectKey: project}
+// Marks are the ownership marks of project, as a fresh map, with the
+// protection when protected.
+func Marks(project string, protected bool) map[string]string {
+	m := map[string]string{ManagedByKey: toolName, ProjectKey: project}
+	if protected {
+		m[ProtectedKey] = "true"
+	}
+	return m
+}
+
+// MarkKeys are the keys Marks may write, in order.
+var MarkKeys = []string{ManagedByKey, ProjectKey, ProtectedKey}
+
+// ProtectedBy says whether the marks in meta hold the protection.
+func ProtectedBy[V any](meta map[string]V) bool {
+	s, _ := any(meta[ProtectedKey]).(string)
+	return s == "true"
+}
+
+// Unmarked is meta without provision's marks, as a fresh map: what a
+// forget leaves on the object.
+func Unmarked[V any](meta map[string]V) map[string]V {
+	out := make(map[string]V, len(meta))
+	for k, v := range meta {
+		if !slices.Contains(MarkKeys, k) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // OwnerOf reads the marks in meta: the project that owns the object, or ""
@@ -61,12 +91,16 @@ type Declared struct {
 	Context *hcl.Range
 	// Import is the import block's to attribute, nil without one.
 	Import *hcl.Range
+	// Lifecycle is the block's lifecycle block.
+	Lifecycle schema.Lifecycle
 }
 
 // LiveObject is what the ownership decision needs to know of the live object.
 type LiveObject struct {
 	Exists bool
 	Owner  string // OwnerOf its marks
+	// Protected: its marks hold the protection.
+	Protected bool
 	// What names the live object for a person ("a registration named
 	// \"gated-api\""), used in diagnostics.
 	What string
@@ -135,7 +169,42 @@ func Removal(addr plans.Addr, backend string, before json.RawMessage, r plans.Re
 	return &plans.Change{Addr: addr, Backend: backend, Action: plans.Delete, Before: before, Requests: []plans.Request{r}}
 }
 
-// Owned gives a delete its reason: in destroy mode, that the project owns
+// Gone is an owned object that no block declares any more, or, in destroy
+// mode, any owned object: what the engine needs to choose its change.
+type Gone struct {
+	Addr    plans.Addr
+	Backend string
+	// Before is the live object in the backend's terms.
+	Before json.RawMessage
+	// Delete deletes it; Forget returns the requests that take its marks
+	// off and leave it as it is otherwise.
+	Delete []plans.Request
+	Forget func() []plans.Request
+	// Protected: the live object's marks hold the protection.
+	Protected bool
+	// Removed is the removed block that names it, nil for none.
+	Removed *schema.Removed
+}
+
+// Let is the one rule for an object the project lets go of: a removed
+// block with destroy = false forgets it (its marks are taken off, it is
+// left live, as if made by hand); otherwise it is deleted, which the
+// engine refuses while it is protected (plans.Refusals).
+func Let(project string, mode plans.Mode, g Gone) *plans.Change {
+	c := &plans.Change{Addr: g.Addr, Backend: g.Backend, Action: plans.Delete, Before: g.Before, Requests: g.Delete, Protected: g.Protected}
+	r := g.Removed
+	if r == nil {
+		return c.Owned(project, mode)
+	}
+	c.DeclaredAt = plans.At(r.DeclRange.Ptr())
+	if r.Destroy {
+		c.Because(plans.ReasonRemoved, fmt.Sprintf("the removed block at %s deletes it", r.DeclRange))
+		return c
+	}
+	c.Action, c.Requests, c.Protected = plans.Forget, g.Forget(), false
+	c.Because(plans.ReasonRemoved, fmt.Sprintf("the removed block at %s lets go of it: its marks are taken off, and it is left live as it is", r.DeclRange))
+	return c
+}
 
 // Object is what a backend says of one declared object, for the engine
 // to choose its change: how it is declared and what is live, and, as
@@ -163,6 +232,9 @@ type Object struct {
 	// Diff compares the live object with the declaration; importing says
 	// the change must put the ownership marks on it too.
 	Diff func(importing bool) Diff
+	// Mark are the requests that write the marks as declared on the
+	// owned object, when only its protection changes.
+	Mark func() []plans.Request
 	// Imported says, for the reason, what an import does.
 	Imported string
 }
@@ -209,6 +281,8 @@ func Propose(project string, o Object) (*plans.Change, hcl.Diagnostics) {
 		DeclaredAt: plans.At(o.Context),
 		EachKey:    o.EachKey,
 		Requests:   []plans.Request{},
+		Protected:  o.Lifecycle.Protects(o.Live.Protected),
+		Ignored:    o.Lifecycle.IgnoredPaths(),
 	}
 	if claim == ClaimManage && o.Import != nil {
 		c.RemovableImport = plans.At(o.Import) // said once for the plan, not per object
@@ -233,6 +307,16 @@ func Propose(project string, o Object) (*plans.Change, hcl.Diagnostics) {
 	}
 	c.Requests = append(c.Requests, d.Requests...)
 	c.Notes = append(c.Notes, d.Notes...)
+	if protect := o.Lifecycle.Protects(o.Live.Protected); !importing && o.Live.Protected != protect {
+		if protect {
+			c.Because(plans.ReasonProtection, "prevent_destroy written on it")
+		} else {
+			c.Because(plans.ReasonProtection, "its protection taken off (prevent_destroy = false)")
+		}
+		if len(c.Requests) == 0 {
+			c.Requests = append(c.Requests, o.Mark()...)
+		}
+	}
 	switch {
 	case importing:
 		c.Action = plans.Import

@@ -352,7 +352,11 @@ func (b *Backend) get(ctx context.Context, path string, out any) (http.Header, e
 func (b *Backend) Plan(st plans.State, mode plans.Mode) (provision.Planned, hcl.Diagnostics) {
 	as := st.(agentState)
 	diags := b.aclDiagnostics(as)
-	planned, pdiags := provision.Diffed(func() string { return b.scope.fingerprint(as) },
+	lifecycles := map[string]schema.Lifecycle{}
+	for _, s := range b.cfg.Services {
+		lifecycles[s.ID] = s.Lifecycle
+	}
+	planned, pdiags := provision.Diffed(func() string { return b.scope.fingerprint(as, lifecycles) },
 		func() ([]*plans.Change, hcl.Diagnostics) { return b.diff(as, mode) })
 	return planned, append(diags, pdiags...)
 }

@@ -67,15 +67,16 @@ func (r registration) view() registration {
 	return r
 }
 
-// desired is the registration a declared service becomes.
-func desired(project string, p schema.Proxy, s *schema.Service) registration {
+// desired is the registration a declared service becomes, its marks
+// protected or not.
+func desired(project string, p schema.Proxy, s *schema.Service, protected bool) registration {
 	r := registration{
 		ID:      s.ID,
 		Name:    s.Name,
 		Tags:    Tags(p, s),
 		Address: s.Address,
 		Port:    s.Port,
-		Meta:    adapter.Marks(project),
+		Meta:    adapter.Marks(project, protected),
 	}
 	for k, v := range s.Meta {
 		r.Meta[k] = v
@@ -100,6 +101,71 @@ func desired(project string, p schema.Proxy, s *schema.Service) registration {
 	for i := range r.Checks {
 		r.Checks[i].Status = initialStatus
 	}
+	return r
+}
+
+// keepIgnored sets, in want, the live values of the fields lc ignores
+// (ignore_changes): what the diff then leaves alone and a registration
+// carries over. The marks and the checks' digest are never ignored.
+func keepIgnored(want *registration, l *agentService, lc schema.Lifecycle) {
+	if lc.Ignores("tags") {
+		want.Tags = slices.Clone(l.Tags)
+	}
+	if lc.Ignores("address") {
+		want.Address = l.Address
+	}
+	if lc.Ignores("port") {
+		want.Port = l.Port
+	}
+	keys := map[string]bool{}
+	for k := range want.Meta {
+		keys[k] = true
+	}
+	for k := range l.Meta {
+		keys[k] = true
+	}
+	for k := range keys {
+		if k == checksKey || slices.Contains(adapter.MarkKeys, k) || !lc.Ignores("meta", k) {
+			continue
+		}
+		if v, ok := l.Meta[k]; ok {
+			want.Meta[k] = v
+		} else {
+			delete(want.Meta, k)
+		}
+	}
+}
+
+// ignoringView is a live service less the fields lc ignores: what the
+// fingerprint of a saved plan takes of it.
+func ignoringView(l *agentService, lc schema.Lifecycle) *agentService {
+	if !lc.IgnoreAll && len(lc.Ignore) == 0 {
+		return l
+	}
+	c := *l
+	if lc.Ignores("tags") {
+		c.Tags = nil
+	}
+	if lc.Ignores("address") {
+		c.Address = ""
+	}
+	if lc.Ignores("port") {
+		c.Port = 0
+	}
+	c.Meta = maps.Clone(l.Meta)
+	maps.DeleteFunc(c.Meta, func(k, _ string) bool {
+		return k != checksKey && !slices.Contains(adapter.MarkKeys, k) && lc.Ignores("meta", k)
+	})
+	return &c
+}
+
+// forgotten is the registration a forget sends: the live one without
+// provision's meta (marks and checks' digest). The agent keeps the
+// service's checks (no replace-existing-checks).
+func forgotten(l *agentService) registration {
+	r := live(l)
+	r.Meta = maps.Clone(l.Meta)
+	maps.DeleteFunc(r.Meta, func(k, _ string) bool { return k == schema.ManagedByKey || strings.HasPrefix(k, schema.MetaPrefix) })
 	return r
 }
 
@@ -136,8 +202,8 @@ func (sc scope) relevant(s *agentService) bool {
 }
 
 // fingerprint digests the live services within the scope and their
-// checks.
-func (sc scope) fingerprint(st agentState) string {
+// checks, less the fields their lifecycle blocks ignore (by ID).
+func (sc scope) fingerprint(st agentState, lifecycles map[string]schema.Lifecycle) string {
 	type entry struct {
 		Service *agentService
 		Checks  map[string]liveCheck
@@ -145,7 +211,7 @@ func (sc scope) fingerprint(st agentState) string {
 	var rel []entry
 	for _, s := range st.Services {
 		if sc.relevant(s) {
-			rel = append(rel, entry{s, st.checksOf(s.ID)})
+			rel = append(rel, entry{ignoringView(s, lifecycles[s.ID]), st.checksOf(s.ID)})
 		}
 	}
 	slices.SortFunc(rel, func(a, b entry) int { return strings.Compare(a.Service.ID, b.Service.ID) })
@@ -159,11 +225,11 @@ func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Dia
 	cfg, backend := b.cfg, b.Info().Name
 	elsewhere := b.declaredElsewhere()
 	var mine []*schema.Service
-	declared := map[string]bool{}
+	declared := map[string]schema.Lifecycle{}
 	for _, s := range cfg.Services {
 		if b.agent == nil || s.Agent == b.agent.Name {
 			mine = append(mine, s)
-			declared[s.ID] = true
+			declared[s.ID] = s.Lifecycle
 		}
 	}
 	if mode == plans.Destroy {
@@ -174,17 +240,24 @@ func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Dia
 	})
 	for _, id := range sortedIDs(st.Services) {
 		l := st.Services[id]
-		if adapter.OwnerOf(l.Meta) != cfg.Project || (declared[id] && mode != plans.Destroy) {
+		lc, isDeclared := declared[id]
+		if adapter.OwnerOf(l.Meta) != cfg.Project || (isDeclared && mode != plans.Destroy) {
 			continue
 		}
 		addr := plans.Addr{In: b.in, Kind: "service", Name: id}
-		c := adapter.Removal(addr, backend, adapter.RawJSON(live(l)), deregisterRequest(id))
 		if moved := elsewhere[id]; moved != "" && mode != plans.Destroy {
+			c := adapter.Removal(addr, backend, adapter.RawJSON(live(l)), deregisterRequest(id))
 			c.Because(plans.ReasonMovedAway, "moved to "+moved+", where it is registered first")
-		} else {
-			c.Owned(cfg.Project, mode)
+			changes = append(changes, c)
+			continue
 		}
-		changes = append(changes, c)
+		changes = append(changes, adapter.Let(cfg.Project, mode, adapter.Gone{
+			Addr: addr, Backend: backend, Before: adapter.RawJSON(live(l)),
+			Delete:    []plans.Request{deregisterRequest(id)},
+			Forget:    func() []plans.Request { return []plans.Request{registerRequest(forgotten(l), false)} },
+			Protected: lc.Protects(adapter.ProtectedBy(l.Meta)),
+			Removed:   cfg.RemovedOf("service", id),
+		}))
 	}
 	return changes, diags
 }
@@ -195,9 +268,12 @@ func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Dia
 func (b *Backend) planService(st agentState, s *schema.Service, backend, moved string) (*plans.Change, hcl.Diagnostics) {
 	addr := plans.Addr{In: b.in, Kind: "service", Name: s.ID}
 	l, lv := liveOf(st.Services, s.ID)
-	want := desired(b.cfg.Project, b.cfg.Proxy, s)
+	want := desired(b.cfg.Project, b.cfg.Proxy, s, s.Lifecycle.Protects(lv.Protected))
+	if l != nil {
+		keepIgnored(&want, l, s.Lifecycle)
+	}
 	c, diags := adapter.Propose(b.cfg.Project, adapter.Object{
-		Declared: adapter.Declared{Addr: addr, Noun: "service", Subject: s.IDRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At()},
+		Declared: adapter.Declared{Addr: addr, Noun: "service", Subject: s.IDRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At(), Lifecycle: s.Lifecycle},
 		Backend:  backend,
 		EachKey:  s.Instance.KeyPtr(),
 		After:    adapter.RawJSON(want.view()),
@@ -206,6 +282,7 @@ func (b *Backend) planService(st agentState, s *schema.Service, backend, moved s
 		Before:   func() json.RawMessage { return adapter.RawJSON(live(l)) },
 		SameView: true,
 		Diff:     func(importing bool) adapter.Diff { return b.diffService(st, s, l, want, addr, importing) },
+		Mark:     func() []plans.Request { return []plans.Request{registerRequest(want, true)} },
 		Imported: "made outside provision; re-registered in place with the ownership marks",
 	})
 	if c != nil && moved != "" && c.Action == plans.Create {
@@ -346,9 +423,12 @@ func changedFields(have, want registration) []string {
 	return out
 }
 
+// withoutDigest is meta less the checks' digest and the protection,
+// which have changes of their own.
 func withoutDigest(meta map[string]string) map[string]string {
 	m := maps.Clone(meta)
 	delete(m, checksKey)
+	delete(m, adapter.ProtectedKey)
 	return m
 }
 
@@ -359,7 +439,7 @@ func liveOf(services map[string]*agentService, id string) (*agentService, adapte
 	if !exists {
 		return nil, adapter.LiveObject{}
 	}
-	return l, adapter.LiveObject{Exists: true, Owner: adapter.OwnerOf(l.Meta), What: fmt.Sprintf("a registration named %q", l.Service)}
+	return l, adapter.LiveObject{Exists: true, Owner: adapter.OwnerOf(l.Meta), Protected: adapter.ProtectedBy(l.Meta), What: fmt.Sprintf("a registration named %q", l.Service)}
 }
 
 func sortedIDs(services map[string]*agentService) []string {

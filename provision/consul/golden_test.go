@@ -80,7 +80,7 @@ func BenchmarkDiff(b *testing.B) {
 		s := &schema.Service{Name: fmt.Sprintf("svc-%d", i), ID: fmt.Sprintf("svc-%d", i), Port: 8000 + i,
 			Frontend: &schema.Frontend{Rule: rule, ForwardAuth: &schema.ForwardAuth{Address: "http://127.0.0.1/auth"}}}
 		cfg.Services = append(cfg.Services, s)
-		r := desired(cfg.Project, cfg.Proxy, s)
+		r := desired(cfg.Project, cfg.Proxy, s, false)
 		live[s.ID] = &api.AgentService{ID: r.ID, Service: r.Name, Tags: r.Tags, Port: r.Port, Meta: r.Meta}
 	}
 	answer, _ := json.Marshal(live)

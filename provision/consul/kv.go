@@ -48,6 +48,7 @@ type KV struct {
 	agent    *Backend
 	project  string
 	keys     []*schema.Key
+	cfg      *schema.Config
 	prefixes []string
 	// generate are the imports of keys no block declares.
 	generate []*schema.Import
@@ -92,7 +93,7 @@ func kvOwner(flags uint64, project string) string {
 // agent (the consul block, CONSUL_HTTP_ADDR, else the first agent
 // block); nil when the specs declare and import no key.
 func NewKV(cfg *schema.Config, o Options) (*KV, hcl.Diagnostics) {
-	kv := &KV{project: cfg.Project, keys: cfg.Keys}
+	kv := &KV{project: cfg.Project, keys: cfg.Keys, cfg: cfg}
 	seen := map[string]bool{}
 	add := func(prefix string) {
 		if !seen[prefix] {
@@ -107,6 +108,11 @@ func NewKV(cfg *schema.Config, o Options) (*KV, hcl.Diagnostics) {
 		if im.Kind == "key" && !im.Declared {
 			kv.generate = append(kv.generate, im)
 			add((&schema.Key{Path: im.Name}).Prefix())
+		}
+	}
+	for _, r := range cfg.Removed {
+		if r.Kind == "key" {
+			add((&schema.Key{Path: r.Name}).Prefix())
 		}
 	}
 	if len(kv.prefixes) == 0 {
@@ -327,57 +333,13 @@ func (kv *KV) Plan(s plans.State, mode plans.Mode) (provision.Planned, hcl.Diagn
 	st := s.(kvState)
 	var changes []*plans.Change
 	var diags hcl.Diagnostics
-	declared := map[string]bool{}
+	declared := map[string]schema.Lifecycle{}
 	for _, k := range kv.keys {
-		declared[k.Path] = true
+		declared[k.Path] = k.Lifecycle
 		if mode == plans.Destroy {
 			continue
 		}
-		live, exists := st.Keys[k.Path]
-		record, recorded := st.Records[k.Path]
-		k, flags := k, kvMark(kv.project)|k.Flags
-		fresh := recorded && record.ModifyIndex >= live.CreateIndex
-		write := func(cas uint64, key bool) []plans.Request {
-			var out []plans.Request
-			if key {
-				out = append(out, putKey(k.Path, k.Value, flags, cas))
-			}
-			if !exists || !fresh {
-				out = append(out, kv.putRecord(k.Path, recordValue{}))
-			}
-			return out
-		}
-		c, cdiags := adapter.Propose(kv.project, adapter.Object{
-			Declared: adapter.Declared{Addr: kv.addr(k.Path), Noun: "key", Subject: k.PathRange.Ptr(), Context: k.DeclRange.Ptr(), Import: k.Import.At()},
-			Backend:  "kv",
-			EachKey:  k.Instance.KeyPtr(),
-			After:    adapter.RawJSON(keyView(k.Value, k.JSON, k.Flags)),
-			Live:     adapter.LiveObject{Exists: exists, Owner: st.owner(k.Path, kv.project), What: fmt.Sprintf("a key with flags %d, changed at index %d", live.Flags, live.ModifyIndex)},
-			Create:   func() []plans.Request { return write(0, true) },
-			Before:   func() json.RawMessage { return adapter.RawJSON(keyView(live.Value, k.JSON, live.Flags)) },
-			Diff: func(importing bool) adapter.Diff {
-				var d adapter.Diff
-				var changed []string
-				if !sameKeyValue(live, k) {
-					changed = append(changed, "value")
-				}
-				if live.Flags&0xffffffff != k.Flags {
-					changed = append(changed, "flags")
-				}
-				if !importing && live.Flags&^0xffffffff != flags&^0xffffffff {
-					changed = append(changed, "ownership mark (its flags were written without it)")
-				}
-				if len(changed) > 0 {
-					d.Reasons = []adapter.Reason{{Code: plans.ReasonChanged, Words: strings.Join(changed, ", ") + " changed"}}
-				}
-				if !importing && !fresh {
-					d.Reasons = append(d.Reasons, adapter.Reason{Code: plans.ReasonChanged, Words: "its ownership record is written"})
-				}
-				d.Requests = write(live.ModifyIndex, importing || len(changed) > 0)
-				return d
-			},
-			Imported: "made outside provision; written again in place with the ownership mark in its flags, and recorded",
-		})
+		c, cdiags := kv.planKey(st, k)
 		diags = append(diags, cdiags...)
 		if c != nil {
 			changes = append(changes, c)
@@ -385,16 +347,119 @@ func (kv *KV) Plan(s plans.State, mode plans.Mode) (provision.Planned, hcl.Diagn
 	}
 	for _, path := range slices.Sorted(maps.Keys(st.Keys)) {
 		e := st.Keys[path]
-		if st.owner(path, kv.project) != kv.project || declared[path] && mode != plans.Destroy {
+		lc, isDeclared := declared[path]
+		if st.owner(path, kv.project) != kv.project || isDeclared && mode != plans.Destroy {
 			continue
 		}
-		del := plans.Request{Method: "DELETE", Path: "/v1/kv/" + escapePath(path) + "?cas=" + strconv.FormatUint(e.ModifyIndex, 10), Header: map[string]string{"Accept": "application/json"}}
-		c := adapter.Removal(kv.addr(path), "kv", adapter.RawJSON(keyView(e.Value, false, e.Flags)), del).Owned(kv.project, mode)
-		c.Requests = append(c.Requests, kv.deleteRecord(path))
-		changes = append(changes, c)
+		changes = append(changes, adapter.Let(kv.project, mode, adapter.Gone{
+			Addr: kv.addr(path), Backend: "kv", Before: adapter.RawJSON(keyView(e.Value, false, e.Flags)),
+			Delete: []plans.Request{{Method: "DELETE", Path: "/v1/kv/" + escapePath(path) + "?cas=" + strconv.FormatUint(e.ModifyIndex, 10), Header: map[string]string{"Accept": "application/json"}}, kv.deleteRecord(path)},
+			// The value is written again as it is, with the flags less the mark.
+			Forget:    func() []plans.Request { return []plans.Request{putKey(path, e.Value, e.Flags&0xffffffff, e.ModifyIndex), kv.deleteRecord(path)} },
+			Protected: lc.Protects(st.Records[path].Protected),
+			Removed:   kv.removed(path),
+		}))
 	}
-	return provision.Planned{Changes: changes, Fingerprint: adapter.Digest([]any{st.Keys, st.Records})}, diags
+	return provision.Planned{Changes: changes, Fingerprint: adapter.Digest([]any{kv.ignoring(st.Keys, declared), st.Records})}, diags
 }
+
+// planKey is the change of one declared key.
+func (kv *KV) planKey(st kvState, k *schema.Key) (*plans.Change, hcl.Diagnostics) {
+	live, exists := st.Keys[k.Path]
+	record, recorded := st.Records[k.Path]
+	protect := k.Lifecycle.Protects(record.Protected)
+	want := keepIgnoredKey(*k, live, exists)
+	flags := kvMark(kv.project) | want.Flags
+	fresh := recorded && record.ModifyIndex >= live.CreateIndex
+	write := func(cas uint64, key bool) []plans.Request {
+		var out []plans.Request
+		if key {
+			out = append(out, putKey(want.Path, want.Value, flags, cas))
+		}
+		if !exists || !fresh || record.Protected != protect {
+			out = append(out, kv.putRecord(want.Path, recordValue{Protected: protect}))
+		}
+		return out
+	}
+	return adapter.Propose(kv.project, adapter.Object{
+		Declared: adapter.Declared{Addr: kv.addr(k.Path), Noun: "key", Subject: k.PathRange.Ptr(), Context: k.DeclRange.Ptr(), Import: k.Import.At(), Lifecycle: k.Lifecycle},
+		Backend:  "kv",
+		EachKey:  k.Instance.KeyPtr(),
+		After:    adapter.RawJSON(keyView(want.Value, want.JSON, want.Flags)),
+		Live: adapter.LiveObject{Exists: exists, Owner: st.owner(k.Path, kv.project), Protected: exists && record.Protected,
+			What: fmt.Sprintf("a key with flags %d, changed at index %d", live.Flags, live.ModifyIndex)},
+		Create: func() []plans.Request { return write(0, true) },
+		Before: func() json.RawMessage { return adapter.RawJSON(keyView(live.Value, want.JSON, live.Flags)) },
+		Diff: func(importing bool) adapter.Diff {
+			var d adapter.Diff
+			var changed []string
+			if !sameKeyValue(live, &want) {
+				changed = append(changed, "value")
+			}
+			if live.Flags&0xffffffff != want.Flags {
+				changed = append(changed, "flags")
+			}
+			if !importing && live.Flags&^0xffffffff != flags&^0xffffffff {
+				changed = append(changed, "ownership mark (its flags were written without it)")
+			}
+			if len(changed) > 0 {
+				d.Reasons = []adapter.Reason{{Code: plans.ReasonChanged, Words: strings.Join(changed, ", ") + " changed"}}
+			}
+			if !importing && !fresh {
+				d.Reasons = append(d.Reasons, adapter.Reason{Code: plans.ReasonChanged, Words: "its ownership record is written"})
+			}
+			d.Requests = write(live.ModifyIndex, importing || len(changed) > 0)
+			return d
+		},
+		Mark:     func() []plans.Request { return []plans.Request{kv.putRecord(want.Path, recordValue{Protected: protect})} },
+		Imported: "made outside provision; written again in place with the ownership mark in its flags, and recorded",
+	})
+}
+
+// keepIgnoredKey is the declared key with the live value and flags where
+// its lifecycle ignores them (a live value that is not text is never
+// kept: a key block writes text).
+func keepIgnoredKey(k schema.Key, live kvEntry, exists bool) schema.Key {
+	if !exists {
+		return k
+	}
+	if k.Lifecycle.Ignores("value") && !live.Base64 {
+		k.Value, k.JSON = live.Value, false
+	}
+	if k.Lifecycle.Ignores("flags") {
+		k.Flags = live.Flags & 0xffffffff
+	}
+	return k
+}
+
+// ignoring is the keys less what the lifecycle blocks of declared keys
+// ignore: what a saved plan's fingerprint takes of them. (A write's
+// check-and-set index is in its request, which a saved plan must match.)
+func (kv *KV) ignoring(keys map[string]kvEntry, declared map[string]schema.Lifecycle) map[string]kvEntry {
+	out, cloned := keys, false
+	for path, lc := range declared {
+		e, ok := keys[path]
+		value, flags := lc.Ignores("value"), lc.Ignores("flags")
+		if !ok || !value && !flags {
+			continue
+		}
+		if !cloned {
+			out, cloned = maps.Clone(keys), true
+		}
+		e.ModifyIndex = 0
+		if value {
+			e.Value, e.Base64 = "", false
+		}
+		if flags {
+			e.Flags &^= 0xffffffff
+		}
+		out[path] = e
+	}
+	return out
+}
+
+// removed is the removed block that names the key at path, if any.
+func (kv *KV) removed(path string) *schema.Removed { return kv.cfg.RemovedOf("key", path) }
 
 // sameKeyValue compares a live value with the declared one: as JSON when
 // the block writes JSON, else as text.

@@ -14,15 +14,19 @@ const (
 	// the ownership marks on it, with whatever else the declaration
 	// changes. It never deletes or recreates the object.
 	Import
+	// Forget lets go of an object the project owns (a removed block with
+	// destroy = false): its requests take the ownership marks off, and
+	// the object is left live, as if made by hand.
+	Forget
 )
 
-var actionNames = [...]string{NoOp: "no-op", Create: "create", Update: "update", Delete: "delete", Import: "import"}
+var actionNames = [...]string{NoOp: "no-op", Create: "create", Update: "update", Delete: "delete", Import: "import", Forget: "forget"}
 
 func (a Action) String() string { return actionNames[a] }
 
 // Symbol is the one-character mark of the action in the text view.
 func (a Action) Symbol() string {
-	return [...]string{NoOp: " ", Create: "+", Update: "~", Delete: "-", Import: "<"}[a]
+	return [...]string{NoOp: " ", Create: "+", Update: "~", Delete: "-", Import: "<", Forget: "/"}[a]
 }
 
 // MarshalText writes the action's name.
@@ -68,6 +72,12 @@ const (
 	ReasonImport ReasonCode = "import"
 	// ReasonReplace: registered again in place on request (-replace).
 	ReasonReplace ReasonCode = "replace"
+	// ReasonRemoved: a removed block names the object (a forget, or a
+	// delete with destroy = true).
+	ReasonRemoved ReasonCode = "removed"
+	// ReasonProtection: the protection written on the object changes
+	// (prevent_destroy).
+	ReasonProtection ReasonCode = "protection"
 )
 
 // Because adds a reason to the change: its code, and its words to Reason.

@@ -24,7 +24,7 @@ import (
 // (key["apps/edge/limits"]), and a request may have a text body (text).
 // 3.2: a change may have removable_import (the import block of an object
 // the project owns already), which the text view says once for the plan.
-const FormatVersion = "3.2"
+const FormatVersion = "3.3"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
 // what the text view is rendered from.
@@ -61,21 +61,25 @@ type Summary struct {
 	Create int `json:"create"`
 	Update int `json:"update"`
 	Delete int `json:"delete"`
+	Forget int `json:"forget"`
 	NoOp   int `json:"no_op"`
 }
 
 // HasChanges reports whether applying the plan would send any request.
-func (s Summary) HasChanges() bool { return s.Import+s.Create+s.Update+s.Delete > 0 }
+func (s Summary) HasChanges() bool { return s.Import+s.Create+s.Update+s.Delete+s.Forget > 0 }
 
 // Line is the summary as the text and markdown views print it:
-// "1 to import, 0 to create, 1 to update, 0 to delete." (the import count
-// only when there are imports, as in Terraform).
+// "1 to import, 0 to create, 1 to update, 0 to delete." (the import and
+// forget counts only when there are some, as in Terraform).
 func (s Summary) Line() string {
-	line := fmt.Sprintf("%d to create, %d to update, %d to delete.", s.Create, s.Update, s.Delete)
+	line := fmt.Sprintf("%d to create, %d to update, %d to delete", s.Create, s.Update, s.Delete)
 	if s.Import > 0 {
 		line = fmt.Sprintf("%d to import, %s", s.Import, line)
 	}
-	return line
+	if s.Forget > 0 {
+		line = fmt.Sprintf("%s, %d to forget", line, s.Forget)
+	}
+	return line + "."
 }
 
 // BackendInfo names a backend in a plan and holds what is needed to reach
@@ -124,6 +128,13 @@ type Change struct {
 	// EachKey is the for_each key of the instance the change is for, when
 	// its block has for_each: the block's lines are every instance's.
 	EachKey *string `json:"each_key,omitempty"`
+	// Protected: the object is protected from deletion (prevent_destroy,
+	// declared or written on the live object); a plan that deletes it is
+	// refused.
+	Protected bool `json:"protected,omitempty"`
+	// Ignored are the attribute paths whose live values the change keeps
+	// (lifecycle ignore_changes), as written.
+	Ignored []string `json:"ignored,omitempty"`
 	// Needs are the objects whose changes must be complete before this
 	// one starts: the index a document is written into, the documents it
 	// names; for a delete, the deletes of the documents that name it.
@@ -241,6 +252,8 @@ func (p *Plan) Sort() {
 			p.Summary.Delete++
 		case Import:
 			p.Summary.Import++
+		case Forget:
+			p.Summary.Forget++
 		default:
 			p.Summary.NoOp++
 		}

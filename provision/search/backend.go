@@ -12,6 +12,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -87,7 +88,7 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 	searches := append([]*schema.Search(nil), cfg.Searches...)
 	sort.Slice(searches, func(i, j int) bool { return searches[i].Name < searches[j].Name })
 	for _, s := range searches {
-		t := target{project: cfg.Project, search: s, backend: "search." + s.Name, prune: o.Prune}
+		t := target{cfg: cfg, project: cfg.Project, search: s, backend: "search." + s.Name, prune: o.Prune}
 		if len(cfg.Searches) > 1 {
 			t.in = t.backend
 		}
@@ -119,7 +120,20 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 				}
 			}
 		}
-		if len(sc.Indices) == 0 {
+		// A removed block of an index or a document is planned on the one
+		// search cluster, also when the specs declare no index there; a
+		// removed document's index is read for it.
+		removing := false
+		for _, r := range cfg.Removed {
+			if len(cfg.Searches) != 1 || r.Kind != "index" && r.Kind != "document" {
+				continue
+			}
+			removing = true
+			if ix := splitDocPath(r.Name).Index; r.Kind == "document" && !slices.Contains(sc.Indices, ix) {
+				sc.Indices = append(sc.Indices, ix)
+			}
+		}
+		if len(sc.Indices) == 0 && !removing {
 			continue
 		}
 		raw := s.URLs
@@ -297,7 +311,7 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	// Only the indices' and the documents' reads write f (each its own
 	// field).
 	major := f.major()
-	var undeclared []string
+	var undeclared map[string]liveIndex
 	err := parallel.All(ctx, func(ctx context.Context) error {
 		if err := b.readIndices(ctx, &f); err != nil {
 			return err
@@ -307,14 +321,17 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 		undeclared, err = b.readUndeclared(ctx, major)
 		return err
 	})
-	f.Undeclared = undeclared
+	f.Undeclared = slices.Sorted(maps.Keys(undeclared))
+	if len(undeclared) > 0 {
+		f.UndeclaredMarks = undeclared
+	}
 	return f, err
 }
 
 // readUndeclared reads the marks of every type of every index, to find
-// the project's indices that the specs no longer declare: a fixed, small
-// answer.
-func (b *Backend) readUndeclared(ctx context.Context, major int) ([]string, error) {
+// the project's indices that the specs no longer declare (with the
+// _meta of their types): a fixed, small answer.
+func (b *Backend) readUndeclared(ctx context.Context, major int) (map[string]liveIndex, error) {
 	var marks map[string]liveIndex
 	path := "/_mapping?filter_path=*.mappings.*._meta"
 	if major >= 7 {
@@ -323,13 +340,13 @@ func (b *Backend) readUndeclared(ctx context.Context, major int) ([]string, erro
 	if err := b.get(ctx, b.es, path, &marks); err != nil {
 		return nil, err
 	}
-	var undeclared []string
+	undeclared := map[string]liveIndex{}
 	for name, ix := range marks {
-		if indexOwner(ix, b.project) == b.project && !slices.Contains(b.scope.Indices, name) && !slices.Contains(b.declared, name) {
-			undeclared = append(undeclared, name)
+		imported := slices.ContainsFunc(b.generate, func(im *schema.Import) bool { return im.Kind == "index" && im.Name == name })
+		if indexOwner(ix, b.project) == b.project && !imported && !slices.Contains(b.declared, name) {
+			undeclared[name] = ix
 		}
 	}
-	sort.Strings(undeclared)
 	return undeclared, nil
 }
 
@@ -370,6 +387,10 @@ const maxLine = 3 << 10
 // answers that grow with the cluster instead of a line that grows with
 // the specs.
 func (b *Backend) readIndices(ctx context.Context, f *facts) error {
+	if len(b.scope.Indices) == 0 {
+		f.Indices = map[string]liveIndex{}
+		return nil
+	}
 	typeName := ""
 	if f.major() >= 7 {
 		typeName = "include_type_name=true"
@@ -495,7 +516,7 @@ func (b *Backend) DecodeState(raw json.RawMessage) (plans.State, error) {
 // documents, and judges the tribe node's view of them.
 func (b *Backend) Plan(st plans.State, mode plans.Mode) (provision.Planned, hcl.Diagnostics) {
 	f := st.(facts)
-	out, diags := provision.Diffed(func() string { return fingerprint(f) },
+	out, diags := provision.Diffed(func() string { return b.fingerprint(f) },
 		func() ([]*plans.Change, hcl.Diagnostics) { return b.diff(f, mode) })
 	if r := f.TribeNode; r != nil && b.tribe != nil && mode == plans.Converge && !diags.HasErrors() {
 		diags = append(diags, b.tribeDiagnostics(r)...)
@@ -518,10 +539,55 @@ func (b *Backend) unreadable(err error) *hcl.Diagnostic {
 	}
 }
 
-// fingerprint digests what the cluster holds; what its tribe node shows
-// follows it and never makes a saved plan stale.
-func fingerprint(f facts) string {
+// fingerprint digests what the cluster holds, less what lifecycle blocks
+// ignore (a document's write is conditional on the version read, which its
+// request holds); what its tribe node shows follows it and never makes a
+// saved plan stale.
+func (b *Backend) fingerprint(f facts) string {
 	f.TribeNode, f.Nodes = nil, nil // a node that died or came back since is no change of the cluster
+	ignoring := func(d liveDoc, lc schema.Lifecycle) liveDoc {
+		for _, p := range sourcePaths(lc) {
+			d.Source, d.Version = withPath(d.Source, nil, p), 0
+		}
+		return d
+	}
+	lifecycles := map[string]schema.Lifecycle{}
+	for _, d := range b.documents {
+		if d.Lifecycle.IgnoreAll || len(d.Lifecycle.Ignore) > 0 {
+			lifecycles[d.Path()] = d.Lifecycle
+		}
+	}
+	if len(lifecycles) > 0 {
+		f.Documents, f.Owned = maps.Clone(f.Documents), slices.Clone(f.Owned)
+		for path, lc := range lifecycles {
+			if d, ok := f.Documents[path]; ok {
+				f.Documents[path] = ignoring(d, lc)
+			}
+		}
+		for i, d := range f.Owned {
+			if lc, ok := lifecycles[d.path()]; ok {
+				f.Owned[i] = ignoring(d, lc)
+			}
+		}
+	}
+	cloned := false
+	for _, ix := range b.indices {
+		kept := ignoringSettings(ix)
+		live, ok := f.Indices[ix.Name]
+		if !ok || kept == ix {
+			continue
+		}
+		if !cloned {
+			f.Indices, cloned = maps.Clone(f.Indices), true
+		}
+		live.Settings = maps.Clone(live.Settings)
+		for k := range ix.Settings {
+			if _, still := kept.Settings[k]; !still {
+				delete(live.Settings, k)
+			}
+		}
+		f.Indices[ix.Name] = live
+	}
 	return adapter.Digest(f)
 }
 

@@ -25,6 +25,7 @@ func (b *Backend) Converge(st plans.State, changes []*plans.Change) (plans.State
 	next.Documents = maps.Clone(f.Documents)
 	next.Owned = slices.Clone(f.Owned)
 	next.Undeclared = slices.Clone(f.Undeclared)
+	next.UndeclaredMarks = maps.Clone(f.UndeclaredMarks)
 	for _, c := range changes {
 		for _, r := range c.Requests {
 			if err := next.apply(r, b.project); err != nil {
@@ -44,6 +45,7 @@ func (f *facts) apply(r plans.Request, project string) error {
 		return f.applyItem(r, project)
 	case r.Method == "DELETE" && len(parts) == 1:
 		delete(f.Indices, parts[0])
+		delete(f.UndeclaredMarks, parts[0])
 		f.Undeclared = slices.DeleteFunc(f.Undeclared, func(n string) bool { return n == parts[0] })
 		drop := func(d liveDoc) bool { return d.Index == parts[0] }
 		f.Owned = slices.DeleteFunc(f.Owned, drop)
@@ -61,6 +63,19 @@ func (f *facts) apply(r plans.Request, project string) error {
 		var body map[string]liveType
 		if err := json.Unmarshal(r.Body, &body); err != nil {
 			return err
+		}
+		if marks, ok := f.UndeclaredMarks[parts[0]]; ok {
+			// A forget: the _meta of an undeclared index's type, replaced.
+			marks.Mappings = cloned(marks.Mappings)
+			for typ, m := range body {
+				marks.Mappings[typ] = liveType{Meta: m.Meta}
+			}
+			f.UndeclaredMarks[parts[0]] = marks
+			if indexOwner(marks, project) != project {
+				f.Undeclared = slices.DeleteFunc(f.Undeclared, func(n string) bool { return n == parts[0] })
+				delete(f.UndeclaredMarks, parts[0])
+			}
+			return nil
 		}
 		ix := f.Indices[parts[0]]
 		ix.Mappings = cloned(ix.Mappings)

@@ -28,8 +28,10 @@ type facts struct {
 	Tribe map[string]string `json:"tribe,omitempty"`
 	// Indices holds the declared indices that exist, with their mappings.
 	Indices map[string]liveIndex `json:"indices"`
-	// Undeclared are the indices the project owns that no block declares.
-	Undeclared []string `json:"undeclared,omitempty"`
+	// Undeclared are the indices the project owns that no block declares,
+	// and the _meta of each of their types (UndeclaredMarks, by name).
+	Undeclared      []string             `json:"undeclared,omitempty"`
+	UndeclaredMarks map[string]liveIndex `json:"undeclared_marks,omitempty"`
 	// Documents are the declared documents and those they name that
 	// exist, by <index>/<type>/<id>; Owned, the project's own documents.
 	Documents map[string]liveDoc `json:"documents,omitempty"`
@@ -106,8 +108,34 @@ func indexOwner(live liveIndex, project string) string {
 	return owner
 }
 
+// indexProtected says whether a type of the live index carries the
+// protection with its marks.
+func indexProtected(live liveIndex) bool {
+	for _, lt := range live.Mappings {
+		if adapter.ProtectedBy(lt.Meta) {
+			return true
+		}
+	}
+	return false
+}
+
+// ignoringSettings is ix less the settings its lifecycle ignores
+// (settings, settings["number_of_replicas"]): their live values are kept.
+func ignoringSettings(ix *schema.Index) *schema.Index {
+	if !ix.Lifecycle.IgnoreAll && len(ix.Lifecycle.Ignore) == 0 {
+		return ix
+	}
+	c := *ix
+	c.Settings = maps.Clone(ix.Settings)
+	maps.DeleteFunc(c.Settings, func(k, _ string) bool {
+		return ix.Lifecycle.Ignores("settings", k) || ix.Lifecycle.Ignores("settings", strings.TrimPrefix(k, "index."))
+	})
+	return &c
+}
+
 // target is what a plan works on: one search block and its indices.
 type target struct {
+	cfg     *schema.Config
 	project string
 	search  *schema.Search
 	indices []*schema.Index
@@ -158,31 +186,40 @@ func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diag
 		live, lv := t.liveOf(f, ix.Name)
 		if mode == plans.Destroy {
 			if lv.Exists && lv.Owner == t.project {
-				d := adapter.Removal(t.addr(ix.Name), t.backend, adapter.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live))), deleteIndex(ix.Name)).Owned(t.project, mode)
+				d := adapter.Let(t.project, mode, adapter.Gone{Addr: t.addr(ix.Name), Backend: t.backend,
+					Before: adapter.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live))), Delete: []plans.Request{deleteIndex(ix.Name)},
+					Protected: ix.Lifecycle.Protects(lv.Protected)})
 				d.DeclaredAt, d.EachKey = plans.At(ix.DeclRange.Ptr()), ix.Instance.KeyPtr()
 				changes = append(changes, d)
 			}
 			continue
 		}
-		ix, live, major := ix, live, f.major()
+		ix, live, major, protect := ix, live, f.major(), ix.Lifecycle.Protects(lv.Protected)
 		pc, pdiags := adapter.Propose(t.project, adapter.Object{
-			Declared: adapter.Declared{Addr: t.addr(ix.Name), Noun: "index", Subject: ix.NameRange.Ptr(), Context: ix.DeclRange.Ptr(), Import: ix.Import.At()},
+			Declared: adapter.Declared{Addr: t.addr(ix.Name), Noun: "index", Subject: ix.NameRange.Ptr(), Context: ix.DeclRange.Ptr(), Import: ix.Import.At(), Lifecycle: ix.Lifecycle},
 			Backend:  t.backend,
 			EachKey:  ix.Instance.KeyPtr(),
-			After:    adapter.RawJSON(t.view(t.declaredMappings(ix), ix.Settings)),
+			After:    adapter.RawJSON(t.view(t.declaredMappings(ix, protect), ix.Settings)),
 			Live:     lv,
 			Check:    func() hcl.Diagnostics { return versionLimits(ix, major) },
 			Create: func() []plans.Request {
-				out := []plans.Request{t.createIndex(ix, major)}
+				out := []plans.Request{t.createIndex(ix, major, protect)}
 				for _, m := range ix.Mappings {
-					out = append(out, t.putMapping(ix, m, major, nil))
+					out = append(out, t.putMapping(ix, m, major, nil, protect))
 				}
 				return out
 			},
 			Before: func() json.RawMessage {
 				return adapter.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live)))
 			},
-			Diff:     func(importing bool) adapter.Diff { return t.diffIndex(ix, live, major, importing) },
+			Diff: func(importing bool) adapter.Diff { return t.diffIndex(ix, live, major, importing, protect) },
+			Mark: func() []plans.Request {
+				var out []plans.Request
+				for _, m := range ix.Mappings {
+					out = append(out, t.putMapping(ix, m, major, live.Mappings[m.Type].Meta, protect))
+				}
+				return out
+			},
 			Imported: "made outside provision; the ownership marks go into each declared type's _meta",
 		})
 		diags = append(diags, pdiags...)
@@ -191,7 +228,8 @@ func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diag
 		}
 	}
 	for _, name := range f.Undeclared {
-		if mode == plans.Converge && !t.prune {
+		removed := t.cfg.RemovedOf("index", name)
+		if mode == plans.Converge && !t.prune && removed == nil {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
 				Summary:  "Owned index no longer declared",
@@ -201,7 +239,9 @@ func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diag
 			})
 			continue
 		}
-		changes = append(changes, adapter.Removal(t.addr(name), t.backend, nil, deleteIndex(name)).Owned(t.project, mode))
+		changes = append(changes, adapter.Let(t.project, mode, adapter.Gone{Addr: t.addr(name), Backend: t.backend,
+			Delete: []plans.Request{deleteIndex(name)}, Forget: func() []plans.Request { return forgetIndex(name, f.UndeclaredMarks[name], f.major()) },
+			Protected: indexProtected(f.UndeclaredMarks[name]), Removed: removed}))
 	}
 	return changes, diags
 }
@@ -209,7 +249,7 @@ func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diag
 // diffIndex compares a live index with its declaration: its settings,
 // each declared type's fields, and, for an import, the mappings that put
 // the marks in each type's _meta.
-func (t target) diffIndex(ix *schema.Index, live liveIndex, major int, importing bool) adapter.Diff {
+func (t target) diffIndex(ix *schema.Index, live liveIndex, major int, importing, protect bool) adapter.Diff {
 	var d adapter.Diff
 	if shared := sharedFieldConflicts(ix, live, major); len(shared) > 0 {
 		d.Conflicts = shared
@@ -218,7 +258,7 @@ func (t target) diffIndex(ix *schema.Index, live liveIndex, major int, importing
 	because := func(code plans.ReasonCode, words string) {
 		d.Reasons = append(d.Reasons, adapter.Reason{Code: code, Words: words})
 	}
-	if changed, conflicts := settingsDiff(ix, live); len(conflicts) > 0 {
+	if changed, conflicts := settingsDiff(ignoringSettings(ix), live); len(conflicts) > 0 {
 		d.Conflicts = append(d.Conflicts, conflicts...)
 	} else if len(changed) > 0 {
 		because(plans.ReasonSettings, "dynamic settings change")
@@ -228,11 +268,13 @@ func (t target) diffIndex(ix *schema.Index, live liveIndex, major int, importing
 		lt, ok := live.Mappings[m.Type]
 		if !ok {
 			because(plans.ReasonNewType, fmt.Sprintf("type %q is new", m.Type))
-			d.Requests = append(d.Requests, t.putMapping(ix, m, major, nil))
+			d.Requests = append(d.Requests, t.putMapping(ix, m, major, nil, protect))
 			continue
 		}
 		missing, conflicts, extra := fieldDiff("", m.Properties, lt.Properties, major)
 		d.Conflicts = append(d.Conflicts, conflicts...)
+		// The protection's field stays mapped once a document was protected.
+		extra = slices.DeleteFunc(extra, func(f string) bool { return f == markField+"."+adapter.ProtectedKey })
 		if len(extra) > 0 {
 			d.Notes = append(d.Notes, fmt.Sprintf("type %q has live fields that are not declared, left alone: %s", m.Type, strings.Join(extra, ", ")))
 		}
@@ -245,7 +287,7 @@ func (t target) diffIndex(ix *schema.Index, live liveIndex, major int, importing
 		default:
 			continue
 		}
-		d.Requests = append(d.Requests, t.putMapping(ix, m, major, lt.Meta))
+		d.Requests = append(d.Requests, t.putMapping(ix, m, major, lt.Meta, protect))
 	}
 	if undeclared := undeclaredTypes(ix, live); len(undeclared) > 0 {
 		d.Notes = append(d.Notes, fmt.Sprintf("live mapping types that are not declared, left alone: %s", quoteAll(undeclared)))
@@ -319,7 +361,7 @@ func settingsDiff(ix *schema.Index, live liveIndex) (map[string]string, hcl.Diag
 // needs to know of it.
 func (t target) liveOf(f facts, name string) (liveIndex, adapter.LiveObject) {
 	live, exists := f.Indices[name]
-	return live, adapter.LiveObject{Exists: exists, Owner: indexOwner(live, t.project),
+	return live, adapter.LiveObject{Exists: exists, Owner: indexOwner(live, t.project), Protected: indexProtected(live),
 		What: fmt.Sprintf("%d mapping %s on cluster %s", len(live.Mappings), plural(len(live.Mappings), "type"), f.ClusterName)}
 }
 
@@ -472,12 +514,12 @@ func deleteIndex(name string) plans.Request {
 // declared type's _meta, so that an index whose mappings were never put
 // (an apply that stopped after this request) is still known as the
 // project's. 7.x takes a typed body only with include_type_name.
-func (t target) createIndex(ix *schema.Index, major int) plans.Request {
+func (t target) createIndex(ix *schema.Index, major int, protect bool) plans.Request {
 	path := "/" + ix.Name + "/"
 	if major >= 7 {
 		path += "?include_type_name=true"
 	}
-	body := map[string]any{"mappings": map[string]any{ix.Mappings[0].Type: map[string]any{"_meta": adapter.Marks(t.project)}}}
+	body := map[string]any{"mappings": map[string]any{ix.Mappings[0].Type: map[string]any{"_meta": adapter.Marks(t.project, protect)}}}
 	if len(ix.Settings) > 0 {
 		body["settings"] = ix.Settings
 	}
@@ -488,28 +530,42 @@ func (t target) createIndex(ix *schema.Index, major int) plans.Request {
 // needs include_type_name to take a typed body.
 // A mapping PUT replaces the type's _meta as a whole, so what other tools
 // keep there (liveMeta) is sent again beside the marks.
-func (t target) putMapping(ix *schema.Index, m *schema.Mapping, major int, liveMeta map[string]any) plans.Request {
-	path := "/" + ix.Name + "/_mapping/" + m.Type
+func (t target) putMapping(ix *schema.Index, m *schema.Mapping, major int, liveMeta map[string]any, protect bool) plans.Request {
+	meta := adapter.Unmarked(liveMeta)
+	for k, v := range adapter.Marks(t.project, protect) {
+		meta[k] = v
+	}
+	return mappingRequest(ix.Name, m.Type, major, map[string]any{"_meta": meta, "properties": properties(m.Properties)})
+}
+
+// mappingRequest is PUT /<index>/_mapping/<type> of body.
+func mappingRequest(index, typ string, major int, body map[string]any) plans.Request {
+	path := "/" + index + "/_mapping/" + typ
 	if major >= 7 {
 		path += "?include_type_name=true"
 	}
-	meta := maps.Clone(liveMeta)
-	if meta == nil {
-		meta = map[string]any{}
+	return plans.Request{Method: "PUT", Path: path, Header: jsonBody, Body: adapter.RawJSON(map[string]any{typ: body}), Idempotent: true}
+}
+
+// forgetIndex takes the marks out of the _meta of each type of the index
+// that carries them (read with the undeclared indices): PUT of the type's
+// _meta alone, which leaves its fields as they are.
+func forgetIndex(name string, marks liveIndex, major int) []plans.Request {
+	var out []plans.Request
+	for _, typ := range slices.Sorted(maps.Keys(marks.Mappings)) {
+		if meta := marks.Mappings[typ].Meta; adapter.OwnerOf(meta) != "" {
+			out = append(out, mappingRequest(name, typ, major, map[string]any{"_meta": adapter.Unmarked(meta)}))
+		}
 	}
-	for k, v := range adapter.Marks(t.project) {
-		meta[k] = v
-	}
-	body := map[string]any{m.Type: map[string]any{"_meta": meta, "properties": properties(m.Properties)}}
-	return plans.Request{Method: "PUT", Path: path, Header: jsonBody, Body: adapter.RawJSON(body), Idempotent: true}
+	return out
 }
 
 // declaredMappings is a plan's After: each declared type with its marks
 // and properties.
-func (t target) declaredMappings(ix *schema.Index) map[string]any {
+func (t target) declaredMappings(ix *schema.Index, protect bool) map[string]any {
 	out := map[string]any{}
 	for _, m := range ix.Mappings {
-		out[m.Type] = map[string]any{"_meta": adapter.Marks(t.project), "properties": properties(m.Properties)}
+		out[m.Type] = map[string]any{"_meta": adapter.Marks(t.project, protect), "properties": properties(m.Properties)}
 	}
 	return out
 }
@@ -533,7 +589,7 @@ func liveMappings(ix *schema.Index, live liveIndex) map[string]any {
 // markView is the part of a live _meta that holds provision's marks.
 func markView(meta map[string]any) map[string]any {
 	out := map[string]any{}
-	for _, k := range []string{adapter.ManagedByKey, adapter.ProjectKey} {
+	for _, k := range adapter.MarkKeys {
 		if v, ok := meta[k]; ok {
 			out[k] = v
 		}

@@ -38,14 +38,20 @@ const maxContentLength = 100 << 20
 // ownership marks; every declared type that has declared documents maps
 // it (not analyzed), so that the project's documents can be found by a
 // term query and the field is never added to a mapping unreviewed.
-const markField = "provision"
+const markField = schema.MarkField
 
-// markMapping is markField's mapping.
-func markMapping() *schema.Field {
+// markMapping is markField's mapping; with the protection mark's field
+// only where a document is protected, so that the mappings of a project
+// that protects nothing stay as they were.
+func markMapping(protected bool) *schema.Field {
 	keyword := func(name string) *schema.Field {
 		return &schema.Field{Name: name, Params: map[string]any{"type": "string", "index": "not_analyzed"}}
 	}
-	return &schema.Field{Name: markField, Params: map[string]any{}, Properties: []*schema.Field{keyword(adapter.ManagedByKey), keyword(adapter.ProjectKey)}}
+	f := &schema.Field{Name: markField, Params: map[string]any{}, Properties: []*schema.Field{keyword(adapter.ManagedByKey), keyword(adapter.ProjectKey)}}
+	if protected {
+		f.Properties = append(f.Properties, keyword(adapter.ProtectedKey))
+	}
+	return f
 }
 
 // withMarkFields returns ix with markField added to each type that docs
@@ -53,8 +59,8 @@ func markMapping() *schema.Field {
 func withMarkFields(ix *schema.Index, docs []*schema.Document) *schema.Index {
 	out := ix
 	for i, m := range ix.Mappings {
-		if !slices.ContainsFunc(docs, func(d *schema.Document) bool { return d.Index == ix.Name && d.Type == m.Type }) ||
-			slices.ContainsFunc(m.Properties, func(f *schema.Field) bool { return f.Name == markField }) {
+		mine := func(d *schema.Document) bool { return d.Index == ix.Name && d.Type == m.Type }
+		if !slices.ContainsFunc(docs, mine) || slices.ContainsFunc(m.Properties, func(f *schema.Field) bool { return f.Name == markField }) {
 			continue
 		}
 		if out == ix {
@@ -63,7 +69,8 @@ func withMarkFields(ix *schema.Index, docs []*schema.Document) *schema.Index {
 			out = &c
 		}
 		mc := *m
-		mc.Properties = append(slices.Clone(m.Properties), markMapping())
+		protected := slices.ContainsFunc(docs, func(d *schema.Document) bool { return mine(d) && d.Lifecycle.Protects(false) })
+		mc.Properties = append(slices.Clone(m.Properties), markMapping(protected))
 		out.Mappings[i] = &mc
 	}
 	return out
@@ -85,6 +92,65 @@ func (l liveDoc) path() string { return l.Index + "/" + l.Type + "/" + l.ID }
 func (l liveDoc) owner() string {
 	m, _ := l.Source[markField].(map[string]any)
 	return adapter.OwnerOf(m)
+}
+
+// protected says whether the document's marks hold the protection.
+func (l liveDoc) protected() bool {
+	m, _ := l.Source[markField].(map[string]any)
+	return adapter.ProtectedBy(m)
+}
+
+// sourcePaths are the paths in a document's source that lc ignores; one
+// empty path when it ignores the whole source.
+func sourcePaths(lc schema.Lifecycle) [][]string {
+	if lc.IgnoreAll {
+		return [][]string{{}}
+	}
+	var out [][]string
+	for _, p := range lc.Ignore {
+		out = append(out, p.Steps[1:]) // every path of a document is under source
+	}
+	return out
+}
+
+// withPath is dst, copied along path, with src's value at path (taken out
+// where src has none); the whole of src, less the marks, for an empty
+// path. Neither map is changed.
+func withPath(dst, src map[string]any, path []string) map[string]any {
+	if len(path) == 0 {
+		out := maps.Clone(src)
+		delete(out, markField)
+		return out
+	}
+	out := maps.Clone(dst)
+	if out == nil {
+		out = map[string]any{}
+	}
+	k := path[0]
+	if len(path) == 1 {
+		if v, ok := src[k]; ok {
+			out[k] = v
+		} else {
+			delete(out, k)
+		}
+		return out
+	}
+	sub, _ := out[k].(map[string]any)
+	live, _ := src[k].(map[string]any)
+	out[k] = withPath(sub, live, path[1:])
+	return out
+}
+
+// keepIgnored is the declared source with the live values at the paths
+// lc ignores: what the diff then leaves alone and a write merges in.
+func keepIgnored(source map[string]any, live liveDoc, exists bool, lc schema.Lifecycle) map[string]any {
+	if !exists {
+		return source
+	}
+	for _, p := range sourcePaths(lc) {
+		source = withPath(source, live.Source, p)
+	}
+	return source
 }
 
 // document is the document at path as the plan read it: declared, named
@@ -325,9 +391,9 @@ func decodeJSONText(path string, v any, jsonFields []string) any {
 }
 
 // docBody is what a write sends: the source and the marks.
-func (t target) docBody(d *schema.Document) map[string]any {
-	body := maps.Clone(d.Source)
-	body[markField] = adapter.Marks(t.project)
+func (t target) docBody(source map[string]any, protect bool) map[string]any {
+	body := maps.Clone(source)
+	body[markField] = adapter.Marks(t.project, protect)
 	return body
 }
 
@@ -341,15 +407,22 @@ func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans
 		declared[d.Path()] = true
 	}
 	// removing are the project's documents no longer declared, which this
-	// plan deletes (not those of an index it deletes).
+	// plan deletes or forgets (not those of an index it deletes); a
+	// forgotten one stays live for the references to it.
 	removing := map[string]bool{}
 	for _, live := range f.Owned {
 		if !declared[live.path()] && planned[live.Index] != plans.Delete {
 			removing[live.path()] = true
 		}
 	}
+	kept := func(path string) bool {
+		r := t.cfg.RemovedOf("document", path)
+		return r != nil && !r.Destroy
+	}
+	deleting := maps.Clone(removing)
+	maps.DeleteFunc(deleting, func(path string, _ bool) bool { return kept(path) })
 	changes, diags := provision.PlanEach(t.documents, func(d *schema.Document) (*plans.Change, hcl.Diagnostics) {
-		return t.planDocument(d, f, mode, planned, removing)
+		return t.planDocument(d, f, mode, planned, deleting)
 	})
 	// A document that names another is deleted first.
 	removed := map[string]*plans.Change{}
@@ -361,7 +434,7 @@ func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans
 		}
 	}
 	for _, live := range f.Owned {
-		if c := removed[live.path()]; c != nil {
+		if c := removed[live.path()]; c != nil && c.Action == plans.Delete {
 			for _, r := range schema.SourceRefs(live.Source) {
 				for _, typ := range r.Types {
 					if named := removed[live.Index+"/"+typ+"/"+r.ID]; named != nil {
@@ -388,15 +461,18 @@ func (t target) planDocument(d *schema.Document, f facts, mode plans.Mode, plann
 		return nil, nil
 	}
 	diags := t.liveRefs(d, f, removing)
-	after := docView(d.Source, d.JSONFields)
-	source := t.docBody(d)
+	declared := keepIgnored(d.Source, live, exists, d.Lifecycle)
+	after := docView(declared, d.JSONFields)
+	protect := d.Lifecycle.Protects(exists && live.protected())
+	source := t.docBody(declared, protect)
 	ref := docRef{d.Index, d.Type, d.ID}
+	write := func() []plans.Request { return []plans.Request{bulkItem("index", ref, live.Version, source)} }
 	dc, ddiags := adapter.Propose(t.project, adapter.Object{
-		Declared: adapter.Declared{Addr: t.docAddr(d.Path()), Noun: "document", Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At()},
+		Declared: adapter.Declared{Addr: t.docAddr(d.Path()), Noun: "document", Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At(), Lifecycle: d.Lifecycle},
 		Backend:  t.backend,
 		EachKey:  d.Instance.KeyPtr(),
 		After:    adapter.RawJSON(after),
-		Live:     adapter.LiveObject{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)},
+		Live:     adapter.LiveObject{Exists: exists, Owner: live.owner(), Protected: exists && live.protected(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)},
 		Check: func() hcl.Diagnostics {
 			if body := adapter.RawJSON(source); len(body) > maxContentLength {
 				return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Document too large",
@@ -415,9 +491,10 @@ func (t target) planDocument(d *schema.Document, f facts, mode plans.Mode, plann
 				}
 				diff.Reasons = []adapter.Reason{{Code: plans.ReasonChanged, Words: "its source differs from the declared one"}}
 			}
-			diff.Requests = []plans.Request{bulkItem("index", ref, live.Version, source)}
+			diff.Requests = write()
 			return diff
 		},
+		Mark:     write,
 		Imported: "made outside provision; the ownership marks go into its source",
 	})
 	diags = append(diags, ddiags...)
@@ -445,10 +522,23 @@ func splitDocPath(path string) docRef {
 }
 
 // removeDocument deletes one of the project's documents, at the version
-// the plan read.
+// the plan read, or forgets it (written again at that version without
+// its marks) when a removed block says so; d is its declaration in
+// destroy mode.
 func (t target) removeDocument(live liveDoc, jsonFields []string, d *schema.Document, mode plans.Mode) *plans.Change {
-	r := bulkItem("delete", docRef{live.Index, live.Type, live.ID}, live.Version, nil)
-	c := adapter.Removal(t.docAddr(live.path()), t.backend, adapter.RawJSON(docView(live.Source, jsonFields)), r).Owned(t.project, mode)
+	ref := docRef{live.Index, live.Type, live.ID}
+	g := adapter.Gone{Addr: t.docAddr(live.path()), Backend: t.backend, Before: adapter.RawJSON(docView(live.Source, jsonFields)),
+		Delete: []plans.Request{bulkItem("delete", ref, live.Version, nil)},
+		Forget: func() []plans.Request {
+			return []plans.Request{bulkItem("index", ref, live.Version, withPath(nil, live.Source, nil))}
+		},
+		Protected: live.protected(),
+		Removed:   t.cfg.RemovedOf("document", live.path()),
+	}
+	if d != nil {
+		g.Protected, g.Removed = d.Lifecycle.Protects(g.Protected), nil
+	}
+	c := adapter.Let(t.project, mode, g)
 	if d != nil {
 		c.DeclaredAt, c.EachKey = plans.At(d.DeclRange.Ptr()), d.Instance.KeyPtr()
 	}

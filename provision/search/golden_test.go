@@ -119,7 +119,7 @@ func checkGoldenPlan(t *testing.T, b *Backend, f facts, path string) {
 		t.Fatal(diags)
 	}
 	info := b.Info()
-	info.Fingerprint = fingerprint(f)
+	info.Fingerprint = b.fingerprint(f)
 	p := &plans.Plan{FormatVersion: plans.FormatVersion, Project: b.project, Backends: []plans.BackendInfo{info}, Changes: changes}
 	p.Target(nil, nil)
 	golden.CheckPlan(t, path, p)
@@ -136,7 +136,7 @@ func TestRemovedDocumentsOrder(t *testing.T) {
 	}
 	readJSON(t, "../../testdata/search/live/documents.json", &live)
 	owned := func(typ, id string, source map[string]any) liveDoc {
-		source[markField] = adapter.Marks("edge")
+		source[markField] = adapter.Marks("edge", false)
 		return liveDoc{Index: ".dashboard", Type: typ, ID: id, Version: 1, Source: source}
 	}
 	f := facts{Version: "2.4.1", ClusterName: "t1", Indices: live.Indices, Owned: []liveDoc{

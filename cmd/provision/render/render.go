@@ -38,7 +38,11 @@ func Text(w io.Writer, p *plans.Plan, opts TextOptions) error {
 	if p.Summary.Import > 0 {
 		r.printf("%s import, ", r.paint(plans.Import, plans.Import.Symbol()))
 	}
-	r.printf("%s create, %s update in place, %s delete.\n", r.paint(plans.Create, "+"), r.paint(plans.Update, "~"), r.paint(plans.Delete, "-"))
+	r.printf("%s create, %s update in place, %s delete", r.paint(plans.Create, "+"), r.paint(plans.Update, "~"), r.paint(plans.Delete, "-"))
+	if p.Summary.Forget > 0 {
+		r.printf(", %s forget (left live, without provision's marks)", r.paint(plans.Forget, plans.Forget.Symbol()))
+	}
+	r.printf(".\n")
 	for _, c := range p.Changes {
 		if c.Action != plans.NoOp {
 			r.change(c)
@@ -59,7 +63,7 @@ type renderer struct {
 
 func (r *renderer) printf(format string, args ...any) { fmt.Fprintf(&r.buf, format, args...) }
 
-var ansi = map[plans.Action]string{plans.Create: "\x1b[32m", plans.Update: "\x1b[33m", plans.Delete: "\x1b[31m", plans.Import: "\x1b[36m"}
+var ansi = map[plans.Action]string{plans.Create: "\x1b[32m", plans.Update: "\x1b[33m", plans.Delete: "\x1b[31m", plans.Import: "\x1b[36m", plans.Forget: "\x1b[35m"}
 
 func (r *renderer) paint(a plans.Action, s string) string {
 	if !r.opts.Color || ansi[a] == "" {
@@ -68,7 +72,7 @@ func (r *renderer) paint(a plans.Action, s string) string {
 	return ansi[a] + s + "\x1b[0m"
 }
 
-var verbs = map[plans.Action]string{plans.Create: "created", plans.Update: "updated in place", plans.Delete: "deleted", plans.Import: "imported"}
+var verbs = map[plans.Action]string{plans.Create: "created", plans.Update: "updated in place", plans.Delete: "deleted", plans.Import: "imported", plans.Forget: "forgotten"}
 
 func (r *renderer) change(c *plans.Change) {
 	r.printf("\n  # %s will be %s", c.Addr, verbs[c.Action])
@@ -80,6 +84,12 @@ func (r *renderer) change(c *plans.Change) {
 		r.printf("  # declared at %s, each.key = %q\n", c.DeclaredAt, *c.EachKey)
 	} else if c.DeclaredAt != nil {
 		r.printf("  # declared at %s\n", c.DeclaredAt)
+	}
+	if c.Protected {
+		r.printf("  # protected: prevent_destroy is written on it; no plan deletes it\n")
+	}
+	if len(c.Ignored) > 0 {
+		r.printf("  # ignore_changes: %s (their live values are kept)\n", strings.Join(c.Ignored, ", "))
 	}
 	r.printf("  %s %s {\n", r.paint(c.Action, c.Action.Symbol()), c.Addr)
 	before, after := decodeObject(c.Before), decodeObject(c.After)

@@ -1,0 +1,259 @@
+package schema
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Lifecycle is what a lifecycle block of a service, key, index or
+// document says, as Terraform's: prevent_destroy and ignore_changes. The
+// zero Lifecycle is a block without one.
+type Lifecycle struct {
+	// PreventDestroy is written on the live object with its ownership
+	// marks, so that it holds after the block is gone: no plan deletes
+	// the object until a plan with prevent_destroy = false is applied, or
+	// a removed block lets it go. nil when the block does not say: the
+	// live object's protection is kept as it is.
+	PreventDestroy *bool
+	// Ignore are the attribute paths whose live values a plan keeps:
+	// left out of the diff, carried over by the writes. IgnoreAll
+	// ignores every attribute (ignore_changes = all).
+	Ignore    []Path
+	IgnoreAll bool
+	DeclRange hcl.Range
+}
+
+// Path is an attribute path of ignore_changes, as written: meta,
+// meta["owner"], source.panelsJSON.
+type Path struct {
+	Steps []string
+	// Text is the path as written (meta["owner"], not meta.owner).
+	Text  string
+	Range hcl.Range
+}
+
+func (p Path) String() string { return p.Text }
+
+// Protects says whether the object is to be protected, given whether the
+// live one is: as the block says, else as it is.
+func (l Lifecycle) Protects(live bool) bool {
+	if l.PreventDestroy != nil {
+		return *l.PreventDestroy
+	}
+	return live
+}
+
+// Ignores says whether the attribute path steps is ignored: all is, and
+// so is every path under an ignored one.
+func (l Lifecycle) Ignores(steps ...string) bool {
+	if l.IgnoreAll {
+		return true
+	}
+	return slices.ContainsFunc(l.Ignore, func(p Path) bool {
+		return len(p.Steps) <= len(steps) && slices.Equal(p.Steps, steps[:len(p.Steps)])
+	})
+}
+
+// IgnoredPaths are the ignored paths as a plan shows them: ["all"], or
+// each path as written.
+func (l Lifecycle) IgnoredPaths() []string {
+	if l.IgnoreAll {
+		return []string{"all"}
+	}
+	var out []string
+	for _, p := range l.Ignore {
+		out = append(out, p.String())
+	}
+	return out
+}
+
+// ignorable are the attributes of each kind that ignore_changes may name,
+// and how deep a path under each may go (-1: any depth).
+var ignorable = map[string]map[string]int{
+	"service":  {"tags": 0, "meta": 1, "address": 0, "port": 0},
+	"key":      {"value": 0, "flags": 0},
+	"index":    {"settings": 1},
+	"document": {"source": -1},
+}
+
+var lifecycleSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "prevent_destroy"}, {Name: "ignore_changes"}}}
+
+// lifecycleBlock decodes the one lifecycle block of a block of kind; its
+// values may not refer to anything (they are read before any object is
+// planned, as Terraform's).
+func (d *decoder) lifecycleBlock(kind string, blocks hcl.Blocks) Lifecycle {
+	var l Lifecycle
+	for i, b := range blocks {
+		if i > 0 {
+			d.diags = append(d.diags, duplicate("Duplicate lifecycle block", "lifecycle block", b.DefRange, blocks[0].DefRange))
+			continue
+		}
+		l.DeclRange = b.DefRange
+		c, diags := b.Body.Content(lifecycleSchema)
+		d.diags = append(d.diags, diags...)
+		if attr, ok := c.Attributes["prevent_destroy"]; ok {
+			v, vdiags := attr.Expr.Value(nil)
+			if vdiags.HasErrors() || v.Type() != cty.Bool || v.IsNull() {
+				d.errorf(attr.Expr.Range(), attr.Range, "Invalid prevent_destroy", "prevent_destroy is true or false, written as such: it is read before any variable.")
+			} else {
+				l.PreventDestroy = new(v.True())
+			}
+		}
+		if attr, ok := c.Attributes["ignore_changes"]; ok {
+			d.ignoreChanges(kind, attr, &l)
+		}
+	}
+	return l
+}
+
+// ignoreChanges decodes ignore_changes = all or a list of paths under the
+// kind's ignorable attributes.
+func (d *decoder) ignoreChanges(kind string, attr *hcl.Attribute, l *Lifecycle) {
+	roots := ignorable[kind]
+	names := slices.Sorted(func(yield func(string) bool) {
+		for k := range roots {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	bad := func(at hcl.Range, why string) {
+		d.errorf(at, attr.Range, "Invalid ignore_changes",
+			"%s ignore_changes is all, or a list of attribute paths of the %s: %s (the ownership marks can never be ignored).", why, kind, strings.Join(names, ", "))
+	}
+	if tr, diags := hcl.AbsTraversalForExpr(attr.Expr); !diags.HasErrors() && len(tr) == 1 && tr.RootName() == "all" {
+		l.IgnoreAll = true
+		return
+	}
+	exprs, diags := hcl.ExprList(attr.Expr)
+	if diags.HasErrors() {
+		bad(attr.Expr.Range(), "The value is not a list.")
+		return
+	}
+paths:
+	for _, e := range exprs {
+		tr, diags := hcl.AbsTraversalForExpr(e)
+		if diags.HasErrors() {
+			bad(e.Range(), "An element is not an attribute path.")
+			continue
+		}
+		p := Path{Steps: []string{tr.RootName()}, Text: tr.RootName(), Range: e.Range()}
+		for _, step := range tr[1:] {
+			switch s := step.(type) {
+			case hcl.TraverseAttr:
+				p.Steps = append(p.Steps, s.Name)
+				p.Text += "." + s.Name
+			case hcl.TraverseIndex:
+				if s.Key.Type() != cty.String {
+					bad(e.Range(), fmt.Sprintf("The path %s has an index that is not a string.", p))
+					continue paths
+				}
+				p.Steps = append(p.Steps, s.Key.AsString())
+				p.Text += "[" + strconv.Quote(s.Key.AsString()) + "]"
+			}
+		}
+		depth, ok := roots[p.Steps[0]]
+		switch {
+		case !ok:
+			bad(e.Range(), fmt.Sprintf("%q is not an attribute ignore_changes can name.", p.Steps[0]))
+		case depth >= 0 && len(p.Steps)-1 > depth:
+			bad(e.Range(), fmt.Sprintf("The path %s goes deeper than %s can.", p, p.Steps[0]))
+		case kind == "document" && len(p.Steps) > 1 && p.Steps[1] == MarkField:
+			bad(e.Range(), fmt.Sprintf("source.%s holds the ownership marks.", MarkField))
+		default:
+			l.Ignore = append(l.Ignore, p)
+		}
+	}
+}
+
+// Removed is a removed block, as Terraform 1.7's: an object the project
+// owns that no block declares any more, let go of (Destroy false: its
+// marks are taken off and it is left live, as if made by hand) or
+// deleted (Destroy true, the default), which a protection refuses.
+type Removed struct {
+	Kind string // a kind of Kinds
+	Name string // as an import's
+	// Destroy is the lifecycle block's destroy: true unless it says false.
+	Destroy   bool
+	FromRange hcl.Range
+	DeclRange hcl.Range
+}
+
+// Addr renders the address as the CLI prints it.
+func (r *Removed) Addr() string { return FormatAddr(r.Kind, r.Name) }
+
+var removedSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "from", Required: true}, {Name: "for_each"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "lifecycle"}},
+}
+
+var removedLifecycleSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "destroy", Required: true}}}
+
+// removedBlocks decodes removed { from = <address>  lifecycle { destroy =
+// false } }, one per element with for_each.
+func (d *decoder) removedBlocks(b *hcl.Block) []*Removed {
+	c := d.content(b.Body, removedSchema)
+	attr, ok := c.Attributes["from"]
+	if !ok {
+		return nil
+	}
+	destroy := true
+	for i, lb := range c.Blocks.OfType("lifecycle") {
+		if i > 0 {
+			d.diags = append(d.diags, duplicate("Duplicate lifecycle block", "lifecycle block", lb.DefRange, c.Blocks.OfType("lifecycle")[0].DefRange))
+			continue
+		}
+		lc, diags := lb.Body.Content(removedLifecycleSchema)
+		d.diags = append(d.diags, diags...)
+		if a, ok := lc.Attributes["destroy"]; ok {
+			v, vdiags := a.Expr.Value(nil)
+			if vdiags.HasErrors() || v.Type() != cty.Bool || v.IsNull() {
+				d.errorf(a.Expr.Range(), a.Range, "Invalid destroy", "destroy is true (the object is deleted) or false (it is left live without provision's marks), written as such.")
+				continue
+			}
+			destroy = v.True()
+		}
+	}
+	var out []*Removed
+	d.eachOf(b, c, func() {
+		if kind, name, ok := d.address(b, attr, "removed"); ok {
+			out = append(out, &Removed{Kind: kind, Name: name, Destroy: destroy, FromRange: attr.Expr.Range(), DeclRange: b.DefRange})
+		}
+	})
+	return out
+}
+
+// checkRemoved reports removed blocks that name an object still declared,
+// and two that name one object.
+func (d *decoder) checkRemoved(cfg *Config, removed []*Removed) {
+	seen := map[string]*Removed{}
+	for _, r := range removed {
+		if prev, dup := seen[r.Addr()]; dup {
+			d.diags = append(d.diags, duplicate("Duplicate removed block", fmt.Sprintf("removed block of %s", r.Addr()), r.FromRange, prev.FromRange))
+			continue
+		}
+		seen[r.Addr()] = r
+		k, _ := kindOf(r.Kind)
+		if slices.ContainsFunc(k.declared(cfg), func(p [2]string) bool { return p[1] == r.Name }) {
+			d.errorf(r.FromRange, r.DeclRange, "Removed object still declared",
+				"%s is named by this removed block and declared by a %s %q. A removed block is for an object no block declares any more: remove its declaration, or this block.", r.Addr(), k.block, r.Name)
+			continue
+		}
+		cfg.Removed = append(cfg.Removed, r)
+	}
+}
+
+// RemovedOf is the removed block that names the object of kind and name;
+// nil when none does.
+func (cfg *Config) RemovedOf(kind, name string) *Removed {
+	i := slices.IndexFunc(cfg.Removed, func(r *Removed) bool { return r.Kind == kind && r.Name == name })
+	if i < 0 {
+		return nil
+	}
+	return cfg.Removed[i]
+}
