@@ -284,6 +284,11 @@ func TestOwnershipSurvivesPeople(t *testing.T) {
 		t.Errorf("the forgotten index keeps its marks: %v", meta)
 	}
 
+	// The removed blocks have done their work: each says so, and nothing is planned.
+	if got := planned(); len(got) != 0 || len(last.Diagnostics) != 4 {
+		t.Errorf("after the forget, the removed blocks plan %q with %d warnings, want none and 4", got, len(last.Diagnostics))
+	}
+
 	// 6. Without the removed blocks, the objects are made by hand now: no
 	// plan changes them.
 	write(ownershipSpec("", 0, "", "service", "key", "document", "index"))

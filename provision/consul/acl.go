@@ -83,8 +83,19 @@ func Permissions(cfg *schema.Config, deleting []string, node string) []Permissio
 			out = append(out, Permission{Resource: "key_prefix", Segment: p, Access: "write", Why: "the keys the specs declare under " + strconv.Quote(p), at: k.DeclRange.Ptr()})
 		}
 	}
+	removedKeys := false
+	for _, r := range cfg.Removed {
+		if r.Kind != "key" {
+			continue
+		}
+		removedKeys = true
+		if p := (&schema.Key{Path: r.Name}).Prefix(); !prefixes[p] {
+			prefixes[p] = true
+			out = append(out, Permission{Resource: "key_prefix", Segment: p, Access: "write", Why: "the keys removed blocks name under " + strconv.Quote(p), at: r.DeclRange.Ptr()})
+		}
+	}
 	at := cfg.ProjectRange.Ptr()
-	if len(cfg.Keys) > 0 {
+	if len(cfg.Keys) > 0 || removedKeys {
 		out = append(out, Permission{Resource: "key_prefix", Segment: KeysPrefix + cfg.Project + "/", Access: "write", Why: "the records of the project's keys", at: at})
 	}
 	out = append(out,

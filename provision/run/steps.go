@@ -163,6 +163,28 @@ func (r *Run) read(ctx context.Context) hcl.Diagnostics {
 	return diags
 }
 
+// idleRemovals warns of each removed block whose object the plan neither
+// deletes nor forgets: it is not live, or not the project's (forgotten
+// already, or made by hand), so the block has done its work or names
+// nothing.
+func idleRemovals(removed []*schema.Removed, p *plans.Plan) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, rb := range removed {
+		if slices.ContainsFunc(p.Changes, func(c *plans.Change) bool { return c.Addr.Kind == rb.Kind && c.Addr.Name == rb.Name }) {
+			continue
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Removed block with nothing to do",
+			Detail: fmt.Sprintf("No live object the project owns is %s, so this removed block neither deletes nor forgets anything: "+
+				"it was forgotten or deleted already (the block can go now), made by hand, or the address is wrong.", rb.Addr()),
+			Subject: rb.FromRange.Ptr(),
+			Context: rb.DeclRange.Ptr(),
+		})
+	}
+	return diags
+}
+
 // mode is what the run's plan is for: destroy removes what the project
 // owns, every other run converges.
 func (r *Run) mode() plans.Mode {
@@ -183,7 +205,7 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 		return diags
 	}
 	r.Plan = p
-	diags = append(r.Warnings, diags...)
+	diags = append(append(r.Warnings, diags...), idleRemovals(r.Config.Removed, p)...)
 	if k := r.Opened.Cluster; k != nil {
 		diags = append(diags, k.Forgotten(r.Live.Record, p.Project, p.Backends)...)
 	}

@@ -98,6 +98,8 @@ func (r *renderer) change(c *plans.Change) {
 		r.object(after, plans.Create, 6)
 	case plans.Delete:
 		r.object(before, plans.Delete, 6)
+	case plans.Forget: // left live as it is: only the marks go, which no view shows
+		r.object(before, plans.NoOp, 6)
 	default: // an import shows what it changes besides the marks, as an update
 		r.objectDiff(before, after, 6)
 	}
