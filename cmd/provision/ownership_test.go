@@ -150,7 +150,9 @@ func TestOwnershipSurvivesPeople(t *testing.T) {
 		}
 		return string(pairs[0].Value), pairs[0].Flags, true
 	}
-	record := func() string { return consulDo(t, agent.Addr, "GET", "/v1/kv/provision/keys/own/apps/own/limits?raw", "") }
+	record := func() string {
+		return consulDo(t, agent.Addr, "GET", "/v1/kv/provision/keys/own/apps/own/limits?raw", "")
+	}
 
 	// 1. Applied: the protection is written on each live object.
 	write(ownershipSpec("Edge", 18600, ""))

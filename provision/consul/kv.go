@@ -355,7 +355,9 @@ func (kv *KV) Plan(s plans.State, mode plans.Mode) (provision.Planned, hcl.Diagn
 			Addr: kv.addr(path), Backend: "kv", Before: adapter.RawJSON(keyView(e.Value, false, e.Flags)),
 			Delete: []plans.Request{{Method: "DELETE", Path: "/v1/kv/" + escapePath(path) + "?cas=" + strconv.FormatUint(e.ModifyIndex, 10), Header: map[string]string{"Accept": "application/json"}}, kv.deleteRecord(path)},
 			// The value is written again as it is, with the flags less the mark.
-			Forget:    func() []plans.Request { return []plans.Request{putKey(path, e.Value, e.Flags&0xffffffff, e.ModifyIndex), kv.deleteRecord(path)} },
+			Forget: func() []plans.Request {
+				return []plans.Request{putKey(path, e.Value, e.Flags&0xffffffff, e.ModifyIndex), kv.deleteRecord(path)}
+			},
 			Protected: lc.Protects(st.Records[path].Protected),
 			Removed:   kv.removed(path),
 		}))
@@ -411,7 +413,9 @@ func (kv *KV) planKey(st kvState, k *schema.Key) (*plans.Change, hcl.Diagnostics
 			d.Requests = write(live.ModifyIndex, importing || len(changed) > 0)
 			return d
 		},
-		Mark:     func() []plans.Request { return []plans.Request{kv.putRecord(want.Path, recordValue{Protected: protect})} },
+		Mark: func() []plans.Request {
+			return []plans.Request{kv.putRecord(want.Path, recordValue{Protected: protect})}
+		},
 		Imported: "made outside provision; written again in place with the ownership mark in its flags, and recorded",
 	})
 }
