@@ -223,6 +223,10 @@ func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
 			return bad("Reference to undeclared document",
 				"No document %q %q {} block is declared, so document.%s.%s names nothing.", name, label, name, label)
 		}
+	case "path":
+		if name != "module" && name != "root" {
+			return bad("Invalid path reference", "path.module is the directory of the module the expression is in, path.root that of the root specs, both named from the root specs' directory; there is no path.%s.", name)
+		}
 	case "each":
 		if d.each == nil {
 			return bad("Reference to \"each\" in a block without for_each",
@@ -233,7 +237,7 @@ func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
 		}
 	default:
 		return bad("Unknown reference",
-			"There is nothing named %q here; an expression can refer to input variables (var.<name>), local values (local.<name>) and, inside a block with for_each, each.key and each.value.", root)
+			"There is nothing named %q here; an expression can refer to input variables (var.<name>), local values (local.<name>), path.module and path.root and, inside a block with for_each, each.key and each.value.", root)
 	}
 	return nil
 }

@@ -6,10 +6,12 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
+	ctyyaml "github.com/zclconf/go-cty-yaml"
 )
 
-// Functions is the fixed table of functions a spec may call, by name.
-// Every one is a library's: cty's stdlib, hcl's try and can, typeexpr's
+// Functions is the fixed table of functions a spec may call, by name, but
+// those that read the specs' own files (FileFunctions). Every one is a
+// library's: cty's stdlib and yaml, hcl's try and can, typeexpr's
 // convert. None reads the clock, the environment, a file or a random
 // source, so that the same specs always make the same plan. Where tools
 // differ on a name, Terraform's meaning wins: reverse reverses a list
@@ -80,6 +82,8 @@ var Functions = map[string]function.Function{
 	"csvdecode":  stdlib.CSVDecodeFunc,
 	"jsondecode": stdlib.JSONDecodeFunc,
 	"jsonencode": stdlib.JSONEncodeFunc,
+	"yamldecode": ctyyaml.YAMLDecodeFunc,
+	"yamlencode": ctyyaml.YAMLEncodeFunc,
 
 	// Types.
 	"tobool":   stdlib.MakeToFunc(cty.Bool),

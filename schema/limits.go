@@ -262,9 +262,9 @@ func (bg *budget) checkSize(v cty.Value, at hcl.Range) hcl.Diagnostics {
 // against bg, and the functions whose result can be far larger than
 // their arguments (setproduct, format, replace, ...) refused
 // before they run when it would be too large.
-func (bg *budget) functions() map[string]function.Function {
-	out := make(map[string]function.Function, len(Functions))
-	for name, f := range Functions {
+func (bg *budget) functions(table map[string]function.Function) map[string]function.Function {
+	out := make(map[string]function.Function, len(table))
+	for name, f := range table {
 		switch name {
 		case "try", "can", "convert":
 			// They return what their arguments made, counted there.

@@ -122,11 +122,12 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 		}
 	}
 	diags = append(diags, assignValues(cfg.Variables, in, p.p.ParseHCLFile)...)
-	diags = append(diags, validate(cfg.Variables, bg.functions())...)
+	functions := bg.functions(newSpecFiles(filepath.Dir(paths[0])).functions(Functions))
+	diags = append(diags, validate(cfg.Variables, functions)...)
 	var ldiags hcl.Diagnostics
 	cfg.Locals, ldiags = decodeLocals(localsBlocks)
 	diags = append(diags, ldiags...)
-	d := &decoder{ctx: evalContext(cfg.Variables, bg.functions()), vars: cfg.Variables, locals: cfg.Locals, bg: bg}
+	d := &decoder{ctx: evalContext(cfg.Variables, functions), vars: cfg.Variables, locals: cfg.Locals, bg: bg}
 	d.evalLocals(cfg.Locals)
 
 	proxy, imports, removed := d.topLevel(cfg, contents)

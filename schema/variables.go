@@ -346,5 +346,8 @@ func evalContext(vars map[string]*Variable, functions map[string]function.Functi
 			vals[name] = cty.DynamicVal
 		}
 	}
-	return &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(vals)}, Functions: functions}
+	// path.root and path.module: the specs' files are named from the root
+	// directory of the specs (file, fileset, templatefile).
+	paths := cty.ObjectVal(map[string]cty.Value{"root": cty.StringVal("."), "module": cty.StringVal(".")})
+	return &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(vals), "path": paths}, Functions: functions}
 }

@@ -1,0 +1,322 @@
+package schema
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+	"github.com/zclconf/go-cty/cty/function/stdlib"
+)
+
+// FileFunctions are the functions that read files: only the specs' own,
+// under the directory of the root spec files, so that a plan depends on
+// nothing but the specs (and snapshot, plan -snapshot and provision test
+// stay offline and deterministic).
+var FileFunctions = []string{"file", "fileexists", "fileset", "templatefile"}
+
+// specFiles reads the files the specs name. Paths are relative to the
+// root directory of the specs (path.root is "."; path.module is a
+// module's directory from there); a path that resolves outside it, by
+// "..", an absolute path or a symbolic link, is an error, and no error
+// shows what a file holds.
+type specFiles struct {
+	root string // absolute, symbolic links resolved
+	// read is the text of each file read, by its text, for jsondecode to
+	// name the file and line of JSON that does not parse.
+	mu   sync.Mutex
+	read map[string]string
+}
+
+func newSpecFiles(dir string) *specFiles {
+	root, err := filepath.Abs(dir)
+	if err == nil {
+		if r, err := filepath.EvalSymlinks(root); err == nil {
+			root = r
+		}
+	}
+	return &specFiles{root: root, read: map[string]string{}}
+}
+
+// resolve is the file or directory at p under the root, or why not.
+func (f *specFiles) resolve(p string) (string, error) {
+	if filepath.IsAbs(p) {
+		return "", fmt.Errorf("%q is an absolute path; a spec reads only files under its own directory, named relative to it (path.module, path.root)", p)
+	}
+	full := filepath.Join(f.root, filepath.FromSlash(p))
+	if !under(f.root, full) {
+		return "", fmt.Errorf("%q is outside the directory of the specs; a spec reads only its own files", p)
+	}
+	real, err := filepath.EvalSymlinks(full)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return full, err
+	case err != nil:
+		return "", fmt.Errorf("%q cannot be read: %v", p, unwrapPath(err))
+	case !under(f.root, real):
+		return "", fmt.Errorf("%q is a symbolic link to outside the directory of the specs; a spec reads only its own files", p)
+	}
+	return real, nil
+}
+
+func under(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// unwrapPath is err without the absolute path a *PathError names.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// text reads the file at p: UTF-8 text of at most MaxStringBytes.
+func (f *specFiles) text(p string) (string, error) {
+	full, err := f.resolve(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("no file %q under the directory of the specs", p)
+	}
+	if err != nil {
+		return "", err
+	}
+	info, err := os.Stat(full)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%q cannot be read: %v", p, unwrapPath(err))
+	case info.IsDir():
+		return "", fmt.Errorf("%q is a directory, not a file", p)
+	case info.Size() > MaxStringBytes:
+		return "", fmt.Errorf("%q holds %d bytes, more than one load of the specs reads (MaxStringBytes, %d MiB)", p, info.Size(), MaxStringBytes>>20)
+	}
+	b, err := os.ReadFile(full)
+	if err != nil {
+		return "", fmt.Errorf("%q cannot be read: %v", p, unwrapPath(err))
+	}
+	if !utf8.Valid(b) {
+		return "", fmt.Errorf("%q is not UTF-8 text", p)
+	}
+	s := string(b)
+	f.mu.Lock()
+	f.read[s] = p
+	f.mu.Unlock()
+	return s, nil
+}
+
+// origin is the file a string was read from; "" when it was not.
+func (f *specFiles) origin(s string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.read[s]
+}
+
+// functions adds the file functions, and a jsondecode that names the
+// file and line of what does not parse, to table.
+func (f *specFiles) functions(table map[string]function.Function) map[string]function.Function {
+	out := make(map[string]function.Function, len(table)+len(FileFunctions))
+	for k, v := range table {
+		out[k] = v
+	}
+	onePath := []function.Parameter{{Name: "path", Type: cty.String}}
+	out["file"] = function.New(&function.Spec{
+		Description: "The text of a file of the specs.",
+		Params:      onePath,
+		Type:        function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			s, err := f.text(args[0].AsString())
+			if err != nil {
+				return cty.NilVal, err
+			}
+			return cty.StringVal(s), nil
+		},
+	})
+	out["fileexists"] = function.New(&function.Spec{
+		Description: "Whether a file of the specs exists.",
+		Params:      onePath,
+		Type:        function.StaticReturnType(cty.Bool),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			full, err := f.resolve(args[0].AsString())
+			if errors.Is(err, fs.ErrNotExist) {
+				return cty.False, nil
+			}
+			if err != nil {
+				return cty.NilVal, err
+			}
+			info, err := os.Stat(full)
+			return cty.BoolVal(err == nil && info.Mode().IsRegular()), nil
+		},
+	})
+	out["fileset"] = function.New(&function.Spec{
+		Description: "The files under a directory of the specs whose paths match a pattern (*, ?, [...] within a name; ** across directories).",
+		Params:      []function.Parameter{{Name: "path", Type: cty.String}, {Name: "pattern", Type: cty.String}},
+		Type:        function.StaticReturnType(cty.Set(cty.String)),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			return f.fileset(args[0].AsString(), args[1].AsString())
+		},
+	})
+	out["templatefile"] = function.New(&function.Spec{
+		Description: "A file of the specs rendered as a template, with the variables of an object.",
+		Params:      []function.Parameter{{Name: "path", Type: cty.String}, {Name: "vars", Type: cty.DynamicPseudoType}},
+		Type:        function.StaticReturnType(cty.DynamicPseudoType),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			inner := maps.Clone(out)
+			delete(inner, "templatefile") // a template renders no template: no recursion
+			return f.template(args[0].AsString(), args[1], inner)
+		},
+	})
+	// jsondecode's type is its value's, so the JSON is parsed to find it.
+	where := func(args []cty.Value, err error) error {
+		if err != nil && args[0].IsKnown() && !args[0].IsNull() && !args[0].IsMarked() {
+			if from := f.origin(args[0].AsString()); from != "" {
+				return jsonError(from, args[0].AsString())
+			}
+		}
+		return err
+	}
+	out["jsondecode"] = function.New(&function.Spec{
+		Description: stdlib.JSONDecodeFunc.Description(),
+		Params:      stdlib.JSONDecodeFunc.Params(),
+		Type: func(args []cty.Value) (cty.Type, error) {
+			t, err := stdlib.JSONDecodeFunc.ReturnTypeForValues(args)
+			return t, where(args, err)
+		},
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			v, err := stdlib.JSONDecodeFunc.Call(args)
+			return v, where(args, err)
+		},
+	})
+	return out
+}
+
+// jsonError says where the JSON text of the file from does not parse.
+func jsonError(from, text string) error {
+	var v any
+	err := json.Unmarshal([]byte(text), &v)
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return fmt.Errorf("%s does not hold one JSON value: %v", from, err)
+	}
+	at := max(se.Offset-1, 0) // the offending byte: Offset bytes were read
+	line := 1 + strings.Count(text[:at], "\n")
+	col := int(at) - strings.LastIndex(text[:at], "\n")
+	return fmt.Errorf("%s:%d,%d: the JSON does not parse: %v", from, line, col, se)
+}
+
+// fileset lists the files under dir whose paths (from dir, with "/")
+// match pattern, as Terraform's fileset.
+func (f *specFiles) fileset(dir, pattern string) (cty.Value, error) {
+	full, err := f.resolve(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cty.SetValEmpty(cty.String), nil
+	}
+	if err != nil {
+		return cty.NilVal, err
+	}
+	re, err := globRegexp(pattern)
+	if err != nil {
+		return cty.NilVal, fmt.Errorf("the pattern %q: %v", pattern, err)
+	}
+	var found []cty.Value
+	err = filepath.WalkDir(full, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || !e.Type().IsRegular() {
+			return err
+		}
+		rel, _ := filepath.Rel(full, p)
+		if rel = filepath.ToSlash(rel); re.MatchString(rel) {
+			found = append(found, cty.StringVal(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		return cty.NilVal, fmt.Errorf("%q cannot be listed: %v", dir, unwrapPath(err))
+	}
+	if len(found) == 0 {
+		return cty.SetValEmpty(cty.String), nil
+	}
+	return cty.SetVal(found), nil
+}
+
+// globRegexp turns a glob into a regular expression of whole paths: *
+// and ? within one name, [...] a class, ** any number of directories.
+func globRegexp(pattern string) (*regexp.Regexp, error) {
+	if _, err := path.Match(strings.ReplaceAll(pattern, "**", "*"), ""); err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; {
+		case strings.HasPrefix(pattern[i:], "**/"):
+			b.WriteString("(?:.*/)?")
+			i += 2
+		case strings.HasPrefix(pattern[i:], "**"):
+			b.WriteString(".*")
+			i++
+		case c == '*':
+			b.WriteString("[^/]*")
+		case c == '?':
+			b.WriteString("[^/]")
+		case c == '[':
+			j := strings.IndexByte(pattern[i:], ']')
+			b.WriteString(strings.Replace(pattern[i:i+j+1], "[!", "[^", 1))
+			i += j
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString("$")
+	return regexp.Compile(b.String())
+}
+
+// template renders the file at p as an HCL template with vars, an object
+// or a map, and the functions of the specs.
+func (f *specFiles) template(p string, vars cty.Value, functions map[string]function.Function) (cty.Value, error) {
+	text, err := f.text(p)
+	if err != nil {
+		return cty.NilVal, err
+	}
+	if !vars.Type().IsObjectType() && !vars.Type().IsMapType() {
+		return cty.NilVal, fmt.Errorf("the variables of a template are an object, as { name = \"edge\" }")
+	}
+	expr, diags := hclsyntax.ParseTemplate([]byte(text), p, hcl.InitialPos)
+	if diags.HasErrors() {
+		return cty.NilVal, fmt.Errorf("%s", diags.Errs()[0])
+	}
+	values := map[string]cty.Value{}
+	for it := vars.ElementIterator(); it.Next(); {
+		k, v := it.Element()
+		values[k.AsString()] = v
+	}
+	for _, tr := range expr.Variables() {
+		if _, ok := values[tr.RootName()]; !ok {
+			names := slices.Sorted(func(yield func(string) bool) {
+				for k := range values {
+					if !yield(k) {
+						return
+					}
+				}
+			})
+			return cty.NilVal, fmt.Errorf("%s refers to %q, which the variables (%s) do not hold", p, tr.RootName(), strings.Join(names, ", "))
+		}
+	}
+	v, diags := expr.Value(&hcl.EvalContext{Variables: values, Functions: functions})
+	if diags.HasErrors() {
+		return cty.NilVal, fmt.Errorf("%s", diags.Errs()[0])
+	}
+	return v, nil
+}

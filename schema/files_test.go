@@ -1,0 +1,100 @@
+package schema_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/provision-dev/provision/schema"
+)
+
+// writeTree writes files (path from root: content) under a new directory.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for p, content := range files {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// TestFileFunctions: file, fileexists, fileset, templatefile and
+// yamldecode read the specs' own files, named from the specs' directory.
+func TestFileFunctions(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"specs/main.hcl": `project = "ft"
+
+locals {
+  objs = fileset(path.module, "dash/**/*.json")
+}
+
+key "apps/ft/x" {
+  value = {
+    objs   = local.objs
+    parsed = { for p in local.objs : p => jsondecode(file("${path.module}/${p}")) }
+    t      = templatefile("dash/t.tpl", { name = "edge" })
+    y      = yamldecode(file("dash/c.yaml"))
+    ex     = [fileexists("dash/a.json"), fileexists("dash/none.json")]
+  }
+}
+`,
+		"specs/dash/a.json":     `{"title": "A"}`,
+		"specs/dash/sub/b.json": `{"title": "B", "n": [1, 2]}`,
+		"specs/dash/t.tpl":      "hello ${name}",
+		"specs/dash/c.yaml":     "a: 1\nb: [x, z]\n",
+		"specs/dash/skip.txt":   "not json",
+	})
+	cfg, diags := schema.NewParser().LoadDir(filepath.Join(root, "specs"), schema.Inputs{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	want := `{"ex":[true,false],"objs":["dash/a.json","dash/sub/b.json"],"parsed":{"dash/a.json":{"title":"A"},"dash/sub/b.json":{"n":[1,2],"title":"B"}},"t":"hello edge","y":{"a":1,"b":["x","z"]}}`
+	if got := cfg.Keys[0].Value; got != want {
+		t.Errorf("value:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestFileFunctionsConfined: a path outside the specs' directory, by
+// "..", an absolute path or a symbolic link, is an error at its range
+// that never shows the file's text; so is JSON that does not parse, with
+// its file and line.
+func TestFileFunctionsConfined(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"secret.txt":    "s3cr3t-value",
+		"specs/bad.json": "{\n  \"a\": 1,\n  oops\n}\n",
+		"specs/bad.tpl":  "${",
+	})
+	if err := os.Symlink(filepath.Join(root, "secret.txt"), filepath.Join(root, "specs", "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ expr, want string }{
+		{`file("../secret.txt")`, "is outside the directory of the specs"},
+		{`file("` + filepath.Join(root, "secret.txt") + `")`, "is an absolute path"},
+		{`file("link.txt")`, "is a symbolic link to outside the directory of the specs"},
+		{`file("none.txt")`, `no file "none.txt" under the directory of the specs`},
+		{`fileset("..", "*.txt")`, "is outside the directory of the specs"},
+		{`jsondecode(file("bad.json"))`, "bad.json:3,3: the JSON does not parse"},
+		{`templatefile("bad.tpl", {})`, "bad.tpl:1,3"},
+	} {
+		spec := "project = \"ft\"\n\nkey \"apps/ft/x\" {\n  value = " + tt.expr + "\n}\n"
+		if err := os.WriteFile(filepath.Join(root, "specs", "main.hcl"), []byte(spec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, diags := schema.NewParser().LoadDir(filepath.Join(root, "specs"), schema.Inputs{})
+		if !diags.HasErrors() {
+			t.Errorf("%s: no error", tt.expr)
+			continue
+		}
+		d := diags.Errs()[0].Error()
+		if !strings.Contains(d, tt.want) || !strings.Contains(d, "main.hcl:4,11") || strings.Contains(d, "s3cr3t") {
+			t.Errorf("%s: %s; want %q at main.hcl:4,11, without the file's text", tt.expr, d, tt.want)
+		}
+	}
+}
