@@ -67,7 +67,7 @@ key "apps/ft/x" {
 // its file and line.
 func TestFileFunctionsConfined(t *testing.T) {
 	root := writeTree(t, map[string]string{
-		"secret.txt":    "s3cr3t-value",
+		"secret.txt":     "s3cr3t-value",
 		"specs/bad.json": "{\n  \"a\": 1,\n  oops\n}\n",
 		"specs/bad.tpl":  "${",
 	})

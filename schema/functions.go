@@ -3,10 +3,10 @@ package schema
 import (
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	ctyyaml "github.com/zclconf/go-cty-yaml"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
-	ctyyaml "github.com/zclconf/go-cty-yaml"
 )
 
 // Functions is the fixed table of functions a spec may call, by name, but
