@@ -34,6 +34,8 @@ type Config struct {
 	Imports []*Import
 	// Removed are the removed blocks.
 	Removed []*Removed
+	// Outputs are the root's output blocks.
+	Outputs []*Output
 }
 
 // MetaPrefix starts the Consul meta keys provision writes to mark what it
@@ -111,6 +113,9 @@ type Service struct {
 	IDRange    hcl.Range // the id attribute, or the label when id is absent
 	Import     *Import   // the import block that takes it over, if any
 	Lifecycle  Lifecycle
+	// Module is the module instance that declares it, as addresses write
+	// it (module.gated["a"]); empty in the root.
+	Module string
 	// Instance is the for_each key the service was made for; nil for a
 	// block without for_each.
 	Instance *Instance
@@ -180,6 +185,7 @@ type Index struct {
 	NameRange     hcl.Range
 	Import        *Import // the import block that takes it over, if any
 	Lifecycle     Lifecycle
+	Module        string // as Service.Module
 	// Instance is the for_each key the index was made for; nil for a
 	// block without for_each.
 	Instance *Instance

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+	"github.com/zclconf/go-cty/cty/function"
 )
 
 // decoder evaluates attribute expressions against the declared variables
@@ -28,6 +29,12 @@ type decoder struct {
 	// docs is document.<type>.<label> while documents' sources are
 	// decoded; cty.NilVal before.
 	docs cty.Value
+	// parser reads modules' files, files the files the functions read;
+	// modules are the modules read, by directory; functions the table.
+	parser    *Parser
+	files     *specFiles
+	modules   map[string]*moduleFiles
+	functions map[string]function.Function
 }
 
 // evaluate is expr's value in the decoder's context, refused when it is
@@ -177,6 +184,16 @@ func (d *decoder) checkRefs(expr hcl.Expression) bool {
 	return ok
 }
 
+// lookup is the variable name of ctx or of a context it is within.
+func lookup(ctx *hcl.EvalContext, name string) (cty.Value, bool) {
+	for ; ctx != nil; ctx = ctx.Parent() {
+		if v, ok := ctx.Variables[name]; ok {
+			return v, true
+		}
+	}
+	return cty.NilVal, false
+}
+
 func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
 	bad := func(summary, format string, args ...any) *hcl.Diagnostic {
 		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: tr.SourceRange().Ptr()}
@@ -222,6 +239,16 @@ func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
 		if !d.docs.Type().HasAttribute(name) || !d.docs.GetAttr(name).Type().HasAttribute(label) {
 			return bad("Reference to undeclared document",
 				"No document %q %q {} block is declared, so document.%s.%s names nothing.", name, label, name, label)
+		}
+	case "module":
+		outputs, known := lookup(d.ctx, "module")
+		if !known || name == "" || !outputs.Type().HasAttribute(name) {
+			return bad("Reference to undeclared module",
+				"No module %q {} block is called here, or its outputs are not known yet: module.<name>.<output> may be used in output blocks, after every object of the module that calls it.", name)
+		}
+	case "count":
+		if _, known := lookup(d.ctx, "count"); !known || name != "index" {
+			return bad("Invalid count reference", "count.index exists only in a module block that sets count: it is the instance's number, from 0.")
 		}
 	case "path":
 		if name != "module" && name != "root" {

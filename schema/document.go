@@ -38,6 +38,7 @@ type Document struct {
 	Instance                                    *Instance
 	Import                                      *Import
 	Lifecycle                                   Lifecycle
+	Module                                      string // as Service.Module
 }
 
 // Path is the document's place, as Elasticsearch's API names it:
@@ -468,7 +469,7 @@ func (d *decoder) checkDocuments(cfg *Config) {
 			continue
 		}
 		if prev, dup := byPath[doc.Path()]; dup {
-			d.diags = append(d.diags, duplicate("Duplicate document", fmt.Sprintf("document %s", doc.Path()), doc.IDRange, prev.IDRange))
+			d.diags = append(d.diags, duplicateIn("Duplicate document", fmt.Sprintf("document %s", doc.Path()), doc.IDRange, prev.IDRange, doc.Module, prev.Module))
 			continue
 		}
 		byPath[doc.Path()] = doc

@@ -28,6 +28,7 @@ type Key struct {
 	DeclRange hcl.Range
 	Import    *Import
 	Lifecycle Lifecycle
+	Module    string // as Service.Module
 	// Instance is the for_each instance the key is, nil when its block
 	// has no for_each.
 	Instance *Instance
@@ -126,7 +127,7 @@ func (d *decoder) checkKeys(cfg *Config) {
 	seen := map[string]*Key{}
 	for _, k := range cfg.Keys {
 		if prev, dup := seen[k.Path]; dup {
-			d.diags = append(d.diags, duplicate("Duplicate key block", fmt.Sprintf("key %q", k.Path), k.PathRange, prev.PathRange))
+			d.diags = append(d.diags, duplicateIn("Duplicate key block", fmt.Sprintf("key %q", k.Path), k.PathRange, prev.PathRange, k.Module, prev.Module))
 			continue
 		}
 		seen[k.Path] = k

@@ -1,12 +1,14 @@
 package schema
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -69,6 +71,8 @@ var loaderBlocks = []hcl.BlockHeaderSchema{
 	{Type: "removed"},
 	{Type: "traefik", LabelNames: []string{"name"}},
 	{Type: "document", LabelNames: []string{"type", "name"}},
+	{Type: "module", LabelNames: []string{"name"}},
+	{Type: "output", LabelNames: []string{"name"}},
 }
 
 var projectName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
@@ -122,37 +126,25 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 		}
 	}
 	diags = append(diags, assignValues(cfg.Variables, in, p.p.ParseHCLFile)...)
-	functions := bg.functions(newSpecFiles(filepath.Dir(paths[0])).functions(Functions))
+	files := newSpecFiles(filepath.Dir(paths[0]))
+	functions := bg.functions(files.functions(Functions))
 	diags = append(diags, validate(cfg.Variables, functions)...)
 	var ldiags hcl.Diagnostics
 	cfg.Locals, ldiags = decodeLocals(localsBlocks)
 	diags = append(diags, ldiags...)
-	d := &decoder{ctx: evalContext(cfg.Variables, functions), vars: cfg.Variables, locals: cfg.Locals, bg: bg}
+	d := &decoder{ctx: evalContext(cfg.Variables, functions), vars: cfg.Variables, locals: cfg.Locals, bg: bg,
+		parser: p, files: files, modules: map[string]*moduleFiles{}, functions: functions}
 	d.evalLocals(cfg.Locals)
 
 	proxy, imports, removed := d.topLevel(cfg, contents)
-	var serviceBlocks, indexBlocks, documentBlocks []*hcl.Block
-	for _, c := range contents {
-		serviceBlocks = append(serviceBlocks, c.Blocks.OfType("service")...)
-		indexBlocks = append(indexBlocks, c.Blocks.OfType("index")...)
-		documentBlocks = append(documentBlocks, c.Blocks.OfType("document")...)
-	}
-	cfg.Services = d.serviceBlocks(d.expand(serviceBlocks))
-	cfg.Indices = d.indexBlocks(d.expand(indexBlocks))
-	cfg.Documents = d.documentBlocks(d.expand(documentBlocks), cfg.Indices)
-	for _, k := range Kinds {
-		if k.decode == nil {
-			continue
+	d.objects(cfg, contents, "")
+	d.ctx.Variables["module"] = d.calls(cfg, contents, call{dir: "."})
+	for _, o := range d.outputs(contents) {
+		o.Value, _ = o.Value.UnmarkDeep()
+		if o.Sensitive && o.Value.IsWhollyKnown() {
+			d.secrets = append(d.secrets, stringLeaves(o.Value)...)
 		}
-		var blocks []*hcl.Block
-		for _, c := range contents {
-			blocks = append(blocks, c.Blocks.OfType(k.Name)...)
-		}
-		ctx := d.ctx
-		for _, u := range d.expand(blocks) {
-			d.instance(u, func() { k.decode(d, cfg, u) })
-		}
-		d.ctx, d.each = ctx, nil
+		cfg.Outputs = append(cfg.Outputs, o)
 	}
 
 	if cfg.ProjectRange.Filename == "" && !slices.ContainsFunc(diags, func(d *hcl.Diagnostic) bool { _, ok := d.Extra.(unparsed); return ok }) {
@@ -187,6 +179,54 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	diags = append(diags, bg.unreported(diags, cfg.ProjectRange)...)
 	sortDiagnostics(diags)
 	return cfg, diags
+}
+
+// objects decodes the services, indices, documents and keys of contents
+// (the root's, or a module instance's, whose addresses start with
+// prefix) into cfg.
+func (d *decoder) objects(cfg *Config, contents []*hcl.BodyContent, prefix string) {
+	var serviceBlocks, indexBlocks, documentBlocks []*hcl.Block
+	for _, c := range contents {
+		serviceBlocks = append(serviceBlocks, c.Blocks.OfType("service")...)
+		indexBlocks = append(indexBlocks, c.Blocks.OfType("index")...)
+		documentBlocks = append(documentBlocks, c.Blocks.OfType("document")...)
+	}
+	services := d.serviceBlocks(d.expand(serviceBlocks))
+	indices := d.indexBlocks(d.expand(indexBlocks))
+	cfg.Indices = append(cfg.Indices, indices...)
+	documents := d.documentBlocks(d.expand(documentBlocks), cfg.Indices)
+	keys := len(cfg.Keys)
+	for _, k := range Kinds {
+		if k.decode == nil {
+			continue
+		}
+		var blocks []*hcl.Block
+		for _, c := range contents {
+			blocks = append(blocks, c.Blocks.OfType(k.Name)...)
+		}
+		ctx := d.ctx
+		for _, u := range d.expand(blocks) {
+			d.instance(u, func() { k.decode(d, cfg, u) })
+		}
+		d.ctx, d.each = ctx, nil
+	}
+	if prefix != "" {
+		module := strings.TrimSuffix(prefix, ".")
+		for _, s := range services {
+			s.Module = module
+		}
+		for _, ix := range indices {
+			ix.Module = module
+		}
+		for _, doc := range documents {
+			doc.Module = module
+		}
+		for _, k := range cfg.Keys[keys:] {
+			k.Module = module
+		}
+	}
+	cfg.Services = append(cfg.Services, services...)
+	cfg.Documents = append(cfg.Documents, documents...)
 }
 
 // topLevel decodes the project attribute and the blocks of contents but
@@ -261,6 +301,22 @@ func duplicate(summary, what string, at, prev hcl.Range) *hcl.Diagnostic {
 		Summary:  summary,
 		Detail:   fmt.Sprintf("The %s was already declared at %s. Each may be declared only once across all spec files; remove or rename one of them.", what, prev),
 		Subject:  at.Ptr(),
+	}
+}
+
+// duplicateIn is duplicate for objects that modules may declare: it names
+// the module instances that declare the same live object.
+func duplicateIn(summary, what string, at, prev hcl.Range, module, prevModule string) *hcl.Diagnostic {
+	if module == "" && prevModule == "" {
+		return duplicate(summary, what, at, prev)
+	}
+	by := func(m string) string { return cmp.Or(m, "the root specs") }
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail: fmt.Sprintf("The %s is declared by %s (here) and by %s (at %s): two declarations of one live object. Give each instance its own, from the module's inputs (an id, a name, a path).",
+			what, by(module), by(prevModule), prev),
+		Subject: at.Ptr(),
 	}
 }
 

@@ -486,7 +486,7 @@ func (d *decoder) checkIndices(cfg *Config) {
 					prev.Instance, ix.Instance, ix.Name)
 				continue
 			}
-			d.diags = append(d.diags, duplicate("Duplicate index", fmt.Sprintf("index %q on search %q", ix.Name, ix.Search), ix.NameRange, prev.NameRange))
+			d.diags = append(d.diags, duplicateIn("Duplicate index", fmt.Sprintf("index %q on search %q", ix.Name, ix.Search), ix.NameRange, prev.NameRange, ix.Module, prev.Module))
 			continue
 		}
 		indices[k] = ix

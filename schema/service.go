@@ -396,7 +396,7 @@ func (d *decoder) checkServices(cfg *Config) {
 					prev.Instance, s.Instance, s.Name, s.ID)
 				continue
 			}
-			d.diags = append(d.diags, duplicate("Duplicate service ID", fmt.Sprintf("service ID %q", s.ID), s.IDRange, prev.IDRange))
+			d.diags = append(d.diags, duplicateIn("Duplicate service ID", fmt.Sprintf("service ID %q", s.ID), s.IDRange, prev.IDRange, s.Module, prev.Module))
 			continue
 		}
 		ids[s.ID] = s

@@ -1,0 +1,181 @@
+package schema_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/schema"
+)
+
+var gatedModule = map[string]string{
+	"modules/gated-api/main.hcl": `variable "name" {
+  type = string
+}
+
+variable "port" {
+  type = number
+}
+
+variable "token" {
+  type      = string
+  default   = ""
+  sensitive = true
+}
+
+service "api" {
+  id   = var.name
+  port = var.port
+  meta = { team = "edge" }
+}
+
+key "limits" {
+  path  = "apps/${var.name}/limits"
+  value = { rate = 1 }
+}
+
+module "inner" {
+  source = "../inner"
+  name   = var.name
+}
+
+output "id" {
+  value = var.name
+}
+
+output "token" {
+  value     = var.token
+  sensitive = true
+}
+`,
+	"modules/inner/main.hcl": `variable "name" {
+  type = string
+}
+
+key "flag" {
+  path  = "apps/${var.name}/${path.module}"
+  value = "on"
+}
+`,
+}
+
+// TestModules: module blocks call a directory of specs once per instance
+// (for_each, count, or one), modules call modules, and each object is
+// addressed by the instance that declares it; root outputs see the
+// modules' outputs, and a sensitive one is a secret.
+func TestModules(t *testing.T) {
+	files := map[string]string{"main.hcl": `project = "mods"
+
+variable "token" {
+  type      = string
+  sensitive = true
+  default   = "t0k3n-value"
+}
+
+module "gated" {
+  for_each = { a = 18001, b = 18002 }
+  source   = "./modules/gated-api"
+  name     = "api-${each.key}"
+  port     = each.value
+  token    = var.token
+}
+
+module "many" {
+  count  = 2
+  source = "./modules/gated-api"
+  name   = "c${count.index}"
+  port   = 18100 + count.index
+}
+
+output "ids" {
+  value = [for k, m in module.gated : m.id]
+}
+
+output "token" {
+  value     = module.gated["a"].token
+  sensitive = true
+}
+`}
+	for k, v := range gatedModule {
+		files[k] = v
+	}
+	root := writeTree(t, files)
+	cfg, diags := schema.NewParser().LoadDir(root, schema.Inputs{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var got []string
+	for _, s := range cfg.Services {
+		got = append(got, s.Module+" service "+s.ID)
+	}
+	for _, k := range cfg.Keys {
+		got = append(got, k.Module+" key "+k.Path)
+	}
+	slices.Sort(got)
+	want := []string{
+		`module.gated["a"] key apps/api-a/limits`, `module.gated["a"] service api-a`,
+		`module.gated["a"].module.inner key apps/api-a/modules/inner`,
+		`module.gated["b"] key apps/api-b/limits`, `module.gated["b"] service api-b`,
+		`module.gated["b"].module.inner key apps/api-b/modules/inner`,
+		`module.many[0] key apps/c0/limits`, `module.many[0] service c0`, `module.many[0].module.inner key apps/c0/modules/inner`,
+		`module.many[1] key apps/c1/limits`, `module.many[1] service c1`, `module.many[1].module.inner key apps/c1/modules/inner`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+	var outputs []string
+	for _, o := range cfg.Outputs {
+		outputs = append(outputs, fmt.Sprintf("%s=%s sensitive=%t", o.Name, o.Value.GoString(), o.Sensitive))
+	}
+	if len(outputs) != 2 || !strings.Contains(outputs[0], `"api-a"`) || !strings.Contains(outputs[0], `"api-b"`) || !strings.Contains(outputs[1], "sensitive=true") {
+		t.Errorf("outputs: %q", outputs)
+	}
+	if !slices.Contains(cfg.Secrets, "t0k3n-value") {
+		t.Errorf("the sensitive input is not a secret of the specs: %q", cfg.Secrets)
+	}
+}
+
+// TestModulesBadInput: each mistake in a module call is one diagnostic
+// at its range, and nothing is planned.
+func TestModulesBadInput(t *testing.T) {
+	for _, tt := range []struct {
+		name, call string
+		extra      map[string]string
+		want       string // summary, and the file:line it is at
+	}{
+		{"missing source dir", `source = "./modules/none"`, nil, "Module not found at main.hcl:4"},
+		{"not local", `source = "github.com/x/y"`, nil, "Invalid module source at main.hcl:4"},
+		{"outside", `source = "../elsewhere"`, nil, "Module outside the specs at main.hcl:4"},
+		{"unknown input", "source = \"./modules/gated-api\"\n  name = \"x\"\n  port = 1\n  colour = \"red\"", nil, "Unsupported module input at main.hcl:7"},
+		{"missing input", "source = \"./modules/gated-api\"\n  name = \"x\"", nil, "Missing required module input at main.hcl:3"},
+		{"root-only block", `source = "./modules/bad"`, map[string]string{"modules/bad/main.hcl": "search \"t1\" {\n  url          = \"http://127.0.0.1:9200\"\n  cluster_name = \"t1\"\n}\n"}, "search block in a module at modules/bad/main.hcl:1"},
+		{"project", `source = "./modules/bad"`, map[string]string{"modules/bad/main.hcl": "project = \"x\"\n"}, "Project in a module at modules/bad/main.hcl:1"},
+		{"cycle", `source = "./modules/loop"`, map[string]string{"modules/loop/main.hcl": "module \"again\" {\n  source = \"./\"\n}\n"}, "Module cycle at modules/loop/main.hcl:2"},
+		{"same object twice", "for_each = toset([\"a\", \"b\"])\n  source = \"./modules/gated-api\"\n  name = \"same\"\n  port = 1", nil, "Duplicate service ID at modules/gated-api/main.hcl:16"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{"main.hcl": "project = \"mods\"\n\nmodule \"m\" {\n  " + tt.call + "\n}\n\noutput \"nothing\" {\n  value = module.m.none\n}\n"}
+			for k, v := range gatedModule {
+				files[k] = v
+			}
+			for k, v := range tt.extra {
+				files[k] = v
+			}
+			root := writeTree(t, files)
+			_, diags := schema.NewParser().LoadDir(root, schema.Inputs{})
+			var got []string
+			for _, d := range diags.Errs() {
+				d := d.(*hcl.Diagnostic)
+				rel, _ := filepath.Rel(root, d.Subject.Filename)
+				got = append(got, fmt.Sprintf("%s at %s:%d", d.Summary, filepath.ToSlash(rel), d.Subject.Start.Line))
+			}
+			if !slices.Contains(got, tt.want) {
+				t.Errorf("diagnostics %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
