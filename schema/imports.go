@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -15,6 +16,9 @@ import (
 type Import struct {
 	Kind string // a kind of Kinds: "service", "index", "document", "key"
 	Name string // the service ID, the index name, a document's <index>/<type>/<id>, a key's path
+	// Module is the module instance the address names, which must be the
+	// one that declares the object; empty when it names none.
+	Module string
 	// Declared is false when no block declares the object; that is only
 	// allowed with Inputs.GenerateConfig, which writes the declaration.
 	Declared  bool
@@ -23,7 +27,12 @@ type Import struct {
 }
 
 // Addr renders the address as the CLI prints it.
-func (i *Import) Addr() string { return FormatAddr(i.Kind, i.Name) }
+func (i *Import) Addr() string {
+	if i.Module != "" {
+		return i.Module + "." + FormatAddr(i.Kind, i.Name)
+	}
+	return FormatAddr(i.Kind, i.Name)
+}
 
 // At is where the import block names the object; nil for no import, so
 // that a declaration's Import can be passed as is.
@@ -64,8 +73,8 @@ func (d *decoder) importBlocks(b *hcl.Block) []*Import {
 	}
 	var out []*Import
 	d.eachOf(b, c, func() {
-		if kind, name, ok := d.address(b, attr, "import"); ok {
-			out = append(out, &Import{Kind: kind, Name: name, ToRange: attr.Expr.Range(), DeclRange: b.DefRange})
+		if kind, name, module, ok := d.address(b, attr, "import"); ok {
+			out = append(out, &Import{Kind: kind, Name: name, Module: module, ToRange: attr.Expr.Range(), DeclRange: b.DefRange})
 		}
 	})
 	return out
@@ -90,12 +99,12 @@ func (d *decoder) eachOf(b *hcl.Block, c *hcl.BodyContent, one func()) {
 }
 
 // address decodes the address an import block's to or a removed block's
-// from names: a kind and a name.
-func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (kind, name string, ok bool) {
-	bad := func(detail string) (string, string, bool) {
+// from names: a kind, a name, and the module instance before them, if any.
+func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (kind, name, module string, ok bool) {
+	bad := func(detail string) (string, string, string, bool) {
 		d.errorf(attr.Expr.Range(), b.DefRange, fmt.Sprintf("Invalid %s address", block),
 			"%s The address in %s is written as the CLI prints addresses: %s.", detail, block, AddrForms())
-		return "", "", false
+		return "", "", "", false
 	}
 	var key hcl.Expression
 	tr, diags := hcl.AbsTraversalForExpr(attr.Expr)
@@ -104,6 +113,9 @@ func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (kind
 		tr, diags = hcl.AbsTraversalForExpr(ix.Collection)
 		key = ix.Key
 		tr = append(tr, hcl.TraverseIndex{})
+	}
+	if !diags.HasErrors() {
+		module, tr = cutModule(tr)
 	}
 	if diags.HasErrors() || len(tr) != 2 {
 		return bad(fmt.Sprintf("The value of %s is not an address.", attr.Name))
@@ -120,7 +132,7 @@ func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (kind
 		v := step.Key
 		if key != nil {
 			if v, ok = d.eval(key); !ok {
-				return "", "", false
+				return "", "", "", false
 			}
 		}
 		if v.Type() != cty.String || v.IsNull() {
@@ -136,7 +148,41 @@ func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (kind
 	if why := k.badName(name); why != "" {
 		return bad(why)
 	}
-	return kind, name, true
+	return kind, name, module, true
+}
+
+// cutModule cuts the module instances (module.NAME, module.NAME["KEY"],
+// module.NAME[N], repeated) off the front of an address's traversal, and
+// returns them as addresses write them, and the object's traversal, its
+// kind the root.
+func cutModule(tr hcl.Traversal) (string, hcl.Traversal) {
+	module := ""
+	for len(tr) > 2 && tr.RootName() == "module" {
+		name, ok := tr[1].(hcl.TraverseAttr)
+		if !ok {
+			break
+		}
+		step, rest := "module."+name.Name, tr[2:]
+		if ix, isIndex := rest[0].(hcl.TraverseIndex); isIndex && len(rest) > 1 {
+			switch {
+			case ix.Key.Type() == cty.String:
+				step += "[" + strconv.Quote(ix.Key.AsString()) + "]"
+			case ix.Key.Type() == cty.Number:
+				step += "[" + ix.Key.AsBigFloat().Text('f', -1) + "]"
+			}
+			rest = rest[1:]
+		}
+		kind, ok := rest[0].(hcl.TraverseAttr)
+		if !ok {
+			break
+		}
+		if module != "" {
+			module += "."
+		}
+		module += step
+		tr = append(hcl.Traversal{hcl.TraverseRoot{Name: kind.Name, SrcRange: kind.SrcRange}}, rest[1:]...)
+	}
+	return module, tr
 }
 
 // checkImports attaches each import block to the declaration it names and
@@ -144,6 +190,7 @@ func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (kind
 // declarations are to be generated).
 func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 	seen := map[string]*Import{}
+	modules := cfg.Modules()
 	for _, im := range imports {
 		if im == nil {
 			continue
@@ -156,6 +203,10 @@ func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 		cfg.Imports = append(cfg.Imports, im)
 		k, _ := kindOf(im.Kind)
 		if im.Declared = k.attach(cfg, im); im.Declared {
+			if m := modules[[2]string{im.Kind, im.Name}]; m != im.Module {
+				d.errorf(im.ToRange, im.DeclRange, "Import into another module",
+					"The import block names %s, but %s is declared by %s. Write the address the plan shows for it.", im.Addr(), FormatAddr(im.Kind, im.Name), cmp.Or(m, "the root specs"))
+			}
 			continue
 		}
 		if !generate {

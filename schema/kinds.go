@@ -184,19 +184,46 @@ func AddrForms() string {
 	return strings.Join(forms[:len(forms)-1], ", ") + " or " + forms[len(forms)-1]
 }
 
+// Modules are the module instances that declare objects, by kind and
+// name (a service's ID, an index's name, a document's path, a key's path):
+// what an address puts before the object's kind.
+func (cfg *Config) Modules() map[[2]string]string {
+	out := map[[2]string]string{}
+	add := func(kind, name, module string) {
+		if module != "" {
+			out[[2]string{kind, name}] = module
+		}
+	}
+	for _, s := range cfg.Services {
+		add("service", s.ID, s.Module)
+	}
+	for _, ix := range cfg.Indices {
+		add("index", ix.Name, ix.Module)
+	}
+	for _, d := range cfg.Documents {
+		add("document", d.Path(), d.Module)
+	}
+	for _, k := range cfg.Keys {
+		add("key", k.Path, k.Module)
+	}
+	return out
+}
+
 // Declared is an object the specs declare, as an address names it: In is
 // its place block ("agent.node-a") when several of that block are
-// declared, as addresses write it, and "" otherwise.
-type Declared struct{ In, Kind, Name string }
+// declared, as addresses write it, and "" otherwise; Module the module
+// instance that declares it ("" in the root).
+type Declared struct{ Module, In, Kind, Name string }
 
 // Declared lists the objects the specs declare, kind by kind in Kinds'
 // order.
 func (cfg *Config) Declared() []Declared {
 	places := map[string]int{"agent": len(cfg.Agents), "search": len(cfg.Searches)}
+	modules := cfg.Modules()
 	var out []Declared
 	for _, k := range Kinds {
 		for _, o := range k.declared(cfg) {
-			d := Declared{Kind: k.Name, Name: o[1]}
+			d := Declared{Module: modules[[2]string{k.Name, o[1]}], Kind: k.Name, Name: o[1]}
 			if o[0] != "" && places[k.Place] > 1 {
 				d.In = k.Place + "." + o[0]
 			}

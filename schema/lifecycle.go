@@ -221,7 +221,7 @@ func (d *decoder) removedBlocks(b *hcl.Block) []*Removed {
 	}
 	var out []*Removed
 	d.eachOf(b, c, func() {
-		if kind, name, ok := d.address(b, attr, "removed"); ok {
+		if kind, name, _, ok := d.address(b, attr, "removed"); ok { // an object no block declares is addressed by its kind and name
 			out = append(out, &Removed{Kind: kind, Name: name, Destroy: destroy, FromRange: attr.Expr.Range(), DeclRange: b.DefRange})
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/cmd/provision/render"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/plans"
@@ -134,7 +135,7 @@ func (v *humanApply) Result(p *plans.Plan, res provision.Result, diags hcl.Diagn
 		if diags.HasErrors() {
 			line = strings.Replace(line, "Apply complete:", "Every request sent, but the result is not verified:", 1)
 		}
-		fmt.Fprintf(v.c.stdout, "\n%s\n", line)
+		fmt.Fprintf(v.c.stdout, "\n%s\n%s", line, render.Outputs(p))
 		return
 	}
 	fmt.Fprintln(v.c.stderr)

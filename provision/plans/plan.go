@@ -47,12 +47,21 @@ type Plan struct {
 	Snapshot *SnapshotSource `json:"snapshot,omitempty"`
 	// Diagnostics are the warnings the plan was made with.
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+	// Outputs are the root specs' output blocks, by name.
+	Outputs map[string]Output `json:"outputs,omitempty"`
 	// Secrets are the values of sensitive variables; Redacted hides them.
 	// They are never written.
 	Secrets []string `json:"-"`
 	// Live is the live state the plan was made from; nil for a plan read
 	// from a file.
 	Live *Live `json:"-"`
+}
+
+// Output is the value of an output block: JSON, "(sensitive)" for a
+// sensitive one.
+type Output struct {
+	Value     json.RawMessage `json:"value"`
+	Sensitive bool            `json:"sensitive,omitempty"`
 }
 
 // Summary counts changes by action. Import was added in format 1.1.

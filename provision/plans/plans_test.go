@@ -2,6 +2,7 @@ package plans_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,6 +24,9 @@ func TestAddrRoundTrip(t *testing.T) {
 		{plans.Addr{In: "search.t1", Kind: "index", Name: "logs.2026"}, `search.t1.index["logs.2026"]`},
 		{plans.Addr{Kind: "document", Name: ".dashboard/index-pattern/logs-*"}, `document[".dashboard/index-pattern/logs-*"]`},
 		{plans.Addr{In: "search.t2", Kind: "document", Name: ".dashboard/search/errors"}, `search.t2.document[".dashboard/search/errors"]`},
+		{plans.Addr{Module: `module.gated["a"]`, Kind: "service", Name: "api-a"}, `module.gated["a"].service.api-a`},
+		{plans.Addr{Module: `module.many[1].module.inner`, Kind: "key", Name: "apps/c1/x"}, `module.many[1].module.inner.key["apps/c1/x"]`},
+		{plans.Addr{Module: `module.gated["a.b"]`}, `module.gated["a.b"]`},
 	} {
 		if got := tt.addr.String(); got != tt.text {
 			t.Errorf("%v.String() = %q, want %q", tt.addr, got, tt.text)
@@ -36,7 +40,7 @@ func TestAddrRoundTrip(t *testing.T) {
 	if a, err := plans.ParseAddr("index..dashboard"); err != nil || a != (plans.Addr{Kind: "index", Name: ".dashboard"}) {
 		t.Errorf("ParseAddr(index..dashboard) = %v, %v", a, err)
 	}
-	for _, bad := range []string{"", "service", "cluster.x", `index[".dashboard"`, "service."} {
+	for _, bad := range []string{"", "service", "cluster.x", `index[".dashboard"`, "service.", "module.", `module.m["a"`, "module.m[a].service.x"} {
 		if _, err := plans.ParseAddr(bad); err == nil {
 			t.Errorf("ParseAddr(%q) accepted", bad)
 		}
@@ -53,6 +57,25 @@ func TestTarget(t *testing.T) {
 	}
 	if err := planstest.Plan(3, 1).Target([]plans.Addr{{Kind: "service", Name: "svc-9"}}, nil); err == nil || !strings.Contains(err.Error(), "service.svc-9 matches no object") {
 		t.Errorf("an unknown target: %v", err)
+	}
+}
+
+// TestTargetModule: a module instance's address targets every object it
+// declares, and only those.
+func TestTargetModule(t *testing.T) {
+	p := planstest.Plan(4, 1)
+	for i, m := range []string{`module.gated["a"]`, `module.gated["a"].module.inner`, `module.gated["ab"]`, ""} {
+		p.Changes[i].Addr.Module = m
+	}
+	if err := p.Target([]plans.Addr{{Module: `module.gated["a"]`}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range p.Changes {
+		got = append(got, c.Addr.String())
+	}
+	if want := []string{`module.gated["a"].service.svc-0000`, `module.gated["a"].module.inner.service.svc-0001`}; !slices.Equal(got, want) {
+		t.Errorf("targeted: %q, want %q", got, want)
 	}
 }
 

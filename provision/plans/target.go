@@ -24,7 +24,7 @@ func (p *Plan) Target(include, exclude []Addr) error {
 		switch {
 		case len(hits) == 0:
 			return fmt.Errorf("%s matches no object of this plan; the objects are: %s", a, p.addrList())
-		case len(hits) > 1:
+		case len(hits) > 1 && a.Kind != "": // a module instance names all its objects
 			return fmt.Errorf("%s matches %d objects of this plan (%s); write the one you mean", a, len(hits), strings.Join(hits, ", "))
 		}
 	}
@@ -56,6 +56,22 @@ func (p *Plan) Target(include, exclude []Addr) error {
 	p.Changes = slices.DeleteFunc(p.Changes, func(c *Change) bool { return !kept[c.Addr] })
 	p.Sort()
 	return nil
+}
+
+// InModules puts, on the address of each change and of what it needs, the
+// module instance that declares the object (by kind and name), as
+// schema.Config.Modules gives them.
+func (p *Plan) InModules(modules map[[2]string]string) {
+	if len(modules) == 0 {
+		return
+	}
+	in := func(a *Addr) { a.Module = modules[[2]string{a.Kind, a.Name}] }
+	for _, c := range p.Changes {
+		in(&c.Addr)
+		for i := range c.Needs {
+			in(&c.Needs[i])
+		}
+	}
 }
 
 // Selected reports whether -target include (all, when empty) and

@@ -3,6 +3,7 @@ package run
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/provision-dev/provision/provision/connect"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
 // skips reports whether the run leaves out phase ph: a saved plan without
@@ -163,6 +165,28 @@ func (r *Run) read(ctx context.Context) hcl.Diagnostics {
 	return diags
 }
 
+// outputs are the values of the root's output blocks, as a plan carries
+// them: JSON, a sensitive one "(sensitive)", one not known null.
+func outputs(blocks []*schema.Output) map[string]plans.Output {
+	if len(blocks) == 0 {
+		return nil
+	}
+	out := map[string]plans.Output{}
+	for _, o := range blocks {
+		v := json.RawMessage("null")
+		switch {
+		case o.Sensitive:
+			v = json.RawMessage(`"(sensitive)"`)
+		case o.Value.IsWhollyKnown():
+			if b, err := ctyjson.Marshal(o.Value, o.Value.Type()); err == nil {
+				v = b
+			}
+		}
+		out[o.Name] = plans.Output{Value: v, Sensitive: o.Sensitive}
+	}
+	return out
+}
+
 // idleRemovals warns of each removed block whose object the plan neither
 // deletes nor forgets: it is not live, or not the project's (forgotten
 // already, or made by hand), so the block has done its work or names
@@ -204,6 +228,7 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 	if diags.HasErrors() {
 		return diags
 	}
+	p.InModules(r.Config.Modules())
 	r.Plan = p
 	diags = append(append(r.Warnings, diags...), idleRemovals(r.Config.Removed, p)...)
 	if k := r.Opened.Cluster; k != nil {
@@ -231,6 +256,7 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 		r.Warnings = diags
 	}
 	p.Diagnostics = plans.JSONDiagnostics(diags)
+	p.Outputs = outputs(r.Config.Outputs)
 	p.Secrets = r.Config.Secrets
 	p.Dir = r.Dir
 	p.Snapshot = r.From.Source()

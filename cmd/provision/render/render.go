@@ -31,6 +31,7 @@ func Text(w io.Writer, p *plans.Plan, opts TextOptions) error {
 		r.notes(p)
 		r.backendNotes(p)
 		r.gates(p)
+		r.printf("%s", Outputs(p))
 		_, err := w.Write(r.buf.Bytes())
 		return err
 	}
@@ -52,8 +53,29 @@ func Text(w io.Writer, p *plans.Plan, opts TextOptions) error {
 	r.backendNotes(p)
 	r.gates(p)
 	r.printf("\nPlan: %s\n", p.Summary.Line())
+	r.printf("%s", Outputs(p))
 	_, err := w.Write(r.buf.Bytes())
 	return err
+}
+
+// Outputs is the text of the plan's outputs, as Terraform prints them
+// after a plan and an apply; "" without any. A sensitive one's value is
+// "(sensitive)" in the plan already.
+func Outputs(p *plans.Plan) string {
+	if len(p.Outputs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nOutputs:\n\n")
+	for _, name := range sortedKeys(p.Outputs) {
+		o := p.Outputs[name]
+		v := string(o.Value)
+		if o.Sensitive {
+			v = "(sensitive)"
+		}
+		fmt.Fprintf(&b, "  %s = %s\n", name, v)
+	}
+	return b.String()
 }
 
 type renderer struct {
