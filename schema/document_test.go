@@ -25,7 +25,7 @@ func TestDocuments(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "each.hcl"), []byte(each), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, diags := schema.NewParser().LoadFiles([]string{"../specs/project.hcl", "../specs/dashboard.hcl", "../specs/saved-objects.hcl", filepath.Join(dir, "each.hcl")}, schema.Inputs{})
+	cfg, diags := schema.NewParser().LoadFiles([]string{"../specs/project.hcl", "../specs/dashboard.hcl", "../testdata/search/saved-objects.hcl", filepath.Join(dir, "each.hcl")}, schema.Inputs{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -35,6 +35,7 @@ var FileFunctions = []string{"file", "fileexists", "fileset", "templatefile"}
 // shows what a file holds.
 type specFiles struct {
 	root string // absolute, symbolic links resolved
+	dir  string // as given, which diagnostics name the files by
 	// read is the text of each file read, by its text, for jsondecode to
 	// name the file and line of JSON that does not parse.
 	mu   sync.Mutex
@@ -48,7 +49,7 @@ func newSpecFiles(dir string) *specFiles {
 			root = r
 		}
 	}
-	return &specFiles{root: root, read: map[string]string{}}
+	return &specFiles{root: root, dir: dir, read: map[string]string{}}
 }
 
 // resolve is the file or directory at p under the root, or why not.

@@ -24,7 +24,7 @@ func FuzzLoad(f *testing.F) {
 	dynamic, _ := filepath.Glob("../testdata/invalid/dynamic-*.hcl")
 	traefik, _ := filepath.Glob("../testdata/invalid/*traefik*.hcl")
 	documents, _ := filepath.Glob("../testdata/invalid/document-*.hcl")
-	for _, seed := range append(append(append(more, dynamic...), traefik...), append(documents, "../specs/saved-objects.hcl")...) {
+	for _, seed := range append(append(append(more, dynamic...), traefik...), append(documents, "../testdata/search/saved-objects.hcl")...) {
 		if b, err := os.ReadFile(seed); err == nil {
 			f.Add(b)
 		}

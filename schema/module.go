@@ -67,7 +67,7 @@ func (d *decoder) moduleFiles(dir string) *moduleFiles {
 	}
 	m := &moduleFiles{}
 	d.modules[dir] = m
-	paths, _ := SpecFiles(filepath.Join(d.files.root, filepath.FromSlash(dir)))
+	paths, _ := SpecFiles(filepath.Join(d.files.dir, filepath.FromSlash(dir)))
 	bodies, diags := d.parser.parseFiles(paths)
 	m.diags = diags
 	for _, body := range bodies {
@@ -220,8 +220,8 @@ func (d *decoder) moduleSource(attr *hcl.Attribute, b *hcl.Block, at call) (stri
 	if dir == ".." || strings.HasPrefix(dir, "../") {
 		return bad("Module outside the specs", "%q is outside the directory of the specs; a module is a directory inside it.", src)
 	}
-	files, err := SpecFiles(filepath.Join(d.files.root, filepath.FromSlash(dir)))
-	if st, serr := os.Stat(filepath.Join(d.files.root, filepath.FromSlash(dir))); err != nil || serr != nil || !st.IsDir() || len(files) == 0 {
+	files, err := SpecFiles(filepath.Join(d.files.dir, filepath.FromSlash(dir)))
+	if st, serr := os.Stat(filepath.Join(d.files.dir, filepath.FromSlash(dir))); err != nil || serr != nil || !st.IsDir() || len(files) == 0 {
 		return bad("Module not found", "%q (%s from the specs) is not a directory of *.hcl spec files.", src, dir)
 	}
 	if i := slices.Index(at.stack, dir); i >= 0 {

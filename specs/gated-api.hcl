@@ -1,27 +1,32 @@
-# Area A: the application serves /api and /auth; Traefik claims /api and asks
-# /auth first, with the client's X-Auth-Token.
+# Area A: the application serves /api and /auth; Traefik claims the route
+# of each team's gated API and asks /auth first, with the client's
+# X-Auth-Token. One module instance per team (specs/modules/gated-api):
+# its registration, route, auth, check, KV entry and dashboard objects.
+# The seed's API is the edge team's (Path:/api); the billing team's is
+# the same application behind its own host (a longer rule, which Traefik
+# tries first).
 
-service "gated-api" {
-  id      = "gated-api-1"
-  address = var.api_host
-  port    = var.api_port
-  meta = {
-    team = "edge"
+module "gated_api" {
+  for_each = {
+    edge    = { name = "gated-api", rule = "Path:/api", object_prefix = "", query = "level:error" }
+    billing = { name = "billing-api", rule = "Host:billing.localhost;Path:/api", object_prefix = "billing-", query = "level:error AND service:billing-api" }
   }
+  source        = "./modules/gated-api"
+  name          = each.value.name
+  rule          = each.value.rule
+  host          = var.api_host
+  port          = var.api_port
+  team          = each.key
+  object_prefix = each.value.object_prefix
+  query         = each.value.query
+  index_pattern = "logs-*"
+  dashboards    = var.dashboards
+}
 
-  frontend {
-    rule        = "Path:/api"
-    entrypoints = ["web"]
+output "services" {
+  value = sort([for t in module.gated_api : t.service_id])
+}
 
-    forward_auth {
-      address               = "http://${var.api_host}:${var.api_port}/auth"
-      auth_response_headers = ["X-Auth-User"]
-    }
-  }
-
-  check "health" {
-    http     = "http://${var.api_host}:${var.api_port}/healthz"
-    interval = "10s"
-    timeout  = "2s"
-  }
+output "dashboards" {
+  value = sort(compact([for t in module.gated_api : t.dashboard]))
 }

@@ -14,7 +14,18 @@ variable "api_host" {
   description = "Address gated-api listens on, as the proxy reaches it."
 }
 
+variable "dashboards" {
+  type        = bool
+  default     = true
+  description = "Declare each team's dashboard objects, which need the search part (dashboard.hcl): false plans the gated APIs alone."
+}
+
 variable "api_port" {
   type    = number
   default = 8080
+
+  validation {
+    condition     = var.api_port >= 1 && var.api_port <= 65535
+    error_message = "api_port is a TCP port, 1 to 65535."
+  }
 }

@@ -44,17 +44,18 @@ func TestNewCheckKeepsRoute(t *testing.T) {
 
 	bin := buildProvision(t)
 	specs := t.TempDir()
-	copyFile(t, "../../specs/project.hcl", filepath.Join(specs, "project.hcl"))
-	withCheck, err := os.ReadFile("../../specs/gated-api.hcl")
+	copyAreaA(t, specs)
+	module := filepath.Join(specs, "modules", "gated-api", "main.hcl")
+	withCheck, err := os.ReadFile(module)
 	if err != nil {
 		t.Fatal(err)
 	}
 	noCheck := regexp.MustCompile(`(?s)\n  check "health" \{.*?\n  \}\n`).ReplaceAll(withCheck, []byte("\n"))
 	if len(noCheck) == len(withCheck) {
-		t.Fatal("specs/gated-api.hcl has no check \"health\" block to add")
+		t.Fatal("specs/modules/gated-api/main.hcl has no check \"health\" block to add")
 	}
 	write := func(b []byte) {
-		if err := os.WriteFile(filepath.Join(specs, "gated-api.hcl"), b, 0o644); err != nil {
+		if err := os.WriteFile(module, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -95,9 +95,7 @@ func TestThroughTraefik(t *testing.T) {
 
 	provision := buildProvision(t)
 	specs := t.TempDir()
-	for _, name := range []string{"project.hcl", "gated-api.hcl"} {
-		copyFile(t, "../../specs/"+name, filepath.Join(specs, name))
-	}
+	copyAreaA(t, specs)
 	copyFile(t, "../../testdata/import/service.hcl", filepath.Join(specs, "import.hcl"))
 	if err := os.WriteFile(filepath.Join(specs, "more.hcl"), []byte(moreRules), 0o644); err != nil {
 		t.Fatal(err)
@@ -273,6 +271,10 @@ func runProvision(t *testing.T, bin string, env []string, args ...string) string
 	return string(out)
 }
 
+// copyAreaA copies the shipped specs of the gated APIs into dir, without
+// the dashboard objects (servers.AreaA).
+func copyAreaA(t *testing.T, dir string) { servers.AreaA(t, "../../specs", dir) }
+
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
 	b, err := os.ReadFile(from)
@@ -297,9 +299,7 @@ func TestFleetThroughTraefik(t *testing.T) {
 	port := serveApp(t)
 
 	specs := t.TempDir()
-	for _, name := range []string{"project.hcl", "gated-api.hcl"} {
-		copyFile(t, "../../specs/"+name, filepath.Join(specs, name))
-	}
+	copyAreaA(t, specs)
 	agent := fmt.Sprintf("agent \"node-a\" {\n  address = %q\n}\n", nodeA.Addr)
 	if err := os.WriteFile(filepath.Join(specs, "agents.hcl"), []byte(agent), 0o644); err != nil {
 		t.Fatal(err)

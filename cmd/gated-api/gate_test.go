@@ -51,9 +51,7 @@ func TestProveTheGate(t *testing.T) {
 	open := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
 
 	specs := t.TempDir()
-	for _, name := range []string{"project.hcl", "gated-api.hcl"} {
-		copyFile(t, "../../specs/"+name, filepath.Join(specs, name))
-	}
+	copyAreaA(t, specs)
 	var proxies string
 	for name, p := range map[string]*servers.Traefik{"v1": v1, "v2": v2, "v3": v3} {
 		proxies += fmt.Sprintf("traefik %q {\n  api = %q\n  url = %q\n}\n\n", name, p.API, p.URL)
@@ -267,9 +265,7 @@ func TestProveTheGate(t *testing.T) {
 		}
 		fileOnly := servers.NewTraefik(t, agent.Addr, servers.TraefikOptions{Generation: 1, FileOnly: file})
 		dir := t.TempDir()
-		for _, name := range []string{"project.hcl", "gated-api.hcl"} {
-			copyFile(t, "../../specs/"+name, filepath.Join(dir, name))
-		}
+		copyAreaA(t, dir)
 		block := fmt.Sprintf("traefik \"file\" {\n  api = %q\n  url = %q\n}\n", fileOnly.API, fileOnly.URL)
 		if err := os.WriteFile(filepath.Join(dir, "proxies.hcl"), []byte(block), 0o644); err != nil {
 			t.Fatal(err)
@@ -294,9 +290,7 @@ func TestProveTheGate(t *testing.T) {
 
 	t.Run("proxy down", func(t *testing.T) {
 		down := t.TempDir()
-		for _, name := range []string{"project.hcl", "gated-api.hcl"} {
-			copyFile(t, "../../specs/"+name, filepath.Join(down, name))
-		}
+		copyAreaA(t, down)
 		ports, err := servers.FreePorts(2)
 		if err != nil {
 			t.Fatal(err)
@@ -366,9 +360,7 @@ func TestGateUnderACLs(t *testing.T) {
 	port := listen(t, app)
 
 	specs := t.TempDir()
-	for _, name := range []string{"project.hcl", "gated-api.hcl"} {
-		copyFile(t, "../../specs/"+name, filepath.Join(specs, name))
-	}
+	copyAreaA(t, specs)
 	block := fmt.Sprintf("traefik \"v2\" {\n  api = %q\n  url = %q\n}\n", proxy.API, proxy.URL)
 	if err := os.WriteFile(filepath.Join(specs, "proxies.hcl"), []byte(block), 0o644); err != nil {
 		t.Fatal(err)

@@ -350,6 +350,12 @@ func copyTree(t *testing.T, from, to string) {
 			t.Fatal(err)
 		}
 	}
+	// The modules the specs call, whole.
+	if _, err := os.Stat(filepath.Join(from, "modules")); err == nil {
+		if err := os.CopyFS(filepath.Join(to, "modules"), os.DirFS(filepath.Join(from, "modules"))); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestWatchPermission: on an agent with ACLs (default deny), a watcher

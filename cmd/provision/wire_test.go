@@ -8,8 +8,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -61,20 +59,12 @@ func runCLI(t *testing.T, env map[string]string, args ...string) (int, string, s
 	return c.run(args), stdout.String(), stderr.String()
 }
 
-// areaA copies the shipped specs of the gated API (not the search part)
+// areaA copies the shipped specs of the gated APIs (not the search part)
 // into a directory of the test's own.
 func areaA(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{"project.hcl", "gated-api.hcl"} {
-		b, err := os.ReadFile("../../specs/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	servers.AreaA(t, "../../specs", dir)
 	return dir
 }
 

@@ -25,7 +25,7 @@ import (
 // shared t1 and its read-only tribe node.
 func savedObjects(t *testing.T) *schema.Config {
 	t.Helper()
-	return loadFiles(t, []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../specs/saved-objects.hcl"},
+	return loadFiles(t, []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../testdata/search/saved-objects.hcl"},
 		"search_url="+cluster(t).T1.URL, "tribe_url="+cluster(t).Tribe.URL)
 }
 
@@ -217,7 +217,7 @@ func TestDocumentOwnership(t *testing.T) {
 	if err := os.WriteFile(importFile, []byte("import {\n  to = document[\".dashboard/search/errors\"]\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	withImport := loadFiles(t, []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../specs/saved-objects.hcl", importFile},
+	withImport := loadFiles(t, []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../testdata/search/saved-objects.hcl", importFile},
 		"search_url="+cluster(t).T1.URL, "tribe_url="+cluster(t).Tribe.URL)
 	b, p = planDocs(t, withImport)
 	if diff := cmp.Diff([]string{`document[".dashboard/search/errors"] import: POST /_bulk?refresh=true {"index":{"_index":".dashboard","_type":"search","_id":"errors","_version":2}}`}, requestLines(p.Changes)); diff != "" {
@@ -297,7 +297,7 @@ func takeOver(t *testing.T, path, source string) (files, vars []string, generate
 	if err := os.WriteFile(imp, []byte(fmt.Sprintf("import {\n  to = document[%q]\n}\n", ".dashboard/"+path)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	files = []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../specs/saved-objects.hcl", imp}
+	files = []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../testdata/search/saved-objects.hcl", imp}
 	vars = []string{"search_url=" + cluster(t).T1.URL, "tribe_url=" + cluster(t).Tribe.URL}
 	cfg, diags := schema.NewParser().LoadFiles(files, schema.Inputs{Vars: vars, GenerateConfig: true})
 	if diags.HasErrors() {

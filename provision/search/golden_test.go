@@ -87,7 +87,7 @@ func readJSON(t *testing.T, path string, v any) {
 // change), an object of the project's no longer declared (deleted), and
 // one made by hand (left alone).
 func TestGoldenDocuments(t *testing.T) {
-	b := goldenBackend(t, "../../specs/project.hcl", "../../specs/dashboard.hcl", "../../specs/saved-objects.hcl")
+	b := goldenBackend(t, "../../specs/project.hcl", "../../specs/dashboard.hcl", "../../testdata/search/saved-objects.hcl")
 	var live struct {
 		Indices   map[string]liveIndex `json:"indices"`
 		Documents map[string]liveDoc   `json:"documents"`

@@ -2,5 +2,5 @@
 # golden plans of provision/consul read it beside specs/.
 
 import {
-  to = service.gated-api-1
+  to = module.gated_api["edge"].service.gated-api-1
 }

@@ -201,5 +201,8 @@ func withProxy(dir string, t *servers.Traefik) (string, error) {
 			return "", err
 		}
 	}
+	if err := os.CopyFS(filepath.Join(out, "modules"), os.DirFS("specs/modules")); err != nil {
+		return "", err
+	}
 	return out, os.WriteFile(filepath.Join(out, "traefik.hcl"), []byte(proxyBlock(t)), 0o644)
 }
