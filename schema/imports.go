@@ -17,7 +17,8 @@ type Import struct {
 	Kind string // a kind of Kinds: "service", "index", "document", "key"
 	Name string // the service ID, the index name, a document's <index>/<type>/<id>, a key's path
 	// Module is the module instance the address names, which must be the
-	// one that declares the object; empty when it names none.
+	// one that declares the object; empty when it names none (the object
+	// is then found wherever it is declared).
 	Module string
 	// Declared is false when no block declares the object; that is only
 	// allowed with Inputs.GenerateConfig, which writes the declaration.
@@ -203,7 +204,9 @@ func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 		cfg.Imports = append(cfg.Imports, im)
 		k, _ := kindOf(im.Kind)
 		if im.Declared = k.attach(cfg, im); im.Declared {
-			if m := modules[[2]string{im.Kind, im.Name}]; m != im.Module {
+			// An address without its module names the object wherever it
+			// is declared (identities are unique), as -target's does.
+			if m := modules[[2]string{im.Kind, im.Name}]; im.Module != "" && m != im.Module {
 				d.errorf(im.ToRange, im.DeclRange, "Import into another module",
 					"The import block names %s, but %s is declared by %s. Write the address the plan shows for it.", im.Addr(), FormatAddr(im.Kind, im.Name), cmp.Or(m, "the root specs"))
 			}
