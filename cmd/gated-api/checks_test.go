@@ -79,7 +79,7 @@ func TestNewCheckKeepsRoute(t *testing.T) {
 	}
 
 	write(noCheck)
-	apply("Apply complete: 1 created, 0 updated, 0 deleted.")
+	apply("Apply complete: 2 created, 0 updated, 0 deleted.") // the service and its KV entry
 	for _, p := range proxies {
 		waitStatus(t, func() int { return status(p) }, 200)
 	}

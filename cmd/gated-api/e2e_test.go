@@ -146,7 +146,7 @@ func TestThroughTraefik(t *testing.T) {
 	}
 
 	out := runProvision(t, provision, env, "apply", "-auto-approve", "-var", fmt.Sprintf("api_port=%d", port), specs)
-	if !strings.Contains(out, "Apply complete: 1 imported, 2 created, 0 updated, 0 deleted.") {
+	if !strings.Contains(out, "Apply complete: 1 imported, 3 created, 0 updated, 0 deleted.") {
 		t.Fatalf("the import:\n%s", out)
 	}
 
@@ -306,7 +306,7 @@ func TestFleetThroughTraefik(t *testing.T) {
 	}
 	env := append(os.Environ(), "CONSUL_HTTP_ADDR=", "NO_COLOR=1")
 	out := runProvision(t, buildProvision(t), env, "apply", "-auto-approve", "-var", fmt.Sprintf("api_port=%d", port), specs)
-	if !strings.Contains(out, "Apply complete: 1 created, 0 updated, 0 deleted.") {
+	if !strings.Contains(out, "Apply complete: 2 created, 0 updated, 0 deleted.") { // the service and its KV entry
 		t.Fatalf("apply:\n%s", out)
 	}
 	var nodes []struct{ Node string }

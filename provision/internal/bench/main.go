@@ -155,6 +155,10 @@ func run(bin string, services, indices, documents []int, agents int, selected *r
 		if err := writeServicesForEach(each, n); err != nil {
 			return err
 		}
+		module := filepath.Join(dir, fmt.Sprintf("svc-module-%d", n))
+		if err := writeServicesModule(module, n); err != nil {
+			return err
+		}
 		parse := parseFloor(specs)
 		var put, reput float64
 		if selected.MatchString("create (apply)") || selected.MatchString("update all (apply)") {
@@ -178,12 +182,15 @@ func run(bin string, services, indices, documents []int, agents int, selected *r
 		}
 		validate := cmd("validate", "hcl parse", parse, "validate", specs)
 		cmd("validate, for_each", "validate, written out", validate.Seconds, "validate", each)
+		cmd("validate, module", "validate, written out", validate.Seconds, "validate", module)
 		cmd("create (apply)", "PUT loop, parallelism 10", put, "apply", "-auto-approve", "-lock=false", specs)
 		// The read floor is measured once the services are there to read.
 		read := readFloor(consulAddr, "services") + readFloor(consulAddr, "checks")
 		converged := cmd("converged plan", "hcl parse + GET and decode", parse+read, "plan", "-detailed-exitcode", specs)
 		// The same services from one for_each plan as no changes (exit 0).
 		cmd("converged plan, for_each", "converged plan, written out", converged.Seconds, "plan", "-detailed-exitcode", each)
+		// The same services from a module called with for_each.
+		cmd("converged plan, module", "converged plan, written out", converged.Seconds, "plan", "-detailed-exitcode", module)
 		cmd("plan -json", "hcl parse + GET and decode", parse+read, "plan", "-json", specs)
 		// Offline: a snapshot of the converged agent, the plan from it
 		// beside validate of the same specs, and provision test of 100
@@ -249,6 +256,11 @@ func run(bin string, services, indices, documents []int, agents int, selected *r
 		}
 		parse := parseFloor(specs)
 		single, bulk := docWriteFloors(esURL, d)
+		files := filepath.Join(dir, fmt.Sprintf("docs-files-%d", d))
+		if err := writeDocumentFiles(files, d, esURL); err != nil {
+			return err
+		}
+		var converged float64
 		for _, job := range []struct {
 			name, floor string
 			seconds     float64
@@ -256,12 +268,18 @@ func run(bin string, services, indices, documents []int, agents int, selected *r
 		}{
 			{"documents: create (apply)", "the _bulk requests alone", bulk, []string{"apply", "-auto-approve", "-lock=false", specs}},
 			{"documents: converged plan", "hcl parse + the read requests", 0, []string{"plan", "-detailed-exitcode", specs}},
+			// The same documents read from one JSON file each.
+			{"documents: plan, JSON files", "converged plan, in HCL", -1, []string{"plan", "-detailed-exitcode", files}},
 		} {
 			wire.take()
 			r := best(job.name, bin, env, job.args...)
 			r.Job, r.N = job.name, d
-			if job.seconds == 0 {
+			switch job.seconds {
+			case 0:
 				job.seconds = parse + docReadFloor(esURL, d)
+				converged = r.Seconds
+			case -1:
+				job.seconds = converged
 			}
 			r.Floor, r.FloorSec, r.Ratio = job.floor, job.seconds, r.Seconds/job.seconds
 			rows = append(rows, r)
@@ -410,6 +428,52 @@ service "svc" {
 }
 `)
 	return writeSpec(dir, b.Bytes())
+}
+
+// writeServicesModule declares the services of writeServices through a
+// module (modules/svc: one service from its inputs) called with for_each
+// over the same map as writeServicesForEach.
+func writeServicesModule(dir string, n int) error {
+	var b bytes.Buffer
+	b.WriteString("project = \"bench\"\n\nvariable \"port_base\" {\n  type    = number\n  default = 10000\n}\n\nlocals {\n  offsets = {\n")
+	for i := range n {
+		fmt.Fprintf(&b, "    \"%d\" = %d\n", i, i%50000)
+	}
+	b.WriteString(`  }
+}
+
+module "svc" {
+  for_each = local.offsets
+  source   = "./modules/svc"
+  key      = each.key
+  port     = var.port_base + each.value
+}
+`)
+	if err := writeSpec(dir, b.Bytes()); err != nil {
+		return err
+	}
+	return writeSpec(filepath.Join(dir, "modules", "svc"), []byte(`variable "key" {
+  type = string
+}
+
+variable "port" {
+  type = number
+}
+
+service "svc" {
+  id      = "svc-${var.key}"
+  name    = "svc-${var.key}"
+  address = "127.0.0.1"
+  port    = var.port
+  frontend {
+    rule = "PathPrefix:/svc-${var.key}"
+    forward_auth {
+      address               = "http://127.0.0.1:8080/auth"
+      auth_response_headers = ["X-Auth-User"]
+    }
+  }
+}
+`))
 }
 
 func writeIndices(dir string, m int, url string) error {
@@ -603,6 +667,30 @@ func writeDocuments(dir string, d int, url string) error {
 		fmt.Fprintf(&b, "\ndocument \"visualization\" \"vis-%d\" {\n  source = {\n    title    = \"Visualization %d\"\n    version  = 1\n    visState = { title = \"Visualization %d\", type = \"table\", params = { perPage = %d }, aggs = [] }\n  }\n}\n", i, i, i, i%50)
 	}
 	return writeSpec(dir, b.Bytes())
+}
+
+// writeDocumentFiles declares the documents of writeDocuments from one
+// JSON file each (objects/vis-<i>.json, the source as the tool exports
+// it, visState as JSON text), with one document block and fileset.
+func writeDocumentFiles(dir string, d int, url string) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "project = \"bench\"\n\nsearch \"t1\" {\n  url          = %q\n  cluster_name = \"t1\"\n}\n", url)
+	b.WriteString("\nindex \"bench-docs\" {\n  search = \"t1\"\n  mapping \"visualization\" {\n    properties = { title = \"string\", visState = \"string\", version = \"integer\" }\n  }\n}\n")
+	b.WriteString("\ndocument \"visualization\" \"vis\" {\n  for_each = fileset(\"objects\", \"*.json\")\n  id       = trimsuffix(each.key, \".json\")\n  source   = jsondecode(file(\"objects/${each.key}\"))\n}\n")
+	if err := writeSpec(dir, b.Bytes()); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "objects"), 0o755); err != nil {
+		return err
+	}
+	for i := range d {
+		vis, _ := json.Marshal(map[string]any{"title": fmt.Sprintf("Visualization %d", i), "type": "table", "params": map[string]any{"perPage": i % 50}, "aggs": []any{}})
+		src, _ := json.MarshalIndent(map[string]any{"title": fmt.Sprintf("Visualization %d", i), "version": 1, "visState": string(vis)}, "", "  ")
+		if err := os.WriteFile(filepath.Join(dir, "objects", fmt.Sprintf("vis-%d.json", i)), src, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // docBody is the body provision writes for the i-th document.
