@@ -294,14 +294,14 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("provision plan -deta<TAB>: %q", got)
 	}
 	got := complete("provision", "plan", "specs", "-target", "")
-	want := []string{"service.gated-api-1", `index\[\".dashboard\"\]`}
+	want := []string{`module.gated_api\[\"edge\"\].service.gated-api-1`, `index\[\".dashboard\"\]`}
 	for _, w := range want {
 		if !slices.Contains(got, w) {
 			t.Errorf("provision plan specs -target <TAB>: %q, want %s among them", got, w)
 		}
 	}
-	if got := complete("provision", "plan", "-target", "serv"); !slices.Equal(got, []string{"service.gated-api-1"}) {
-		t.Errorf("provision plan -target serv<TAB>: %q", got)
+	if got := complete("provision", "plan", "-target", "inde"); !slices.Equal(got, []string{`index\[\".dashboard\"\]`}) {
+		t.Errorf("provision plan -target inde<TAB>: %q", got)
 	}
 	for _, shell := range []string{"zsh", "fish"} {
 		var out bytes.Buffer
