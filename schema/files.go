@@ -219,11 +219,13 @@ func jsonError(from, text string) error {
 }
 
 // fileset lists the files under dir whose paths (from dir, with "/")
-// match pattern, as Terraform's fileset.
+// match pattern, as Terraform's fileset; a pattern that matches nothing
+// is an error (a typo would otherwise declare nothing, and a plan would
+// delete what the files declared).
 func (f *specFiles) fileset(dir, pattern string) (cty.Value, error) {
 	full, err := f.resolve(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return cty.SetValEmpty(cty.String), nil
+		return cty.NilVal, fmt.Errorf("no directory %q under the directory of the specs", dir)
 	}
 	if err != nil {
 		return cty.NilVal, err
@@ -247,7 +249,7 @@ func (f *specFiles) fileset(dir, pattern string) (cty.Value, error) {
 		return cty.NilVal, fmt.Errorf("%q cannot be listed: %v", dir, unwrapPath(err))
 	}
 	if len(found) == 0 {
-		return cty.SetValEmpty(cty.String), nil
+		return cty.NilVal, fmt.Errorf("the pattern %q matches no file under %q", pattern, dir)
 	}
 	return cty.SetVal(found), nil
 }

@@ -80,6 +80,8 @@ func TestFileFunctionsConfined(t *testing.T) {
 		{`file("link.txt")`, "is a symbolic link to outside the directory of the specs"},
 		{`file("none.txt")`, `no file "none.txt" under the directory of the specs`},
 		{`fileset("..", "*.txt")`, "is outside the directory of the specs"},
+		{`fileset(".", "*.yaml")`, `the pattern "*.yaml" matches no file under "."`},
+		{`fileset("none", "*.json")`, `no directory "none" under the directory of the specs`},
 		{`jsondecode(file("bad.json"))`, "bad.json:3,3: the JSON does not parse"},
 		{`templatefile("bad.tpl", {})`, "bad.tpl:1,3"},
 	} {

@@ -95,4 +95,15 @@ func TestBeatsDashboards(t *testing.T) {
 	if strings.Join(updates, ";") != `update document[".kibana/dashboard/Packetbeat-HTTP"]` {
 		t.Errorf("after an edit of one file: %q, want its document's update", updates)
 	}
+	// A file changed after plan -out makes the saved plan stale.
+	saved := filepath.Join(t.TempDir(), "edit.plan")
+	if code, out, errOut := runCLI(t, env, "plan", "-out", saved, "-var", "search_url="+es.URL, dir); code != exitOK {
+		t.Fatalf("plan -out: exit %d\n%s%s", code, out, errOut)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), `"title": "Packetbeat HTTP"`, `"title": "HTTP, again"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runCLI(t, env, "apply", saved); code != exitError || !strings.Contains(errOut, "is not what the specs") {
+		t.Errorf("apply of a saved plan after its file changed: exit %d\n%s%s", code, out, errOut)
+	}
 }
