@@ -127,7 +127,12 @@ type Frontend struct {
 	RuleRange   hcl.Range
 	EntryPoints []string
 	ForwardAuth *ForwardAuth
-	DeclRange   hcl.Range
+	// ProofToken is a token the auth endpoint accepts (proof { token }),
+	// a secret: the proof after an apply expects 200 with it. Empty
+	// without a proof block.
+	ProofToken string
+	ProofRange hcl.Range
+	DeclRange  hcl.Range
 }
 
 // ForwardAuth makes the proxy ask Address before it performs a request.

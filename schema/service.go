@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 )
 
 var serviceSchema = &hcl.BodySchema{
@@ -22,8 +23,10 @@ var serviceSchema = &hcl.BodySchema{
 
 var frontendSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "rule", Required: true}, {Name: "entrypoints"}},
-	Blocks:     []hcl.BlockHeaderSchema{{Type: "forward_auth"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "forward_auth"}, {Type: "proof"}},
 }
+
+var proofSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "token", Required: true}}}
 
 var forwardAuthSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
@@ -194,7 +197,47 @@ func (d *decoder) frontendBlock(b nested) *Frontend {
 			f.ForwardAuth = d.forwardAuthBlock(ab)
 		})
 	}
+	for i, pb := range c.Blocks.OfType("proof") {
+		if i > 0 {
+			d.diags = append(d.diags, duplicate("Duplicate proof block", "proof block of this frontend", pb.DefRange, c.Blocks.OfType("proof")[0].DefRange))
+			continue
+		}
+		d.proofBlock(f, pb)
+	}
 	return f
+}
+
+// proofBlock decodes proof { token = var.gate_token }: a token the auth
+// endpoint accepts, with which the proof after an apply expects the gated
+// path to answer 200. The token must be sensitive (a sensitive variable,
+// which the environment may set), so that no view shows it; null leaves
+// the proof at its two 401s.
+func (d *decoder) proofBlock(f *Frontend, b *hcl.Block) {
+	c := d.content(b.Body, proofSchema)
+	attr, ok := c.Attributes["token"]
+	if !ok || !d.checkRefs(attr.Expr) {
+		return
+	}
+	v, diags := d.evaluate(attr.Expr)
+	d.diags = append(d.diags, diags...)
+	if diags.HasErrors() || !v.IsWhollyKnown() {
+		return
+	}
+	marked := v.IsMarked()
+	v, _ = v.Unmark()
+	switch {
+	case v.IsNull():
+	case v.Type() != cty.String || v.AsString() == "":
+		d.errorf(attr.Expr.Range(), attr.Range, "Invalid proof token", "token is a string: a token the auth endpoint accepts, or null for no such proof.")
+	case !marked:
+		d.errorf(attr.Expr.Range(), attr.Range, "Proof token not sensitive",
+			"The proof token is a credential: give it through a variable declared sensitive = true (set by -var, a -var-file or %s<name>), so that no plan, log or output shows it.", EnvPrefix)
+	case f.ForwardAuth == nil:
+		d.errorf(b.DefRange, b.DefRange, "Proof without forward_auth", "A proof token proves a gate: this frontend declares no forward_auth block.")
+	default:
+		f.ProofToken, f.ProofRange = v.AsString(), attr.Expr.Range()
+		d.secrets = append(d.secrets, f.ProofToken)
+	}
 }
 
 func (d *decoder) forwardAuthBlock(b nested) *ForwardAuth {

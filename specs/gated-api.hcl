@@ -21,6 +21,7 @@ module "gated_api" {
   query         = each.value.query
   index_pattern = "logs-*"
   dashboards    = var.dashboards
+  proof_token   = var.gate_token
 }
 
 output "services" {

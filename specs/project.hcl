@@ -14,6 +14,13 @@ variable "api_host" {
   description = "Address gated-api listens on, as the proxy reaches it."
 }
 
+variable "gate_token" {
+  type        = string
+  default     = null
+  sensitive   = true
+  description = "A token the gated application accepts (PROVISION_VAR_gate_token): the proof after each apply then shows the seed's third row, 200."
+}
+
 variable "dashboards" {
   type        = bool
   default     = true

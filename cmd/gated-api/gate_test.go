@@ -63,12 +63,13 @@ func TestProveTheGate(t *testing.T) {
 	}
 	bin := buildProvision(t)
 	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
-	run := func(args ...string) (int, string) {
+	runWith := func(env []string, args ...string) (int, string) {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = env
 		out, _ := cmd.CombinedOutput()
 		return cmd.ProcessState.ExitCode(), string(out)
 	}
+	run := func(args ...string) (int, string) { return runWith(env, args...) }
 	portVar := fmt.Sprintf("api_port=%d", port)
 
 	t.Run("proven", func(t *testing.T) {
@@ -100,6 +101,35 @@ func TestProveTheGate(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "No changes.") || !strings.Contains(out, "traefik.v2: /api gated by gated-api-auth") ||
 			!strings.Contains(out, "traefik.v1: /api gated by frontend-gated-api's auth.forward") {
 			t.Errorf("converged apply: exit %d\n%s", code, out)
+		}
+	})
+
+	t.Run("accepted token", func(t *testing.T) {
+		// With a token the application accepts (a sensitive variable, from
+		// the environment), the proof shows the seed's third row, 200,
+		// through each generation; a token it refuses fails the apply,
+		// naming the proxy, the path and the status. Neither token is ever
+		// printed.
+		code, out := runWith(append(env, "PROVISION_VAR_gate_token="+testToken), "apply", "-auto-approve", "-var", portVar, specs)
+		if code != 0 {
+			t.Fatalf("apply with the proof token: exit %d\n%s", code, out)
+		}
+		for _, proxy := range []string{"traefik.v1", "traefik.v2", "traefik.v3"} {
+			if want := proxy + ": /api gated by " + gatedBy(proxy, "gated-api") + " (no token 401, wrong token 401, accepted token 200) in "; !strings.Contains(out, want) {
+				t.Errorf("apply output lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, testToken) {
+			t.Errorf("the proof token is in the output:\n%s", out)
+		}
+		t.Log(out)
+		const refused = "a-token-nobody-accepts-42"
+		code, out = runWith(append(env, "PROVISION_VAR_gate_token="+refused), "apply", "-auto-approve", "-var", portVar, specs)
+		if code != 1 || strings.Count(out, "Error: Accepted token refused") != 3 || !strings.Contains(out, "traefik.v2: /api, served by the router gated-api@consulcatalog: the request with the proof token answered 401, not 200") {
+			t.Errorf("apply with a refused proof token: exit %d\n%s", code, out)
+		}
+		if strings.Contains(out, refused) {
+			t.Errorf("the refused token is in the output:\n%s", out)
 		}
 	})
 

@@ -54,6 +54,11 @@ type frontend struct {
 	auth   string // the forward-auth address
 	probes []probe
 	at     hcl.Range // the service block
+	// token is a token the auth endpoint accepts (proof { token }), ""
+	// without one; headers are the auth response headers declared, which
+	// /auth's answer to it must hold.
+	token   string
+	headers []string
 }
 
 var (
@@ -91,7 +96,8 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 		if len(cfg.Agents) > 1 {
 			a.In = "agent." + s.Agent
 		}
-		fronts = append(fronts, frontend{addr: a, auth: f.ForwardAuth.Address, probes: probes(f.Rule), at: s.DeclRange})
+		fronts = append(fronts, frontend{addr: a, auth: f.ForwardAuth.Address, probes: probes(f.Rule), at: s.DeclRange,
+			token: f.ProofToken, headers: f.ForwardAuth.AuthResponseHeaders})
 	}
 	var out []provision.Backend
 	for _, t := range cfg.Traefiks {
@@ -487,12 +493,22 @@ func (b *Backend) Verify(ctx context.Context, p *plans.Plan) ([]provision.Proof,
 				Detail: fmt.Sprintf("%s: %s, served by the router %s: %s.", b.name(), g.Where(), g.Router, perr)})
 			continue
 		}
+		rows := fmt.Sprintf("no token %d, wrong token %d", none, wrong)
+		if f.token != "" {
+			ok, aerr := b.accepted(ctx, g, f)
+			if aerr != nil {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Accepted token refused", Subject: f.at.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
+					Detail: fmt.Sprintf("%s: %s, served by the router %s: %s. The route refuses its own clients: an auth endpoint that refuses the token, a wrong forward_auth address, or a middleware chained to the wrong router.", b.name(), g.Where(), g.Router, aerr)})
+				continue
+			}
+			rows += fmt.Sprintf(", accepted token %d", ok)
+		}
 		by := strings.TrimSuffix(g.Middleware, "@consulcatalog")
 		if st.V1 {
 			by = strings.TrimSuffix(g.Router, "@"+consulCatalogV1) + "'s " + g.Middleware
 		}
-		lines = append(lines, provision.Proof{Gate: &gates[i], Line: fmt.Sprintf("%s: %s gated by %s (no token %d, wrong token %d) in %s",
-			b.name(), g.Where(), by, none, wrong, time.Since(start).Round(100*time.Millisecond))})
+		lines = append(lines, provision.Proof{Gate: &gates[i], Line: fmt.Sprintf("%s: %s gated by %s (%s) in %s",
+			b.name(), g.Where(), by, rows, time.Since(start).Round(100*time.Millisecond))})
 	}
 	for _, r := range removed.of(st) {
 		lines = append(lines, provision.Proof{Line: fmt.Sprintf("%s: the router %s of a removed frontend is no longer served", b.name(), r)})
@@ -587,20 +603,18 @@ func (st *state) left(removed []string) []string {
 	return out
 }
 
-// probe sends one request for a gate at the proxy's entrypoint, with the
-// token given ("" for none), and returns the status. Only the auth
-// endpoint's refusal (401 or 403) proves the gate: a 2xx is an open gate,
-// a 404 a path not served, anything else (a 502 from a backend that is
-// down) proves nothing.
-func (b *Backend) probe(ctx context.Context, g plans.Gate, token string) (int, error) {
+// send sends one GET of url with the token given ("" for none) and the
+// host, and returns the status and the answer's headers.
+func (b *Backend) send(ctx context.Context, url, host, token string) (int, http.Header, error) {
 	var code int
+	var header http.Header
 	err := b.net.Call(ctx, true, func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(b.proxy.URL, "/")+g.Path, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			return err
 		}
-		if g.Host != "" {
-			req.Host = g.Host
+		if host != "" {
+			req.Host = host
 		}
 		if token != "" {
 			req.Header.Set("X-Auth-Token", token)
@@ -610,9 +624,50 @@ func (b *Backend) probe(ctx context.Context, g plans.Gate, token string) (int, e
 			return err
 		}
 		resp.Body.Close()
-		code = resp.StatusCode
+		code, header = resp.StatusCode, resp.Header
 		return nil
 	})
+	return code, header, err
+}
+
+// accepted proves the third row of the gate: the path, with the
+// frontend's proof token, answers 2xx through the proxy, and the auth
+// endpoint's own answer to the token holds every auth response header
+// declared (what the proxy copies to the application). No error shows the
+// token.
+func (b *Backend) accepted(ctx context.Context, g plans.Gate, f frontend) (int, error) {
+	code, _, err := b.send(ctx, strings.TrimSuffix(b.proxy.URL, "/")+g.Path, g.Host, f.token)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("the request with the proof token failed: %w", err)
+	case code/100 != 2:
+		return code, fmt.Errorf("the request with the proof token answered %d, not 200", code)
+	}
+	if len(f.headers) == 0 {
+		return code, nil
+	}
+	auth, header, err := b.send(ctx, f.auth, "", f.token)
+	switch {
+	case err != nil:
+		return code, fmt.Errorf("asking the auth endpoint %s with the proof token failed: %w", f.auth, err)
+	case auth/100 != 2:
+		return code, fmt.Errorf("the auth endpoint %s answered %d to the proof token", f.auth, auth)
+	}
+	for _, h := range f.headers {
+		if header.Get(h) == "" {
+			return code, fmt.Errorf("the auth endpoint %s answered the proof token without the header %s that auth_response_headers copies", f.auth, h)
+		}
+	}
+	return code, nil
+}
+
+// probe sends one request for a gate at the proxy's entrypoint, with the
+// token given ("" for none), and returns the status. Only the auth
+// endpoint's refusal (401 or 403) proves the gate: a 2xx is an open gate,
+// a 404 a path not served, anything else (a 502 from a backend that is
+// down) proves nothing.
+func (b *Backend) probe(ctx context.Context, g plans.Gate, token string) (int, error) {
+	code, _, err := b.send(ctx, strings.TrimSuffix(b.proxy.URL, "/")+g.Path, g.Host, token)
 	what := "without a token"
 	if token != "" {
 		what = "with a wrong token"

@@ -119,8 +119,8 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	step("provision runs with a token of policy \"provision-edge\", Traefik with one of policy \"traefik\"; the management token is the demo's only")
-	env := append(base, "CONSUL_HTTP_TOKEN="+own)
+	step("provision runs with a token of policy \"provision-edge\", Traefik with one of policy \"traefik\"; the management token is the demo's only; the application's token is the proof token (PROVISION_VAR_gate_token), so that every apply proves the third row, 200")
+	env := append(base, "CONSUL_HTTP_TOKEN="+own, "PROVISION_VAR_gate_token="+token)
 	for _, args := range [][]string{
 		append(append([]string{"plan"}, vars...), specs),
 		append(append([]string{"apply", "-auto-approve"}, vars...), specs),

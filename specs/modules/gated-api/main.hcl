@@ -43,6 +43,13 @@ variable "index_pattern" {
   description = "The ID of the index pattern the search reads."
 }
 
+variable "proof_token" {
+  type        = string
+  default     = null
+  sensitive   = true
+  description = "A token /auth accepts: the proof after each apply then expects 200 with it (null: the two 401s only)."
+}
+
 variable "dashboards" {
   type        = bool
   default     = true
@@ -65,6 +72,10 @@ service "api" {
     forward_auth {
       address               = "http://${var.host}:${var.port}/auth"
       auth_response_headers = ["X-Auth-User"]
+    }
+
+    proof {
+      token = var.proof_token
     }
   }
 
