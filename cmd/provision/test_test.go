@@ -11,7 +11,9 @@ import (
 // TestJUnit runs provision test over a copy of the shipped specs and
 // their tests, with no server, and parses the JUnit XML it writes: one
 // test suite per test file, one test case per run; a golden file edited
-// by hand fails its run, with the difference in the failure's body.
+// by hand fails its run, with the difference in the failure's body; an
+// assert block whose condition is false fails its run with its message,
+// in the JUnit XML, the text and the JSON output.
 func TestJUnit(t *testing.T) {
 	dir := t.TempDir()
 	copyTree(t, "../../specs", dir)
@@ -62,5 +64,28 @@ func TestJUnit(t *testing.T) {
 	if code != exitError || s.Failures != 1 || s.Cases[3].Failure == nil || !strings.Contains(s.Cases[3].Failure.Message, "the plan differs from") ||
 		!strings.Contains(s.Cases[3].Failure.Body, "-") || !strings.Contains(s.Cases[3].Failure.Body, "+") {
 		t.Errorf("exit %d, %+v", code, r)
+	}
+	os.WriteFile(golden, b, 0o644)
+
+	tests := filepath.Join(dir, "tests", "plans.provtest.hcl")
+	src, _ := os.ReadFile(tests)
+	failing := strings.Replace(string(src), `length(regexall("[.]service[.]", c.address)) > 0]) == 2`, `length(regexall("[.]service[.]", c.address)) > 0]) == 3`, 1)
+	if failing == string(src) {
+		t.Fatal("the shipped greenfield run has no assert to break")
+	}
+	os.WriteFile(tests, []byte(failing), 0o644)
+	code, r = junit()
+	s = r.Suites[0]
+	const msg = "assertion failed: Each team's gated API is registered. (the assert at "
+	if code != exitError || s.Failures != 1 || s.Cases[0].Failure == nil || !strings.Contains(s.Cases[0].Failure.Body+s.Cases[0].Failure.Message, msg) {
+		t.Errorf("a false assertion, JUnit: exit %d, %+v", code, r)
+	}
+	code, out, _ := runCLI(t, map[string]string{"NO_COLOR": "1"}, "test", dir)
+	if code != exitError || !strings.Contains(out, `run "greenfield" ... FAIL`) || !strings.Contains(out, msg) || strings.Contains(out, "A first apply deletes nothing") {
+		t.Errorf("a false assertion, text: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, map[string]string{"NO_COLOR": "1"}, "test", "-json", dir)
+	if code != exitError || !strings.Contains(out, `assertion failed: Each team's gated API is registered.`) {
+		t.Errorf("a false assertion, JSON: exit %d\n%s", code, out)
 	}
 }

@@ -26,7 +26,9 @@ import (
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
+	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
 // Run is one run block.
@@ -40,7 +42,19 @@ type Run struct {
 	// ExpectFailures are the references where the plan must fail
 	// ("var.api_port").
 	ExpectFailures []string
-	DeclRange      hcl.Range
+	// Asserts are the run's assert blocks: rules over the plan.
+	Asserts   []Assert
+	DeclRange hcl.Range
+}
+
+// Assert is an assert block, as terraform test's: condition is an
+// expression over plan, the JSON plan's model (plan.summary.delete,
+// plan.changes[*].action, .address, .reasons, ...), with the specs'
+// functions; error_message says what failed.
+type Assert struct {
+	Condition    hcl.Expression
+	ErrorMessage string
+	DeclRange    hcl.Range
 }
 
 // Golden is the base path of the run's golden files (.txt, .json):
@@ -56,9 +70,12 @@ func slug(name string) string { return strings.Trim(unsafe.ReplaceAllString(name
 
 var fileSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "run", LabelNames: []string{"name"}}}}
 
-var runSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "snapshot"}, {Name: "variables"}, {Name: "expect_no_changes"}, {Name: "expect_failures"},
-}}
+var runSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "snapshot"}, {Name: "variables"}, {Name: "expect_no_changes"}, {Name: "expect_failures"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "assert"}},
+}
+
+var assertSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "condition", Required: true}, {Name: "error_message", Required: true}}}
 
 // Load reads the run blocks of dir/tests/*.provtest.hcl, in file and
 // block order. The sources are in parser, for diagnostics.
@@ -143,7 +160,64 @@ func decodeRun(path string, b *hcl.Block) (*Run, hcl.Diagnostics) {
 			r.ExpectFailures = append(r.ExpectFailures, traversalString(t))
 		}
 	}
+	for _, ab := range content.Blocks.OfType("assert") {
+		ac, d := ab.Body.Content(assertSchema)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			continue
+		}
+		a := Assert{Condition: ac.Attributes["condition"].Expr, DeclRange: ab.DefRange}
+		for _, tr := range a.Condition.Variables() {
+			if tr.RootName() != "plan" {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid assert condition",
+					Detail: "An assert condition refers to plan (the JSON plan: plan.summary, plan.changes, plan.outputs, ...) and calls functions; nothing else is known to it.", Subject: tr.SourceRange().Ptr()})
+			}
+		}
+		msg, md := ac.Attributes["error_message"].Expr.Value(nil)
+		if md.HasErrors() || msg.Type() != cty.String || msg.IsNull() {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid error_message", Detail: "error_message is a literal string: what the rule is, for the failure.", Subject: ac.Attributes["error_message"].Expr.Range().Ptr()})
+			continue
+		}
+		a.ErrorMessage = msg.AsString()
+		r.Asserts = append(r.Asserts, a)
+	}
 	return r, diags
+}
+
+// asserts checks the run's assert blocks against the plan (redacted, as
+// its JSON): each condition false, or that cannot be evaluated, is a
+// failure with its message and where the block is.
+func (res *Result) asserts(p *plans.Plan) {
+	if len(res.Run.Asserts) == 0 {
+		return
+	}
+	b, err := json.Marshal(p.Redacted())
+	if err == nil {
+		var v cty.Value
+		var ty cty.Type
+		if ty, err = ctyjson.ImpliedType(b); err == nil {
+			if v, err = ctyjson.Unmarshal(b, ty); err == nil {
+				res.check(v)
+				return
+			}
+		}
+	}
+	res.Failures = append(res.Failures, "the plan cannot be read by the assert blocks: "+err.Error())
+}
+
+func (res *Result) check(plan cty.Value) {
+	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"plan": plan}, Functions: schema.Functions}
+	for _, a := range res.Run.Asserts {
+		v, diags := a.Condition.Value(ctx)
+		switch {
+		case diags.HasErrors():
+			res.Failures = append(res.Failures, fmt.Sprintf("the assert at %s cannot be evaluated: %s", a.DeclRange, summaries(diags)))
+		case v.Type() != cty.Bool || v.IsNull() || !v.IsKnown():
+			res.Failures = append(res.Failures, fmt.Sprintf("the assert at %s: its condition is not true or false", a.DeclRange))
+		case v.False():
+			res.Failures = append(res.Failures, fmt.Sprintf("assertion failed: %s (the assert at %s)", a.ErrorMessage, a.DeclRange))
+		}
+	}
 }
 
 func traversalString(t hcl.Traversal) string {
@@ -231,6 +305,9 @@ func Execute(dir string, runs []*Run, o Options) (results []Result, orphans []st
 			p, backends, diags := plan(dir, r, specs, o)
 			res.Diagnostics = diags
 			res.judge(p, dir, o.Update)
+			if p != nil {
+				res.asserts(p)
+			}
 			if p != nil && len(r.ExpectFailures) == 0 {
 				res.converges(p, backends)
 			}

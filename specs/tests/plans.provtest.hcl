@@ -5,6 +5,16 @@
 
 run "greenfield" {
   # No snapshot: nothing is live.
+
+  # Rules over the plan (its JSON model), beside its golden files.
+  assert {
+    condition     = length([for c in plan.changes : c if c.action == "delete"]) == 0
+    error_message = "A first apply deletes nothing."
+  }
+  assert {
+    condition     = length([for c in plan.changes : c if c.action == "create" && length(regexall("[.]service[.]", c.address)) > 0]) == 2
+    error_message = "Each team's gated API is registered."
+  }
 }
 
 run "hand-made, not imported" {
