@@ -22,24 +22,43 @@ import (
 // error per failed request, at its declaration, and one for a stop.
 func outcomeDiagnostics(res provision.Result) hcl.Diagnostics {
 	var diags hcl.Diagnostics
+	// One cause is told once: the changes whose request failed the same
+	// way (the items of one refused or unanswered batch) share a
+	// diagnostic that names them all.
+	type cause struct{ method, path, err string }
+	var order []cause
+	failed := map[cause][]provision.Outcome{}
 	for _, o := range res.Outcomes {
 		if o.Err == nil {
 			continue
 		}
 		r := o.Change.Requests[o.Sent]
+		c := cause{r.Method, r.Path, o.Err.Error()}
+		if failed[c] == nil {
+			order = append(order, c)
+		}
+		failed[c] = append(failed[c], o)
+	}
+	for _, c := range order {
+		group := failed[c]
+		o := group[0]
+		what := o.Change.Addr.String()
+		if len(group) > 1 {
+			what = fmt.Sprintf("%d changes (%s)", len(group), addrList(group, 5))
+		}
 		d := &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Request failed",
 			Detail: fmt.Sprintf("%s: request %d of %d (%s %s) failed: %s. No new request was started after it; requests under way finished. "+
 				"This may converge on a re-run (a transport error, a timeout or a 5xx answer): what was done is live; run provision plan again to see what is left, and apply from there.",
-				o.Change.Addr, o.Sent+1, len(o.Change.Requests), r.Method, r.Path, o.Err),
+				what, o.Sent+1, len(o.Change.Requests), c.method, c.path, o.Err),
 			Subject: o.Change.DeclRange(),
 		}
 		if _, refused := adapter.Refused(o.Err); refused {
 			d.Summary = "Request refused by the server"
 			d.Detail = fmt.Sprintf("%s: request %d of %d (%s %s) was refused: %s. No new request was started after it; requests under way finished. "+
 				"A refusal does not converge on a re-run: the next run sends the same request and gets the same answer. Change the declaration here (or the live object) so that the server accepts it, plan again, and apply; what was done before it is live.",
-				o.Change.Addr, o.Sent+1, len(o.Change.Requests), r.Method, r.Path, o.Err)
+				what, o.Sent+1, len(o.Change.Requests), c.method, c.path, o.Err)
 		}
 		diags = append(diags, d)
 	}
@@ -56,6 +75,19 @@ func outcomeDiagnostics(res provision.Result) hcl.Diagnostics {
 		})
 	}
 	return diags
+}
+
+// addrList names the outcomes' objects, at most n of them, and how many
+// more there are.
+func addrList(group []provision.Outcome, n int) string {
+	var names []string
+	for _, o := range group[:min(n, len(group))] {
+		names = append(names, o.Change.Addr.String())
+	}
+	if len(group) > n {
+		names = append(names, fmt.Sprintf("and %d more", len(group)-n))
+	}
+	return strings.Join(names, ", ")
 }
 
 func outcomeWord(o provision.Outcome) string {
