@@ -103,7 +103,7 @@ func TestBeatsDashboards(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Replace(string(b), `"title": "Packetbeat HTTP"`, `"title": "HTTP, again"`, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, errOut := runCLI(t, env, "apply", saved); code != exitError || !strings.Contains(errOut, "is not what the specs") {
+	if code, out, errOut := runCLI(t, env, "apply", "-var", "search_url="+es.URL, saved); code != exitError || !strings.Contains(errOut, "is not what the specs") {
 		t.Errorf("apply of a saved plan after its file changed: exit %d\n%s%s", code, out, errOut)
 	}
 }
