@@ -3,6 +3,7 @@ package schema_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,5 +99,64 @@ func TestFileFunctionsConfined(t *testing.T) {
 		if !strings.Contains(d, tt.want) || !strings.Contains(d, "main.hcl:4,11") || strings.Contains(d, "s3cr3t") {
 			t.Errorf("%s: %s; want %q at main.hcl:4,11, without the file's text", tt.expr, d, tt.want)
 		}
+	}
+}
+
+// TestKibana4Export: a Kibana 4 export, one JSON array of {_id, _type,
+// _source}, is declared with one document block per type, filtered by
+// type, each object's _id its ID and _source its source.
+func TestKibana4Export(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"main.hcl": `project = "k4"
+
+search "t1" {
+  url          = "http://127.0.0.1:9200"
+  cluster_name = "t1"
+}
+
+index ".kibana" {
+  search = "t1"
+  mapping "search" {
+    properties = { title = "string", "kibanaSavedObjectMeta.searchSourceJSON" = "string" }
+  }
+  mapping "visualization" {
+    properties = { title = "string", visState = "string", savedSearchId = "string" }
+  }
+}
+
+locals {
+  export = jsondecode(file("export.json"))
+}
+
+document "search" "k4" {
+  for_each = { for o in local.export : o._id => o._source if o._type == "search" }
+  id       = each.key
+  source   = each.value
+}
+
+document "visualization" "k4" {
+  for_each = { for o in local.export : o._id => o._source if o._type == "visualization" }
+  id       = each.key
+  source   = each.value
+}
+`,
+		"export.json": `[
+  {"_id": "Errors", "_type": "search", "_source": {"title": "Errors", "kibanaSavedObjectMeta": {"searchSourceJSON": "{\"index\":\"logs-*\",\"query\":{\"query_string\":{\"query\":\"level:error\"}}}"}}},
+  {"_id": "Error-rate", "_type": "visualization", "_source": {"title": "Error rate", "savedSearchId": "Errors", "visState": "{\"type\":\"line\"}"}}
+]`,
+	})
+	cfg, diags := schema.NewParser().LoadDir(root, schema.Inputs{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var got []string
+	for _, d := range cfg.Documents {
+		got = append(got, d.Path())
+	}
+	if want := []string{".kibana/search/Errors", ".kibana/visualization/Error-rate"}; !slices.Equal(got, want) {
+		t.Errorf("documents %q, want %q", got, want)
+	}
+	if v := cfg.Documents[1]; len(v.Needs) != 1 || v.Needs[0].ID != "Errors" {
+		t.Errorf("the visualization's savedSearchId does not order it after its search: %v", v.Needs)
 	}
 }
