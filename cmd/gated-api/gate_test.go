@@ -133,6 +133,32 @@ func TestProveTheGate(t *testing.T) {
 		}
 	})
 
+	t.Run("accepted token, watched", func(t *testing.T) {
+		// provision watch proves the gates on every poll with nothing to
+		// repair, the 200 row included: a proof token the application
+		// refuses is reported once while it stays, and
+		// provision_gate_proven is 0 for each proxy.
+		var log servers.LogBuffer
+		watch := exec.Command(bin, "watch", "-interval", "1s", "-listen", "127.0.0.1:0", "-var", portVar, specs)
+		watch.Env, watch.Stdout, watch.Stderr = append(env, "PROVISION_VAR_gate_token=a-token-nobody-accepts-42"), &log, &log
+		if err := watch.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			watch.Process.Signal(os.Interrupt)
+			watch.Wait()
+			if t.Failed() {
+				t.Logf("watch log:\n%s", log.Tail(8000))
+			}
+		}()
+		waitStatus(t, func() int { return min(strings.Count(log.Tail(1<<20), "Accepted token refused"), 3) }, 3)
+		time.Sleep(3 * time.Second) // three more polls
+		out := log.Tail(1 << 20)
+		if n := strings.Count(out, "Accepted token refused"); n != 3 || !strings.Contains(out, "answered 401, not 200") || strings.Contains(out, "a-token-nobody-accepts-42") {
+			t.Errorf("a refused proof token under watch: reported %d times\n%s", n, out)
+		}
+	})
+
 	t.Run("snapshot", func(t *testing.T) {
 		// What the three proxies serve is recorded; the plan from the
 		// snapshot, gates included, is the live plan, in text and JSON.

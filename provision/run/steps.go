@@ -380,6 +380,14 @@ func (r *Run) policy(ctx context.Context) hcl.Diagnostics {
 	return diags
 }
 
+// Prove proves, again, what the run's plan declares is what readers see
+// (a gate through each declared proxy, with its accepted token where one
+// is declared), as an apply's last phase does: what provision watch
+// repeats on a poll with nothing to repair.
+func (r *Run) Prove(ctx context.Context) ([]provision.Verified, hcl.Diagnostics) {
+	return provision.Verify(ctx, r.Plan, r.byName())
+}
+
 func (r *Run) byName() map[string]provision.Backend {
 	m := map[string]provision.Backend{}
 	for _, b := range r.Opened.Backends {

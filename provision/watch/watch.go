@@ -227,6 +227,24 @@ func Jitter(d time.Duration) time.Duration {
 	return d + time.Duration((rand.Float64()-0.5)*0.2*float64(d))
 }
 
+// prove repeats, on a poll with nothing to repair, the proof of the gates
+// through the declared proxies (the accepted token's 200 included) for
+// provision_gate_proven: a gate broken behind the specs' back (an auth
+// endpoint that now refuses its clients) shows without a change to
+// repair. A failure is logged once while it stays. A gate the plan did
+// not see served through its middleware is not probed: the plan's own
+// warning says so, and the proof would wait out -verify-timeout.
+func (w *Watcher) prove(ctx context.Context, r *run.Run) {
+	if len(r.Plan.Gates) == 0 || slices.ContainsFunc(r.Plan.Gates, func(g plans.Gate) bool { return g.Status != plans.Gated }) {
+		return
+	}
+	proofs, diags := r.Prove(ctx)
+	for _, p := range proofs {
+		w.o.Metrics.gate(p)
+	}
+	(&view{w: w, secrets: r.Plan.Secrets}).Diagnostics(diags)
+}
+
 // reconcile plans; with Heal, as the leader, it applies the plan of what
 // drifted, under the lock. It reports whether every backend was read.
 func (w *Watcher) reconcile(ctx context.Context, why string) bool {
@@ -265,6 +283,7 @@ func (w *Watcher) reconcile(ctx context.Context, why string) bool {
 	w.o.Metrics.reconciled(true, r.Plan)
 	if len(drifted) == 0 {
 		w.log("info", "converged", "", "no drift (%s)%s", why, denied)
+		w.prove(ctx, r)
 		return true
 	}
 	if !w.o.Heal {
