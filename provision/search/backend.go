@@ -312,6 +312,7 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	// field).
 	major := f.major()
 	var undeclared map[string]liveIndex
+	var red []string
 	err := parallel.All(ctx, func(ctx context.Context) error {
 		if err := b.readIndices(ctx, &f); err != nil {
 			return err
@@ -320,12 +321,38 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	}, func(ctx context.Context) (err error) {
 		undeclared, err = b.readUndeclared(ctx, major)
 		return err
+	}, func(ctx context.Context) (err error) {
+		red, err = b.readRed(ctx)
+		return err
 	})
+	f.Red = red
 	f.Undeclared = slices.Sorted(maps.Keys(undeclared))
 	if len(undeclared) > 0 {
 		f.UndeclaredMarks = undeclared
 	}
 	return f, err
+}
+
+// readRed reads which of the indices in scope are red (a primary shard
+// with no copy allocated: a node down, an allocation that cannot be
+// made), from the cluster's health by index in one answer; writes into
+// them fail, or wait out their timeout, until it comes back.
+func (b *Backend) readRed(ctx context.Context) ([]string, error) {
+	var health struct {
+		Indices map[string]struct {
+			Status string `json:"status"`
+		} `json:"indices"`
+	}
+	if err := b.get(ctx, b.es, "/_cluster/health?level=indices&filter_path=indices.*.status", &health); err != nil {
+		return nil, err
+	}
+	var red []string
+	for _, name := range b.scope.Indices {
+		if health.Indices[name].Status == "red" {
+			red = append(red, name)
+		}
+	}
+	return red, nil
 }
 
 // readUndeclared reads the marks of every type of every index, to find

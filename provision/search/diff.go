@@ -32,6 +32,8 @@ type facts struct {
 	// and the _meta of each of their types (UndeclaredMarks, by name).
 	Undeclared      []string             `json:"undeclared,omitempty"`
 	UndeclaredMarks map[string]liveIndex `json:"undeclared_marks,omitempty"`
+	// Red are the indices in scope whose health is red.
+	Red []string `json:"red,omitempty"`
 	// Documents are the declared documents and those they name that
 	// exist, by <index>/<type>/<id>; Owned, the project's own documents.
 	Documents map[string]liveDoc `json:"documents,omitempty"`
@@ -175,7 +177,34 @@ func (t target) diff(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diagnostics
 		planned[c.Addr.Name] = c.Action
 	}
 	docs, ddiags := t.diffDocuments(f, mode, planned)
-	return append(changes, docs...), append(append(warnings, diags...), ddiags...)
+	changes = append(changes, docs...)
+	return changes, append(append(append(warnings, diags...), ddiags...), t.redIndices(f, changes)...)
+}
+
+// redIndices tells, once per index, that a declared index is red: an
+// error when the plan writes into it (every write would fail, or wait
+// out its timeout, for one cause), a warning otherwise.
+func (t target) redIndices(f facts, changes []*plans.Change) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, ix := range t.indices {
+		if !slices.Contains(f.Red, ix.Name) {
+			continue
+		}
+		writes := 0
+		for _, c := range changes {
+			if len(c.Requests) > 0 && c.Action != plans.Delete && (c.Addr.Kind == "index" && c.Addr.Name == ix.Name || c.Addr.Kind == "document" && splitDocPath(c.Addr.Name).Index == ix.Name) {
+				writes++
+			}
+		}
+		d := &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Index is red", Subject: ix.NameRange.Ptr(), Context: ix.DeclRange.Ptr(),
+			Detail: fmt.Sprintf("The index %q on cluster %s is red: a primary shard has no copy allocated (a node that holds it is down, or its allocation cannot be made; GET /_cluster/allocation/explain says which). Reads of it are partial and writes into it fail until it is back.", ix.Name, f.ClusterName)}
+		if writes > 0 {
+			d.Severity = hcl.DiagError
+			d.Detail += fmt.Sprintf(" This plan writes into it (%d %s), so it is refused: bring the index's shards back, then plan again.", writes, plural(writes, "change"))
+		}
+		diags = append(diags, d)
+	}
+	return diags
 }
 
 // diffIndices compares the declared indices with what the cluster holds.

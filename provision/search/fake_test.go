@@ -77,6 +77,9 @@ func (f *fakeES) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"name":"fake","cluster_name":"t1","version":{"number":%q},"tagline":"You Know, for Search"}`, f.version)
 	case r.Method == "GET" && parts[0] == "_nodes":
 		fmt.Fprint(w, `{}`)
+	case r.Method == "GET" && r.URL.Path == "/_cluster/health":
+		// Every index green: filter_path=indices.*.status keeps nothing.
+		fmt.Fprint(w, `{}`)
 	case r.Method == "GET" && len(parts) == 1 && parts[0] != "_mapping":
 		// GET /<i,...>: mappings and (flat) settings of each (§5; the get
 		// index API, whose typed form 7.x gives with include_type_name).
