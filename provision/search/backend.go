@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -312,7 +313,7 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	// field).
 	major := f.major()
 	var undeclared map[string]liveIndex
-	var red []string
+	var red map[string][]int
 	err := parallel.All(ctx, func(ctx context.Context) error {
 		if err := b.readIndices(ctx, &f); err != nil {
 			return err
@@ -333,24 +334,39 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	return f, err
 }
 
-// readRed reads which of the indices in scope are red (a primary shard
-// with no copy allocated: a node down, an allocation that cannot be
-// made), from the cluster's health by index in one answer; writes into
-// them fail, or wait out their timeout, until it comes back.
-func (b *Backend) readRed(ctx context.Context) ([]string, error) {
+// readRed reads which of the indices in scope are red, and which of
+// their primary shards have no copy allocated (a node down, an
+// allocation that cannot be made), from the cluster's health by shard in
+// one answer (filtered to the statuses); writes into them fail, or wait
+// out their timeout, until those come back. nil when none is red.
+func (b *Backend) readRed(ctx context.Context) (map[string][]int, error) {
 	var health struct {
 		Indices map[string]struct {
 			Status string `json:"status"`
+			Shards map[string]struct {
+				PrimaryActive bool `json:"primary_active"`
+			} `json:"shards"`
 		} `json:"indices"`
 	}
-	if err := b.get(ctx, b.es, "/_cluster/health?level=indices&filter_path=indices.*.status", &health); err != nil {
+	if err := b.get(ctx, b.es, "/_cluster/health?level=shards&filter_path=indices.*.status,indices.*.shards.*.primary_active", &health); err != nil {
 		return nil, err
 	}
-	var red []string
+	var red map[string][]int
 	for _, name := range b.scope.Indices {
-		if health.Indices[name].Status == "red" {
-			red = append(red, name)
+		ix, ok := health.Indices[name]
+		if !ok || ix.Status != "red" {
+			continue
 		}
+		if red == nil {
+			red = map[string][]int{}
+		}
+		red[name] = []int{}
+		for shard, s := range ix.Shards {
+			if n, err := strconv.Atoi(shard); err == nil && !s.PrimaryActive {
+				red[name] = append(red[name], n)
+			}
+		}
+		slices.Sort(red[name])
 	}
 	return red, nil
 }

@@ -32,8 +32,9 @@ type facts struct {
 	// and the _meta of each of their types (UndeclaredMarks, by name).
 	Undeclared      []string             `json:"undeclared,omitempty"`
 	UndeclaredMarks map[string]liveIndex `json:"undeclared_marks,omitempty"`
-	// Red are the indices in scope whose health is red.
-	Red []string `json:"red,omitempty"`
+	// Red are the indices in scope whose health is red, each with its
+	// primary shards that have no copy allocated.
+	Red map[string][]int `json:"red,omitempty"`
 	// Documents are the declared documents and those they name that
 	// exist, by <index>/<type>/<id>; Owned, the project's own documents.
 	Documents map[string]liveDoc `json:"documents,omitempty"`
@@ -181,13 +182,29 @@ func (t target) diff(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diagnostics
 	return changes, append(append(append(warnings, diags...), ddiags...), t.redIndices(f, changes)...)
 }
 
+// unassigned names the primary shards of a red index that have no copy.
+func unassigned(primaries []int) string {
+	switch len(primaries) {
+	case 0:
+		return "a primary shard has"
+	case 1:
+		return fmt.Sprintf("its primary shard %d has", primaries[0])
+	}
+	s := make([]string, len(primaries))
+	for i, p := range primaries {
+		s[i] = strconv.Itoa(p)
+	}
+	return fmt.Sprintf("its primary shards %s have", strings.Join(s, ", "))
+}
+
 // redIndices tells, once per index, that a declared index is red: an
 // error when the plan writes into it (every write would fail, or wait
 // out its timeout, for one cause), a warning otherwise.
 func (t target) redIndices(f facts, changes []*plans.Change) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, ix := range t.indices {
-		if !slices.Contains(f.Red, ix.Name) {
+		primaries, isRed := f.Red[ix.Name]
+		if !isRed {
 			continue
 		}
 		writes := 0
@@ -197,7 +214,7 @@ func (t target) redIndices(f facts, changes []*plans.Change) hcl.Diagnostics {
 			}
 		}
 		d := &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Index is red", Subject: ix.NameRange.Ptr(), Context: ix.DeclRange.Ptr(),
-			Detail: fmt.Sprintf("The index %q on cluster %s is red: a primary shard has no copy allocated (a node that holds it is down, or its allocation cannot be made; GET /_cluster/allocation/explain says which). Reads of it are partial and writes into it fail until it is back.", ix.Name, f.ClusterName)}
+			Detail: fmt.Sprintf("The index %q on cluster %s is red: %s no copy allocated (a node that holds it is down, or its allocation cannot be made; GET /_cluster/allocation/explain says why). Reads of it are partial, and writes into it wait until their node returns, then fail.", ix.Name, f.ClusterName, unassigned(primaries))}
 		if writes > 0 {
 			d.Severity = hcl.DiagError
 			d.Detail += fmt.Sprintf(" This plan writes into it (%d %s), so it is refused: bring the index's shards back, then plan again.", writes, plural(writes, "change"))

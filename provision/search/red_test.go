@@ -53,7 +53,7 @@ index "red-docs" {
 	}
 	// The import writes the marks into the red index: refused.
 	got := red(map[string]string{"main.hcl": spec, "import.hcl": "import {\n  to = index.red-docs\n}\n"})
-	if len(got) != 1 || !strings.HasPrefix(got[0], "error: ") || !strings.Contains(got[0], `The index "red-docs" on cluster t1 is red`) || !strings.Contains(got[0], "This plan writes into it (1 change)") {
+	if len(got) != 1 || !strings.HasPrefix(got[0], "error: ") || !strings.Contains(got[0], `The index "red-docs" on cluster t1 is red: its primary shard 0 has no copy allocated`) || !strings.Contains(got[0], "This plan writes into it (1 change)") {
 		t.Errorf("an import into a red index: %q", got)
 	}
 }
