@@ -124,6 +124,23 @@ type humanApply struct {
 	started bool
 	// command and question are what a person is asked to approve.
 	command, question string
+	// failed is the last failure printed (its request and error), and
+	// same how many failures since were that one again (the items of one
+	// batch): said once, with their number.
+	failed string
+	same   int
+}
+
+// flush says how many failures repeated the last one printed.
+func (v *humanApply) flush() {
+	if v.same > 0 {
+		what := "changes"
+		if v.same == 1 {
+			what = "change"
+		}
+		fmt.Fprintf(v.c.stdout, "  ... and %d more %s FAILED the same way\n", v.same, what)
+	}
+	v.failed, v.same = "", 0
 }
 
 func (v *humanApply) Progress(e run.Progress) {
@@ -151,16 +168,23 @@ func (v *humanApply) Progress(e run.Progress) {
 			return
 		}
 	}
-	status := "ok"
+	status, key := "ok", ""
 	if e.Err != nil {
-		status = "FAILED"
+		status, key = "FAILED", e.Request.Method+" "+e.Request.Path+": "+e.Err.Error()
 	}
+	if key != "" && key == v.failed {
+		v.same++
+		return
+	}
+	v.flush()
+	v.failed = key
 	fmt.Fprintf(v.c.stdout, "[%d/%d] %s: %s %s: %s (%s)\n", n, total, e.Change.Addr, e.Request.Method, plans.HideSecrets(e.Request.Path, v.c.secrets), status, e.Elapsed.Round(100*time.Microsecond))
 }
 
 func (v *humanApply) Verified(l provision.Verified) { fmt.Fprintf(v.c.stdout, "%s\n", l.Line) }
 
 func (v *humanApply) Result(p *plans.Plan, res provision.Result, diags hcl.Diagnostics) {
+	v.flush()
 	if res.Err() == nil && res.Stopped == nil {
 		v.c.printDiags(diags, v.files, v.color)
 		line := completeLine(p.Summary)
