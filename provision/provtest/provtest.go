@@ -49,8 +49,9 @@ type Run struct {
 
 // Assert is an assert block, as terraform test's: condition is an
 // expression over plan, the JSON plan's model (plan.summary.delete,
-// plan.changes[*].action, .address, .reasons, ...), with the specs'
-// functions; error_message says what failed.
+// plan.changes[*].action, .address, .reasons, ...), and declared, the
+// objects the specs declare (each its address, kind, name and module),
+// with the specs' functions; error_message says what failed.
 type Assert struct {
 	Condition    hcl.Expression
 	ErrorMessage string
@@ -168,9 +169,9 @@ func decodeRun(path string, b *hcl.Block) (*Run, hcl.Diagnostics) {
 		}
 		a := Assert{Condition: ac.Attributes["condition"].Expr, DeclRange: ab.DefRange}
 		for _, tr := range a.Condition.Variables() {
-			if tr.RootName() != "plan" {
+			if tr.RootName() != "plan" && tr.RootName() != "declared" {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid assert condition",
-					Detail: "An assert condition refers to plan (the JSON plan: plan.summary, plan.changes, plan.outputs, ...) and calls functions; nothing else is known to it.", Subject: tr.SourceRange().Ptr()})
+					Detail: "An assert condition refers to plan (the JSON plan: plan.summary, plan.changes, plan.outputs, ...) and declared (the declared objects: address, kind, name, module) and calls functions; nothing else is known to it.", Subject: tr.SourceRange().Ptr()})
 			}
 		}
 		msg, md := ac.Attributes["error_message"].Expr.Value(nil)
@@ -187,7 +188,7 @@ func decodeRun(path string, b *hcl.Block) (*Run, hcl.Diagnostics) {
 // asserts checks the run's assert blocks against the plan (redacted, as
 // its JSON): each condition false, or that cannot be evaluated, is a
 // failure with its message and where the block is.
-func (res *Result) asserts(p *plans.Plan) {
+func (res *Result) asserts(p *plans.Plan, cfg *schema.Config) {
 	if len(res.Run.Asserts) == 0 {
 		return
 	}
@@ -197,7 +198,7 @@ func (res *Result) asserts(p *plans.Plan) {
 		var ty cty.Type
 		if ty, err = ctyjson.ImpliedType(b); err == nil {
 			if v, err = ctyjson.Unmarshal(b, ty); err == nil {
-				res.check(v)
+				res.check(v, declaredValue(cfg))
 				return
 			}
 		}
@@ -205,8 +206,23 @@ func (res *Result) asserts(p *plans.Plan) {
 	res.Failures = append(res.Failures, "the plan cannot be read by the assert blocks: "+err.Error())
 }
 
-func (res *Result) check(plan cty.Value) {
-	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"plan": plan}, Functions: schema.Functions}
+// declaredValue is declared for the assert blocks: each declared object's
+// address (as plans write it), kind, name and module ("" in the root).
+func declaredValue(cfg *schema.Config) cty.Value {
+	var out []cty.Value
+	for _, d := range cfg.Declared() {
+		a := plans.Addr{Module: d.Module, In: d.In, Kind: d.Kind, Name: d.Name}
+		out = append(out, cty.ObjectVal(map[string]cty.Value{
+			"address": cty.StringVal(a.String()), "kind": cty.StringVal(d.Kind), "name": cty.StringVal(d.Name), "module": cty.StringVal(d.Module)}))
+	}
+	if len(out) == 0 {
+		return cty.ListValEmpty(cty.Object(map[string]cty.Type{"address": cty.String, "kind": cty.String, "name": cty.String, "module": cty.String}))
+	}
+	return cty.ListVal(out)
+}
+
+func (res *Result) check(plan, declared cty.Value) {
+	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"plan": plan, "declared": declared}, Functions: schema.Functions}
 	for _, a := range res.Run.Asserts {
 		v, diags := a.Condition.Value(ctx)
 		switch {
@@ -306,7 +322,7 @@ func Execute(dir string, runs []*Run, o Options) (results []Result, orphans []st
 			res.Diagnostics = diags
 			res.judge(p, dir, o.Update)
 			if p != nil {
-				res.asserts(p)
+				res.asserts(p, specs.Config)
 			}
 			if p != nil && len(r.ExpectFailures) == 0 {
 				res.converges(p, backends)

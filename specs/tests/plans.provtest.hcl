@@ -15,6 +15,10 @@ run "greenfield" {
     condition     = length([for c in plan.changes : c if c.action == "create" && length(regexall("[.]service[.]", c.address)) > 0]) == 2
     error_message = "Each team's gated API is registered."
   }
+  assert {
+    condition     = length(setsubtract([for d in declared : d.address], [for c in plan.changes : c.address])) == 0
+    error_message = "Every declared object is planned."
+  }
 }
 
 run "hand-made, not imported" {
