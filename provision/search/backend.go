@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -338,17 +339,36 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 // their primary shards have no copy allocated (a node down, an
 // allocation that cannot be made), from the cluster's health by shard in
 // one answer (filtered to the statuses); writes into them fail, or wait
-// out their timeout, until those come back. nil when none is red.
+// out their timeout, until those come back. An index just created is red
+// for a moment, until its primaries are allocated: when one is red, the
+// read waits for the cluster to be yellow, up to a second (Elasticsearch
+// answers 408 when it is not), and asks again. nil when none is red.
 func (b *Backend) readRed(ctx context.Context) (map[string][]int, error) {
+	red, err := b.redShards(ctx)
+	if err != nil || len(red) == 0 {
+		return red, err
+	}
+	var wait struct{}
+	var se *adapter.StatusError
+	if err := b.get(ctx, b.es, "/_cluster/health?wait_for_status=yellow&timeout=1s&filter_path=status", &wait); err != nil && (!errors.As(err, &se) || se.Code != http.StatusRequestTimeout) {
+		return nil, err
+	}
+	return b.redShards(ctx)
+}
+
+// redShards is one read of readRed: the red indices in scope, each with
+// its primaries that are neither active nor initializing.
+func (b *Backend) redShards(ctx context.Context) (map[string][]int, error) {
 	var health struct {
 		Indices map[string]struct {
 			Status string `json:"status"`
 			Shards map[string]struct {
 				PrimaryActive bool `json:"primary_active"`
+				Initializing  int  `json:"initializing_shards"`
 			} `json:"shards"`
 		} `json:"indices"`
 	}
-	if err := b.get(ctx, b.es, "/_cluster/health?level=shards&filter_path=indices.*.status,indices.*.shards.*.primary_active", &health); err != nil {
+	if err := b.get(ctx, b.es, "/_cluster/health?level=shards&filter_path=indices.*.status,indices.*.shards.*.primary_active,indices.*.shards.*.initializing_shards", &health); err != nil {
 		return nil, err
 	}
 	var red map[string][]int
@@ -357,16 +377,20 @@ func (b *Backend) readRed(ctx context.Context) (map[string][]int, error) {
 		if !ok || ix.Status != "red" {
 			continue
 		}
+		var down []int
+		for shard, s := range ix.Shards {
+			if n, err := strconv.Atoi(shard); err == nil && !s.PrimaryActive && s.Initializing == 0 {
+				down = append(down, n)
+			}
+		}
+		if len(down) == 0 {
+			continue // primaries coming up
+		}
 		if red == nil {
 			red = map[string][]int{}
 		}
-		red[name] = []int{}
-		for shard, s := range ix.Shards {
-			if n, err := strconv.Atoi(shard); err == nil && !s.PrimaryActive {
-				red[name] = append(red[name], n)
-			}
-		}
-		slices.Sort(red[name])
+		slices.Sort(down)
+		red[name] = down
 	}
 	return red, nil
 }
