@@ -93,8 +93,8 @@ func TestProveTheGate(t *testing.T) {
 		// Converged: the plan shows the gates, and an apply with nothing
 		// to change still proves them.
 		code, out = run("plan", "-var", portVar, specs)
-		if code != 0 || !strings.Contains(out, "traefik.v3: /api of service.gated-api-1: gated by gated-api-auth@consulcatalog (router gated-api@consulcatalog)") ||
-			!strings.Contains(out, "traefik.v1: /api of service.gated-api-1: gated by auth.forward (router frontend-gated-api@consul_catalog)") {
+		if code != 0 || !strings.Contains(out, `traefik.v3: /api of module.gated_api["edge"].service.gated-api-1: gated by gated-api-auth@consulcatalog (router gated-api@consulcatalog)`) ||
+			!strings.Contains(out, `traefik.v1: /api of module.gated_api["edge"].service.gated-api-1: gated by auth.forward (router frontend-gated-api@consul_catalog)`) {
 			t.Errorf("converged plan: exit %d\n%s", code, out)
 		}
 		code, out = run("apply", "-auto-approve", "-var", portVar, specs)

@@ -58,9 +58,9 @@ func (p *Plan) Target(include, exclude []Addr) error {
 	return nil
 }
 
-// InModules puts, on the address of each change and of what it needs, the
-// module instance that declares the object (by kind and name), as
-// schema.Config.Modules gives them.
+// InModules puts, on the address of each change, of what it needs and of
+// each gate's service, the module instance that declares the object (by
+// kind and name), as schema.Config.Modules gives them.
 func (p *Plan) InModules(modules map[[2]string]string) {
 	if len(modules) == 0 {
 		return
@@ -71,6 +71,9 @@ func (p *Plan) InModules(modules map[[2]string]string) {
 		for i := range c.Needs {
 			in(&c.Needs[i])
 		}
+	}
+	for i := range p.Gates {
+		in(&p.Gates[i].Address)
 	}
 }
 
