@@ -88,27 +88,43 @@ var lifecycleSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "
 // planned, as Terraform's).
 func (d *decoder) lifecycleBlock(kind string, blocks hcl.Blocks) Lifecycle {
 	var l Lifecycle
-	for i, b := range blocks {
-		if i > 0 {
-			d.diags = append(d.diags, duplicate("Duplicate lifecycle block", "lifecycle block", b.DefRange, blocks[0].DefRange))
-			continue
-		}
-		l.DeclRange = b.DefRange
-		c, diags := b.Body.Content(lifecycleSchema)
-		d.diags = append(d.diags, diags...)
-		if attr, ok := c.Attributes["prevent_destroy"]; ok {
-			v, vdiags := attr.Expr.Value(nil)
-			if vdiags.HasErrors() || v.Type() != cty.Bool || v.IsNull() {
-				d.errorf(attr.Expr.Range(), attr.Range, "Invalid prevent_destroy", "prevent_destroy is true or false, written as such: it is read before any variable.")
-			} else {
-				l.PreventDestroy = new(v.True())
-			}
-		}
-		if attr, ok := c.Attributes["ignore_changes"]; ok {
-			d.ignoreChanges(kind, attr, &l)
+	c := d.onlyBlock(blocks, lifecycleSchema)
+	if c == nil {
+		return l
+	}
+	l.DeclRange = blocks[0].DefRange
+	if attr, ok := c.Attributes["prevent_destroy"]; ok {
+		if v, ok := d.literalBool(attr, "prevent_destroy is true or false, written as such: it is read before any variable."); ok {
+			l.PreventDestroy = &v
 		}
 	}
+	if attr, ok := c.Attributes["ignore_changes"]; ok {
+		d.ignoreChanges(kind, attr, &l)
+	}
 	return l
+}
+
+// onlyBlock is the content of the first of blocks (of one type, which a
+// block holds once), nil for none; another is a duplicate.
+func (d *decoder) onlyBlock(blocks hcl.Blocks, schema *hcl.BodySchema) *hcl.BodyContent {
+	if len(blocks) == 0 {
+		return nil
+	}
+	for _, b := range blocks[1:] {
+		d.diags = append(d.diags, duplicate(fmt.Sprintf("Duplicate %s block", b.Type), b.Type+" block", b.DefRange, blocks[0].DefRange))
+	}
+	return d.content(blocks[0].Body, schema)
+}
+
+// literalBool is attr's value, true or false written as such (it is read
+// before anything may be referred to); an error with detail otherwise.
+func (d *decoder) literalBool(attr *hcl.Attribute, detail string) (bool, bool) {
+	v, diags := attr.Expr.Value(nil)
+	if diags.HasErrors() || v.Type() != cty.Bool || v.IsNull() {
+		d.errorf(attr.Expr.Range(), attr.Range, "Invalid "+attr.Name, "%s", detail)
+		return false, false
+	}
+	return v.True(), true
 }
 
 // ignoreChanges decodes ignore_changes = all or a list of paths under the
@@ -203,20 +219,11 @@ func (d *decoder) removedBlocks(b *hcl.Block) []*Removed {
 		return nil
 	}
 	destroy := true
-	for i, lb := range c.Blocks.OfType("lifecycle") {
-		if i > 0 {
-			d.diags = append(d.diags, duplicate("Duplicate lifecycle block", "lifecycle block", lb.DefRange, c.Blocks.OfType("lifecycle")[0].DefRange))
-			continue
-		}
-		lc, diags := lb.Body.Content(removedLifecycleSchema)
-		d.diags = append(d.diags, diags...)
+	if lc := d.onlyBlock(c.Blocks.OfType("lifecycle"), removedLifecycleSchema); lc != nil {
 		if a, ok := lc.Attributes["destroy"]; ok {
-			v, vdiags := a.Expr.Value(nil)
-			if vdiags.HasErrors() || v.Type() != cty.Bool || v.IsNull() {
-				d.errorf(a.Expr.Range(), a.Range, "Invalid destroy", "destroy is true (the object is deleted) or false (it is left live without provision's marks), written as such.")
-				continue
+			if v, ok := d.literalBool(a, "destroy is true (the object is deleted) or false (it is left live without provision's marks), written as such."); ok {
+				destroy = v
 			}
-			destroy = v.True()
 		}
 	}
 	var out []*Removed

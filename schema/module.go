@@ -303,8 +303,7 @@ func (d *decoder) outputs(contents []*hcl.BodyContent) []*Output {
 				continue
 			}
 			seen[o.Name] = o
-			oc, diags := b.Body.Content(outputSchema)
-			d.diags = append(d.diags, diags...)
+			oc := d.content(b.Body, outputSchema)
 			if a, ok := oc.Attributes["description"]; ok {
 				o.Description = d.str(a)
 			}

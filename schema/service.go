@@ -197,12 +197,8 @@ func (d *decoder) frontendBlock(b nested) *Frontend {
 			f.ForwardAuth = d.forwardAuthBlock(ab)
 		})
 	}
-	for i, pb := range c.Blocks.OfType("proof") {
-		if i > 0 {
-			d.diags = append(d.diags, duplicate("Duplicate proof block", "proof block of this frontend", pb.DefRange, c.Blocks.OfType("proof")[0].DefRange))
-			continue
-		}
-		d.proofBlock(f, pb)
+	if proofs := c.Blocks.OfType("proof"); len(proofs) > 0 {
+		d.proofBlock(f, proofs[0], d.onlyBlock(proofs, proofSchema))
 	}
 	return f
 }
@@ -212,8 +208,7 @@ func (d *decoder) frontendBlock(b nested) *Frontend {
 // path to answer 200. The token must be sensitive (a sensitive variable,
 // which the environment may set), so that no view shows it; null leaves
 // the proof at its two 401s.
-func (d *decoder) proofBlock(f *Frontend, b *hcl.Block) {
-	c := d.content(b.Body, proofSchema)
+func (d *decoder) proofBlock(f *Frontend, b *hcl.Block, c *hcl.BodyContent) {
 	attr, ok := c.Attributes["token"]
 	if !ok || !d.checkRefs(attr.Expr) {
 		return

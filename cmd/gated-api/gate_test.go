@@ -70,6 +70,24 @@ func TestProveTheGate(t *testing.T) {
 		return cmd.ProcessState.ExitCode(), string(out)
 	}
 	run := func(args ...string) (int, string) { return runWith(env, args...) }
+	// watch starts provision watch with env and args until the test ends,
+	// and returns its log (shown if the test failed).
+	watch := func(t *testing.T, env []string, args ...string) *servers.LogBuffer {
+		var log servers.LogBuffer
+		cmd := exec.Command(bin, append([]string{"watch"}, args...)...)
+		cmd.Env, cmd.Stdout, cmd.Stderr = env, &log, &log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Signal(os.Interrupt)
+			cmd.Wait()
+			if t.Failed() {
+				t.Logf("watch log:\n%s", log.Tail(8000))
+			}
+		})
+		return &log
+	}
 	portVar := fmt.Sprintf("api_port=%d", port)
 
 	t.Run("proven", func(t *testing.T) {
@@ -136,21 +154,8 @@ func TestProveTheGate(t *testing.T) {
 	t.Run("accepted token, watched", func(t *testing.T) {
 		// provision watch proves the gates on every poll with nothing to
 		// repair, the 200 row included: a proof token the application
-		// refuses is reported once while it stays, and
-		// provision_gate_proven is 0 for each proxy.
-		var log servers.LogBuffer
-		watch := exec.Command(bin, "watch", "-interval", "1s", "-listen", "127.0.0.1:0", "-var", portVar, specs)
-		watch.Env, watch.Stdout, watch.Stderr = append(env, "PROVISION_VAR_gate_token=a-token-nobody-accepts-42"), &log, &log
-		if err := watch.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			watch.Process.Signal(os.Interrupt)
-			watch.Wait()
-			if t.Failed() {
-				t.Logf("watch log:\n%s", log.Tail(8000))
-			}
-		}()
+		// refuses is reported once per proxy while it stays.
+		log := watch(t, append(env, "PROVISION_VAR_gate_token=a-token-nobody-accepts-42"), "-interval", "1s", "-var", portVar, specs)
 		waitStatus(t, func() int { return min(strings.Count(log.Tail(1<<20), "Accepted token refused"), 3) }, 3)
 		time.Sleep(3 * time.Second) // three more polls
 		out := log.Tail(1 << 20)
@@ -235,19 +240,7 @@ func TestProveTheGate(t *testing.T) {
 			}
 			return 1
 		}, 1)
-		var log servers.LogBuffer
-		watch := exec.Command(bin, "watch", "-heal", "-interval", "1s", "-var", portVar, specs)
-		watch.Env, watch.Stdout, watch.Stderr = env, &log, &log
-		if err := watch.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			watch.Process.Signal(os.Interrupt)
-			watch.Wait()
-			if t.Failed() {
-				t.Logf("watch log:\n%s", log.Tail(8000))
-			}
-		}()
+		log := watch(t, env, "-heal", "-interval", "1s", "-var", portVar, specs)
 		waitStatus(t, func() int {
 			if strings.Contains(log.Tail(1<<20), "no drift (start)") {
 				return 1

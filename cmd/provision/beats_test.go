@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -24,12 +23,7 @@ func TestBeatsDashboards(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("load.sh needs curl")
 	}
-	var log servers.LogBuffer
-	es, err := servers.StartCluster(context.Background(), t.TempDir(), "beats", &log)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, log.Tail(2000))
-	}
-	t.Cleanup(func() { es.Stop() })
+	es := servers.NewCluster(t, "beats")
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS("../../testdata/beats-dashboards")); err != nil {
 		t.Fatal(err)

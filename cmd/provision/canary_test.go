@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -69,12 +68,7 @@ index "canary" {
 // of them in any output or any file the commands wrote.
 func TestNoSecretInAnyOutput(t *testing.T) {
 	agent := servers.NewConsul(t)
-	var log servers.LogBuffer
-	es, err := servers.StartCluster(context.Background(), t.TempDir(), "canary", &log)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, log.Tail(2000))
-	}
-	t.Cleanup(func() { es.Stop() })
+	es := servers.NewCluster(t, "canary")
 
 	dir := t.TempDir()
 	specs := filepath.Join(dir, "specs")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -56,12 +55,7 @@ index "logs" {
 // then removes one key of each and sees exactly those instances deleted.
 func TestForEachInstances(t *testing.T) {
 	agent := servers.NewConsul(t)
-	var log servers.LogBuffer
-	es, err := servers.StartCluster(context.Background(), t.TempDir(), "each", &log)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, log.Tail(2000))
-	}
-	t.Cleanup(func() { es.Stop() })
+	es := servers.NewCluster(t, "each")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(forEachSpec), 0o644); err != nil {
 		t.Fatal(err)

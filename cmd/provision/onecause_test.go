@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,12 +14,7 @@ import (
 // index) are one error and one progress line with a count, and the
 // report of what was done and what was not still names each.
 func TestOneCauseOnRealServers(t *testing.T) {
-	var log servers.LogBuffer
-	es, err := servers.StartCluster(context.Background(), t.TempDir(), "cause", &log)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, log.Tail(2000))
-	}
-	t.Cleanup(func() { es.Stop() })
+	es := servers.NewCluster(t, "cause")
 	dir := t.TempDir()
 	spec := `project = "cause"
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -84,12 +83,7 @@ func ownershipSpec(title string, port int, tail string, drop ...string) string {
 // hand, are no drift and are carried over by an update.
 func TestOwnershipSurvivesPeople(t *testing.T) {
 	agent := servers.NewConsul(t)
-	var log servers.LogBuffer
-	es, err := servers.StartCluster(context.Background(), t.TempDir(), "own", &log)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, log.Tail(2000))
-	}
-	t.Cleanup(func() { es.Stop() })
+	es := servers.NewCluster(t, "own")
 	dir := t.TempDir()
 	env := map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"}
 	vars := []string{"-var", "search_url=" + es.URL}

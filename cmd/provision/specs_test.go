@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -31,12 +30,7 @@ var update = flag.Bool("update", false, "rewrite the shipped specs' snapshots wi
 // test specs passes against the committed goldens.
 func TestShippedSnapshots(t *testing.T) {
 	agent := servers.NewConsul(t)
-	var log servers.LogBuffer
-	es, err := servers.StartCluster(context.Background(), t.TempDir(), "t1", &log)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, log.Tail(2000))
-	}
-	t.Cleanup(func() { es.Stop() })
+	es := servers.NewCluster(t, "t1")
 	env := map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "SOURCE_DATE_EPOCH": "1764028800", "NO_COLOR": "1"}
 	url := "search_url=" + es.URL
 	specs := "../../specs"

@@ -462,12 +462,7 @@ func TestWatchStalledAgent(t *testing.T) {
 // however many polls fail, with the watcher up and nothing sent; once it
 // answers again, the watcher heals again.
 func TestWatchIndex(t *testing.T) {
-	var log servers.LogBuffer
-	es, err := servers.StartCluster(context.Background(), t.TempDir(), "watch", &log)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, log.Tail(2000))
-	}
-	t.Cleanup(func() { es.Stop() })
+	es := servers.NewCluster(t, "watch")
 	bin := buildBinary(t)
 	specs := t.TempDir()
 	faults := newFaulty(t, strings.TrimPrefix(es.URL, "http://"))

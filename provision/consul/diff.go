@@ -125,7 +125,7 @@ func keepIgnored(want *registration, l *agentService, lc schema.Lifecycle) {
 		keys[k] = true
 	}
 	for k := range keys {
-		if k == checksKey || slices.Contains(adapter.MarkKeys, k) || !lc.Ignores("meta", k) {
+		if !ignoredMeta(lc, k) {
 			continue
 		}
 		if v, ok := l.Meta[k]; ok {
@@ -153,10 +153,14 @@ func ignoringView(l *agentService, lc schema.Lifecycle) *agentService {
 		c.Port = 0
 	}
 	c.Meta = maps.Clone(l.Meta)
-	maps.DeleteFunc(c.Meta, func(k, _ string) bool {
-		return k != checksKey && !slices.Contains(adapter.MarkKeys, k) && lc.Ignores("meta", k)
-	})
+	maps.DeleteFunc(c.Meta, func(k, _ string) bool { return ignoredMeta(lc, k) })
 	return &c
+}
+
+// ignoredMeta says whether lc ignores the meta key k: never a mark or the
+// checks' digest.
+func ignoredMeta(lc schema.Lifecycle, k string) bool {
+	return k != checksKey && !slices.Contains(adapter.MarkKeys, k) && lc.Ignores("meta", k)
 }
 
 // forgotten is the registration a forget sends: the live one without
@@ -164,8 +168,8 @@ func ignoringView(l *agentService, lc schema.Lifecycle) *agentService {
 // service's checks (no replace-existing-checks).
 func forgotten(l *agentService) registration {
 	r := live(l)
-	r.Meta = maps.Clone(l.Meta)
-	maps.DeleteFunc(r.Meta, func(k, _ string) bool { return k == schema.ManagedByKey || strings.HasPrefix(k, schema.MetaPrefix) })
+	r.Meta = adapter.Unmarked(l.Meta)
+	delete(r.Meta, checksKey)
 	return r
 }
 

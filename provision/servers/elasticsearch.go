@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -69,6 +70,17 @@ func startNode(ctx context.Context, dir, name string, httpPort int, settings map
 	}
 	e := &Elasticsearch{URL: "http://127.0.0.1:" + strconv.Itoa(httpPort), ClusterName: settings["cluster.name"], Name: name, proc: p}
 	return e, nil
+}
+
+// NewCluster starts a one-node cluster named name for the test, as
+// StartCluster does, and stops it when the test ends (its log shown if the
+// test failed).
+func NewCluster(t testing.TB, name string) *Elasticsearch {
+	t.Helper()
+	dir := t.TempDir()
+	return forTest(t, "elasticsearch", func(log io.Writer) (*Elasticsearch, error) {
+		return StartCluster(context.Background(), dir, name, log)
+	})
 }
 
 // StartCluster starts a one-node cluster named name and waits for yellow.

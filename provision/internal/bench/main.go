@@ -405,14 +405,8 @@ service "svc-%d" {
 // block: a for_each over a map of n keys, each service's ID, name and rule
 // built from its key, so that both specs declare the same live state.
 func writeServicesForEach(dir string, n int) error {
-	var b bytes.Buffer
-	b.WriteString("project = \"bench\"\n\nvariable \"port_base\" {\n  type    = number\n  default = 10000\n}\n\nlocals {\n  offsets = {\n")
-	for i := range n {
-		fmt.Fprintf(&b, "    \"%d\" = %d\n", i, i%50000)
-	}
-	b.WriteString(`  }
-}
-
+	b := offsets(n)
+	b.WriteString(`
 service "svc" {
   for_each = local.offsets
   name     = "svc-${each.key}"
@@ -430,18 +424,25 @@ service "svc" {
 	return writeSpec(dir, b.Bytes())
 }
 
-// writeServicesModule declares the services of writeServices through a
-// module (modules/svc: one service from its inputs) called with for_each
-// over the same map as writeServicesForEach.
-func writeServicesModule(dir string, n int) error {
+// offsets starts the specs of writeServicesForEach and
+// writeServicesModule: the project, port_base, and local.offsets, the map
+// of n keys to each service's port offset.
+func offsets(n int) *bytes.Buffer {
 	var b bytes.Buffer
 	b.WriteString("project = \"bench\"\n\nvariable \"port_base\" {\n  type    = number\n  default = 10000\n}\n\nlocals {\n  offsets = {\n")
 	for i := range n {
 		fmt.Fprintf(&b, "    \"%d\" = %d\n", i, i%50000)
 	}
-	b.WriteString(`  }
+	b.WriteString("  }\n}\n")
+	return &b
 }
 
+// writeServicesModule declares the services of writeServices through a
+// module (modules/svc: one service from its inputs) called with for_each
+// over the same map as writeServicesForEach.
+func writeServicesModule(dir string, n int) error {
+	b := offsets(n)
+	b.WriteString(`
 module "svc" {
   for_each = local.offsets
   source   = "./modules/svc"
