@@ -39,6 +39,8 @@ var commands = []command{
 		"Plans as plan does, shows the plan, asks for yes, then sends the requests under the project's lock in Consul: registers and deregisters services, writes and deletes KV keys, creates indices and their mappings, writes documents in bulk; then proves the gate through each declared proxy. Given a saved plan, it plans again and sends only when nothing moved."},
 	{"destroy", "destroy [options] [DIR]", "Remove what the project owns (indices only with -indices)",
 		"Plans the removal of everything the project owns: its services and KV keys; its indices, with their documents, only with -indices (they hold data). Shows the plan, asks for yes and sends it under the lock, as apply does."},
+	{"pull", "pull [options] [DIR]", "Write what people changed on owned objects back into the specs",
+		"Plans as plan does and, for every object the project owns whose live values differ from its declaration (a dashboard edited in the tool, a tag added on the agent, a KV value changed by hand), rewrites the values its block writes in place, in the HCL (comments, order and layout kept) or in the JSON file read through file(), so that the next plan leaves it alone. A value the specs compute (a variable, a local, each, another function) is reported, not rewritten; values under ignore_changes, objects the project does not own and sensitive values are never pulled."},
 	{"validate", "validate [options] [DIR]", "Check the specs offline: syntax, schema, references, rules",
 		"Checks the specs of DIR with no network: syntax, the schema of every block (services, frontends, checks, keys, indices, documents, agents, proxies, imports), references, variables, frontend rules, mapping types and each document's fields against its type's mapping. Every error names its file, line and column."},
 	{"fmt", "fmt [options] [DIR]", "Rewrite the specs in canonical layout",
@@ -90,7 +92,8 @@ Environment:
   NO_COLOR                                                  plain output
   GITHUB_ACTIONS=true                                       diagnostics also as workflow annotations
 
-Exit codes: 0 success, 1 error, 2 changes present (plan -detailed-exitcode),
+Exit codes: 0 success, 1 error, 2 changes present (plan -detailed-exitcode;
+pull -detailed-exitcode: files rewritten),
 3 files not formatted (fmt -check).
 `)
 	return b.String()
@@ -143,6 +146,8 @@ func (c *cli) run(args []string) int {
 		return c.destroy(rest)
 	case "validate":
 		return c.validate(rest)
+	case "pull":
+		return c.pull(rest)
 	case "fmt":
 		return c.fmt(rest)
 	case "show":

@@ -422,8 +422,13 @@ func replaced(p *plans.Plan, addrs []string) error {
 
 // targets are the addresses of -target and -exclude.
 func (r *Run) targets() (include, exclude []plans.Addr, err error) {
-	if include, err = parseAddrs(r.Targets); err == nil {
-		exclude, err = parseAddrs(r.Excludes)
+	return ParseTargets(r.Targets, r.Excludes)
+}
+
+// ParseTargets reads the addresses of -target and -exclude.
+func ParseTargets(targets, excludes []string) (include, exclude []plans.Addr, err error) {
+	if include, err = parseAddrs(targets); err == nil {
+		exclude, err = parseAddrs(excludes)
 	}
 	return include, exclude, err
 }

@@ -1,0 +1,741 @@
+// Package pull brings what people changed on the live objects a project
+// owns back into the specs that declare them: for each owned object a plan
+// would update, it rewrites the values the declaration writes in place (in
+// the HCL, with everything around them kept; in a JSON file read through
+// file(), in the file's own layout) so that the next plan leaves the
+// object alone. A value the declaration computes (from a variable, a
+// local, each, a function call) is left as it is and reported.
+//
+// Pull makes no request: it works from a plan, whose changes hold each
+// object's live and declared values, and the specs' sources.
+package pull
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/schema"
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+)
+
+// Object is one object pulled: its address, the attribute paths whose
+// live values were written into its declaration, and those left as they
+// are (Diags says why).
+type Object struct {
+	Addr  plans.Addr
+	Paths []string
+	Left  []string
+}
+
+// Result is what a pull rewrites.
+type Result struct {
+	// Files are the new texts of the files rewritten, by path (a spec as
+	// the parser named it, a JSON file under the specs' directory).
+	Files map[string][]byte
+	// Order are the paths of Files, sorted.
+	Order   []string
+	Objects []Object
+	// Diags are warnings, each at the expression it is about: the values
+	// pull leaves as they are, and why.
+	Diags hcl.Diagnostics
+}
+
+// Specs are the loaded specs a pull rewrites: their root directory (or
+// file) and the configuration.
+type Specs struct {
+	Dir    string
+	Config *schema.Config
+	// Selected says which objects to pull (-target, -exclude); nil: all.
+	Selected func(plans.Addr) bool
+}
+
+// Pull works out the rewrites that make the plan's updates of owned
+// objects no-ops. It reads the spec files that declare them (and the JSON
+// files they read through file()) as they are on disk, and writes
+// nothing.
+func Pull(s Specs, p *plans.Plan) *Result {
+	res := &Result{Files: map[string][]byte{}}
+	root := s.Dir
+	if st, err := os.Stat(root); err == nil && !st.IsDir() {
+		root = filepath.Dir(root)
+	}
+	// Every instance of a block that some update names: an expression in
+	// the block (or a file it reads) is rewritten only when all of them
+	// want the same.
+	var all []*instance
+	byBlock := map[string][]*instance{}
+	files := map[string]*hcl.File{}
+	for _, c := range p.Changes {
+		if c.DeclaredAt == nil || (c.Action != plans.Update && c.Action != plans.NoOp) {
+			continue
+		}
+		in := newInstance(s, root, files, c)
+		if in == nil {
+			continue
+		}
+		all = append(all, in)
+		byBlock[in.blockKey()] = append(byBlock[in.blockKey()], in)
+	}
+	for _, in := range all {
+		if in.change.Action == plans.Update && (s.Selected == nil || s.Selected(in.change.Addr)) {
+			in.pull()
+		}
+	}
+	edits := agreed(byBlock)
+	for _, in := range all {
+		if in.dropped {
+			in.left, in.paths = append(in.left, in.paths...), nil
+		}
+		if len(in.paths)+len(in.left) > 0 {
+			res.Objects = append(res.Objects, Object{Addr: in.change.Addr, Paths: in.paths, Left: in.left})
+		}
+		res.Diags = append(res.Diags, in.diags...)
+	}
+	for file, es := range edits {
+		text, err := apply(file, es)
+		if err != nil {
+			res.Diags = append(res.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot rewrite a file",
+				Detail: fmt.Sprintf("%s: %v. Nothing was written.", file, err)})
+			continue
+		}
+		res.Files[file] = text
+	}
+	res.Order = slices.Sorted(maps.Keys(res.Files))
+	return res
+}
+
+// instance is one object's declaration as a pull reads it.
+type instance struct {
+	specs  Specs
+	root   string // the specs' directory, which file() paths start from
+	change *plans.Change
+	file   string
+	src    []byte
+	block  *hclsyntax.Block
+	module string // path.module
+	// attrs are the pulled attributes' live and declared values.
+	attrs []attr
+	// edits are what the instance wants rewritten; reads, the JSON files
+	// its block reads through file().
+	edits   []edit
+	reads   []string
+	paths   []string
+	left    []string
+	diags   hcl.Diagnostics
+	dropped bool
+}
+
+type attr struct {
+	name       string
+	live, decl any
+}
+
+// edit replaces the bytes [start, end) of a file with text; a JSON file
+// is replaced whole.
+type edit struct {
+	file       string
+	start, end int
+	text       string
+}
+
+// newInstance reads the declaration of c from its file (parsed once, in
+// files); nil when it cannot be read.
+func newInstance(s Specs, root string, files map[string]*hcl.File, c *plans.Change) *instance {
+	f, ok := files[c.DeclaredAt.Filename]
+	if !ok {
+		src, err := os.ReadFile(c.DeclaredAt.Filename)
+		if err != nil {
+			return nil
+		}
+		f, _ = hclsyntax.ParseConfig(src, c.DeclaredAt.Filename, hcl.InitialPos)
+		files[c.DeclaredAt.Filename] = f
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		return nil
+	}
+	in := &instance{specs: s, root: root, change: c, file: c.DeclaredAt.Filename, src: f.Bytes}
+	for _, b := range body.Blocks {
+		if b.DefRange().Start.Byte == c.DeclaredAt.Start.Byte {
+			in.block = b
+		}
+	}
+	if in.block == nil {
+		return nil
+	}
+	if rel, err := filepath.Rel(root, filepath.Dir(in.file)); err == nil {
+		in.module = filepath.ToSlash(rel)
+	}
+	in.attrs = attributes(s.Config, c)
+	in.reads = in.fileReads()
+	return in
+}
+
+func (in *instance) blockKey() string {
+	return in.file + ":" + strconv.Itoa(in.change.DeclaredAt.Start.Byte)
+}
+
+// attributes are the attributes pull may rewrite of the object c plans,
+// with their live and declared values, from the change's before and
+// after: a document's source, a key's value and flags, a service's
+// address, port, meta (less provision's marks) and tags (less those its
+// frontend block writes).
+func attributes(cfg *schema.Config, c *plans.Change) []attr {
+	before, _ := decode(c.Before).(map[string]any)
+	after, _ := decode(c.After).(map[string]any)
+	if before == nil || after == nil {
+		return nil
+	}
+	switch c.Addr.Kind {
+	case "document":
+		return []attr{{"source", before, after}}
+	case "key":
+		return []attr{{"value", before["value"], after["value"]}, {"flags", before["flags"], after["flags"]}}
+	case "service":
+		attrs := []attr{{"address", before["Address"], after["Address"]}, {"port", before["Port"], after["Port"]},
+			{"meta", unmarked(before["Meta"]), unmarked(after["Meta"])}}
+		if svc := serviceOf(cfg, c.Addr); svc != nil {
+			live, decl := strings_(before["Tags"]), strings_(after["Tags"])
+			attrs = append(attrs, attr{"tags", raw(live, decl, svc.Tags), strings_(svc.Tags)})
+		}
+		return attrs
+	}
+	return nil
+}
+
+// raw are the live tags less those the frontend block writes (the
+// declared ones that are not in declared, the block's raw tags); nil
+// when a tag the frontend writes is not live as it is written.
+func raw(live, all []any, declared []string) any {
+	written := map[string]bool{}
+	for _, t := range all {
+		if !slices.Contains(declared, t.(string)) {
+			written[t.(string)] = true
+		}
+	}
+	out := []any{}
+	for _, t := range live {
+		if written[t.(string)] {
+			delete(written, t.(string))
+			continue
+		}
+		out = append(out, t)
+	}
+	if len(written) > 0 {
+		return frontendEdited{}
+	}
+	return out
+}
+
+// frontendEdited stands for live tags in which the frontend block's are
+// not as it writes them: pull does not rewrite a frontend block.
+type frontendEdited struct{}
+
+func strings_(v any) []any {
+	switch v := v.(type) {
+	case []any:
+		return v
+	case []string:
+		out := make([]any, len(v))
+		for i, s := range v {
+			out[i] = s
+		}
+		return out
+	}
+	return []any{}
+}
+
+// unmarked is a service's meta less the keys provision writes itself.
+func unmarked(v any) any {
+	m, _ := v.(map[string]any)
+	out := map[string]any{}
+	for k, x := range m {
+		if k != schema.ManagedByKey && !strings.HasPrefix(k, schema.MetaPrefix) {
+			out[k] = x
+		}
+	}
+	return out
+}
+
+func serviceOf(cfg *schema.Config, a plans.Addr) *schema.Service {
+	for _, s := range cfg.Services {
+		if s.ID == a.Name && s.Module == a.Module {
+			return s
+		}
+	}
+	return nil
+}
+
+// pull works out the edits of an updated object.
+func (in *instance) pull() {
+	for _, a := range in.attrs {
+		if _, ok := a.live.(frontendEdited); ok {
+			in.leave(in.block.DefRange(), a.name, nil, "Its tags differ from those its frontend block writes; pull does not rewrite a frontend block: change the block, or declare the tags as they are in tags.")
+			continue
+		}
+		if equal(a.live, a.decl) {
+			continue
+		}
+		at, ok := in.block.Body.Attributes[a.name]
+		if !ok {
+			in.insert(a.name, a.live)
+			continue
+		}
+		in.value(at.Expr, []string{a.name}, a.live, a.decl)
+	}
+}
+
+// ignored reports whether the change keeps the live value of path (its
+// lifecycle's ignore_changes): such a value is never pulled.
+func (in *instance) ignored(path string) bool {
+	for _, p := range in.change.Ignored {
+		if p == "all" || p == path || strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// value rewrites expr, at path, from decl to live.
+func (in *instance) value(expr hclsyntax.Expression, path []string, live, decl any) {
+	if equal(live, decl) || in.ignored(dotted(path)) {
+		return
+	}
+	if in.secret(live) {
+		in.leave(expr.Range(), dotted(path), nil, "The live value holds a sensitive value, which pull never writes into a file.")
+		return
+	}
+	switch e := expr.(type) {
+	case *hclsyntax.ObjectConsExpr:
+		lm, lok := live.(map[string]any)
+		dm, dok := decl.(map[string]any)
+		if lok && dok {
+			in.object(e, path, lm, dm)
+			return
+		}
+	case *hclsyntax.TupleConsExpr:
+		ll, lok := live.([]any)
+		dl, dok := decl.([]any)
+		if lok && dok && len(ll) == len(dl) && len(e.Exprs) == len(dl) {
+			for i := range ll {
+				in.value(e.Exprs[i], append(path, strconv.Itoa(i)), ll[i], dl[i])
+			}
+			return
+		}
+	case *hclsyntax.FunctionCallExpr:
+		if in.fileCall(e, path, live) {
+			return
+		}
+	}
+	if literal(expr) {
+		in.replace(expr.Range(), literalText(expr, live), path)
+		return
+	}
+	in.leave(expr.Range(), dotted(path), live, fmt.Sprintf("The declaration's value is %s, which pull does not rewrite (it writes values written in place, and JSON files read with file()): change what it reads.", describe(expr, in.src)))
+}
+
+// object rewrites an object constructor item by item: changed values in
+// place, items the live object lacks removed, new keys added at its end.
+// At a document's source, a dotted key ("a.b") is a path.
+func (in *instance) object(e *hclsyntax.ObjectConsExpr, path []string, live, decl map[string]any) {
+	covered := map[string]bool{}
+	for _, item := range e.Items {
+		kv, diags := item.KeyExpr.Value(nil)
+		if diags.HasErrors() || kv.Type() != cty.String || kv.IsNull() {
+			in.leave(e.Range(), dotted(path), live, "The object's keys are computed; pull does not rewrite it.")
+			return
+		}
+		parts := []string{kv.AsString()}
+		if in.change.Addr.Kind == "document" && len(path) == 1 {
+			parts = strings.Split(parts[0], ".")
+		}
+		covered[parts[0]] = true
+		lv, lok := lookup(live, parts)
+		dv, _ := lookup(decl, parts)
+		at := append(slices.Clone(path), parts...)
+		if !lok {
+			if !in.ignored(dotted(at)) {
+				in.remove(e, item, at)
+			}
+			continue
+		}
+		in.value(item.ValueExpr, at, lv, dv)
+	}
+	var added []string
+	for _, k := range slices.Sorted(maps.Keys(live)) {
+		if !covered[k] && !in.ignored(dotted(append(slices.Clone(path), k))) {
+			added = append(added, k)
+		}
+	}
+	if len(added) == 0 {
+		return
+	}
+	var b strings.Builder
+	multiline := bytes.Contains(in.src[e.OpenRange.End.Byte:e.SrcRange.End.Byte], []byte("\n"))
+	for i, k := range added {
+		if in.secret(live[k]) {
+			in.leave(e.Range(), dotted(append(slices.Clone(path), k)), nil, "The live value holds a sensitive value, which pull never writes into a file.")
+			continue
+		}
+		switch {
+		case multiline:
+			b.WriteString(keyText(k) + " = " + valueText(live[k]) + "\n")
+		case len(e.Items) > 0 || i > 0:
+			b.WriteString(", " + keyText(k) + " = " + valueText(live[k]))
+		default:
+			b.WriteString(keyText(k) + " = " + valueText(live[k]))
+		}
+		in.paths = append(in.paths, dotted(append(slices.Clone(path), k)))
+	}
+	end := e.SrcRange.End.Byte - 1 // the closing brace
+	if multiline {
+		end = lineStart(in.src, end)
+	} else if len(e.Items) > 0 {
+		end = e.Items[len(e.Items)-1].ValueExpr.Range().End.Byte
+	}
+	in.edits = append(in.edits, edit{in.file, end, end, b.String()})
+}
+
+// remove takes an item out of an object constructor, with its line when
+// it has one to itself, or with its comma.
+func (in *instance) remove(e *hclsyntax.ObjectConsExpr, item hclsyntax.ObjectConsItem, path []string) {
+	start, end := item.KeyExpr.Range().Start.Byte, item.ValueExpr.Range().End.Byte
+	if ls := lineStart(in.src, start); len(bytes.TrimSpace(in.src[ls:start])) == 0 {
+		le := lineEnd(in.src, end)
+		if rest := bytes.TrimSpace(in.src[end:le]); len(rest) == 0 || string(rest) == "," {
+			start, end = ls, min(le+1, len(in.src))
+		}
+	}
+	if start == item.KeyExpr.Range().Start.Byte {
+		rest := in.src[end:e.SrcRange.End.Byte]
+		if t := bytes.TrimLeft(rest, " \t"); len(t) > 0 && t[0] == ',' {
+			end += len(rest) - len(t) + 1
+		} else if before := bytes.TrimRight(in.src[e.OpenRange.End.Byte:start], " \t"); bytes.HasSuffix(before, []byte(",")) {
+			start = e.OpenRange.End.Byte + len(before) - 1
+		}
+	}
+	in.edits = append(in.edits, edit{in.file, start, end, ""})
+	in.paths = append(in.paths, dotted(path))
+}
+
+// insert adds an attribute the block does not write, after its last
+// attribute (or at the top of its body).
+func (in *instance) insert(name string, live any) {
+	at := in.block.OpenBraceRange.End.Byte
+	for _, a := range in.block.Body.Attributes {
+		at = max(at, a.SrcRange.End.Byte)
+	}
+	at = lineEnd(in.src, at)
+	in.edits = append(in.edits, edit{in.file, at, at, "\n" + name + " = " + valueText(live)})
+	in.paths = append(in.paths, name)
+}
+
+// replace rewrites a literal.
+func (in *instance) replace(r hcl.Range, text string, path []string) {
+	in.edits = append(in.edits, edit{in.file, r.Start.Byte, r.End.Byte, text})
+	in.paths = append(in.paths, dotted(path))
+}
+
+// fileCall rewrites the file that jsondecode(file(P)) or file(P) reads,
+// when P names one from path.module, path.root, each.key and literals.
+func (in *instance) fileCall(e *hclsyntax.FunctionCallExpr, path []string, live any) bool {
+	name, isJSON := readsFile(e)
+	if name == nil {
+		return false
+	}
+	file, ok := in.evalPath(name)
+	if !ok {
+		return false
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	var text []byte
+	if isJSON {
+		if text, err = rewriteJSON(src, live); err != nil {
+			return false
+		}
+	} else if s, ok := live.(string); ok {
+		text = []byte(s)
+	} else {
+		return false
+	}
+	in.edits = append(in.edits, edit{file, 0, len(src), string(text)})
+	in.paths = append(in.paths, dotted(path)+" (in "+file+")")
+	return true
+}
+
+// readsFile is the path argument of jsondecode(file(P)) (isJSON) or of
+// file(P); nil for any other call.
+func readsFile(e *hclsyntax.FunctionCallExpr) (path hclsyntax.Expression, isJSON bool) {
+	if e.Name == "jsondecode" && len(e.Args) == 1 {
+		if inner, ok := e.Args[0].(*hclsyntax.FunctionCallExpr); ok && inner.Name == "file" && len(inner.Args) == 1 {
+			return inner.Args[0], true
+		}
+	}
+	if e.Name == "file" && len(e.Args) == 1 {
+		return e.Args[0], false
+	}
+	return nil, false
+}
+
+// evalPath is the file a path expression names, from the specs' root.
+func (in *instance) evalPath(expr hclsyntax.Expression) (string, bool) {
+	vars := map[string]cty.Value{"path": cty.ObjectVal(map[string]cty.Value{
+		"module": cty.StringVal(in.module), "root": cty.StringVal(".")})}
+	if k := in.change.EachKey; k != nil {
+		vars["each"] = cty.ObjectVal(map[string]cty.Value{"key": cty.StringVal(*k)})
+	}
+	v, diags := expr.Value(&hcl.EvalContext{Variables: vars})
+	if diags.HasErrors() || v.Type() != cty.String || v.IsNull() {
+		return "", false
+	}
+	return filepath.Join(in.root, filepath.FromSlash(v.AsString())), true
+}
+
+// fileReads are the files the block's attributes read through file(), as
+// this instance evaluates their paths.
+func (in *instance) fileReads() []string {
+	var files []string
+	for _, a := range in.block.Body.Attributes {
+		hclsyntax.VisitAll(a.Expr, func(n hclsyntax.Node) hcl.Diagnostics {
+			if call, ok := n.(*hclsyntax.FunctionCallExpr); ok {
+				if p, _ := readsFile(call); p != nil {
+					if f, ok := in.evalPath(p); ok && !slices.Contains(files, f) {
+						files = append(files, f)
+					}
+				}
+			}
+			return nil
+		})
+	}
+	return files
+}
+
+// leave reports a value pull does not rewrite, with the live value
+// (none given: not shown).
+func (in *instance) leave(r hcl.Range, path string, live any, why string) {
+	detail := why
+	if live != nil {
+		shown := string(marshal(live))
+		if len(shown) > 200 {
+			shown = shown[:200] + "..."
+		}
+		detail = fmt.Sprintf("The live value is %s. %s", shown, why)
+	}
+	in.left = append(in.left, path)
+	in.diags = append(in.diags, &hcl.Diagnostic{Severity: hcl.DiagWarning,
+		Summary: fmt.Sprintf("Not pulled: %s %s", in.change.Addr, path), Detail: detail, Subject: r.Ptr()})
+}
+
+// secret reports whether v holds a value of a sensitive variable.
+func (in *instance) secret(v any) bool {
+	text := string(marshal(v))
+	return slices.ContainsFunc(in.specs.Config.Secrets, func(s string) bool { return s != "" && strings.Contains(text, s) })
+}
+
+// agreed are the edits of every instance, by file, less those of blocks
+// whose instances want different things: an expression of a block (or a
+// file it reads) that several objects evaluate is rewritten only when
+// each of them wants the same text.
+func agreed(byBlock map[string][]*instance) map[string][]edit {
+	readers := map[string][]*instance{}
+	for _, ins := range byBlock {
+		for _, in := range ins {
+			for _, f := range in.reads {
+				readers[f] = append(readers[f], in)
+			}
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(byBlock)) {
+		ins := byBlock[key]
+		for _, in := range ins {
+			for _, e := range in.edits {
+				sharers := ins
+				if e.file != in.file {
+					sharers = readers[e.file]
+				}
+				for _, other := range sharers {
+					if other != in && !slices.Contains(other.edits, e) {
+						drop(append(slices.Clone(ins), sharers...), e, in, other)
+					}
+				}
+			}
+		}
+	}
+	out := map[string][]edit{}
+	for _, key := range slices.Sorted(maps.Keys(byBlock)) {
+		for _, in := range byBlock[key] {
+			if in.dropped {
+				continue
+			}
+			for _, e := range in.edits {
+				if !slices.Contains(out[e.file], e) {
+					out[e.file] = append(out[e.file], e)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// drop gives up the edits of the instances that share what e rewrites,
+// saying why once.
+func drop(sharers []*instance, e edit, in, other *instance) {
+	if in.dropped {
+		return
+	}
+	var names []string
+	for _, s := range sharers {
+		if !slices.Contains(names, s.change.Addr.String()) {
+			names = append(names, s.change.Addr.String())
+		}
+		s.dropped = true
+	}
+	what := "its block"
+	if e.file != in.file {
+		what = "the file " + e.file
+	}
+	in.diags = append(in.diags, &hcl.Diagnostic{Severity: hcl.DiagWarning,
+		Summary: fmt.Sprintf("Not pulled: %s", in.change.Addr),
+		Detail: fmt.Sprintf("%s is declared by %s for %d objects (%s), and %s is not live as %s wants it: rewriting it would change the others. Pull left them all; give the object a declaration of its own, or change them alike.",
+			strings.ToUpper(what[:1])+what[1:], what, len(names), strings.Join(names, ", "), other.change.Addr, in.change.Addr),
+		Subject: in.block.DefRange().Ptr()})
+}
+
+// apply applies the edits of one file and, to a spec, its canonical
+// layout.
+func apply(file string, es []edit) ([]byte, error) {
+	slices.SortFunc(es, func(a, b edit) int { return b.start - a.start })
+	var src []byte
+	for i, e := range es {
+		if i > 0 && e.end > es[i-1].start {
+			return nil, fmt.Errorf("two rewrites overlap at byte %d", e.start)
+		}
+		if src == nil {
+			text, err := os.ReadFile(file)
+			if err != nil {
+				return nil, err
+			}
+			src = text
+		}
+		src = slices.Concat(src[:e.start], []byte(e.text), src[e.end:])
+	}
+	if filepath.Ext(file) != ".hcl" {
+		return src, nil
+	}
+	out, diags := schema.Format(src, file)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return out, nil
+}
+
+// literal reports whether expr is written in place: literals, strings
+// without interpolation, and objects and lists of them.
+func literal(expr hclsyntax.Expression) bool {
+	switch e := expr.(type) {
+	case *hclsyntax.LiteralValueExpr:
+		return true
+	case *hclsyntax.TemplateExpr:
+		return e.IsStringLiteral()
+	case *hclsyntax.UnaryOpExpr:
+		return literal(e.Val)
+	case *hclsyntax.TupleConsExpr:
+		return !slices.ContainsFunc(e.Exprs, func(x hclsyntax.Expression) bool { return !literal(x) })
+	case *hclsyntax.ObjectConsExpr:
+		return !slices.ContainsFunc(e.Items, func(i hclsyntax.ObjectConsItem) bool { return !literal(i.ValueExpr) })
+	}
+	return false
+}
+
+// literalText is the HCL of live in place of the literal expr: a string
+// that holds JSON text stays a string, merged into the JSON it held.
+func literalText(expr hclsyntax.Expression, live any) string {
+	if t, ok := expr.(*hclsyntax.TemplateExpr); ok {
+		switch live.(type) {
+		case map[string]any, []any:
+			if v, diags := t.Value(nil); !diags.HasErrors() {
+				if n, err := parse([]byte(v.AsString())); err == nil {
+					return valueText(string(merge(n, live).encode("", 0, false)))
+				}
+			}
+		}
+	}
+	return valueText(live)
+}
+
+// valueText is v as HCL.
+func valueText(v any) string {
+	b := marshal(v)
+	ty, err := ctyjson.ImpliedType(b)
+	if err != nil {
+		return string(b)
+	}
+	cv, err := ctyjson.Unmarshal(b, ty)
+	if err != nil {
+		return string(b)
+	}
+	return string(hclwrite.TokensForValue(cv).Bytes())
+}
+
+// keyText is an object key as HCL writes it: bare when it is an
+// identifier.
+func keyText(k string) string {
+	if hclsyntax.ValidIdentifier(k) {
+		return k
+	}
+	return strconv.Quote(k)
+}
+
+// describe names an expression as written, with its place.
+func describe(expr hclsyntax.Expression, src []byte) string {
+	r := expr.Range()
+	text := string(r.SliceBytes(src))
+	if len(text) > 80 || strings.Contains(text, "\n") {
+		text = strings.SplitN(text, "\n", 2)[0]
+		if len(text) > 80 {
+			text = text[:80]
+		}
+		text += " ..."
+	}
+	return fmt.Sprintf("%s (%s:%d)", text, filepath.Base(r.Filename), r.Start.Line)
+}
+
+// lookup is the value at parts under v.
+func lookup(v any, parts []string) (any, bool) {
+	for _, p := range parts {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[p]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// dotted is a path as a person writes it: source.visState.params.
+func dotted(path []string) string { return strings.Join(path, ".") }
+
+func lineStart(src []byte, at int) int { return bytes.LastIndexByte(src[:at], '\n') + 1 }
+
+func lineEnd(src []byte, at int) int {
+	if i := bytes.IndexByte(src[at:], '\n'); i >= 0 {
+		return at + i
+	}
+	return len(src)
+}
