@@ -154,12 +154,8 @@ func checkPulled(ctx context.Context, op run.Operation, r *run.Run, res *pull.Re
 			return refuse(err.Error() + ".")
 		}
 	}
-	snap, err := provision.TakeSnapshot(r.Config.Project, r.Opened.Backends, r.Live, nil, time.Now(), nil)
-	if err != nil {
-		return refuse(err.Error() + ".")
-	}
 	check := op
-	check.Dir, check.From, check.Hooks, check.Specs = filepath.Join(tmp, dir), snap, nil, nil
+	check.Dir, check.From, check.Hooks, check.Specs = filepath.Join(tmp, dir), provision.Reread(r.Live), nil, nil
 	quiet := &recordView{}
 	again := check.Start(ctx, quiet)
 	if again.Failed() {

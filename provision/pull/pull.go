@@ -281,7 +281,7 @@ func serviceOf(cfg *schema.Config, a plans.Addr) *schema.Service {
 func (in *instance) pull() {
 	for _, a := range in.attrs {
 		if _, ok := a.live.(frontendEdited); ok {
-			in.leave(in.block.DefRange(), a.name, nil, "Its tags differ from those its frontend block writes; pull does not rewrite a frontend block: change the block, or declare the tags as they are in tags.")
+			in.leave(in.block.DefRange(), a.name, nil, nil, "Its tags differ from those its frontend block writes; pull does not rewrite a frontend block: change the block, or declare the tags as they are in tags.")
 			continue
 		}
 		if equal(a.live, a.decl) {
@@ -313,7 +313,7 @@ func (in *instance) value(expr hclsyntax.Expression, path []string, live, decl a
 		return
 	}
 	if in.secret(live) {
-		in.leave(expr.Range(), dotted(path), nil, "The live value holds a sensitive value, which pull never writes into a file.")
+		in.leave(expr.Range(), dotted(path), nil, nil, "The live value holds a sensitive value, which pull never writes into a file.")
 		return
 	}
 	switch e := expr.(type) {
@@ -342,7 +342,7 @@ func (in *instance) value(expr hclsyntax.Expression, path []string, live, decl a
 		in.replace(expr.Range(), literalText(expr, live), path)
 		return
 	}
-	in.leave(expr.Range(), dotted(path), live, fmt.Sprintf("The declaration's value is %s, which pull does not rewrite (it writes values written in place, and JSON files read with file()): change what it reads.", describe(expr, in.src)))
+	in.leave(expr.Range(), dotted(path), live, decl, fmt.Sprintf("The declaration's value is %s, which pull does not rewrite (it writes values written in place, and JSON files read with file()): change what it reads.", describe(expr, in.src)))
 }
 
 // object rewrites an object constructor item by item: changed values in
@@ -353,7 +353,7 @@ func (in *instance) object(e *hclsyntax.ObjectConsExpr, path []string, live, dec
 	for _, item := range e.Items {
 		kv, diags := item.KeyExpr.Value(nil)
 		if diags.HasErrors() || kv.Type() != cty.String || kv.IsNull() {
-			in.leave(e.Range(), dotted(path), live, "The object's keys are computed; pull does not rewrite it.")
+			in.leave(e.Range(), dotted(path), live, decl, "The object's keys are computed; pull does not rewrite it.")
 			return
 		}
 		parts := []string{kv.AsString()}
@@ -385,7 +385,7 @@ func (in *instance) object(e *hclsyntax.ObjectConsExpr, path []string, live, dec
 	multiline := bytes.Contains(in.src[e.OpenRange.End.Byte:e.SrcRange.End.Byte], []byte("\n"))
 	for i, k := range added {
 		if in.secret(live[k]) {
-			in.leave(e.Range(), dotted(append(slices.Clone(path), k)), nil, "The live value holds a sensitive value, which pull never writes into a file.")
+			in.leave(e.Range(), dotted(append(slices.Clone(path), k)), nil, nil, "The live value holds a sensitive value, which pull never writes into a file.")
 			continue
 		}
 		switch {
@@ -407,13 +407,14 @@ func (in *instance) object(e *hclsyntax.ObjectConsExpr, path []string, live, dec
 	in.edits = append(in.edits, edit{in.file, end, end, b.String()})
 }
 
-// remove takes an item out of an object constructor, with its line when
-// it has one to itself, or with its comma.
+// remove takes an item out of an object constructor, with its line (and
+// the comment on it) when it has one to itself, or with its comma.
 func (in *instance) remove(e *hclsyntax.ObjectConsExpr, item hclsyntax.ObjectConsItem, path []string) {
 	start, end := item.KeyExpr.Range().Start.Byte, item.ValueExpr.Range().End.Byte
 	if ls := lineStart(in.src, start); len(bytes.TrimSpace(in.src[ls:start])) == 0 {
 		le := lineEnd(in.src, end)
-		if rest := bytes.TrimSpace(in.src[end:le]); len(rest) == 0 || string(rest) == "," {
+		rest := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(in.src[end:le]), []byte(",")))
+		if len(rest) == 0 || rest[0] == '#' || bytes.HasPrefix(rest, []byte("//")) { // the item's own comment goes with it
 			start, end = ls, min(le+1, len(in.src))
 		}
 	}
@@ -525,10 +526,10 @@ func (in *instance) fileReads() []string {
 }
 
 // leave reports a value pull does not rewrite, with the live value
-// (none given: not shown).
-func (in *instance) leave(r hcl.Range, path string, live any, why string) {
+// (none given: not shown, nor when it or the declared one is sensitive).
+func (in *instance) leave(r hcl.Range, path string, live, decl any, why string) {
 	detail := why
-	if live != nil {
+	if live != nil && !in.secret(live) && !in.secret(decl) {
 		shown := string(marshal(live))
 		if len(shown) > 200 {
 			shown = shown[:200] + "..."
@@ -604,14 +605,14 @@ func drop(sharers []*instance, e edit, in, other *instance) {
 		}
 		s.dropped = true
 	}
-	what := "its block"
+	what := fmt.Sprintf("Its block declares %d objects", len(names))
 	if e.file != in.file {
-		what = "the file " + e.file
+		what = fmt.Sprintf("The file %s is read by %d objects", e.file, len(names))
 	}
 	in.diags = append(in.diags, &hcl.Diagnostic{Severity: hcl.DiagWarning,
 		Summary: fmt.Sprintf("Not pulled: %s", in.change.Addr),
-		Detail: fmt.Sprintf("%s is declared by %s for %d objects (%s), and %s is not live as %s wants it: rewriting it would change the others. Pull left them all; give the object a declaration of its own, or change them alike.",
-			strings.ToUpper(what[:1])+what[1:], what, len(names), strings.Join(names, ", "), other.change.Addr, in.change.Addr),
+		Detail: fmt.Sprintf("%s (%s), and %s is not live as %s is: a rewrite would change the others. Pull left them all; give the object a declaration of its own, or change them alike.",
+			what, strings.Join(names, ", "), other.change.Addr, in.change.Addr),
 		Subject: in.block.DefRange().Ptr()})
 }
 
