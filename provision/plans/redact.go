@@ -237,22 +237,63 @@ func foldEqual(b, w []byte) bool {
 }
 
 // redactValue replaces sensitive values in place and reports whether it did.
+// Under a sensitive key, an object or a list keeps its shape and its
+// strings are hidden (a snapshot's KV entry at apps/edge/token still
+// reads back as an entry); a scalar is hidden whole.
 func redactValue(v any) bool {
 	changed := false
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			if sensitiveKey.MatchString(k) {
+			switch {
+			case !sensitiveKey.MatchString(k):
+				changed = redactValue(e) || changed
+			case isScalar(e):
 				t[k] = "(sensitive)"
 				changed = true
-			} else if redactValue(e) {
-				changed = true
+			default:
+				changed = hideStrings(e) || changed
 			}
 		}
 	case []any:
 		for _, e := range t {
 			if redactValue(e) {
 				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+func isScalar(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return false
+	}
+	return true
+}
+
+// hideStrings replaces every string inside v, an object or a list, in
+// place, and reports whether there was one.
+func hideStrings(v any) bool {
+	changed := false
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if _, ok := e.(string); ok {
+				t[k] = "(sensitive)"
+				changed = true
+			} else {
+				changed = hideStrings(e) || changed
+			}
+		}
+	case []any:
+		for i, e := range t {
+			if _, ok := e.(string); ok {
+				t[i] = "(sensitive)"
+				changed = true
+			} else {
+				changed = hideStrings(e) || changed
 			}
 		}
 	}
