@@ -227,6 +227,9 @@ func Jitter(d time.Duration) time.Duration {
 	return d + time.Duration((rand.Float64()-0.5)*0.2*float64(d))
 }
 
+// minProof is the least time a quiet poll's proof is given.
+const minProof = 5 * time.Second
+
 // prove repeats, on a poll with nothing to repair, the proof of the gates
 // through the declared proxies (the accepted token's 200 included) for
 // provision_gate_proven: a gate broken behind the specs' back (an auth
@@ -238,9 +241,19 @@ func (w *Watcher) prove(ctx context.Context, r *run.Run) {
 	if len(r.Plan.Gates) == 0 || slices.ContainsFunc(r.Plan.Gates, func(g plans.Gate) bool { return g.Status != plans.Gated }) {
 		return
 	}
-	proofs, diags := r.Prove(ctx)
+	// Not much longer than a poll: a proof waits for what it expects (up
+	// to -verify-timeout), and drift that appears meanwhile (a rogue
+	// router in front of the gate) is the next poll's to report.
+	bound := max(w.o.Interval, minProof)
+	bounded, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	proofs, diags := r.Prove(bounded)
 	for _, p := range proofs {
 		w.o.Metrics.gate(p)
+	}
+	if bounded.Err() != nil && ctx.Err() == nil {
+		w.log("info", "proof", "", "the gates were not proven within %s; the next quiet poll proves them again", bound)
+		return
 	}
 	(&view{w: w, secrets: r.Plan.Secrets}).Diagnostics(diags)
 }
