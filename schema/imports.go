@@ -192,6 +192,19 @@ func cutModule(tr hcl.Traversal) (string, hcl.Traversal) {
 func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 	seen := map[string]*Import{}
 	modules := cfg.Modules()
+	// positions are, by kind, where each name is in the kind's declared
+	// objects: found once, not once per import block.
+	positions := map[string]map[string][]int{}
+	at := func(k Kind, name string) []int {
+		if positions[k.Name] == nil {
+			byName := map[string][]int{}
+			for i, obj := range k.declared(cfg) {
+				byName[obj[1]] = append(byName[obj[1]], i)
+			}
+			positions[k.Name] = byName
+		}
+		return positions[k.Name][name]
+	}
 	for _, im := range imports {
 		if im == nil {
 			continue
@@ -203,7 +216,9 @@ func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 		seen[im.Addr()] = im
 		cfg.Imports = append(cfg.Imports, im)
 		k, _ := kindOf(im.Kind)
-		if im.Declared = k.attach(cfg, im); im.Declared {
+		if found := at(k, im.Name); len(found) > 0 {
+			k.attach(cfg, im, found)
+			im.Declared = true
 			// An address without its module names the object wherever it
 			// is declared (identities are unique), as -target's does.
 			if m := modules[[2]string{im.Kind, im.Name}]; im.Module != "" && m != im.Module {

@@ -21,9 +21,9 @@ type Kind struct {
 	block string
 	// badName says what is wrong with an imported object's name.
 	badName func(name string) string
-	// attach attaches an import to the declaration it names, reporting
-	// whether one does.
-	attach func(cfg *Config, im *Import) bool
+	// attach attaches an import to the declarations it names, at the
+	// positions (in declared's order, one or more) its name has there.
+	attach func(cfg *Config, im *Import, at []int)
 	// ungenerable says why the declaration of an undeclared import cannot
 	// be generated; "" when it can.
 	ungenerable func(cfg *Config) (summary, detail string)
@@ -45,13 +45,7 @@ var Kinds = []Kind{
 	{
 		Name: "service", Place: "agent", Form: "service.<id>", block: "service block with id",
 		badName: func(string) string { return "" },
-		attach: func(cfg *Config, im *Import) bool {
-			i := slices.IndexFunc(cfg.Services, func(s *Service) bool { return s.ID == im.Name })
-			if i >= 0 {
-				cfg.Services[i].Import = im
-			}
-			return i >= 0
-		},
+		attach: func(cfg *Config, im *Import, at []int) { cfg.Services[at[0]].Import = im },
 		ungenerable: func(cfg *Config) (string, string) {
 			if len(cfg.Agents) > 1 {
 				return "Import of an undeclared service needs one agent", fmt.Sprintf("%d agent blocks are declared, so it is not known which node's agent holds the registration. Declare the service block yourself, with its agent.", len(cfg.Agents))
@@ -69,14 +63,10 @@ var Kinds = []Kind{
 	{
 		Name: "index", Place: "search", Form: `index["<name>"] (index.<name> for a name without dots)`, block: "index block named",
 		badName: func(string) string { return "" },
-		attach: func(cfg *Config, im *Import) bool {
-			found := false
-			for _, ix := range cfg.Indices {
-				if ix.Name == im.Name {
-					ix.Import, found = im, true
-				}
+		attach: func(cfg *Config, im *Import, at []int) {
+			for _, i := range at {
+				cfg.Indices[i].Import = im
 			}
-			return found
 		},
 		ungenerable: oneSearch("index"),
 		declared: func(cfg *Config) [][2]string {
@@ -95,13 +85,7 @@ var Kinds = []Kind{
 			}
 			return ""
 		},
-		attach: func(cfg *Config, im *Import) bool {
-			i := slices.IndexFunc(cfg.Documents, func(doc *Document) bool { return doc.Path() == im.Name })
-			if i >= 0 {
-				cfg.Documents[i].Import = im
-			}
-			return i >= 0
-		},
+		attach: func(cfg *Config, im *Import, at []int) { cfg.Documents[at[0]].Import = im },
 		ungenerable: oneSearch("document"),
 		declared: func(cfg *Config) [][2]string {
 			search := map[string]string{}
@@ -123,13 +107,7 @@ var Kinds = []Kind{
 			}
 			return ""
 		},
-		attach: func(cfg *Config, im *Import) bool {
-			i := slices.IndexFunc(cfg.Keys, func(k *Key) bool { return k.Path == im.Name })
-			if i >= 0 {
-				cfg.Keys[i].Import = im
-			}
-			return i >= 0
-		},
+		attach: func(cfg *Config, im *Import, at []int) { cfg.Keys[at[0]].Import = im },
 		ungenerable: func(*Config) (string, string) { return "", "" },
 		declared: func(cfg *Config) [][2]string {
 			var out [][2]string

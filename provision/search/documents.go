@@ -467,6 +467,11 @@ func (t target) planDocument(d *schema.Document, f facts, mode plans.Mode, plann
 	source := t.docBody(declared, protect)
 	ref := docRef{d.Index, d.Type, d.ID}
 	write := func() []plans.Request { return []plans.Request{bulkItem("index", ref, live.Version, source)} }
+	// same: the live document is the declared one (less the marks), so
+	// its view is the change's before and its size is one the cluster
+	// took: worked out once, not again for the check, the diff and the
+	// view.
+	same := exists && reflect.DeepEqual(docView(live.Source, d.JSONFields), after)
 	dc, ddiags := adapter.Propose(t.project, adapter.Object{
 		Declared: adapter.Declared{Addr: t.docAddr(d.Path()), Noun: "document", Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At(), Lifecycle: d.Lifecycle},
 		Backend:  t.backend,
@@ -474,6 +479,9 @@ func (t target) planDocument(d *schema.Document, f facts, mode plans.Mode, plann
 		After:    adapter.RawJSON(after),
 		Live:     adapter.LiveObject{Exists: exists, Owner: live.owner(), Protected: exists && live.protected(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)},
 		Check: func() hcl.Diagnostics {
+			if same {
+				return nil
+			}
 			if body := adapter.RawJSON(source); len(body) > maxContentLength {
 				return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Document too large",
 					Detail:  fmt.Sprintf("The document's body is %d bytes; Elasticsearch refuses a request body over http.max_content_length (100mb by default) with 413.", len(body)),
@@ -481,12 +489,13 @@ func (t target) planDocument(d *schema.Document, f facts, mode plans.Mode, plann
 			}
 			return nil
 		},
-		Create: func() []plans.Request { return []plans.Request{bulkItem("create", ref, 0, source)} },
-		Before: func() json.RawMessage { return adapter.RawJSON(docView(live.Source, d.JSONFields)) },
+		Create:   func() []plans.Request { return []plans.Request{bulkItem("create", ref, 0, source)} },
+		Before:   func() json.RawMessage { return adapter.RawJSON(docView(live.Source, d.JSONFields)) },
+		SameView: true,
 		Diff: func(importing bool) adapter.Diff {
 			var diff adapter.Diff
 			if !importing {
-				if reflect.DeepEqual(docView(live.Source, d.JSONFields), after) {
+				if same {
 					return diff
 				}
 				diff.Reasons = []adapter.Reason{{Code: plans.ReasonChanged, Words: "its source differs from the declared one"}}
