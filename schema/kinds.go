@@ -45,7 +45,7 @@ var Kinds = []Kind{
 	{
 		Name: "service", Place: "agent", Form: "service.<id>", block: "service block with id",
 		badName: func(string) string { return "" },
-		attach: func(cfg *Config, im *Import, at []int) { cfg.Services[at[0]].Import = im },
+		attach:  func(cfg *Config, im *Import, at []int) { cfg.Services[at[0]].Import = im },
 		ungenerable: func(cfg *Config) (string, string) {
 			if len(cfg.Agents) > 1 {
 				return "Import of an undeclared service needs one agent", fmt.Sprintf("%d agent blocks are declared, so it is not known which node's agent holds the registration. Declare the service block yourself, with its agent.", len(cfg.Agents))
@@ -85,7 +85,7 @@ var Kinds = []Kind{
 			}
 			return ""
 		},
-		attach: func(cfg *Config, im *Import, at []int) { cfg.Documents[at[0]].Import = im },
+		attach:      func(cfg *Config, im *Import, at []int) { cfg.Documents[at[0]].Import = im },
 		ungenerable: oneSearch("document"),
 		declared: func(cfg *Config) [][2]string {
 			search := map[string]string{}
@@ -107,7 +107,7 @@ var Kinds = []Kind{
 			}
 			return ""
 		},
-		attach: func(cfg *Config, im *Import, at []int) { cfg.Keys[at[0]].Import = im },
+		attach:      func(cfg *Config, im *Import, at []int) { cfg.Keys[at[0]].Import = im },
 		ungenerable: func(*Config) (string, string) { return "", "" },
 		declared: func(cfg *Config) [][2]string {
 			var out [][2]string
