@@ -307,7 +307,8 @@ func (d *decoder) boolean(attr *hcl.Attribute) bool {
 	return ok && v.True()
 }
 
-// port decodes a TCP port number, 1 to 65535.
+// port decodes a TCP port number, 1 to 65535, or 0 (also when it is not
+// given): a registration without a port, as Consul keeps one.
 func (d *decoder) port(attr *hcl.Attribute) int {
 	if attr == nil {
 		return 0
@@ -318,8 +319,8 @@ func (d *decoder) port(attr *hcl.Attribute) int {
 	}
 	bf := v.AsBigFloat()
 	n, acc := bf.Int64()
-	if acc != big.Exact || n < 1 || n > 65535 {
-		d.errorf(attr.Expr.Range(), attr.Range, "Invalid port", "A port is a whole number from 1 to 65535; got %s.", bf.Text('f', -1))
+	if acc != big.Exact || n < 0 || n > 65535 {
+		d.errorf(attr.Expr.Range(), attr.Range, "Invalid port", "A port is a whole number from 1 to 65535 (or 0, for a registration without one); got %s.", bf.Text('f', -1))
 		return 0
 	}
 	return int(n)

@@ -22,9 +22,14 @@ type Import struct {
 	Module string
 	// Declared is false when no block declares the object; that is only
 	// allowed with Inputs.GenerateConfig, which writes the declaration.
-	Declared  bool
-	ToRange   hcl.Range
-	DeclRange hcl.Range
+	Declared bool
+	// ReplaceRouters (replace_routers = true) lets the import of a service
+	// change the routers a proxy serves for it (a router renamed, removed
+	// or added by its declared tags); without it such an import is
+	// refused, since a take-over changes nothing but the marks.
+	ReplaceRouters bool
+	ToRange        hcl.Range
+	DeclRange      hcl.Range
 }
 
 // Addr renders the address as the CLI prints it.
@@ -57,7 +62,7 @@ func FormatAddr(kind, name string) string {
 }
 
 var importSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "to", Required: true}, {Name: "for_each"}},
+	Attributes: []hcl.AttributeSchema{{Name: "to", Required: true}, {Name: "for_each"}, {Name: "replace_routers"}},
 }
 
 // importBlocks decodes import { to = service.ID } or
@@ -72,10 +77,14 @@ func (d *decoder) importBlocks(b *hcl.Block) []*Import {
 	if !ok {
 		return nil
 	}
+	replace := false
+	if r, ok := c.Attributes["replace_routers"]; ok {
+		replace, _ = d.literalBool(r, "replace_routers is true or false, written as such.")
+	}
 	var out []*Import
 	d.eachOf(b, c, func() {
 		if kind, name, module, ok := d.address(b, attr, "import"); ok {
-			out = append(out, &Import{Kind: kind, Name: name, Module: module, ToRange: attr.Expr.Range(), DeclRange: b.DefRange})
+			out = append(out, &Import{Kind: kind, Name: name, Module: module, ReplaceRouters: replace, ToRange: attr.Expr.Range(), DeclRange: b.DefRange})
 		}
 	})
 	return out

@@ -16,7 +16,7 @@ import (
 
 var serviceSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "id"}, {Name: "name"}, {Name: "agent"}, {Name: "address"}, {Name: "port", Required: true}, {Name: "tags"}, {Name: "meta"},
+		{Name: "id"}, {Name: "name"}, {Name: "agent"}, {Name: "address"}, {Name: "port"}, {Name: "tags"}, {Name: "meta"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "frontend"}, {Type: "check", LabelNames: []string{"name"}}, {Type: "lifecycle"}},
 }

@@ -312,7 +312,17 @@ func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService,
 		if others := slices.DeleteFunc(changed, func(f string) bool { return f == "meta" }); len(others) > 0 {
 			d.Reasons = append(d.Reasons, adapter.Reason{Code: plans.ReasonChanged, Words: strings.Join(others, ", ") + " changed"})
 		}
-		d.Notes = append(d.Notes, importedChecks(st.checksOf(s.ID), len(want.Checks)))
+		if words, removes := RouterChanges(b.cfg.Proxy.Prefix, l.Tags, want.Tags); words != "" {
+			d.Reasons = append(d.Reasons, adapter.Reason{Code: plans.ReasonRouters, Words: words})
+			if removes && s.Import != nil && !s.Import.ReplaceRouters {
+				d.Conflicts = append(d.Conflicts, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Import changes what the proxy serves",
+					Detail: fmt.Sprintf("Taking over %s would change its tags so that %s: whatever is keyed on the live routers' names (other tags, middlewares chained by name, dashboards and alerts) breaks. Declare the tags as they are (plan -generate-config-out writes them so), or, to accept the change, set replace_routers = true in the import block.", addr, words),
+					Subject: s.Import.ToRange.Ptr(), Context: s.DeclRange.Ptr()})
+			}
+		}
+		if have := st.checksOf(s.ID); len(have)+len(want.Checks) > 0 {
+			d.Notes = append(d.Notes, importedChecks(have, len(want.Checks)))
+		}
 	case len(changed) > 0:
 		d.Reasons = append(d.Reasons, adapter.Reason{Code: plans.ReasonChanged, Words: strings.Join(changed, ", ") + " changed"})
 		d.Notes = append(d.Notes, drift...)

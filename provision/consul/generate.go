@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
@@ -19,11 +20,16 @@ import (
 var _ provision.Generator = (*Backend)(nil)
 
 // Generate writes a service block for every import of a service that no
-// block declares, from the live registration: its address, port and meta,
-// the frontend read back from its proxy tags (ReadTags), and its other tags
-// as written. Its checks are written as comments to complete: the agent
-// reports a check's type and interval, never its URL. It reads the agent's
-// services and GET /v1/agent/checks.
+// block declares, from the live registration, so that the import changes
+// nothing but the ownership marks: its address, port (none when it has
+// none) and meta; a frontend block when the tags it writes are exactly
+// the live ones (names of routers and middlewares, generations and order
+// included) for every registration of the service's name, and the tags as
+// written otherwise, one per line. Registrations of one name that differ
+// only in ID, address and port are one block with for_each. Live checks
+// are written as comments to complete: the agent reports a check's type
+// and interval, never its URL. It reads the agent's services and GET
+// /v1/agent/checks.
 func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnostics) {
 	var imports []*schema.Import
 	for _, im := range b.cfg.Imports {
@@ -38,7 +44,7 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 	if err != nil {
 		return nil, hcl.Diagnostics{b.unreadable(err)}
 	}
-	var blocks []*hclwrite.Block
+	var live []*agentService
 	var diags hcl.Diagnostics
 	for _, im := range imports {
 		l, lv := liveOf(st.Services, im.Name)
@@ -47,30 +53,100 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 			diags = append(diags, refusal)
 			continue
 		}
-		blocks = append(blocks, b.serviceBlock(l, st.checksOf(l.ID)))
+		live = append(live, l)
+	}
+	frontends := b.readBack(live)
+	// Registrations whose blocks would differ only in ID, address and
+	// port share one, in the order of their first.
+	var order []string
+	groups := map[string][]*agentService{}
+	for _, l := range live {
+		shape := string(b.serviceBlock(l, frontends[l.ID], st.checksOf(l.ID), nil).BuildTokens(nil).Bytes())
+		if groups[shape] == nil {
+			order = append(order, shape)
+		}
+		groups[shape] = append(groups[shape], l)
+	}
+	var blocks []*hclwrite.Block
+	for _, shape := range order {
+		g := groups[shape]
+		blocks = append(blocks, b.serviceBlock(g[0], frontends[g[0].ID], st.checksOf(g[0].ID), g))
 	}
 	return blocks, diags
 }
 
-// serviceBlock is the declaration of a live registration with its live
-// checks (by check ID).
-func (b *Backend) serviceBlock(l *agentService, checks map[string]liveCheck) *hclwrite.Block {
+// readBack is, by service ID, the frontend read back from a registration's
+// tags when the tags a frontend block writes (Tags) are exactly its own,
+// and the same for every registration of its name (a frontend's router is
+// named after the service); none otherwise: the tags are then kept as
+// written, and the proxy serves the same routers after the import.
+func (b *Backend) readBack(live []*agentService) map[string]*schema.Frontend {
+	out := map[string]*schema.Frontend{}
+	byName := map[string][]*agentService{}
+	for _, l := range live {
+		byName[l.Service] = append(byName[l.Service], l)
+	}
+	for _, ls := range byName {
+		var first *schema.Frontend
+		exact := true
+		for i, l := range ls {
+			f, plain, unread := ReadTags(b.cfg.Proxy.Prefix, l.Tags)
+			if f == nil || !slices.Equal(Tags(b.cfg.Proxy, &schema.Service{Name: l.Service, Tags: append(plain, unread...), Frontend: f}), l.Tags) ||
+				(i > 0 && !sameFrontend(first, f)) {
+				exact = false
+				break
+			}
+			if i == 0 {
+				first = f
+			}
+		}
+		if !exact {
+			continue
+		}
+		for _, l := range ls {
+			f, _, _ := ReadTags(b.cfg.Proxy.Prefix, l.Tags)
+			out[l.ID] = f
+		}
+	}
+	return out
+}
+
+// serviceBlock is the declaration of a live registration with its
+// frontend read back (nil: its tags as written) and its live checks (by
+// check ID). instances are the registrations it declares: one, written
+// as they are, or several, with for_each over their IDs; none writes the
+// block without ID, address and port, to compare the shapes of blocks.
+func (b *Backend) serviceBlock(l *agentService, f *schema.Frontend, checks map[string]liveCheck, instances []*agentService) *hclwrite.Block {
 	blk := hclwrite.NewBlock("service", []string{l.Service})
 	body := blk.Body()
-	if l.ID != l.Service {
-		body.SetAttributeValue("id", cty.StringVal(l.ID))
+	switch {
+	case len(instances) == 1:
+		if l.ID != l.Service {
+			body.SetAttributeValue("id", cty.StringVal(l.ID))
+		}
+		if l.Address != "" {
+			body.SetAttributeValue("address", cty.StringVal(l.Address))
+		}
+		if l.Port != 0 {
+			body.SetAttributeValue("port", cty.NumberIntVal(int64(l.Port)))
+		}
+	case len(instances) > 1:
+		each := map[string]cty.Value{}
+		for _, in := range instances {
+			each[in.ID] = cty.ObjectVal(map[string]cty.Value{"address": cty.StringVal(in.Address), "port": cty.NumberIntVal(int64(in.Port))})
+		}
+		body.SetAttributeValue("for_each", cty.ObjectVal(each))
+		body.SetAttributeTraversal("id", hcl.Traversal{hcl.TraverseRoot{Name: "each"}, hcl.TraverseAttr{Name: "key"}})
+		body.SetAttributeTraversal("address", hcl.Traversal{hcl.TraverseRoot{Name: "each"}, hcl.TraverseAttr{Name: "value"}, hcl.TraverseAttr{Name: "address"}})
+		body.SetAttributeTraversal("port", hcl.Traversal{hcl.TraverseRoot{Name: "each"}, hcl.TraverseAttr{Name: "value"}, hcl.TraverseAttr{Name: "port"}})
 	}
-	if l.Address != "" {
-		body.SetAttributeValue("address", cty.StringVal(l.Address))
+	tags := l.Tags
+	if f != nil {
+		_, plain, unread := ReadTags(b.cfg.Proxy.Prefix, l.Tags)
+		tags = append(plain, unread...)
 	}
-	body.SetAttributeValue("port", cty.NumberIntVal(int64(l.Port)))
-	f, plain, unread := ReadTags(b.cfg.Proxy.Prefix, l.Tags)
-	if len(unread) > 0 {
-		body.AppendUnstructuredTokens(provision.Comment(
-			"These proxy tags could not be read back into the frontend block and are kept as written:\n" + strings.Join(unread, "\n")))
-	}
-	if tags := append(plain, unread...); len(tags) > 0 {
-		body.SetAttributeValue("tags", strList(tags))
+	if len(tags) > 0 {
+		body.SetAttributeRaw("tags", lines(tags))
 	}
 	meta := map[string]cty.Value{}
 	for k, v := range l.Meta {
@@ -82,40 +158,7 @@ func (b *Backend) serviceBlock(l *agentService, checks map[string]liveCheck) *hc
 		body.SetAttributeValue("meta", cty.MapVal(meta))
 	}
 	if f != nil {
-		body.AppendNewline()
-		fb := body.AppendNewBlock("frontend", nil).Body()
-		fb.SetAttributeValue("rule", cty.StringVal(f.Rule.String()))
-		if len(f.EntryPoints) > 0 {
-			fb.SetAttributeValue("entrypoints", strList(f.EntryPoints))
-		}
-		if a := f.ForwardAuth; a != nil {
-			fb.AppendNewline()
-			ab := fb.AppendNewBlock("forward_auth", nil).Body()
-			ab.SetAttributeValue("address", cty.StringVal(a.Address))
-			if len(a.AuthResponseHeaders) > 0 {
-				ab.SetAttributeValue("auth_response_headers", strList(a.AuthResponseHeaders))
-			}
-			if len(a.AuthRequestHeaders) > 0 {
-				ab.SetAttributeValue("auth_request_headers", strList(a.AuthRequestHeaders))
-			}
-			if a.AuthResponseHeadersRegex != "" {
-				ab.SetAttributeValue("auth_response_headers_regex", cty.StringVal(a.AuthResponseHeadersRegex))
-			}
-			if a.TrustForwardHeader {
-				ab.SetAttributeValue("trust_forward_header", cty.True)
-			}
-			if t := a.TLS; t != nil {
-				tb := ab.AppendNewBlock("tls", nil).Body()
-				for _, kv := range [][2]string{{"ca", t.CA}, {"cert", t.Cert}, {"key", t.Key}} {
-					if kv[1] != "" {
-						tb.SetAttributeValue(kv[0], cty.StringVal(kv[1]))
-					}
-				}
-				if t.InsecureSkipVerify {
-					tb.SetAttributeValue("insecure_skip_verify", cty.True)
-				}
-			}
-		}
+		frontendBlock(body, f)
 	}
 	for _, id := range slices.Sorted(maps.Keys(checks)) {
 		ch := checks[id]
@@ -127,6 +170,56 @@ func (b *Backend) serviceBlock(l *agentService, checks map[string]liveCheck) *hc
 			ch.Name, ch.Type, ch.Interval, ch.Timeout, ch.Name, ch.Type, ch.Interval, ch.Timeout)))
 	}
 	return blk
+}
+
+// frontendBlock writes f as a frontend block of body.
+func frontendBlock(body *hclwrite.Body, f *schema.Frontend) {
+	body.AppendNewline()
+	fb := body.AppendNewBlock("frontend", nil).Body()
+	fb.SetAttributeValue("rule", cty.StringVal(f.Rule.String()))
+	if len(f.EntryPoints) > 0 {
+		fb.SetAttributeValue("entrypoints", strList(f.EntryPoints))
+	}
+	a := f.ForwardAuth
+	if a == nil {
+		return
+	}
+	fb.AppendNewline()
+	ab := fb.AppendNewBlock("forward_auth", nil).Body()
+	ab.SetAttributeValue("address", cty.StringVal(a.Address))
+	if len(a.AuthResponseHeaders) > 0 {
+		ab.SetAttributeValue("auth_response_headers", strList(a.AuthResponseHeaders))
+	}
+	if len(a.AuthRequestHeaders) > 0 {
+		ab.SetAttributeValue("auth_request_headers", strList(a.AuthRequestHeaders))
+	}
+	if a.AuthResponseHeadersRegex != "" {
+		ab.SetAttributeValue("auth_response_headers_regex", cty.StringVal(a.AuthResponseHeadersRegex))
+	}
+	if a.TrustForwardHeader {
+		ab.SetAttributeValue("trust_forward_header", cty.True)
+	}
+	if t := a.TLS; t != nil {
+		tb := ab.AppendNewBlock("tls", nil).Body()
+		for _, kv := range [][2]string{{"ca", t.CA}, {"cert", t.Cert}, {"key", t.Key}} {
+			if kv[1] != "" {
+				tb.SetAttributeValue(kv[0], cty.StringVal(kv[1]))
+			}
+		}
+		if t.InsecureSkipVerify {
+			tb.SetAttributeValue("insecure_skip_verify", cty.True)
+		}
+	}
+}
+
+// lines is a list of strings written one per line.
+func lines(ss []string) hclwrite.Tokens {
+	toks := hclwrite.Tokens{{Type: hclsyntax.TokenOBrack, Bytes: []byte("[")}, {Type: hclsyntax.TokenNewline, Bytes: []byte("\n")}}
+	for _, s := range ss {
+		toks = append(toks, hclwrite.TokensForValue(cty.StringVal(s))...)
+		toks = append(toks, &hclwrite.Token{Type: hclsyntax.TokenComma, Bytes: []byte(",")}, &hclwrite.Token{Type: hclsyntax.TokenNewline, Bytes: []byte("\n")})
+	}
+	return append(toks, &hclwrite.Token{Type: hclsyntax.TokenCBrack, Bytes: []byte("]")})
 }
 
 // liveCheck is what GET /v1/agent/checks says of a check (Consul 1.15:

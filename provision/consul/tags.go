@@ -433,3 +433,71 @@ func (p *v2Parser) matcher() (schema.Matcher, error) {
 		}
 	}
 }
+
+// routerKey finds the router of a tag key (after the prefix): Traefik 2
+// and 3's <protocol>.routers.<name>, and Traefik 1's frontend (one per
+// service) and frontends.<name>.
+var routerKey = regexp.MustCompile(`^(?:(http|tcp|udp)\.routers\.([^.]+)\.|(frontend)\.|frontends\.([^.]+)\.)`)
+
+// routersOf names the routers the tags under prefix declare, as a
+// person reads them: "http router api", "Traefik 1 frontend".
+func routersOf(prefix string, tags []string) []string {
+	var out []string
+	for _, t := range tags {
+		k, _, _ := strings.Cut(t, "=")
+		rest, ok := strings.CutPrefix(k, prefix+".")
+		m := routerKey.FindStringSubmatch(rest)
+		if !ok || m == nil {
+			continue
+		}
+		var name string
+		switch {
+		case m[1] != "":
+			name = m[1] + " router " + m[2]
+		case m[3] != "":
+			name = "Traefik 1 frontend"
+		default:
+			name = "Traefik 1 frontend " + m[4]
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// RouterChanges says, in words, how the routers a proxy serves for a
+// service change from the tags have to the tags want ("" when they do
+// not): a router of one protocol replaced by another is renamed.
+// removes reports whether a live router goes.
+func RouterChanges(prefix string, have, want []string) (words string, removes bool) {
+	before, after := routersOf(prefix, have), routersOf(prefix, want)
+	var gone, added, parts []string
+	for _, r := range before {
+		if !slices.Contains(after, r) {
+			gone = append(gone, r)
+		}
+	}
+	for _, r := range after {
+		if !slices.Contains(before, r) {
+			added = append(added, r)
+		}
+	}
+	for _, g := range gone {
+		protocol, _, router := strings.Cut(g, " router ")
+		i := slices.IndexFunc(added, func(a string) bool { return router && strings.HasPrefix(a, protocol+" router ") })
+		if i < 0 {
+			parts = append(parts, g+" removed")
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s renamed %s", g, strings.TrimPrefix(added[i], protocol+" router ")))
+		added = slices.Delete(added, i, i+1)
+	}
+	for _, a := range added {
+		parts = append(parts, a+" added")
+	}
+	if len(parts) == 0 {
+		return "", false
+	}
+	return "the proxy's routers change: " + strings.Join(parts, ", "), len(gone) > 0
+}

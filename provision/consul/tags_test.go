@@ -64,3 +64,26 @@ func TestRuleIn(t *testing.T) {
 		}
 	}
 }
+
+// TestRouterChanges: the words a plan says of the routers a take-over
+// changes, and whether a live router goes.
+func TestRouterChanges(t *testing.T) {
+	for _, tc := range []struct {
+		have, want []string
+		words      string
+		removes    bool
+	}{
+		{[]string{"traefik.http.routers.Router1.rule=Host(`foo.com`)"}, []string{"traefik.http.routers.Test.rule=Host(`foo.com`)", "traefik.frontend.rule=Host:foo.com"},
+			"the proxy's routers change: http router Router1 renamed Test, Traefik 1 frontend added", true},
+		{[]string{"traefik.frontend.rule=Path:/api"}, []string{"traefik.frontend.rule=Path:/api", "traefik.http.routers.api.rule=Path(`/api`)"},
+			"the proxy's routers change: http router api added", false},
+		{[]string{"traefik.tcp.routers.db.rule=HostSNI(`*`)", "traefik.enable=true"}, []string{"traefik.enable=true"},
+			"the proxy's routers change: tcp router db removed", true},
+		{[]string{"traefik.http.routers.a.rule=Path(`/a`)"}, []string{"traefik.http.routers.a.rule=Path(`/b`)"}, "", false},
+	} {
+		words, removes := consul.RouterChanges("traefik", tc.have, tc.want)
+		if words != tc.words || removes != tc.removes {
+			t.Errorf("RouterChanges(%q, %q) = %q, %t; want %q, %t", tc.have, tc.want, words, removes, tc.words, tc.removes)
+		}
+	}
+}

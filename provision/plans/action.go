@@ -78,6 +78,9 @@ const (
 	// ReasonProtection: the protection written on the object changes
 	// (prevent_destroy).
 	ReasonProtection ReasonCode = "protection"
+	// ReasonRouters: a service's tags change the routers a proxy serves
+	// for it (Reason names them: renamed, removed, added).
+	ReasonRouters ReasonCode = "routers"
 )
 
 // Because adds a reason to the change: its code, and its words to Reason.

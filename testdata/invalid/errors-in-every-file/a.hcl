@@ -1,5 +1,5 @@
 project = "edge"
 
 service "a" {
-  port = 0 # ERROR: Invalid port
+  port = 70000 # ERROR: Invalid port
 }
