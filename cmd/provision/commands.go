@@ -107,6 +107,9 @@ func (c *cli) plan(args []string) int {
 	r := op.Start(ctx, v)
 	switch {
 	case r.Failed():
+		if pf.generated != "" {
+			setAside(v, pf.generated)
+		}
 		return exitError
 	case *detailed && r.Plan.Summary.HasChanges():
 		return exitChanges
@@ -145,6 +148,18 @@ func (c *cli) generateConfig(ctx context.Context, v planView, dir, path string, 
 	v.note("Wrote the generated declarations to %s. Review them; the plan below reads them.\n", path)
 	pf.generated = path
 	return true
+}
+
+// setAside moves generated declarations whose plan failed out of the
+// specs (FILE.rejected, which no load reads), so that the next plan does
+// not fail on them and a second -generate-config-out may write FILE.
+func setAside(v planView, path string) {
+	aside := path + ".rejected"
+	if err := os.Rename(path, aside); err != nil {
+		v.note("The plan with the generated declarations failed (above), and %s could not be moved aside: %v. Move it out of the specs before the next plan.", path, err)
+		return
+	}
+	v.note("The plan with the generated declarations failed (above): they are moved aside to %s, out of the specs. Fix what the errors say, then move the file back (or generate again).", aside)
 }
 
 func (c *cli) graph(args []string) int {
