@@ -316,7 +316,7 @@ func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService,
 			d.Reasons = append(d.Reasons, adapter.Reason{Code: plans.ReasonRouters, Words: words})
 			if removes && s.Import != nil && !s.Import.ReplaceRouters {
 				d.Conflicts = append(d.Conflicts, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Import changes what the proxy serves",
-					Detail: fmt.Sprintf("Taking over %s would change its tags so that %s: whatever is keyed on the live routers' names (other tags, middlewares chained by name, dashboards and alerts) breaks. Declare the tags as they are (plan -generate-config-out writes them so), or, to accept the change, set replace_routers = true in the import block.", addr, words),
+					Detail:  fmt.Sprintf("Taking over %s would change its tags so that %s: whatever is keyed on the live routers' names (other tags, middlewares chained by name, dashboards and alerts) breaks. Declare the tags as they are (plan -generate-config-out writes them so), or, to accept the change, set replace_routers = true in the import block.", addr, words),
 					Subject: s.Import.ToRange.Ptr(), Context: s.DeclRange.Ptr()})
 			}
 		}
