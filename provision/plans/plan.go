@@ -24,7 +24,9 @@ import (
 // (key["apps/edge/limits"]), and a request may have a text body (text).
 // 3.2: a change may have removable_import (the import block of an object
 // the project owns already), which the text view says once for the plan.
-const FormatVersion = "3.3"
+// 3.4: the reason code routers (a take-over or update whose tags change
+// the routers a proxy serves).
+const FormatVersion = "3.4"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
 // what the text view is rendered from.
