@@ -277,24 +277,22 @@ func isScalar(v any) bool {
 // place, and reports whether there was one.
 func hideStrings(v any) bool {
 	changed := false
+	hide := func(e any) any {
+		if _, ok := e.(string); ok {
+			changed = true
+			return "(sensitive)"
+		}
+		changed = hideStrings(e) || changed
+		return e
+	}
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			if _, ok := e.(string); ok {
-				t[k] = "(sensitive)"
-				changed = true
-			} else {
-				changed = hideStrings(e) || changed
-			}
+			t[k] = hide(e)
 		}
 	case []any:
 		for i, e := range t {
-			if _, ok := e.(string); ok {
-				t[i] = "(sensitive)"
-				changed = true
-			} else {
-				changed = hideStrings(e) || changed
-			}
+			t[i] = hide(e)
 		}
 	}
 	return changed
