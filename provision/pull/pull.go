@@ -530,15 +530,52 @@ func (in *instance) fileReads() []string {
 func (in *instance) leave(r hcl.Range, path string, live, decl any, why string) {
 	detail := why
 	if live != nil && !in.secret(live) && !in.secret(decl) {
-		shown := string(marshal(live))
-		if len(shown) > 200 {
-			shown = shown[:200] + "..."
-		}
-		detail = fmt.Sprintf("The live value is %s. %s", shown, why)
+		detail = fmt.Sprintf("Live, %s. %s", strings.Join(differences(path, live, decl, 3), "; "), why)
 	}
 	in.left = append(in.left, path)
 	in.diags = append(in.diags, &hcl.Diagnostic{Severity: hcl.DiagWarning,
 		Summary: fmt.Sprintf("Not pulled: %s %s", in.change.Addr, path), Detail: detail, Subject: r.Ptr()})
+}
+
+// differences are the first n places (in key order) where live and decl
+// differ, each with both values: `source.title is "B" (declared "A")`;
+// the value itself when they are not both objects.
+func differences(path string, live, decl any, n int) []string {
+	var out []string
+	var walk func(path string, live, decl any)
+	walk = func(path string, live, decl any) {
+		lm, lok := live.(map[string]any)
+		dm, dok := decl.(map[string]any)
+		if !lok || !dok {
+			out = append(out, fmt.Sprintf("%s is %s (declared %s)", path, short(live), short(decl)))
+			return
+		}
+		keys := slices.Sorted(maps.Keys(lm))
+		for k := range dm {
+			if _, ok := lm[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		for _, k := range keys {
+			if len(out) < n && !equal(lm[k], dm[k]) {
+				walk(path+"."+k, lm[k], dm[k])
+			}
+		}
+	}
+	walk(path, live, decl)
+	return out
+}
+
+// short is a value as JSON, cut at 80 characters; "absent" for none.
+func short(v any) string {
+	if v == nil {
+		return "absent"
+	}
+	s := string(marshal(v))
+	if len(s) > 80 {
+		s = s[:80] + "..."
+	}
+	return s
 }
 
 // secret reports whether v holds a value of a sensitive variable.
