@@ -75,12 +75,12 @@ func Pull(s Specs, p *plans.Plan) *Result {
 	// want the same.
 	var all []*instance
 	byBlock := map[string][]*instance{}
-	files := map[string]*hcl.File{}
+	sources := map[string]*source{}
 	for _, c := range p.Changes {
 		if c.DeclaredAt == nil || (c.Action != plans.Update && c.Action != plans.NoOp) {
 			continue
 		}
-		in := newInstance(s, root, files, c)
+		in := newInstance(s, root, sources, c)
 		if in == nil {
 			continue
 		}
@@ -124,8 +124,6 @@ type instance struct {
 	src    []byte
 	block  *hclsyntax.Block
 	module string // path.module
-	// attrs are the pulled attributes' live and declared values.
-	attrs []attr
 	// edits are what the instance wants rewritten; reads, the JSON files
 	// its block reads through file().
 	edits   []edit
@@ -149,35 +147,38 @@ type edit struct {
 	text       string
 }
 
-// newInstance reads the declaration of c from its file (parsed once, in
-// files); nil when it cannot be read.
-func newInstance(s Specs, root string, files map[string]*hcl.File, c *plans.Change) *instance {
-	f, ok := files[c.DeclaredAt.Filename]
+// source is a spec file as pull reads it: its text and its top-level
+// blocks by the byte their definition starts at.
+type source struct {
+	src    []byte
+	blocks map[int]*hclsyntax.Block
+}
+
+// newInstance reads the declaration of c from its file (read and parsed
+// once, in sources); nil when it cannot be read.
+func newInstance(s Specs, root string, sources map[string]*source, c *plans.Change) *instance {
+	f, ok := sources[c.DeclaredAt.Filename]
 	if !ok {
-		src, err := os.ReadFile(c.DeclaredAt.Filename)
-		if err != nil {
-			return nil
+		f = &source{blocks: map[int]*hclsyntax.Block{}}
+		if src, err := os.ReadFile(c.DeclaredAt.Filename); err == nil {
+			parsed, _ := hclsyntax.ParseConfig(src, c.DeclaredAt.Filename, hcl.InitialPos)
+			if body, ok := parsed.Body.(*hclsyntax.Body); ok {
+				f.src = src
+				for _, b := range body.Blocks {
+					f.blocks[b.DefRange().Start.Byte] = b
+				}
+			}
 		}
-		f, _ = hclsyntax.ParseConfig(src, c.DeclaredAt.Filename, hcl.InitialPos)
-		files[c.DeclaredAt.Filename] = f
+		sources[c.DeclaredAt.Filename] = f
 	}
-	body, ok := f.Body.(*hclsyntax.Body)
-	if !ok {
+	block := f.blocks[c.DeclaredAt.Start.Byte]
+	if block == nil {
 		return nil
 	}
-	in := &instance{specs: s, root: root, change: c, file: c.DeclaredAt.Filename, src: f.Bytes}
-	for _, b := range body.Blocks {
-		if b.DefRange().Start.Byte == c.DeclaredAt.Start.Byte {
-			in.block = b
-		}
-	}
-	if in.block == nil {
-		return nil
-	}
+	in := &instance{specs: s, root: root, change: c, file: c.DeclaredAt.Filename, src: f.src, block: block}
 	if rel, err := filepath.Rel(root, filepath.Dir(in.file)); err == nil {
 		in.module = filepath.ToSlash(rel)
 	}
-	in.attrs = attributes(s.Config, c)
 	in.reads = in.fileReads()
 	return in
 }
@@ -279,7 +280,7 @@ func serviceOf(cfg *schema.Config, a plans.Addr) *schema.Service {
 
 // pull works out the edits of an updated object.
 func (in *instance) pull() {
-	for _, a := range in.attrs {
+	for _, a := range attributes(in.specs.Config, in.change) {
 		if _, ok := a.live.(frontendEdited); ok {
 			in.leave(in.block.DefRange(), a.name, nil, nil, "Its tags differ from those its frontend block writes; pull does not rewrite a frontend block: change the block, or declare the tags as they are in tags.")
 			continue
