@@ -207,8 +207,8 @@ func attributes(cfg *schema.Config, c *plans.Change) []attr {
 		attrs := []attr{{"address", before["Address"], after["Address"]}, {"port", before["Port"], after["Port"]},
 			{"meta", unmarked(before["Meta"]), unmarked(after["Meta"])}}
 		if svc := serviceOf(cfg, c.Addr); svc != nil {
-			live, decl := strings_(before["Tags"]), strings_(after["Tags"])
-			attrs = append(attrs, attr{"tags", raw(live, decl, svc.Tags), strings_(svc.Tags)})
+			live, decl := anyStrings(before["Tags"]), anyStrings(after["Tags"])
+			attrs = append(attrs, attr{"tags", raw(live, decl, svc.Tags), anyStrings(svc.Tags)})
 		}
 		return attrs
 	}
@@ -243,7 +243,8 @@ func raw(live, all []any, declared []string) any {
 // not as it writes them: pull does not rewrite a frontend block.
 type frontendEdited struct{}
 
-func strings_(v any) []any {
+// anyStrings is a list of strings as JSON decodes it.
+func anyStrings(v any) []any {
 	switch v := v.(type) {
 	case []any:
 		return v
