@@ -233,7 +233,7 @@ func served(t *testing.T, p *servers.Traefik) any {
 		if same++; !reflect.DeepEqual(last, now) {
 			same = 0
 		}
-		if same == 3 {
+		if same == 3 && serves(now) {
 			return now
 		}
 		last = now
@@ -244,6 +244,16 @@ func served(t *testing.T, p *servers.Traefik) any {
 
 // blockOf is the generated block that starts with label, to its closing
 // brace at the start of a line.
+// serves reports whether what a Traefik serves holds the catalog's
+// routers yet (an empty read may be one made before its first refresh).
+func serves(v any) bool {
+	m, _ := v.(map[string]any)
+	if routers, ok := m["http routers"].([]any); ok {
+		return len(routers) > 0
+	}
+	return m["consul_catalog"] != nil
+}
+
 func blockOf(hcl, label string) string {
 	i := strings.Index(hcl, label+" {")
 	if i < 0 {
