@@ -1,6 +1,10 @@
 package schema
 
-import "github.com/hashicorp/hcl/v2"
+import (
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+)
 
 // Config is the desired state declared by every file of one directory.
 type Config struct {
@@ -45,6 +49,12 @@ const (
 	MetaPrefix   = "provision-"
 	ManagedByKey = "managed-by"
 )
+
+// ProvisionMeta reports whether a meta key is one provision writes itself
+// (its marks, the checks' digest), which a spec may not set.
+func ProvisionMeta(key string) bool {
+	return key == ManagedByKey || strings.HasPrefix(key, MetaPrefix)
+}
 
 // Dialect says which Traefik generations read a service's tags.
 type Dialect string

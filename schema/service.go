@@ -144,7 +144,7 @@ func (d *decoder) serviceBody(s *Service, b *hcl.Block, c *hcl.BodyContent) {
 	s.Meta = d.strMap(c.Attributes["meta"])
 	if attr, ok := c.Attributes["meta"]; ok {
 		for k := range s.Meta {
-			if !metaKey.MatchString(k) || strings.HasPrefix(k, "consul-") || strings.HasPrefix(k, MetaPrefix) || k == ManagedByKey {
+			if !metaKey.MatchString(k) || strings.HasPrefix(k, "consul-") || ProvisionMeta(k) {
 				d.errorf(attr.Expr.Range(), attr.Range, "Invalid meta key",
 					"The meta key %q is refused: Consul takes 1 to 128 letters, digits, \"_\" and \"-\", reserves \"consul-\", and provision reserves %q and %q for its ownership marks.", k, ManagedByKey, MetaPrefix+"*")
 			}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -55,13 +54,13 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 		}
 		live = append(live, l)
 	}
-	frontends := b.readBack(live)
+	read := b.readBack(live)
 	// Registrations whose blocks would differ only in ID, address and
 	// port share one, in the order of their first.
 	var order []string
 	groups := map[string][]*agentService{}
 	for _, l := range live {
-		shape := string(b.serviceBlock(l, frontends[l.ID], st.checksOf(l.ID), nil).BuildTokens(nil).Bytes())
+		shape := string(b.serviceBlock(l, read[l.ID], st.checksOf(l.ID), nil).BuildTokens(nil).Bytes())
 		if groups[shape] == nil {
 			order = append(order, shape)
 		}
@@ -70,53 +69,54 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 	var blocks []*hclwrite.Block
 	for _, shape := range order {
 		g := groups[shape]
-		blocks = append(blocks, b.serviceBlock(g[0], frontends[g[0].ID], st.checksOf(g[0].ID), g))
+		blocks = append(blocks, b.serviceBlock(g[0], read[g[0].ID], st.checksOf(g[0].ID), g))
 	}
 	return blocks, diags
 }
 
-// readBack is, by service ID, the frontend read back from a registration's
-// tags when the tags a frontend block writes (Tags) are exactly its own,
-// and the same for every registration of its name (a frontend's router is
-// named after the service); none otherwise: the tags are then kept as
+// declaredTags is a registration's tags as its declaration writes them: a
+// frontend block (nil: none) and the tags kept as written.
+type declaredTags struct {
+	frontend *schema.Frontend
+	tags     []string
+}
+
+// readBack reads, by service ID, each registration's tags back into a
+// frontend block when the tags that block writes (Tags) are exactly its
+// own, and the same for every registration of its name (a frontend's
+// router is named after the service); otherwise the tags are kept as
 // written, and the proxy serves the same routers after the import.
-func (b *Backend) readBack(live []*agentService) map[string]*schema.Frontend {
-	out := map[string]*schema.Frontend{}
+func (b *Backend) readBack(live []*agentService) map[string]declaredTags {
+	out := map[string]declaredTags{}
 	byName := map[string][]*agentService{}
 	for _, l := range live {
 		byName[l.Service] = append(byName[l.Service], l)
 	}
 	for _, ls := range byName {
-		var first *schema.Frontend
+		read := make([]declaredTags, len(ls))
 		exact := true
 		for i, l := range ls {
 			f, plain, unread := ReadTags(b.cfg.Proxy.Prefix, l.Tags)
-			if f == nil || !slices.Equal(Tags(b.cfg.Proxy, &schema.Service{Name: l.Service, Tags: append(plain, unread...), Frontend: f}), l.Tags) ||
-				(i > 0 && !sameFrontend(first, f)) {
-				exact = false
-				break
-			}
-			if i == 0 {
-				first = f
-			}
+			read[i] = declaredTags{f, append(plain, unread...)}
+			exact = exact && f != nil && slices.Equal(Tags(b.cfg.Proxy, &schema.Service{Name: l.Service, Tags: read[i].tags, Frontend: f}), l.Tags) &&
+				sameFrontend(read[0].frontend, f)
 		}
-		if !exact {
-			continue
-		}
-		for _, l := range ls {
-			f, _, _ := ReadTags(b.cfg.Proxy.Prefix, l.Tags)
-			out[l.ID] = f
+		for i, l := range ls {
+			if !exact {
+				read[i] = declaredTags{tags: l.Tags}
+			}
+			out[l.ID] = read[i]
 		}
 	}
 	return out
 }
 
-// serviceBlock is the declaration of a live registration with its
-// frontend read back (nil: its tags as written) and its live checks (by
-// check ID). instances are the registrations it declares: one, written
-// as they are, or several, with for_each over their IDs; none writes the
-// block without ID, address and port, to compare the shapes of blocks.
-func (b *Backend) serviceBlock(l *agentService, f *schema.Frontend, checks map[string]liveCheck, instances []*agentService) *hclwrite.Block {
+// serviceBlock is the declaration of a live registration with its tags
+// read back and its live checks (by check ID). instances are the
+// registrations it declares: one, written as they are, or several, with
+// for_each over their IDs; none writes the block without ID, address and
+// port, to compare the shapes of blocks.
+func (b *Backend) serviceBlock(l *agentService, read declaredTags, checks map[string]liveCheck, instances []*agentService) *hclwrite.Block {
 	blk := hclwrite.NewBlock("service", []string{l.Service})
 	body := blk.Body()
 	switch {
@@ -140,25 +140,20 @@ func (b *Backend) serviceBlock(l *agentService, f *schema.Frontend, checks map[s
 		body.SetAttributeTraversal("address", hcl.Traversal{hcl.TraverseRoot{Name: "each"}, hcl.TraverseAttr{Name: "value"}, hcl.TraverseAttr{Name: "address"}})
 		body.SetAttributeTraversal("port", hcl.Traversal{hcl.TraverseRoot{Name: "each"}, hcl.TraverseAttr{Name: "value"}, hcl.TraverseAttr{Name: "port"}})
 	}
-	tags := l.Tags
-	if f != nil {
-		_, plain, unread := ReadTags(b.cfg.Proxy.Prefix, l.Tags)
-		tags = append(plain, unread...)
-	}
-	if len(tags) > 0 {
-		body.SetAttributeRaw("tags", lines(tags))
+	if len(read.tags) > 0 {
+		body.SetAttributeRaw("tags", lines(read.tags))
 	}
 	meta := map[string]cty.Value{}
 	for k, v := range l.Meta {
-		if k != schema.ManagedByKey && !strings.HasPrefix(k, schema.MetaPrefix) {
+		if !schema.ProvisionMeta(k) {
 			meta[k] = cty.StringVal(v)
 		}
 	}
 	if len(meta) > 0 {
 		body.SetAttributeValue("meta", cty.MapVal(meta))
 	}
-	if f != nil {
-		frontendBlock(body, f)
+	if read.frontend != nil {
+		frontendBlock(body, read.frontend)
 	}
 	for _, id := range slices.Sorted(maps.Keys(checks)) {
 		ch := checks[id]

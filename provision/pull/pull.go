@@ -263,7 +263,7 @@ func unmarked(v any) any {
 	m, _ := v.(map[string]any)
 	out := map[string]any{}
 	for k, x := range m {
-		if k != schema.ManagedByKey && !strings.HasPrefix(k, schema.MetaPrefix) {
+		if !schema.ProvisionMeta(k) {
 			out[k] = x
 		}
 	}
