@@ -81,8 +81,7 @@ func (c *cli) pull(args []string) int {
 	}
 	if *showDiff {
 		for _, f := range res.Order {
-			old, _ := os.ReadFile(f)
-			fmt.Fprintf(c.stdout, "%s", diff.Diff(f, old, f+" (pulled)", res.Files[f]))
+			fmt.Fprintf(c.stdout, "%s", diff.Diff(f, res.Before[f], f+" (pulled)", res.Files[f]))
 		}
 		v.note("-diff: nothing was written. %s", pulledLine(res))
 	} else {

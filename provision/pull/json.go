@@ -142,18 +142,18 @@ func mergeText(orig *node, v any) *node {
 	var text string
 	if orig.kind == 0 && json.Unmarshal(orig.raw, &text) == nil {
 		if inner, err := parse([]byte(text)); err == nil {
-			return &node{raw: marshal(string(merge(inner, v).encode("", 0, false)))}
+			return &node{raw: marshal(string(merge(inner, v).encode("")))}
 		}
 	}
 	return fromValue(v)
 }
 
 // encode writes n indented by indent at each level, as encoding/json's
-// MarshalIndent does; on one line for "" (with ", " and ": " when
-// spaced), as is every object or list that was on one line.
-func (n *node) encode(indent string, level int, spaced bool) []byte {
+// MarshalIndent does, or on one line for ""; an object or a list that
+// was on one line stays on one (with ", " and ": " when it had them).
+func (n *node) encode(indent string) []byte {
 	var b bytes.Buffer
-	n.write(&b, indent, level, spaced)
+	n.write(&b, indent, 0, false)
 	return b.Bytes()
 }
 
@@ -165,12 +165,12 @@ func (n *node) write(b *bytes.Buffer, indent string, level int, spaced bool) {
 	if n.inline {
 		indent, spaced = "", n.spaced
 	}
-	size := len(n.items)
+	size, closing := len(n.items), byte(']')
 	if n.kind == '{' {
-		size = len(n.keys)
+		size, closing = len(n.keys), '}'
 	}
 	b.WriteByte(n.kind)
-	for i := 0; i < size; i++ {
+	for i := range size {
 		if i > 0 {
 			b.WriteByte(',')
 			if spaced && indent == "" {
@@ -180,23 +180,23 @@ func (n *node) write(b *bytes.Buffer, indent string, level int, spaced bool) {
 		if indent != "" {
 			b.WriteString("\n" + strings.Repeat(indent, level+1))
 		}
-		child := n.items
+		var child *node
 		if n.kind == '{' {
 			b.Write(marshal(n.keys[i]))
 			b.WriteByte(':')
 			if indent != "" || spaced {
 				b.WriteByte(' ')
 			}
-			child = []*node{n.fields[n.keys[i]]}
+			child = n.fields[n.keys[i]]
 		} else {
-			child = child[i : i+1]
+			child = n.items[i]
 		}
-		child[0].write(b, indent, level+1, spaced)
+		child.write(b, indent, level+1, spaced)
 	}
 	if indent != "" && size > 0 {
 		b.WriteString("\n" + strings.Repeat(indent, level))
 	}
-	b.WriteByte(map[byte]byte{'{': '}', '[': ']'}[n.kind])
+	b.WriteByte(closing)
 }
 
 // rewriteJSON is the JSON text src brought to the value v, in src's
@@ -207,7 +207,7 @@ func rewriteJSON(src []byte, v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := merge(orig, v).encode(indentOf(src), 0, false)
+	out := merge(orig, v).encode(indentOf(src))
 	if bytes.HasSuffix(src, []byte("\n")) {
 		out = append(out, '\n')
 	}

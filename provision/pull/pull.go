@@ -41,8 +41,9 @@ type Object struct {
 // Result is what a pull rewrites.
 type Result struct {
 	// Files are the new texts of the files rewritten, by path (a spec as
-	// the parser named it, a JSON file under the specs' directory).
-	Files map[string][]byte
+	// the parser named it, a JSON file under the specs' directory), and
+	// Before their texts as pull read them.
+	Files, Before map[string][]byte
 	// Order are the paths of Files, sorted.
 	Order   []string
 	Objects []Object
@@ -65,7 +66,12 @@ type Specs struct {
 // files they read through file()) as they are on disk, and writes
 // nothing.
 func Pull(s Specs, p *plans.Plan) *Result {
-	res := &Result{Files: map[string][]byte{}}
+	res := &Result{Files: map[string][]byte{}, Before: map[string][]byte{}}
+	if !slices.ContainsFunc(p.Changes, func(c *plans.Change) bool {
+		return c.Action == plans.Update && (s.Selected == nil || s.Selected(c.Addr))
+	}) {
+		return res
+	}
 	root := s.Dir
 	if st, err := os.Stat(root); err == nil && !st.IsDir() {
 		root = filepath.Dir(root)
@@ -75,12 +81,12 @@ func Pull(s Specs, p *plans.Plan) *Result {
 	// want the same.
 	var all []*instance
 	byBlock := map[string][]*instance{}
-	sources := map[string]*source{}
+	texts := &texts{read: map[string][]byte{}, blocks: map[string]map[int]*hclsyntax.Block{}}
 	for _, c := range p.Changes {
 		if c.DeclaredAt == nil || (c.Action != plans.Update && c.Action != plans.NoOp) {
 			continue
 		}
-		in := newInstance(s, root, sources, c)
+		in := newInstance(s, root, texts, c)
 		if in == nil {
 			continue
 		}
@@ -103,13 +109,13 @@ func Pull(s Specs, p *plans.Plan) *Result {
 		res.Diags = append(res.Diags, in.diags...)
 	}
 	for file, es := range edits {
-		text, err := apply(file, es)
+		text, err := apply(file, texts.read[file], es)
 		if err != nil {
 			res.Diags = append(res.Diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot rewrite a file",
 				Detail: fmt.Sprintf("%s: %v. Nothing was written.", file, err)})
 			continue
 		}
-		res.Files[file] = text
+		res.Files[file], res.Before[file] = text, texts.read[file]
 	}
 	res.Order = slices.Sorted(maps.Keys(res.Files))
 	return res
@@ -118,6 +124,7 @@ func Pull(s Specs, p *plans.Plan) *Result {
 // instance is one object's declaration as a pull reads it.
 type instance struct {
 	specs  Specs
+	texts  *texts
 	root   string // the specs' directory, which file() paths start from
 	change *plans.Change
 	file   string
@@ -137,6 +144,9 @@ type instance struct {
 type attr struct {
 	name       string
 	live, decl any
+	// frontend: the live tags lack some that the frontend block writes,
+	// which pull does not rewrite.
+	frontend bool
 }
 
 // edit replaces the bytes [start, end) of a file with text; a JSON file
@@ -147,35 +157,53 @@ type edit struct {
 	text       string
 }
 
-// source is a spec file as pull reads it: its text and its top-level
-// blocks by the byte their definition starts at.
-type source struct {
-	src    []byte
-	blocks map[int]*hclsyntax.Block
+// texts are the files a pull reads, each read once: the spec files
+// (with their top-level blocks, by the byte their definition starts at)
+// and the JSON files they read through file().
+type texts struct {
+	read   map[string][]byte
+	blocks map[string]map[int]*hclsyntax.Block
 }
 
-// newInstance reads the declaration of c from its file (read and parsed
-// once, in sources); nil when it cannot be read.
-func newInstance(s Specs, root string, sources map[string]*source, c *plans.Change) *instance {
-	f, ok := sources[c.DeclaredAt.Filename]
+// text is a file's text, read once.
+func (t *texts) text(path string) ([]byte, error) {
+	if b, ok := t.read[path]; ok {
+		return b, nil
+	}
+	b, err := os.ReadFile(path)
+	if err == nil {
+		t.read[path] = b
+	}
+	return b, err
+}
+
+// block is the top-level block of a spec file that starts at the byte
+// at; nil when the file cannot be read or parsed.
+func (t *texts) block(path string, at int) *hclsyntax.Block {
+	blocks, ok := t.blocks[path]
 	if !ok {
-		f = &source{blocks: map[int]*hclsyntax.Block{}}
-		if src, err := os.ReadFile(c.DeclaredAt.Filename); err == nil {
-			parsed, _ := hclsyntax.ParseConfig(src, c.DeclaredAt.Filename, hcl.InitialPos)
+		blocks = map[int]*hclsyntax.Block{}
+		if src, err := t.text(path); err == nil {
+			parsed, _ := hclsyntax.ParseConfig(src, path, hcl.InitialPos)
 			if body, ok := parsed.Body.(*hclsyntax.Body); ok {
-				f.src = src
 				for _, b := range body.Blocks {
-					f.blocks[b.DefRange().Start.Byte] = b
+					blocks[b.DefRange().Start.Byte] = b
 				}
 			}
 		}
-		sources[c.DeclaredAt.Filename] = f
+		t.blocks[path] = blocks
 	}
-	block := f.blocks[c.DeclaredAt.Start.Byte]
+	return blocks[at]
+}
+
+// newInstance reads the declaration of c from its file; nil when it
+// cannot be read.
+func newInstance(s Specs, root string, t *texts, c *plans.Change) *instance {
+	block := t.block(c.DeclaredAt.Filename, c.DeclaredAt.Start.Byte)
 	if block == nil {
 		return nil
 	}
-	in := &instance{specs: s, root: root, change: c, file: c.DeclaredAt.Filename, src: f.src, block: block}
+	in := &instance{specs: s, texts: t, root: root, change: c, file: c.DeclaredAt.Filename, src: t.read[c.DeclaredAt.Filename], block: block}
 	if rel, err := filepath.Rel(root, filepath.Dir(in.file)); err == nil {
 		in.module = filepath.ToSlash(rel)
 	}
@@ -200,25 +228,25 @@ func attributes(cfg *schema.Config, c *plans.Change) []attr {
 	}
 	switch c.Addr.Kind {
 	case "document":
-		return []attr{{"source", before, after}}
+		return []attr{{name: "source", live: before, decl: after}}
 	case "key":
-		return []attr{{"value", before["value"], after["value"]}, {"flags", before["flags"], after["flags"]}}
+		return []attr{{name: "value", live: before["value"], decl: after["value"]}, {name: "flags", live: before["flags"], decl: after["flags"]}}
 	case "service":
-		attrs := []attr{{"address", before["Address"], after["Address"]}, {"port", before["Port"], after["Port"]},
-			{"meta", unmarked(before["Meta"]), unmarked(after["Meta"])}}
+		attrs := []attr{{name: "address", live: before["Address"], decl: after["Address"]}, {name: "port", live: before["Port"], decl: after["Port"]},
+			{name: "meta", live: unmarked(before["Meta"]), decl: unmarked(after["Meta"])}}
 		if svc := serviceOf(cfg, c.Addr); svc != nil {
-			live, decl := anyStrings(before["Tags"]), anyStrings(after["Tags"])
-			attrs = append(attrs, attr{"tags", raw(live, decl, svc.Tags), anyStrings(svc.Tags)})
+			tags, ok := raw(anyStrings(before["Tags"]), anyStrings(after["Tags"]), svc.Tags)
+			attrs = append(attrs, attr{"tags", tags, anyStrings(svc.Tags), !ok})
 		}
 		return attrs
 	}
 	return nil
 }
 
-// raw are the live tags less those the frontend block writes (the
-// declared ones that are not in declared, the block's raw tags); nil
-// when a tag the frontend writes is not live as it is written.
-func raw(live, all []any, declared []string) any {
+// raw are the live tags less those the frontend block writes (those of
+// all, the declared tags, that declared, the block's raw tags, lacks);
+// false when a tag the frontend writes is not live as it is written.
+func raw(live, all []any, declared []string) ([]any, bool) {
 	written := map[string]bool{}
 	for _, t := range all {
 		if !slices.Contains(declared, t.(string)) {
@@ -233,15 +261,8 @@ func raw(live, all []any, declared []string) any {
 		}
 		out = append(out, t)
 	}
-	if len(written) > 0 {
-		return frontendEdited{}
-	}
-	return out
+	return out, len(written) == 0
 }
-
-// frontendEdited stands for live tags in which the frontend block's are
-// not as it writes them: pull does not rewrite a frontend block.
-type frontendEdited struct{}
 
 // anyStrings is a list of strings as JSON decodes it.
 func anyStrings(v any) []any {
@@ -282,7 +303,7 @@ func serviceOf(cfg *schema.Config, a plans.Addr) *schema.Service {
 // pull works out the edits of an updated object.
 func (in *instance) pull() {
 	for _, a := range attributes(in.specs.Config, in.change) {
-		if _, ok := a.live.(frontendEdited); ok {
+		if a.frontend {
 			in.leave(in.block.DefRange(), a.name, nil, nil, "Its tags differ from those its frontend block writes; pull does not rewrite a frontend block: change the block, or declare the tags as they are in tags.")
 			continue
 		}
@@ -299,15 +320,20 @@ func (in *instance) pull() {
 }
 
 // ignored reports whether the change keeps the live value of path (its
-// lifecycle's ignore_changes): such a value is never pulled.
+// lifecycle's ignore_changes, written meta["owner"] or source.title):
+// such a value is never pulled.
 func (in *instance) ignored(path string) bool {
 	for _, p := range in.change.Ignored {
-		if p == "all" || p == path || strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
+		p = indexSteps.Replace(p)
+		if p == "all" || p == path || strings.HasPrefix(path, p+".") {
 			return true
 		}
 	}
 	return false
 }
+
+// indexSteps writes the index steps of an attribute path as dotted ones.
+var indexSteps = strings.NewReplacer(`["`, ".", `"]`, "")
 
 // value rewrites expr, at path, from decl to live.
 func (in *instance) value(expr hclsyntax.Expression, path []string, live, decl any) {
@@ -331,7 +357,7 @@ func (in *instance) value(expr hclsyntax.Expression, path []string, live, decl a
 		dl, dok := decl.([]any)
 		if lok && dok && len(ll) == len(dl) && len(e.Exprs) == len(dl) {
 			for i := range ll {
-				in.value(e.Exprs[i], append(path, strconv.Itoa(i)), ll[i], dl[i])
+				in.value(e.Exprs[i], under(path, strconv.Itoa(i)), ll[i], dl[i])
 			}
 			return
 		}
@@ -365,7 +391,7 @@ func (in *instance) object(e *hclsyntax.ObjectConsExpr, path []string, live, dec
 		covered[parts[0]] = true
 		lv, lok := lookup(live, parts)
 		dv, _ := lookup(decl, parts)
-		at := append(slices.Clone(path), parts...)
+		at := under(path, parts...)
 		if !lok {
 			if !in.ignored(dotted(at)) {
 				in.remove(e, item, at)
@@ -376,7 +402,7 @@ func (in *instance) object(e *hclsyntax.ObjectConsExpr, path []string, live, dec
 	}
 	var added []string
 	for _, k := range slices.Sorted(maps.Keys(live)) {
-		if !covered[k] && !in.ignored(dotted(append(slices.Clone(path), k))) {
+		if !covered[k] && !in.ignored(dotted(under(path, k))) {
 			added = append(added, k)
 		}
 	}
@@ -387,7 +413,7 @@ func (in *instance) object(e *hclsyntax.ObjectConsExpr, path []string, live, dec
 	multiline := bytes.Contains(in.src[e.OpenRange.End.Byte:e.SrcRange.End.Byte], []byte("\n"))
 	for i, k := range added {
 		if in.secret(live[k]) {
-			in.leave(e.Range(), dotted(append(slices.Clone(path), k)), nil, nil, "The live value holds a sensitive value, which pull never writes into a file.")
+			in.leave(e.Range(), dotted(under(path, k)), nil, nil, "The live value holds a sensitive value, which pull never writes into a file.")
 			continue
 		}
 		switch {
@@ -398,7 +424,7 @@ func (in *instance) object(e *hclsyntax.ObjectConsExpr, path []string, live, dec
 		default:
 			b.WriteString(keyText(k) + " = " + valueText(live[k]))
 		}
-		in.paths = append(in.paths, dotted(append(slices.Clone(path), k)))
+		in.paths = append(in.paths, dotted(under(path, k)))
 	}
 	end := e.SrcRange.End.Byte - 1 // the closing brace
 	if multiline {
@@ -461,7 +487,7 @@ func (in *instance) fileCall(e *hclsyntax.FunctionCallExpr, path []string, live 
 	if !ok {
 		return false
 	}
-	src, err := os.ReadFile(file)
+	src, err := in.texts.text(file)
 	if err != nil {
 		return false
 	}
@@ -582,6 +608,9 @@ func short(v any) string {
 
 // secret reports whether v holds a value of a sensitive variable.
 func (in *instance) secret(v any) bool {
+	if len(in.specs.Config.Secrets) == 0 {
+		return false
+	}
 	text := string(marshal(v))
 	return slices.ContainsFunc(in.specs.Config.Secrets, func(s string) bool { return s != "" && strings.Contains(text, s) })
 }
@@ -655,32 +684,25 @@ func drop(sharers []*instance, e edit, in, other *instance) {
 		Subject: in.block.DefRange().Ptr()})
 }
 
-// apply applies the edits of one file and, to a spec, its canonical
-// layout.
-func apply(file string, es []edit) ([]byte, error) {
+// apply applies the edits of one file, whose text is src, and, to a
+// spec, its canonical layout.
+func apply(file string, src []byte, es []edit) ([]byte, error) {
 	slices.SortFunc(es, func(a, b edit) int { return b.start - a.start })
-	var src []byte
+	out := src
 	for i, e := range es {
 		if i > 0 && e.end > es[i-1].start {
 			return nil, fmt.Errorf("two rewrites overlap at byte %d", e.start)
 		}
-		if src == nil {
-			text, err := os.ReadFile(file)
-			if err != nil {
-				return nil, err
-			}
-			src = text
-		}
-		src = slices.Concat(src[:e.start], []byte(e.text), src[e.end:])
+		out = slices.Concat(out[:e.start], []byte(e.text), out[e.end:])
 	}
 	if filepath.Ext(file) != ".hcl" {
-		return src, nil
+		return out, nil
 	}
-	out, diags := schema.Format(src, file)
+	formatted, diags := schema.Format(out, file)
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	return out, nil
+	return formatted, nil
 }
 
 // literal reports whether expr is written in place: literals, strings
@@ -709,7 +731,7 @@ func literalText(expr hclsyntax.Expression, live any) string {
 		case map[string]any, []any:
 			if v, diags := t.Value(nil); !diags.HasErrors() {
 				if n, err := parse([]byte(v.AsString())); err == nil {
-					return valueText(string(merge(n, live).encode("", 0, false)))
+					return valueText(string(merge(n, live).encode("")))
 				}
 			}
 		}
@@ -767,6 +789,9 @@ func lookup(v any, parts []string) (any, bool) {
 	}
 	return v, true
 }
+
+// under is the path of steps under path, in a slice of its own.
+func under(path []string, steps ...string) []string { return slices.Concat(path, steps) }
 
 // dotted is a path as a person writes it: source.visState.params.
 func dotted(path []string) string { return strings.Join(path, ".") }

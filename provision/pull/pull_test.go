@@ -17,6 +17,7 @@ import (
 func TestRewrites(t *testing.T) {
 	for _, tc := range []struct {
 		name, kind, spec, before, after, want, left string
+		ignored                                     []string
 	}{
 		{name: "JSON text in a string stays a string", kind: "document",
 			spec:   "document \"visualization\" \"v\" {\n  source = {\n    visState = \"{\\\"b\\\":1,\\\"a\\\":2}\"\n  }\n}\n",
@@ -47,6 +48,10 @@ func TestRewrites(t *testing.T) {
 			spec:   "document \"search\" \"s\" {\n  source = {\n    columns = [\"a\", local.b]\n  }\n}\n",
 			before: `{"columns":["a","b","c"]}`, after: `{"columns":["a","b"]}`,
 			left: "source.columns"},
+		{name: "a key under ignore_changes is not added", kind: "service", ignored: []string{`meta["owner"]`},
+			spec:   "service \"api\" {\n  meta = {\n    team = \"a\"\n  }\n}\n",
+			before: `{"Meta":{"owner":"ops","team":"b"}}`, after: `{"Meta":{"owner":"ops","team":"a"}}`,
+			want: "service \"api\" {\n  meta = {\n    team = \"b\"\n  }\n}\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -55,7 +60,7 @@ func TestRewrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			addr := plans.Addr{Kind: tc.kind, Name: "x"}
-			p := &plans.Plan{Changes: []*plans.Change{{Addr: addr, Action: plans.Update, Before: json.RawMessage(tc.before), After: json.RawMessage(tc.after),
+			p := &plans.Plan{Changes: []*plans.Change{{Addr: addr, Action: plans.Update, Before: json.RawMessage(tc.before), After: json.RawMessage(tc.after), Ignored: tc.ignored,
 				DeclaredAt: plans.At(&hcl.Range{Filename: file, Start: hcl.Pos{Line: 1, Column: 1, Byte: 0}})}}}
 			res := Pull(Specs{Dir: dir, Config: &schema.Config{}}, p)
 			var left []string
