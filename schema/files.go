@@ -130,9 +130,7 @@ func (f *specFiles) origin(s string) string {
 // file and line of what does not parse, to table.
 func (f *specFiles) functions(table map[string]function.Function) map[string]function.Function {
 	out := make(map[string]function.Function, len(table)+len(FileFunctions))
-	for k, v := range table {
-		out[k] = v
-	}
+	maps.Copy(out, table)
 	onePath := []function.Parameter{{Name: "path", Type: cty.String}}
 	out["file"] = function.New(&function.Spec{
 		Description: "The text of a file of the specs.",

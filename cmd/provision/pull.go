@@ -132,9 +132,9 @@ func checkPulled(ctx context.Context, op run.Operation, r *run.Run, res *pull.Re
 	refuse := func(detail string) hcl.Diagnostics {
 		return run.Refusal("Pull cannot make the plan empty", detail+" Nothing was written.", nil)
 	}
-	root, dir := r.Dir, "."
-	if st, err := os.Stat(root); err == nil && !st.IsDir() {
-		root, dir = filepath.Dir(r.Dir), filepath.Base(r.Dir)
+	root, dir := pull.Root(r.Dir), "."
+	if root != r.Dir {
+		dir = filepath.Base(r.Dir)
 	}
 	tmp, err := os.MkdirTemp("", "provision-pull-")
 	if err != nil {

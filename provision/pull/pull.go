@@ -72,10 +72,7 @@ func Pull(s Specs, p *plans.Plan) *Result {
 	}) {
 		return res
 	}
-	root := s.Dir
-	if st, err := os.Stat(root); err == nil && !st.IsDir() {
-		root = filepath.Dir(root)
-	}
+	root := Root(s.Dir)
 	// Every instance of a block that some update names: an expression in
 	// the block (or a file it reads) is rewritten only when all of them
 	// want the same.
@@ -119,6 +116,15 @@ func Pull(s Specs, p *plans.Plan) *Result {
 	}
 	res.Order = slices.Sorted(maps.Keys(res.Files))
 	return res
+}
+
+// Root is the directory of the specs of dir (a directory, or one .hcl
+// file): where file() paths start.
+func Root(dir string) string {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return filepath.Dir(dir)
+	}
+	return dir
 }
 
 // instance is one object's declaration as a pull reads it.
