@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -85,8 +84,12 @@ func (c *cli) pull(args []string) int {
 		}
 		v.note("-diff: nothing was written. %s", pulledLine(res))
 	} else {
-		if err := writeAll(res); err != nil {
-			v.Diagnostics(run.Refusal("Cannot write the pulled files", err.Error()+". Nothing was written.", nil))
+		if written, err := writeAll(res); err != nil {
+			done := "Nothing was written."
+			if len(written) > 0 {
+				done = "Written before it: " + strings.Join(written, ", ") + "; the others are as they were."
+			}
+			v.Diagnostics(run.Refusal("Cannot write the pulled files", err.Error()+". "+done, nil))
 			return exitError
 		}
 		for _, o := range res.Objects {
@@ -141,7 +144,7 @@ func checkPulled(ctx context.Context, op run.Operation, r *run.Run, res *pull.Re
 		return refuse(err.Error() + ".")
 	}
 	defer os.RemoveAll(tmp)
-	if err := copyDir(root, tmp); err != nil {
+	if err := os.CopyFS(tmp, os.DirFS(root)); err != nil {
 		return refuse(err.Error() + ".")
 	}
 	for _, f := range res.Order {
@@ -203,31 +206,10 @@ func summaries(diags hcl.Diagnostics) string {
 	return strings.Join(out, "; ")
 }
 
-// copyDir copies the regular files under from into to.
-func copyDir(from, to string) error {
-	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		target := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-}
-
 // writeAll writes every file pulled, each through a temporary file
-// renamed over it: a file is either the old text or the new.
-func writeAll(res *pull.Result) error {
+// renamed over it: a file is either the old text or the new. It returns
+// the files written before an error.
+func writeAll(res *pull.Result) ([]string, error) {
 	var tmps []string
 	defer func() {
 		for _, t := range tmps {
@@ -241,15 +223,15 @@ func writeAll(res *pull.Result) error {
 			mode = st.Mode().Perm()
 		}
 		if err := os.WriteFile(t, res.Files[f], mode); err != nil {
-			return err
+			return nil, err
 		}
 		tmps = append(tmps, t)
 	}
 	for i, f := range res.Order {
 		if err := os.Rename(tmps[i], f); err != nil {
-			return err
+			return res.Order[:i], err
 		}
 	}
-	tmps = slices.Delete(tmps, 0, len(tmps))
-	return nil
+	tmps = nil
+	return res.Order, nil
 }
