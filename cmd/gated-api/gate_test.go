@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +89,15 @@ func TestProveTheGate(t *testing.T) {
 		})
 		return &log
 	}
+	// watchMetrics is watch serving /metrics, on the address it returns.
+	watchMetrics := func(t *testing.T, env []string, args ...string) (*servers.LogBuffer, string) {
+		ports, err := servers.FreePorts(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listen := fmt.Sprintf("127.0.0.1:%d", ports[0])
+		return watch(t, env, append([]string{"-listen", listen}, args...)...), listen
+	}
 	portVar := fmt.Sprintf("api_port=%d", port)
 
 	t.Run("proven", func(t *testing.T) {
@@ -155,13 +165,26 @@ func TestProveTheGate(t *testing.T) {
 		// provision watch proves the gates on every poll with nothing to
 		// repair, the 200 row included: a proof token the application
 		// refuses is reported once per proxy while it stays.
-		log := watch(t, append(env, "PROVISION_VAR_gate_token=a-token-nobody-accepts-42"), "-interval", "1s", "-var", portVar, specs)
+		// provision_gate_proven is 0 for each proxy while the token is
+		// refused, and 1 with the accepted token.
+		refused := "PROVISION_VAR_gate_token=a-token-nobody-accepts-42"
+		log, listen := watchMetrics(t, append(env, refused), "-interval", "1s", "-var", portVar, specs)
 		waitStatus(t, func() int { return min(strings.Count(log.Tail(1<<20), "Accepted token refused"), 3) }, 3)
 		time.Sleep(3 * time.Second) // three more polls
 		out := log.Tail(1 << 20)
 		if n := strings.Count(out, "Accepted token refused"); n != 3 || !strings.Contains(out, "answered 401, not 200") || strings.Contains(out, "a-token-nobody-accepts-42") {
 			t.Errorf("a refused proof token under watch: reported %d times\n%s", n, out)
 		}
+		if got := gateProven(t, listen); got != "v1=0 v2=0 v3=0" {
+			t.Errorf("provision_gate_proven with a refused proof token: %s", got)
+		}
+		_, listen = watchMetrics(t, append(env, "PROVISION_VAR_gate_token="+testToken), "-interval", "1s", "-var", portVar, specs)
+		waitStatus(t, func() int {
+			if gateProven(t, listen) == "v1=1 v2=1 v3=1" {
+				return 1
+			}
+			return 0
+		}, 1)
 	})
 
 	t.Run("snapshot", func(t *testing.T) {
@@ -240,7 +263,7 @@ func TestProveTheGate(t *testing.T) {
 			}
 			return 1
 		}, 1)
-		log := watch(t, env, "-heal", "-interval", "1s", "-var", portVar, specs)
+		log, listen := watchMetrics(t, env, "-heal", "-interval", "1s", "-var", portVar, specs)
 		waitStatus(t, func() int {
 			if strings.Contains(log.Tail(1<<20), "no drift (start)") {
 				return 1
@@ -251,9 +274,14 @@ func TestProveTheGate(t *testing.T) {
 			"traefik.http.routers.rogue.rule=Path(`+"`/api`"+`)","traefik.http.routers.rogue.priority=10000"]}`, open)
 		consulPut(t, agent.Addr, "/v1/agent/service/register", rogue)
 		defer consulPut(t, agent.Addr, "/v1/agent/service/deregister/rogue", "")
-		// Said for traefik.v2 and v3, then three more polls.
+		// Said for traefik.v2 and v3, then three more polls: their gates
+		// count as unproven, and Traefik 1, which the rogue router's tags
+		// do not reach, is still proven on every quiet poll.
 		waitStatus(t, func() int { return min(strings.Count(log.Tail(1<<20), "Gated path served without the gate"), 2) }, 2)
 		time.Sleep(3 * time.Second)
+		if got := gateProven(t, listen); got != "v1=1 v2=0 v3=0" {
+			t.Errorf("provision_gate_proven with a rogue router on v2 and v3: %s", got)
+		}
 		out := log.Tail(1 << 20)
 		if n := strings.Count(out, "Gated path served without the gate"); n != 2 || !strings.Contains(out, "traefik.v2 serves /api through the router rogue@consulcatalog") ||
 			strings.Contains(out, "repairing") || !strings.Contains(consulGet(t, agent.Addr, "/v1/agent/service/rogue"), `"Service"`) {
@@ -423,4 +451,23 @@ func TestGateUnderACLs(t *testing.T) {
 		t.Fatalf("apply under ACLs:\n%s", out)
 	}
 	t.Log(out)
+}
+
+// gateProven reads provision_gate_proven from a watcher's /metrics at
+// listen: "v1=1 v2=0 v3=1" for the proxies traefik.v1, v2 and v3, in
+// order ("" before the watcher answers).
+func gateProven(t *testing.T, listen string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + listen + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	text, _ := io.ReadAll(resp.Body)
+	var got []string
+	for _, m := range regexp.MustCompile(`(?m)^provision_gate_proven\{proxy="traefik\.(\w+)"\} (\d+)$`).FindAllStringSubmatch(string(text), -1) {
+		got = append(got, m[1]+"="+m[2])
+	}
+	slices.Sort(got)
+	return strings.Join(got, " ")
 }

@@ -384,8 +384,8 @@ func (r *Run) policy(ctx context.Context) hcl.Diagnostics {
 // (a gate through each declared proxy, with its accepted token where one
 // is declared), as an apply's last phase does: what provision watch
 // repeats on a poll with nothing to repair.
-func (r *Run) Prove(ctx context.Context) ([]provision.Verified, hcl.Diagnostics) {
-	return provision.Verify(ctx, r.Plan, r.byName())
+func (r *Run) Prove(ctx context.Context, p *plans.Plan) ([]provision.Verified, hcl.Diagnostics) {
+	return provision.Verify(ctx, p, r.byName())
 }
 
 func (r *Run) byName() map[string]provision.Backend {

@@ -34,7 +34,7 @@ func NewMetrics() *Metrics {
 		fights:    prometheus.NewCounter(prometheus.CounterOpts{Name: "provision_fights_total", Help: "Objects left alone because something kept changing them back."}),
 		lastGood:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "provision_last_reconcile_timestamp_seconds", Help: "When the last reconcile read every backend (Unix time)."}),
 		readFails: prometheus.NewCounter(prometheus.CounterOpts{Name: "provision_reconcile_failures_total", Help: "Reconciles that could not read every backend or load the specs."}),
-		proven:    prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "provision_gate_proven", Help: "1 when the last apply proved the gate on the proxy, 0 when it did not."}, []string{"proxy"}),
+		proven:    prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "provision_gate_proven", Help: "1 when the last proof (after an apply, or on a quiet poll) proved every gate on the proxy, 0 when it did not."}, []string{"proxy"}),
 		leader:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "provision_leader", Help: "1 while this watcher is the project's healer."}),
 	}
 	m.reg.MustRegister(m.drifted, m.repairs, m.failed, m.fights, m.lastGood, m.readFails, m.proven, m.leader)
@@ -103,9 +103,12 @@ func (m *Metrics) gate(v provision.Verified) {
 }
 
 // gateFailed counts a proxy that did not prove its gates.
-func (m *Metrics) gateFailed(u provision.Unproven) {
+func (m *Metrics) gateFailed(u provision.Unproven) { m.unproven(u.Proxy) }
+
+// unproven counts a proxy whose gates were not proven.
+func (m *Metrics) unproven(proxy string) {
 	if m != nil {
-		m.proven.WithLabelValues(u.Proxy).Set(0)
+		m.proven.WithLabelValues(proxy).Set(0)
 	}
 }
 

@@ -234,11 +234,25 @@ const minProof = 5 * time.Second
 // through the declared proxies (the accepted token's 200 included) for
 // provision_gate_proven: a gate broken behind the specs' back (an auth
 // endpoint that now refuses its clients) shows without a change to
-// repair. A failure is logged once while it stays. A gate the plan did
-// not see served through its middleware is not probed: the plan's own
-// warning says so, and the proof would wait out -verify-timeout.
+// repair. A failure is logged once while it stays. A proxy that the plan
+// did not see serve every gate through its middleware is not probed (the
+// plan's own warning says so, and the proof would wait out
+// -verify-timeout) and counts as unproven; the others are proven.
 func (w *Watcher) prove(ctx context.Context, r *run.Run) {
-	if len(r.Plan.Gates) == 0 || slices.ContainsFunc(r.Plan.Gates, func(g plans.Gate) bool { return g.Status != plans.Gated }) {
+	broken := map[string]bool{}
+	for _, g := range r.Plan.Gates {
+		broken[g.Proxy] = broken[g.Proxy] || g.Status != plans.Gated
+	}
+	p := *r.Plan
+	p.Gates = nil
+	for _, g := range r.Plan.Gates {
+		if broken[g.Proxy] {
+			w.o.Metrics.unproven(g.Proxy)
+		} else {
+			p.Gates = append(p.Gates, g)
+		}
+	}
+	if len(p.Gates) == 0 {
 		return
 	}
 	// Not much longer than a poll: a proof waits for what it expects (up
@@ -247,11 +261,20 @@ func (w *Watcher) prove(ctx context.Context, r *run.Run) {
 	bound := max(w.o.Interval, minProof)
 	bounded, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	proofs, diags := r.Prove(bounded)
-	for _, p := range proofs {
-		w.o.Metrics.gate(p)
+	proofs, diags := r.Prove(bounded, &p)
+	proven := map[string]bool{}
+	for _, v := range proofs {
+		w.o.Metrics.gate(v)
+		if v.Gate != nil && v.Gate.Status == plans.Gated {
+			proven[v.Gate.Proxy] = true
+		}
 	}
 	if bounded.Err() != nil && ctx.Err() == nil {
+		for _, g := range p.Gates {
+			if !proven[g.Proxy] {
+				w.o.Metrics.unproven(g.Proxy)
+			}
+		}
 		w.log("info", "proof", "", "the gates were not proven within %s; the next quiet poll proves them again", bound)
 		return
 	}
