@@ -291,4 +291,42 @@ func TestOwnershipSurvivesPeople(t *testing.T) {
 	if got := planned("-prune-indices"); len(got) != 0 {
 		t.Errorf("the forgotten objects are planned: %q", got)
 	}
+
+	// 7. A protected document in an index that is not protected: deleting
+	// the index would delete the document, so it is refused as the
+	// document's own delete is, with the index's block there (destroy
+	// -indices) and once it is gone (-prune-indices), live and from a
+	// snapshot.
+	held := `index "own-held" {
+  search = "t1"
+  mapping "panel" {
+    properties = { title = "string" }
+  }
+}
+
+document "panel" "held" {
+  source = { title = "Held" }
+  lifecycle {
+    prevent_destroy = true
+  }
+}
+`
+	write(ownershipSpec("", 0, held, "service", "key", "document", "index"))
+	run(exitOK, "apply", "-auto-approve")
+	refused := func(errOut string) bool {
+		return strings.Contains(errOut, "The plan deletes index.own-held") && strings.Contains(errOut, "it holds the protected document panel/held")
+	}
+	if _, errOut := run(exitError, "destroy", "-auto-approve", "-indices"); !refused(errOut) {
+		t.Errorf("destroy -indices does not refuse to delete the index that holds a protected document:\n%s", errOut)
+	}
+	write(ownershipSpec("", 0, "", "service", "key", "document", "index"))
+	run(exitOK, "snapshot", "-out", snap)
+	for _, args := range [][]string{{"plan", "-prune-indices"}, {"plan", "-prune-indices", "-snapshot", snap}, {"apply", "-auto-approve", "-prune-indices"}} {
+		if _, errOut := run(exitError, args...); !refused(errOut) {
+			t.Errorf("provision %v does not refuse to delete the undeclared index that holds a protected document:\n%s", args, errOut)
+		}
+	}
+	if get(es.URL+"/own-held/panel/held") == nil {
+		t.Fatal("the protected document went with its index")
+	}
 }

@@ -329,8 +329,9 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	})
 	f.Red = red
 	f.Undeclared = slices.Sorted(maps.Keys(undeclared))
-	if len(undeclared) > 0 {
+	if len(undeclared) > 0 && err == nil {
 		f.UndeclaredMarks = undeclared
+		err = b.readHeld(ctx, &f)
 	}
 	return f, err
 }

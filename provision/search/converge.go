@@ -26,6 +26,7 @@ func (b *Backend) Converge(st plans.State, changes []*plans.Change) (plans.State
 	next.Owned = slices.Clone(f.Owned)
 	next.Undeclared = slices.Clone(f.Undeclared)
 	next.UndeclaredMarks = maps.Clone(f.UndeclaredMarks)
+	next.Held = maps.Clone(f.Held)
 	for _, c := range changes {
 		for _, r := range c.Requests {
 			if err := next.apply(r, b.project); err != nil {
@@ -46,6 +47,7 @@ func (f *facts) apply(r plans.Request, project string) error {
 	case r.Method == "DELETE" && len(parts) == 1:
 		delete(f.Indices, parts[0])
 		delete(f.UndeclaredMarks, parts[0])
+		delete(f.Held, parts[0])
 		f.Undeclared = slices.DeleteFunc(f.Undeclared, func(n string) bool { return n == parts[0] })
 		drop := func(d liveDoc) bool { return d.Index == parts[0] }
 		f.Owned = slices.DeleteFunc(f.Owned, drop)
@@ -74,6 +76,7 @@ func (f *facts) apply(r plans.Request, project string) error {
 			if indexOwner(marks, project) != project {
 				f.Undeclared = slices.DeleteFunc(f.Undeclared, func(n string) bool { return n == parts[0] })
 				delete(f.UndeclaredMarks, parts[0])
+				delete(f.Held, parts[0])
 			}
 			return nil
 		}

@@ -32,6 +32,10 @@ type facts struct {
 	// and the _meta of each of their types (UndeclaredMarks, by name).
 	Undeclared      []string             `json:"undeclared,omitempty"`
 	UndeclaredMarks map[string]liveIndex `json:"undeclared_marks,omitempty"`
+	// Held are the project's protected documents in the undeclared
+	// indices (<type>/<id>, by index): deleting such an index would
+	// delete them.
+	Held map[string][]string `json:"held_protected,omitempty"`
 	// Red are the indices in scope whose health is red, each with its
 	// primary shards that have no copy allocated.
 	Red map[string][]int `json:"red,omitempty"`
@@ -224,6 +228,30 @@ func (t target) redIndices(f facts, changes []*plans.Change) hcl.Diagnostics {
 	return diags
 }
 
+// held are the project's documents in the index name whose marks protect
+// them (<type>/<id>): the index's delete would delete them.
+func (f facts) held(name string) []string {
+	out := slices.Clone(f.Held[name])
+	for _, d := range f.Owned {
+		if d.Index == name && d.protected() {
+			out = append(out, d.Type+"/"+d.ID)
+		}
+	}
+	return out
+}
+
+// letIndex is the change of an owned index the specs let go of (Let): its
+// delete is refused, as theirs would be, while it holds protected
+// documents.
+func (t target) letIndex(f facts, mode plans.Mode, g adapter.Gone) *plans.Change {
+	c := adapter.Let(t.project, mode, g)
+	if held := f.held(g.Addr.Name); len(held) > 0 && c.Action == plans.Delete {
+		c.Protected = true
+		c.Reason += fmt.Sprintf("; it holds the protected %s %s, which its delete would delete", plural(len(held), "document"), strings.Join(held, ", "))
+	}
+	return c
+}
+
 // diffIndices compares the declared indices with what the cluster holds.
 func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diagnostics) {
 	var changes []*plans.Change
@@ -232,7 +260,7 @@ func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diag
 		live, lv := t.liveOf(f, ix.Name)
 		if mode == plans.Destroy {
 			if lv.Exists && lv.Owner == t.project {
-				d := adapter.Let(t.project, mode, adapter.Gone{Addr: t.addr(ix.Name), Backend: t.backend,
+				d := t.letIndex(f, mode, adapter.Gone{Addr: t.addr(ix.Name), Backend: t.backend,
 					Before: adapter.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live))), Delete: []plans.Request{deleteIndex(ix.Name)},
 					Protected: ix.Lifecycle.Protects(lv.Protected)})
 				d.DeclaredAt, d.EachKey = plans.At(ix.DeclRange.Ptr()), ix.Instance.KeyPtr()
@@ -285,7 +313,7 @@ func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diag
 			})
 			continue
 		}
-		changes = append(changes, adapter.Let(t.project, mode, adapter.Gone{Addr: t.addr(name), Backend: t.backend,
+		changes = append(changes, t.letIndex(f, mode, adapter.Gone{Addr: t.addr(name), Backend: t.backend,
 			Delete: []plans.Request{deleteIndex(name)}, Forget: func() []plans.Request { return forgetIndex(name, f.UndeclaredMarks[name], f.major()) },
 			Protected: indexProtected(f.UndeclaredMarks[name]), Removed: removed}))
 	}

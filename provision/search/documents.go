@@ -258,8 +258,16 @@ func (b *Backend) readOwned(ctx context.Context, f *facts) error {
 			indices = append(indices, name)
 		}
 	}
+	owned, err := b.ownedIn(ctx, indices)
+	f.Owned = append(f.Owned, owned...)
+	return err
+}
+
+// ownedIn searches indices for the project's own documents, in the order
+// of their paths.
+func (b *Backend) ownedIn(ctx context.Context, indices []string) ([]liveDoc, error) {
 	if len(indices) == 0 {
-		return nil
+		return nil, nil
 	}
 	var found struct {
 		Hits struct {
@@ -270,18 +278,35 @@ func (b *Backend) readOwned(ctx context.Context, f *facts) error {
 	query := map[string]any{"size": 10000, "version": true,
 		"query": map[string]any{"term": map[string]any{markField + "." + adapter.ProjectKey: b.project}}}
 	if err := b.post(ctx, b.es, "/"+strings.Join(indices, ",")+"/_search?ignore_unavailable=true", query, &found); err != nil {
-		return err
+		return nil, err
 	}
 	if found.Hits.Total > len(found.Hits.Hits) {
-		return fmt.Errorf("the project owns %d documents in %s, more than one search answers (%d): split them over projects", found.Hits.Total, strings.Join(indices, ", "), len(found.Hits.Hits))
+		return nil, fmt.Errorf("the project owns %d documents in %s, more than one search answers (%d): split them over projects", found.Hits.Total, strings.Join(indices, ", "), len(found.Hits.Hits))
 	}
+	var owned []liveDoc
 	for _, d := range found.Hits.Hits {
 		if d.owner() == b.project {
-			f.Owned = append(f.Owned, d)
+			owned = append(owned, d)
 		}
 	}
-	sort.Slice(f.Owned, func(i, j int) bool { return f.Owned[i].path() < f.Owned[j].path() })
-	return nil
+	sort.Slice(owned, func(i, j int) bool { return owned[i].path() < owned[j].path() })
+	return owned, nil
+}
+
+// readHeld reads the project's protected documents in the owned indices
+// no block declares (f.Held): a plan that deletes such an index is
+// refused while it holds one.
+func (b *Backend) readHeld(ctx context.Context, f *facts) error {
+	owned, err := b.ownedIn(ctx, f.Undeclared)
+	for _, d := range owned {
+		if d.protected() {
+			if f.Held == nil {
+				f.Held = map[string][]string{}
+			}
+			f.Held[d.Index] = append(f.Held[d.Index], d.Type+"/"+d.ID)
+		}
+	}
+	return err
 }
 
 // post sends a read with a JSON body (_mget, _search), retried as reads
