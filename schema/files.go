@@ -36,20 +36,22 @@ var FileFunctions = []string{"file", "fileexists", "fileset", "templatefile"}
 type specFiles struct {
 	root string // absolute, symbolic links resolved
 	dir  string // as given, which diagnostics name the files by
+	// bg bounds the work of the templates rendered, as of the specs.
+	bg *budget
 	// read is the text of each file read, by its text, for jsondecode to
 	// name the file and line of JSON that does not parse.
 	mu   sync.Mutex
 	read map[string]string
 }
 
-func newSpecFiles(dir string) *specFiles {
+func newSpecFiles(dir string, bg *budget) *specFiles {
 	root, err := filepath.Abs(dir)
 	if err == nil {
 		if r, err := filepath.EvalSymlinks(root); err == nil {
 			root = r
 		}
 	}
-	return &specFiles{root: root, dir: dir, read: map[string]string{}}
+	return &specFiles{root: root, dir: dir, bg: bg, read: map[string]string{}}
 }
 
 // resolve is the file or directory at p under the root, or why not.
@@ -127,7 +129,9 @@ func (f *specFiles) origin(s string) string {
 }
 
 // functions adds the file functions, and a jsondecode that names the
-// file and line of what does not parse, to table.
+// file and line of what does not parse, to table, each counted against
+// the budget (bg.functions), in the specs and in the templates they
+// render.
 func (f *specFiles) functions(table map[string]function.Function) map[string]function.Function {
 	out := make(map[string]function.Function, len(table)+len(FileFunctions))
 	maps.Copy(out, table)
@@ -168,16 +172,6 @@ func (f *specFiles) functions(table map[string]function.Function) map[string]fun
 			return f.fileset(args[0].AsString(), args[1].AsString())
 		},
 	})
-	out["templatefile"] = function.New(&function.Spec{
-		Description: "A file of the specs rendered as a template, with the variables of an object.",
-		Params:      []function.Parameter{{Name: "path", Type: cty.String}, {Name: "vars", Type: cty.DynamicPseudoType}},
-		Type:        function.StaticReturnType(cty.DynamicPseudoType),
-		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			inner := maps.Clone(out)
-			delete(inner, "templatefile") // a template renders no template: no recursion
-			return f.template(args[0].AsString(), args[1], inner)
-		},
-	})
 	// jsondecode's type is its value's, so the JSON is parsed to find it.
 	where := func(args []cty.Value, err error) error {
 		if err != nil && args[0].IsKnown() && !args[0].IsNull() && !args[0].IsMarked() {
@@ -199,7 +193,17 @@ func (f *specFiles) functions(table map[string]function.Function) map[string]fun
 			return v, where(args, err)
 		},
 	})
-	return out
+	// A template renders no template: no recursion.
+	inner := f.bg.functions(out)
+	out["templatefile"] = function.New(&function.Spec{
+		Description: "A file of the specs rendered as a template, with the variables of an object.",
+		Params:      []function.Parameter{{Name: "path", Type: cty.String}, {Name: "vars", Type: cty.DynamicPseudoType}},
+		Type:        function.StaticReturnType(cty.DynamicPseudoType),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			return f.template(args[0].AsString(), args[1], inner)
+		},
+	})
+	return f.bg.functions(out)
 }
 
 // jsonError says where the JSON text of the file from does not parse.
@@ -298,6 +302,7 @@ func (f *specFiles) template(p string, vars cty.Value, functions map[string]func
 	if diags.HasErrors() {
 		return cty.NilVal, fmt.Errorf("%s", diags.Errs()[0])
 	}
+	f.bg.boundNode(expr)
 	values := map[string]cty.Value{}
 	for it := vars.ElementIterator(); it.Next(); {
 		k, v := it.Element()

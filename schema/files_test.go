@@ -71,6 +71,9 @@ func TestFileFunctionsConfined(t *testing.T) {
 		"secret.txt":     "s3cr3t-value",
 		"specs/bad.json": "{\n  \"a\": 1,\n  oops\n}\n",
 		"specs/bad.tpl":  "${",
+		// Work a template asks for counts as the specs' own: the values
+		// its functions build and those its loops iterate over.
+		"specs/loops.tpl": "%{for a in range(1000)}%{for b in range(1000)}%{endfor}%{endfor}",
 	})
 	if err := os.Symlink(filepath.Join(root, "secret.txt"), filepath.Join(root, "specs", "link.txt")); err != nil {
 		t.Fatal(err)
@@ -85,6 +88,7 @@ func TestFileFunctionsConfined(t *testing.T) {
 		{`fileset("none", "*.json")`, `no directory "none" under the directory of the specs`},
 		{`jsondecode(file("bad.json"))`, "bad.json:3,3: the JSON does not parse"},
 		{`templatefile("bad.tpl", {})`, "bad.tpl:1,3"},
+		{`templatefile("loops.tpl", {})`, "Spec asks for too much work"},
 	} {
 		spec := "project = \"ft\"\n\nkey \"apps/ft/x\" {\n  value = " + tt.expr + "\n}\n"
 		if err := os.WriteFile(filepath.Join(root, "specs", "main.hcl"), []byte(spec), 0o644); err != nil {

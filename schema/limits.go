@@ -98,12 +98,16 @@ func thousands(n int) string {
 // tuples to functions as lists. (How deep expressions nest is checked
 // before they are parsed, on the bytes or the tokens: tooDeep.)
 func (bg *budget) bound(body hcl.Body) {
-	sb, ok := body.(*hclsyntax.Body)
-	if !ok {
-		return
+	if sb, ok := body.(*hclsyntax.Body); ok {
+		bg.boundNode(sb)
 	}
+}
+
+// boundNode is bound of one node: a body, or a template a spec renders
+// from a file (templatefile).
+func (bg *budget) boundNode(n hclsyntax.Node) {
 	w := &boundWalker{}
-	hclsyntax.Walk(sb, w)
+	hclsyntax.Walk(n, w)
 	for _, f := range w.fors {
 		f.CollExpr = bg.count(f.CollExpr, false)
 	}

@@ -126,8 +126,8 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 		}
 	}
 	diags = append(diags, assignValues(cfg.Variables, in, p.p.ParseHCLFile)...)
-	files := newSpecFiles(filepath.Dir(paths[0]))
-	functions := bg.functions(files.functions(Functions))
+	files := newSpecFiles(filepath.Dir(paths[0]), bg)
+	functions := files.functions(Functions)
 	diags = append(diags, validate(cfg.Variables, functions)...)
 	var ldiags hcl.Diagnostics
 	cfg.Locals, ldiags = decodeLocals(localsBlocks)

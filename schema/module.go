@@ -1,7 +1,9 @@
 package schema
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -219,6 +221,9 @@ func (d *decoder) moduleSource(attr *hcl.Attribute, b *hcl.Block, at call) (stri
 	dir := path.Join(at.dir, src)
 	if dir == ".." || strings.HasPrefix(dir, "../") {
 		return bad("Module outside the specs", "%q is outside the directory of the specs; a module is a directory inside it.", src)
+	}
+	if _, err := d.files.resolve(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return bad("Module outside the specs", "%s.", err)
 	}
 	files, err := SpecFiles(filepath.Join(d.files.dir, filepath.FromSlash(dir)))
 	if st, serr := os.Stat(filepath.Join(d.files.dir, filepath.FromSlash(dir))); err != nil || serr != nil || !st.IsDir() || len(files) == 0 {

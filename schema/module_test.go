@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -145,17 +146,21 @@ func TestModulesBadInput(t *testing.T) {
 	for _, tt := range []struct {
 		name, call string
 		extra      map[string]string
+		link       string // the name of a symbolic link, under modules, to a module outside the specs
 		want       string // summary, and the file:line it is at
 	}{
-		{"missing source dir", `source = "./modules/none"`, nil, "Module not found at main.hcl:4"},
-		{"not local", `source = "github.com/x/y"`, nil, "Invalid module source at main.hcl:4"},
-		{"outside", `source = "../elsewhere"`, nil, "Module outside the specs at main.hcl:4"},
-		{"unknown input", "source = \"./modules/gated-api\"\n  name = \"x\"\n  port = 1\n  colour = \"red\"", nil, "Unsupported module input at main.hcl:7"},
-		{"missing input", "source = \"./modules/gated-api\"\n  name = \"x\"", nil, "Missing required module input at main.hcl:3"},
-		{"root-only block", `source = "./modules/bad"`, map[string]string{"modules/bad/main.hcl": "search \"t1\" {\n  url          = \"http://127.0.0.1:9200\"\n  cluster_name = \"t1\"\n}\n"}, "search block in a module at modules/bad/main.hcl:1"},
-		{"project", `source = "./modules/bad"`, map[string]string{"modules/bad/main.hcl": "project = \"x\"\n"}, "Project in a module at modules/bad/main.hcl:1"},
-		{"cycle", `source = "./modules/loop"`, map[string]string{"modules/loop/main.hcl": "module \"again\" {\n  source = \"./\"\n}\n"}, "Module cycle at modules/loop/main.hcl:2"},
-		{"same object twice", "for_each = toset([\"a\", \"b\"])\n  source = \"./modules/gated-api\"\n  name = \"same\"\n  port = 1", nil, "Duplicate service ID at modules/gated-api/main.hcl:16"},
+		{"missing source dir", `source = "./modules/none"`, nil, "", "Module not found at main.hcl:4"},
+		{"not local", `source = "github.com/x/y"`, nil, "", "Invalid module source at main.hcl:4"},
+		{"outside", `source = "../elsewhere"`, nil, "", "Module outside the specs at main.hcl:4"},
+		{"unknown input", "source = \"./modules/gated-api\"\n  name = \"x\"\n  port = 1\n  colour = \"red\"", nil, "", "Unsupported module input at main.hcl:7"},
+		{"missing input", "source = \"./modules/gated-api\"\n  name = \"x\"", nil, "", "Missing required module input at main.hcl:3"},
+		{"root-only block", `source = "./modules/bad"`, map[string]string{"modules/bad/main.hcl": "search \"t1\" {\n  url          = \"http://127.0.0.1:9200\"\n  cluster_name = \"t1\"\n}\n"}, "", "search block in a module at modules/bad/main.hcl:1"},
+		{"project", `source = "./modules/bad"`, map[string]string{"modules/bad/main.hcl": "project = \"x\"\n"}, "", "Project in a module at modules/bad/main.hcl:1"},
+		{"cycle", `source = "./modules/loop"`, map[string]string{"modules/loop/main.hcl": "module \"again\" {\n  source = \"./\"\n}\n"}, "", "Module cycle at modules/loop/main.hcl:2"},
+		{"cycle of two", `source = "./modules/a"`, map[string]string{"modules/a/main.hcl": "module \"b\" {\n  source = \"../b\"\n}\n", "modules/b/main.hcl": "module \"a\" {\n  source = \"../a\"\n}\n"}, "", "Module cycle at modules/b/main.hcl:2"},
+		{"symlink out", `source = "./modules/out"`, nil, "out", "Module outside the specs at main.hcl:4"},
+		{"output naming nothing", "source = \"./modules/gated-api\"\n  name = \"x\"\n  port = 1", nil, "", "Unsupported attribute at main.hcl:10"},
+		{"same object twice", "for_each = toset([\"a\", \"b\"])\n  source = \"./modules/gated-api\"\n  name = \"same\"\n  port = 1", nil, "", "Duplicate service ID at modules/gated-api/main.hcl:16"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			files := map[string]string{"main.hcl": "project = \"mods\"\n\nmodule \"m\" {\n  " + tt.call + "\n}\n\noutput \"nothing\" {\n  value = module.m.none\n}\n"}
@@ -166,6 +171,12 @@ func TestModulesBadInput(t *testing.T) {
 				files[k] = v
 			}
 			root := writeTree(t, files)
+			if tt.link != "" {
+				out := writeTree(t, gatedModule)
+				if err := os.Symlink(filepath.Join(out, "modules", "gated-api"), filepath.Join(root, "modules", tt.link)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			_, diags := schema.NewParser().LoadDir(root, schema.Inputs{})
 			var got []string
 			for _, d := range diags.Errs() {
