@@ -121,6 +121,46 @@ func (f *specFiles) text(p string) (string, error) {
 	return s, nil
 }
 
+// unquoted takes the values of the references away from each of diags
+// whose expression refers to a value that holds a file's text, or a part
+// of one: hcl's diagnostic writer would print them ("with local.raw as
+// ..."), and no error shows what a file holds.
+func (f *specFiles) unquoted(diags hcl.Diagnostics) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.read) == 0 {
+		return
+	}
+	holds := func(v cty.Value) bool {
+		found := false
+		v, _ = v.UnmarkDeep()
+		cty.Walk(v, func(_ cty.Path, v cty.Value) (bool, error) {
+			if found || !v.IsKnown() || v.IsNull() || v.Type() != cty.String {
+				return !found, nil
+			}
+			s := v.AsString()
+			for text := range f.read {
+				if strings.Contains(s, text) || (s != "" && strings.Contains(text, s)) {
+					found = true
+				}
+			}
+			return !found, nil
+		})
+		return found
+	}
+	for _, d := range diags {
+		if d.Expression == nil || d.EvalContext == nil {
+			continue
+		}
+		for _, tr := range d.Expression.Variables() {
+			if v, vd := tr.TraverseAbs(d.EvalContext); !vd.HasErrors() && holds(v) {
+				d.EvalContext = nil
+				break
+			}
+		}
+	}
+}
+
 // origin is the file a string was read from; "" when it was not.
 func (f *specFiles) origin(s string) string {
 	f.mu.Lock()

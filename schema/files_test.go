@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -103,6 +104,26 @@ func TestFileFunctionsConfined(t *testing.T) {
 		if !strings.Contains(d, tt.want) || !strings.Contains(d, "main.hcl:4,11") || strings.Contains(d, "s3cr3t") {
 			t.Errorf("%s: %s; want %q at main.hcl:4,11, without the file's text", tt.expr, d, tt.want)
 		}
+	}
+}
+
+// TestFileTextNotQuoted: an error in an expression that refers to a
+// value holding a file's text does not print that value, as hcl's
+// diagnostic writer would ("with local.raw as ...").
+func TestFileTextNotQuoted(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"main.hcl": "project = \"ft\"\n\nlocals {\n  raw = file(\"s.json\")\n  bad = \"{x\"\n}\n\nkey \"apps/ft/x\" {\n  value = jsondecode(local.raw)\n}\n\nkey \"apps/ft/y\" {\n  value = jsondecode(local.bad)\n}\n",
+		"s.json":   `{"password": "s3cr3t-value", oops}`,
+	})
+	p := schema.NewParser()
+	_, diags := p.LoadDir(root, schema.Inputs{})
+	var out strings.Builder
+	if err := hcl.NewDiagnosticTextWriter(&out, p.Files(), 100, false).WriteDiagnostics(diags); err != nil {
+		t.Fatal(err)
+	}
+	if len(diags) != 2 || strings.Contains(out.String(), "s3cr3t") || !strings.Contains(out.String(), "s.json:1,30: the JSON does not parse") ||
+		!strings.Contains(out.String(), `with local.bad as "{x"`) {
+		t.Errorf("%d diagnostics; want two, the file's text not shown, the other's values shown:\n%s", len(diags), out.String())
 	}
 }
 

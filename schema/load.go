@@ -177,6 +177,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	d.checkPublic(cfg)
 	diags = append(diags, d.diags...)
 	diags = append(diags, bg.unreported(diags, cfg.ProjectRange)...)
+	files.unquoted(diags)
 	sortDiagnostics(diags)
 	return cfg, diags
 }
