@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/provtest"
 )
 
@@ -131,6 +132,27 @@ func TestCommandPages(t *testing.T) {
 	for _, d := range documented {
 		if !slices.Contains(names, d) {
 			t.Errorf("docs/commands/%s.md documents no command of provision -help", d)
+		}
+	}
+}
+
+// TestDocsFormatVersion: every format_version of a plan the docs name is
+// the one provision writes.
+func TestDocsFormatVersion(t *testing.T) {
+	mention := regexp.MustCompile("format_version(?:` `|\": | )\"?([0-9]+\\.[0-9]+)")
+	for _, page := range []string{"../../docs/reference/plan-format.md", "../../docs/commands/plan.md"} {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := mention.FindAllStringSubmatch(string(b), -1)
+		if len(found) == 0 {
+			t.Errorf("%s names no format_version", page)
+		}
+		for _, m := range found {
+			if m[1] != plans.FormatVersion {
+				t.Errorf("%s: %q names format %s; provision writes %s", page, m[0], m[1], plans.FormatVersion)
+			}
 		}
 	}
 }
