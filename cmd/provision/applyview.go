@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -22,10 +23,11 @@ import (
 // error per failed request, at its declaration, and one for a stop.
 func outcomeDiagnostics(res provision.Result) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	// One cause is told once: the changes whose request failed the same
-	// way (the items of one refused or unanswered batch) share a
-	// diagnostic that names them all.
-	type cause struct{ method, path, err string }
+	// One cause is told once: the changes whose request to one backend
+	// failed the same way (the items of one refused or unanswered batch,
+	// the writes under way when a server went away) share a diagnostic
+	// that names them all.
+	type cause struct{ backend, method, err string }
 	var order []cause
 	failed := map[cause][]provision.Outcome{}
 	for _, o := range res.Outcomes {
@@ -33,7 +35,7 @@ func outcomeDiagnostics(res provision.Result) hcl.Diagnostics {
 			continue
 		}
 		r := o.Change.Requests[o.Sent]
-		c := cause{r.Method, r.Path, o.Err.Error()}
+		c := cause{o.Change.Backend, r.Method, sameCause(o.Err.Error(), r.Path)}
 		if failed[c] == nil {
 			order = append(order, c)
 		}
@@ -42,23 +44,32 @@ func outcomeDiagnostics(res provision.Result) hcl.Diagnostics {
 	for _, c := range order {
 		group := failed[c]
 		o := group[0]
-		what := o.Change.Addr.String()
+		r := o.Change.Requests[o.Sent]
+		what, request := o.Change.Addr.String(), fmt.Sprintf("request %d of %d (%s %s)", o.Sent+1, len(o.Change.Requests), r.Method, r.Path)
+		var addrs plans.Addressed
 		if len(group) > 1 {
 			what = fmt.Sprintf("%d changes (%s)", len(group), addrList(group, 5))
+			for _, o := range group {
+				addrs = append(addrs, o.Change.Addr.String())
+			}
+			if slices.ContainsFunc(group, func(g provision.Outcome) bool { return g.Change.Requests[g.Sent].Path != r.Path }) {
+				request = fmt.Sprintf("a %s request each (the first %s)", r.Method, r.Path)
+			}
 		}
 		d := &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Request failed",
-			Detail: fmt.Sprintf("%s: request %d of %d (%s %s) failed: %s. No new request was started after it; requests under way finished. "+
+			Detail: fmt.Sprintf("%s: %s failed: %s. No new request was started after it; requests under way finished. "+
 				"This may converge on a re-run (a transport error, a timeout or a 5xx answer): what was done is live; run provision plan again to see what is left, and apply from there.",
-				what, o.Sent+1, len(o.Change.Requests), c.method, c.path, o.Err),
+				what, request, o.Err),
 			Subject: o.Change.DeclRange(),
+			Extra:   addrs,
 		}
 		if _, refused := adapter.Refused(o.Err); refused {
 			d.Summary = "Request refused by the server"
-			d.Detail = fmt.Sprintf("%s: request %d of %d (%s %s) was refused: %s. No new request was started after it; requests under way finished. "+
+			d.Detail = fmt.Sprintf("%s: %s was refused: %s. No new request was started after it; requests under way finished. "+
 				"A refusal does not converge on a re-run: the next run sends the same request and gets the same answer. Change the declaration here (or the live object) so that the server accepts it, plan again, and apply; what was done before it is live.",
-				what, o.Sent+1, len(o.Change.Requests), c.method, c.path, o.Err)
+				what, request, o.Err)
 		}
 		diags = append(diags, d)
 	}
@@ -76,6 +87,19 @@ func outcomeDiagnostics(res provision.Result) hcl.Diagnostics {
 	}
 	return diags
 }
+
+// sameCause is an error as it would read for any request to its backend:
+// without the request's path or URL and the client's own address (a
+// refused connection names the local port of each attempt).
+func sameCause(err, path string) string {
+	err = quotedURL.ReplaceAllString(err, "")
+	if path != "" {
+		err = strings.ReplaceAll(err, path, "")
+	}
+	return adapter.WithoutLocalAddrs(err)
+}
+
+var quotedURL = regexp.MustCompile(`"https?://[^"]*"`)
 
 // addrList names the outcomes' objects, at most n of them, and how many
 // more there are.
@@ -170,7 +194,7 @@ func (v *humanApply) Progress(e run.Progress) {
 	}
 	status, key := "ok", ""
 	if e.Err != nil {
-		status, key = "FAILED", e.Request.Method+" "+e.Request.Path+": "+e.Err.Error()
+		status, key = "FAILED", e.Change.Backend+" "+e.Request.Method+": "+sameCause(e.Err.Error(), e.Request.Path)
 	}
 	if key != "" && key == v.failed {
 		v.same++

@@ -38,6 +38,30 @@ func TestOneCauseOneError(t *testing.T) {
 	}
 }
 
+// TestOneCauseManyPaths: writes to one backend that fail the same way
+// at different paths (a server gone: each error names its URL and the
+// local port of its attempt) are one diagnostic, which names every
+// address in -json; the same error from another backend is another.
+func TestOneCauseManyPaths(t *testing.T) {
+	var res provision.Result
+	for i := range 10 {
+		path := fmt.Sprintf("/v1/kv/apps/k%d", i)
+		c := &plans.Change{Addr: plans.Addr{Kind: "key", Name: fmt.Sprintf("apps/k%d", i)}, Backend: "consul", Requests: []plans.Request{{Method: "PUT", Path: path}}}
+		err := fmt.Errorf(`Put "http://127.0.0.1:8500%s": read tcp 127.0.0.1:%d->127.0.0.1:8500: read: connection reset by peer`, path, 40000+i)
+		res.Outcomes = append(res.Outcomes, provision.Outcome{Change: c, Err: err})
+	}
+	other := &plans.Change{Addr: plans.Addr{Kind: "key", Name: "apps/other"}, Backend: "agent.b", Requests: []plans.Request{{Method: "PUT", Path: "/v1/kv/apps/other"}}}
+	res.Outcomes = append(res.Outcomes, provision.Outcome{Change: other, Err: errors.New(`Put "http://127.0.0.2:8500/v1/kv/apps/other": read tcp 127.0.0.1:40100->127.0.0.2:8500: read: connection reset by peer`)})
+	diags := outcomeDiagnostics(res)
+	if len(diags) != 2 || !strings.HasPrefix(diags[0].Detail, `10 changes (key["apps/k0"], key["apps/k1"], key["apps/k2"], key["apps/k3"], key["apps/k4"], and 5 more): a PUT request each (the first /v1/kv/apps/k0) failed`) {
+		t.Fatalf("%d diagnostics, want 2, the first for the 10 keys:\n%v", len(diags), diags)
+	}
+	j := plans.JSONDiagnostics(diags)
+	if len(j[0].Addresses) != 10 || j[0].Addresses[9] != `key["apps/k9"]` || j[1].Addresses != nil {
+		t.Errorf("addresses in -json: %q and %q", j[0].Addresses, j[1].Addresses)
+	}
+}
+
 // TestOneCauseOneLine: the items of one batch that failed the same way
 // are one line of progress and a count, not one line each.
 func TestOneCauseOneLine(t *testing.T) {

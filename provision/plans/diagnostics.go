@@ -8,7 +8,14 @@ type Diagnostic struct {
 	Summary  string     `json:"summary"`
 	Detail   string     `json:"detail,omitempty"`
 	Range    *DiagRange `json:"range,omitempty"`
+	// Addresses are the objects of a diagnostic said once for many (the
+	// changes an apply's one cause failed), all of them.
+	Addresses []string `json:"addresses,omitempty"`
 }
+
+// Addressed is the Extra of a diagnostic said once for many objects:
+// their addresses.
+type Addressed []string
 
 // DiagRange is where a diagnostic points: 1-based line and column.
 type DiagRange struct {
@@ -28,6 +35,9 @@ func JSONDiagnostics(diags hcl.Diagnostics) []Diagnostic {
 	out := make([]Diagnostic, 0, len(diags))
 	for _, d := range diags {
 		j := Diagnostic{Severity: "error", Summary: d.Summary, Detail: d.Detail}
+		if a, ok := d.Extra.(Addressed); ok {
+			j.Addresses = a
+		}
 		if d.Severity == hcl.DiagWarning {
 			j.Severity = "warning"
 		}
