@@ -324,3 +324,82 @@ document "doc" "d" {
 		}
 	})
 }
+
+// TestRedIndexNodeStopped: on three master-eligible Elasticsearch 2.4.1
+// nodes, an index whose only copy of a primary is on a node that is then
+// stopped is red, and the plan says so at its index block, naming the
+// primary: an error when the plan writes into it (nothing is sent), a
+// warning when it does not. With a document declared in it, the search
+// of the project's documents leaves the red index out (it failed whole,
+// a 503 that made the cluster unreadable and never said why).
+func TestRedIndexNodeStopped(t *testing.T) {
+	nodes := servers.NewMasters(t, "t1", 3)
+	master := servers.Master(nodes)
+	if master == nil {
+		t.Fatal("no elected master")
+	}
+	var holder *servers.Elasticsearch
+	var urls []string
+	for _, n := range nodes {
+		if n != master {
+			holder = n
+		}
+		urls = append(urls, fmt.Sprintf("%q", n.URL))
+	}
+	esDo(t, master.URL, "PUT", "/reds", fmt.Sprintf(`{"settings":{"number_of_shards":2,"number_of_replicas":0,"index.routing.allocation.require._name":%q}}`, holder.Name))
+	esDo(t, master.URL, "GET", "/_cluster/health/reds?wait_for_status=green&timeout=60s", "")
+	specs := t.TempDir()
+	write := func(doc string) {
+		spec := fmt.Sprintf(`project = "red"
+
+search "t1" {
+  urls         = [%s]
+  cluster_name = "t1"
+}
+
+import {
+  to = index.reds
+}
+
+index "reds" {
+  search = "t1"
+  mapping "doc" {
+    properties = { title = "string" }
+  }
+}
+`, strings.Join(urls, ", "))
+		if err := os.WriteFile(filepath.Join(specs, "main.hcl"), []byte(spec+doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("")
+	env := map[string]string{"CONSUL_HTTP_ADDR": "", "ELASTICSEARCH_URL": "", "NO_COLOR": "1"}
+	if code, out, errOut := runCLI(t, env, "apply", "-auto-approve", specs); code != exitOK {
+		t.Fatalf("taking the index over: exit %d\n%s%s", code, out, errOut)
+	}
+	if err := holder.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stopped %s, which holds both primaries of reds", holder.Name)
+	var out, errOut string
+	code := 0
+	waitFor(t, "the index red", 60*time.Second, func() bool {
+		code, out, errOut = runCLI(t, env, "plan", specs)
+		return strings.Contains(out+errOut, "Index is red")
+	})
+	if code != exitOK || !strings.Contains(errOut, "Warning: Index is red") || !strings.Contains(errOut, `The index "reds" on cluster t1 is red: its primary shards 0, 1 have no copy allocated`) {
+		t.Errorf("a plan that does not write into the red index: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Logf("the plan that does not write into it:\n%s%s", out, errOut)
+	write(`
+document "doc" "one" {
+  index  = "reds"
+  source = { title = "one" }
+}
+`)
+	code, out, errOut = runCLI(t, env, "apply", "-auto-approve", specs)
+	if code != exitError || !strings.Contains(errOut, "Error: Index is red") || !strings.Contains(errOut, "This plan writes into it (2 changes), so it is refused") || strings.Contains(out, "POST /_bulk") {
+		t.Errorf("an apply that writes into the red index: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Logf("the apply that writes into it:\n%s%s", out, errOut)
+}

@@ -314,20 +314,23 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 	// field).
 	major := f.major()
 	var undeclared map[string]liveIndex
-	var red map[string][]int
 	err := parallel.All(ctx, func(ctx context.Context) error {
-		if err := b.readIndices(ctx, &f); err != nil {
+		// The documents are read once it is known which indices are red:
+		// a search of a red index's documents fails as a whole.
+		var red map[string][]int
+		if err := parallel.All(ctx, func(ctx context.Context) error { return b.readIndices(ctx, &f) },
+			func(ctx context.Context) (err error) {
+				red, err = b.readRed(ctx)
+				return err
+			}); err != nil {
 			return err
 		}
+		f.Red = red
 		return b.readDocuments(ctx, &f)
 	}, func(ctx context.Context) (err error) {
 		undeclared, err = b.readUndeclared(ctx, major)
 		return err
-	}, func(ctx context.Context) (err error) {
-		red, err = b.readRed(ctx)
-		return err
 	})
-	f.Red = red
 	f.Undeclared = slices.Sorted(maps.Keys(undeclared))
 	if len(undeclared) > 0 && err == nil {
 		f.UndeclaredMarks = undeclared

@@ -250,11 +250,13 @@ func (b *Backend) readDeclared(ctx context.Context, f *facts) error {
 }
 
 // readOwned reads the project's own documents in the indices in scope
-// (f.Owned).
+// (f.Owned), but those of a red index, which a search cannot answer
+// whole (the plan says the index is red, and refuses to write into it).
 func (b *Backend) readOwned(ctx context.Context, f *facts) error {
 	var indices []string
 	for _, name := range b.scope.Indices {
-		if _, exists := f.Indices[name]; exists {
+		_, red := f.Red[name]
+		if _, exists := f.Indices[name]; exists && !red {
 			indices = append(indices, name)
 		}
 	}
