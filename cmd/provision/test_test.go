@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -87,5 +88,42 @@ func TestJUnit(t *testing.T) {
 	code, out, _ = runCLI(t, map[string]string{"NO_COLOR": "1"}, "test", "-json", dir)
 	if code != exitError || !strings.Contains(out, `assertion failed: Each team's gated API is registered.`) {
 		t.Errorf("a false assertion, JSON: exit %d\n%s", code, out)
+	}
+}
+
+// TestGatedRule: the shipped rule that every service a proxy routes to is
+// gated (specs/tests, the golden-file tests guide) fails a run whose
+// specs declare a frontend without a forward auth, naming the rule.
+func TestGatedRule(t *testing.T) {
+	src, err := os.ReadFile("../../specs/tests/plans.provtest.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := regexp.MustCompile(`(?s)  assert \{\n    condition = length\(\[\n.*?Every service a proxy routes to is gated by a forward auth."\n  \}\n`).FindString(string(src))
+	if rule == "" {
+		t.Fatal("the shipped greenfield run has no rule that every frontend is gated")
+	}
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"main.hcl": "project = \"rule\"\n\nservice \"gated\" {\n  port = 8080\n  frontend {\n    rule = \"PathPrefix:/gated\"\n    forward_auth {\n      address = \"http://127.0.0.1:8080/auth\"\n    }\n  }\n}\n\n" +
+			"service \"open\" {\n  port = 8081\n  frontend {\n    rule = \"PathPrefix:/open\"\n  }\n}\n",
+		"tests/rule.provtest.hcl": "run \"gated\" {\n" + rule + "}\n",
+	} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Its golden plan first, of gated frontends alone; then the open one.
+	main, _ := os.ReadFile(filepath.Join(dir, "main.hcl"))
+	gated, _, _ := strings.Cut(string(main), "\nservice \"open\"")
+	os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(gated), 0o644)
+	if code, out, errOut := runCLI(t, map[string]string{"NO_COLOR": "1"}, "test", "-update", dir); code != exitOK {
+		t.Fatalf("only gated frontends: exit %d\n%s%s", code, out, errOut)
+	}
+	os.WriteFile(filepath.Join(dir, "main.hcl"), main, 0o644)
+	code, out, errOut := runCLI(t, map[string]string{"NO_COLOR": "1"}, "test", dir)
+	if code != exitError || !strings.Contains(out+errOut, "Every service a proxy routes to is gated by a forward auth.") {
+		t.Errorf("a frontend without a forward auth: exit %d\n%s%s", code, out, errOut)
 	}
 }

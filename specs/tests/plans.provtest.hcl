@@ -19,6 +19,14 @@ run "greenfield" {
     condition     = length(setsubtract([for d in declared : d.address], [for c in plan.changes : c.address])) == 0
     error_message = "Every declared object is planned."
   }
+  assert {
+    condition = length([
+      for c in plan.changes : c.address
+      if c.action != "delete" && length([for t in try(c.after.Tags, []) : t if length(regexall("[.]rule=", t)) > 0]) > 0 &&
+      length([for t in try(c.after.Tags, []) : t if length(regexall("(forwardauth|auth[.]forward)[.]address=", t)) > 0]) == 0
+    ]) == 0
+    error_message = "Every service a proxy routes to is gated by a forward auth."
+  }
 }
 
 run "hand-made, not imported" {
