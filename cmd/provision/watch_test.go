@@ -521,28 +521,35 @@ func buildBinary(t *testing.T) string {
 // blocking query, so a key edited or deleted by hand is repaired within
 // seconds, though the poll is an hour away. The edit is a plain PUT, as
 // consul kv put and most clients send it: without flags, so without the
-// mark in them; the key's record keeps it the project's.
+// mark in them; the key's record keeps it the project's. A value under
+// ignore_changes edited so is left as it is (only its mark goes back),
+// and a key made by hand beside them is never touched.
 func TestWatchKeys(t *testing.T) {
 	agent := servers.NewConsul(t)
 	bin := buildBinary(t)
 	specs := t.TempDir()
-	spec := "project = \"keys\"\n\nkey \"apps/keys/limits\" {\n  value = { rate = 100 }\n  flags = 3\n}\n"
+	// A key whose value another hand owns (ignore_changes), and a key
+	// made by hand beside them.
+	spec := "project = \"keys\"\n\nkey \"apps/keys/limits\" {\n  value = { rate = 100 }\n  flags = 3\n}\n\n" +
+		"key \"apps/keys/tuned\" {\n  value = \"declared\"\n  lifecycle {\n    ignore_changes = [value]\n  }\n}\n"
+	consulDo(t, agent.Addr, "PUT", "/v1/kv/apps/keys/hand", "made-by-hand")
 	if err := os.WriteFile(filepath.Join(specs, "main.hcl"), []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
 	w := startWatch(t, bin, env, "-heal", "-interval", "1h", "-buffer", "100ms,1s", specs)
 	w.waitLog(t, "this watcher leads project keys", 1, 20*time.Second)
-	value := func() (string, uint64) {
+	valueOf := func(key string) (string, uint64) {
 		var pairs []struct {
 			Value []byte
 			Flags uint64
 		}
-		if json.Unmarshal([]byte(consulDo(t, agent.Addr, "GET", "/v1/kv/apps/keys/limits", "")), &pairs) != nil || len(pairs) == 0 {
+		if json.Unmarshal([]byte(consulDo(t, agent.Addr, "GET", "/v1/kv/"+key, "")), &pairs) != nil || len(pairs) == 0 {
 			return "", 0
 		}
 		return string(pairs[0].Value), pairs[0].Flags
 	}
+	value := func() (string, uint64) { return valueOf("apps/keys/limits") }
 	waitFor(t, "the first run writes the key", 20*time.Second, func() bool { v, _ := value(); return v == `{"rate":100}` })
 	_, flags := value()
 	if flags&0xffffffff != 3 || flags>>48 == 0 {
@@ -557,4 +564,18 @@ func TestWatchKeys(t *testing.T) {
 	took = waitFor(t, "the deleted key written again", 10*time.Second, func() bool { v, _ := value(); return v == `{"rate":100}` })
 	t.Logf("a key deleted by hand was written again in %s", took.Round(10*time.Millisecond))
 	w.waitLog(t, `key["apps/keys/limits"]: kv: create, drifted since`, 1, time.Second)
+
+	// The ignored value edited by hand with a plain PUT: the mark its
+	// flags lost is written back, the value is left as the hand wrote it.
+	_, tunedFlags := valueOf("apps/keys/tuned")
+	consulDo(t, agent.Addr, "PUT", "/v1/kv/apps/keys/tuned", "by-hand")
+	took = waitFor(t, "the mark of the tuned key written back", 10*time.Second, func() bool { _, f := valueOf("apps/keys/tuned"); return f == tunedFlags })
+	t.Logf("a key whose value is ignored got its mark back in %s", took.Round(10*time.Millisecond))
+	time.Sleep(2 * time.Second) // more runs of the watcher
+	if v, _ := valueOf("apps/keys/tuned"); v != "by-hand" {
+		t.Errorf("the watcher wrote the ignored value back: %q", v)
+	}
+	if v, f := valueOf("apps/keys/hand"); v != "made-by-hand" || f != 0 {
+		t.Errorf("the key made by hand was changed: %q, flags %x", v, f)
+	}
 }
