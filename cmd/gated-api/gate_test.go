@@ -151,6 +151,17 @@ func TestProveTheGate(t *testing.T) {
 			t.Errorf("the proof token is in the output:\n%s", out)
 		}
 		t.Log(out)
+		// Nor in any other output made with it: plans, the JSON apply, a
+		// snapshot.
+		withToken := append(env, "PROVISION_VAR_gate_token="+testToken)
+		snap := filepath.Join(t.TempDir(), "snap.json")
+		for _, args := range [][]string{{"plan"}, {"plan", "-json"}, {"apply", "-auto-approve", "-json"}, {"snapshot", "-out", snap}} {
+			code, out := runWith(withToken, append(args, "-var", portVar, specs)...)
+			written, _ := os.ReadFile(snap)
+			if code != 0 || strings.Contains(out, testToken) || strings.Contains(string(written), testToken) {
+				t.Errorf("provision %v with the proof token: exit %d, the token in its output or snapshot:\n%s", args, code, out)
+			}
+		}
 		const refused = "a-token-nobody-accepts-42"
 		code, out = runWith(append(env, "PROVISION_VAR_gate_token="+refused), "apply", "-auto-approve", "-var", portVar, specs)
 		if code != 1 || strings.Count(out, "Error: Accepted token refused") != 3 || !strings.Contains(out, "traefik.v2: /api, served by the router gated-api@consulcatalog: the request with the proof token answered 401, not 200") {
@@ -178,13 +189,22 @@ func TestProveTheGate(t *testing.T) {
 		if got := gateProven(t, listen); got != "v1=0 v2=0 v3=0" {
 			t.Errorf("provision_gate_proven with a refused proof token: %s", got)
 		}
-		_, listen = watchMetrics(t, append(env, "PROVISION_VAR_gate_token="+testToken), "-interval", "1s", "-var", portVar, specs)
+		log, listen = watchMetrics(t, append(env, "PROVISION_VAR_gate_token="+testToken), "-interval", "1s", "-var", portVar, specs)
 		waitStatus(t, func() int {
 			if gateProven(t, listen) == "v1=1 v2=1 v3=1" {
 				return 1
 			}
 			return 0
 		}, 1)
+		resp, err := http.Get("http://" + listen + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		metrics, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(metrics), testToken) || strings.Contains(log.Tail(1<<20), testToken) {
+			t.Errorf("the proof token is in the watcher's metrics or log")
+		}
 	})
 
 	t.Run("snapshot", func(t *testing.T) {
