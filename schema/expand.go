@@ -267,7 +267,8 @@ func (d *decoder) within(iter string, decode func()) {
 }
 
 // sameBlock says whether two declarations are instances of one block with
-// for_each.
-func sameBlock(a, b *Instance, ra, rb hcl.Range) bool {
-	return a != nil && b != nil && ra == rb
+// for_each, in one module instance (the instances of two module
+// instances are two declarations, duplicateIn's).
+func sameBlock(a, b *Instance, ra, rb hcl.Range, ma, mb string) bool {
+	return a != nil && b != nil && ra == rb && ma == mb
 }

@@ -480,7 +480,7 @@ func (d *decoder) checkIndices(cfg *Config) {
 		d.checkSharedFields(ix)
 		k := key{ix.Search, ix.Name}
 		if prev, dup := indices[k]; dup {
-			if sameBlock(ix.Instance, prev.Instance, ix.DeclRange, prev.DeclRange) {
+			if sameBlock(ix.Instance, prev.Instance, ix.DeclRange, prev.DeclRange, ix.Module, prev.Module) {
 				d.errorf(ix.NameRange, ix.DeclRange, "Duplicate instance index name",
 					"The instances %s and %s of this index block both name the index %q. Each instance needs a name of its own: leave name out (it defaults to \"<label>-<each.key>\") or build it from each.key.",
 					prev.Instance, ix.Instance, ix.Name)

@@ -428,7 +428,7 @@ func (d *decoder) checkServices(cfg *Config) {
 			named[s.Name] = s
 		}
 		if prev, dup := ids[s.ID]; dup {
-			if sameBlock(s.Instance, prev.Instance, s.DeclRange, prev.DeclRange) {
+			if sameBlock(s.Instance, prev.Instance, s.DeclRange, prev.DeclRange, s.Module, prev.Module) {
 				d.errorf(s.IDRange, s.DeclRange, "Duplicate instance ID",
 					"The instances %s and %s of service %q both have the ID %q. Each instance needs an ID of its own: leave id out (it defaults to \"<label>-<each.key>\") or build it from each.key.",
 					prev.Instance, s.Instance, s.Name, s.ID)
