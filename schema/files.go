@@ -364,5 +364,12 @@ func (f *specFiles) template(p string, vars cty.Value, functions map[string]func
 	if diags.HasErrors() {
 		return cty.NilVal, fmt.Errorf("%s", diags.Errs()[0])
 	}
+	if v.Type() == cty.String && v.IsKnown() && !v.IsNull() && !v.IsMarked() {
+		// What it renders is a file's text too: jsondecode names where it
+		// does not parse, and no error shows it.
+		f.mu.Lock()
+		f.read[v.AsString()] = p + " (as rendered)"
+		f.mu.Unlock()
+	}
 	return v, nil
 }

@@ -90,6 +90,7 @@ func TestFileFunctionsConfined(t *testing.T) {
 		{`jsondecode(file("bad.json"))`, "bad.json:3,3: the JSON does not parse"},
 		{`templatefile("bad.tpl", {})`, "bad.tpl:1,3"},
 		{`templatefile("loops.tpl", {})`, "Spec asks for too much work"},
+		{`jsondecode(templatefile("bad.json", {}))`, "bad.json (as rendered):3,3: the JSON does not parse"},
 	} {
 		spec := "project = \"ft\"\n\nkey \"apps/ft/x\" {\n  value = " + tt.expr + "\n}\n"
 		if err := os.WriteFile(filepath.Join(root, "specs", "main.hcl"), []byte(spec), 0o644); err != nil {
