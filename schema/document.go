@@ -486,14 +486,33 @@ func (d *decoder) checkDocuments(cfg *Config) {
 			switch {
 			case found != nil:
 				doc.Needs = append(doc.Needs, found)
-			case len(byID[doc.Index+"/"+ref.ID]) > 0:
-				other := byID[doc.Index+"/"+ref.ID][0]
+			default:
+				// The tool's IDs are per type (a search and its
+				// visualization often share one): an ID declared only
+				// with another type is an error where the spec names that
+				// document (document.<type>.<label>.id), and otherwise
+				// left to the plan, which looks for it live.
+				i := slices.IndexFunc(byID[doc.Index+"/"+ref.ID], func(o *Document) bool { return d.namesType(ref.Range, o.Type) })
+				if i < 0 {
+					continue
+				}
+				other := byID[doc.Index+"/"+ref.ID][i]
 				d.errorf(ref.Range, doc.DeclRange, "Reference to a document of another type",
 					"%s names %q, which is declared as a %s (at %s), but it must name a %s.", ref.Field, ref.ID, other.Type, other.DeclRange, strings.Join(ref.Types, " or a "))
 			}
 		}
 	}
 	d.documentCycles(cfg.Documents)
+}
+
+// namesType says whether the spec's text at r refers to a document block
+// of type typ (document.<typ>.<label>).
+func (d *decoder) namesType(r hcl.Range, typ string) bool {
+	f := d.parser.Files()[r.Filename]
+	if f == nil || r.End.Byte > len(f.Bytes) || r.Start.Byte >= r.End.Byte {
+		return false
+	}
+	return strings.Contains(string(f.Bytes[r.Start.Byte:r.End.Byte]), "document."+typ+".")
 }
 
 // documentCycles refuses references that go round: such documents have

@@ -162,7 +162,9 @@ var expectLine = regexp.MustCompile(`(?m)^# expect: (.+)$`)
 // TestDocsHCL validates every hcl example of the docs, as validate does.
 // By its first line an example is a whole spec file (the default); a file
 // of specs/ ("# specs/NAME.hcl": validated in a copy of specs/, in that
-// file's place); a provtest file ("# specs/tests/NAME.provtest.hcl"); or
+// file's place); one that reads files of the repository ("# files:
+// testdata/DIR-OR-FILE", copied beside it by its base name); a provtest
+// file ("# specs/tests/NAME.provtest.hcl"); or
 // Consul ACL rules ("# Consul ACL rules", parsed as HCL only). An example
 // meant to fail says so with "# expect: <summary>", as the bad-input
 // corpus does.
@@ -184,6 +186,9 @@ func TestDocsHCL(t *testing.T) {
 			}
 			dir := t.TempDir()
 			name := "main.hcl"
+			if p, ok := strings.CutPrefix(first, "# files: "); ok {
+				copyFiles(t, filepath.Join("../..", p), filepath.Join(dir, filepath.Base(p)))
+			}
 			if p, ok := strings.CutPrefix(first, "# specs/"); ok {
 				if err := os.CopyFS(dir, os.DirFS("../../specs")); err != nil {
 					t.Fatal(err)
@@ -339,4 +344,23 @@ func quoteAll(ss []string) []string {
 		out = append(out, "'"+strings.ReplaceAll(s, "'", `'\''`)+"'")
 	}
 	return out
+}
+
+// copyFiles copies the file or directory from to the path to.
+func copyFiles(t *testing.T, from, to string) {
+	t.Helper()
+	info, err := os.Stat(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.IsDir() {
+		err = os.CopyFS(to, os.DirFS(from))
+	} else if b, rerr := os.ReadFile(from); rerr != nil {
+		err = rerr
+	} else {
+		err = os.WriteFile(to, b, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
