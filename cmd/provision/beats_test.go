@@ -61,16 +61,37 @@ func TestBeatsDashboards(t *testing.T) {
 			byType[strings.Split(c.Addr.Name, "/")[1]]++
 		}
 	}
-	t.Logf("after load.sh: %d imports (documents by type %v), %d warnings", p.Summary.Import, byType, len(p.Diagnostics))
+	var warnings []string
+	for _, d := range p.Diagnostics {
+		warnings = append(warnings, d.Summary+": "+d.Detail)
+	}
+	t.Logf("after load.sh: %d imports (documents by type %v), warnings %q", p.Summary.Import, byType, warnings)
 	if p.Summary.Import != 112 || byType["index-pattern"] != 4 || byType["search"] != 23 || byType["visualization"] != 75 || byType["dashboard"] != 9 {
 		t.Fatalf("the plan imports %d objects (%v), want the index and 111 documents", p.Summary.Import, byType)
 	}
-	if code, out, errOut := runCLI(t, env, "apply", "-auto-approve", "-var", "search_url="+es.URL, dir); code != exitOK {
+	// The same in text, as a person reads it.
+	last := func(out string) string {
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		return lines[len(lines)-1]
+	}
+	_, out, _ := runCLI(t, env, "plan", "-var", "search_url="+es.URL, dir)
+	if last(out) != "Plan: 112 to import, 0 to create, 0 to update, 0 to delete." {
+		t.Errorf("the text plan after load.sh ends %q", last(out))
+	}
+	t.Logf("plan: %s", last(out))
+	code, out, errOut := runCLI(t, env, "apply", "-auto-approve", "-var", "search_url="+es.URL, dir)
+	if code != exitOK || !strings.Contains(out, "Apply complete: 112 imported") {
 		t.Fatalf("apply: exit %d\n%s%s", code, out, errOut)
 	}
+	t.Logf("apply: %s", last(out))
 	if p := plan(); p.Summary.HasChanges() || p.Summary.NoOp != 112 {
 		t.Fatalf("after the apply: %+v, want 112 objects up to date", p.Summary)
 	}
+	code, out, _ = runCLI(t, env, "plan", "-detailed-exitcode", "-var", "search_url="+es.URL, dir)
+	if code != exitOK || !strings.Contains(out, "No changes. The live state matches the specs (112 objects up to date).") {
+		t.Errorf("the converged plan: exit %d\n%s", code, out)
+	}
+	t.Logf("converged: %s", strings.SplitN(strings.TrimSpace(out), "\n", 2)[0])
 	// The files are the declarations: one edited is one update.
 	path := filepath.Join(dir, "dashboards", "dashboard", "Packetbeat-HTTP.json")
 	b, err := os.ReadFile(path)
