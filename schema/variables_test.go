@@ -117,7 +117,7 @@ service "s" {
 // rule's message (never the value), one that keeps it passes.
 func TestVariableValidation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "main.hcl")
-	src := "project = \"x\"\n\nvariable \"port\" {\n  type      = number\n  default   = 8080\n  sensitive = true\n\n  validation {\n    condition     = var.port >= 1024\n    error_message = \"port is 1024 or more.\"\n  }\n}\n\nservice \"api\" {\n  port = var.port\n}\n"
+	src := "project = \"x\"\n\nvariable \"port\" {\n  type      = number\n  default   = 8080\n  sensitive = true\n\n  validation {\n    condition     = var.port >= 1024\n    error_message = \"port is 1024 or more.\"\n  }\n\n  validation {\n    condition     = var.port != 8443\n    error_message = \"port 8443 is the proxy's.\"\n  }\n}\n\nservice \"api\" {\n  port = var.port\n}\n"
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +128,7 @@ func TestVariableValidation(t *testing.T) {
 		{nil, ""},
 		{[]string{"port=2000"}, ""},
 		{[]string{"port=81"}, "main.hcl:3,1-16: Invalid value for variable: port is 1024 or more."},
+		{[]string{"port=8443"}, "main.hcl:3,1-16: Invalid value for variable: port 8443 is the proxy's."},
 	} {
 		_, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{Vars: tt.vars})
 		got := ""
