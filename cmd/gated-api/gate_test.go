@@ -172,6 +172,27 @@ func TestProveTheGate(t *testing.T) {
 		}
 	})
 
+	t.Run("accepted token, no auth header", func(t *testing.T) {
+		// An application that accepts the proof token but does not answer
+		// it with the header the route copies (X-Auth-User): the 200 row
+		// holds, the headers are not proven, and the apply says so.
+		bare := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/auth" && r.Header.Get("X-Auth-Token") != testToken {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			w.WriteHeader(http.StatusOK)
+		}))
+		code, out := runWith(append(env, "PROVISION_VAR_gate_token="+testToken), "apply", "-auto-approve", "-var", fmt.Sprintf("api_port=%d", bare), specs)
+		if code != 1 || strings.Count(out, "Error: Auth response headers not proven") != 3 || !strings.Contains(out, "answered it without the header X-Auth-User that auth_response_headers copies") {
+			t.Errorf("an accepted token answered without the copied header: exit %d\n%s", code, out)
+		}
+		t.Log(out)
+		if code, out := run("apply", "-auto-approve", "-var", portVar, specs); code != 0 {
+			t.Fatalf("back to the application: exit %d\n%s", code, out)
+		}
+	})
+
 	t.Run("accepted token, watched", func(t *testing.T) {
 		// provision watch proves the gates on every poll with nothing to
 		// repair, the 200 row included: a proof token the application

@@ -3,6 +3,7 @@ package traefik
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -496,7 +497,13 @@ func (b *Backend) Verify(ctx context.Context, p *plans.Plan) ([]provision.Proof,
 		rows := fmt.Sprintf("no token %d, wrong token %d", none, wrong)
 		if f.token != "" {
 			ok, aerr := b.accepted(ctx, g, f)
-			if aerr != nil {
+			var herr headersError
+			switch {
+			case errors.As(aerr, &herr):
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Auth response headers not proven", Subject: f.at.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
+					Detail: fmt.Sprintf("%s: %s, served by the router %s, answered the proof token %d, but %s. The proxy does not show what it copies, so provision asks the forward_auth address itself: it must reach that address, and the application must answer the accepted token with every header auth_response_headers names.", b.name(), g.Where(), g.Router, ok, herr.msg)})
+				continue
+			case aerr != nil:
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Accepted token refused", Subject: f.at.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
 					Detail: fmt.Sprintf("%s: %s, served by the router %s: %s. The route refuses its own clients: an auth endpoint that refuses the token, a wrong forward_auth address, or a middleware chained to the wrong router.", b.name(), g.Where(), g.Router, aerr)})
 				continue
@@ -649,17 +656,23 @@ func (b *Backend) accepted(ctx context.Context, g plans.Gate, f frontend) (int, 
 	auth, header, err := b.send(ctx, f.auth, "", f.token)
 	switch {
 	case err != nil:
-		return code, fmt.Errorf("asking the auth endpoint %s with the proof token failed: %w", f.auth, err)
+		return code, headersError{fmt.Sprintf("asking the auth endpoint %s with it failed: %s", f.auth, err)}
 	case auth/100 != 2:
-		return code, fmt.Errorf("the auth endpoint %s answered %d to the proof token", f.auth, auth)
+		return code, headersError{fmt.Sprintf("the auth endpoint %s, asked directly, answered it %d", f.auth, auth)}
 	}
 	for _, h := range f.headers {
 		if header.Get(h) == "" {
-			return code, fmt.Errorf("the auth endpoint %s answered the proof token without the header %s that auth_response_headers copies", f.auth, h)
+			return code, headersError{fmt.Sprintf("the auth endpoint %s answered it without the header %s that auth_response_headers copies", f.auth, h)}
 		}
 	}
 	return code, nil
 }
+
+// headersError is a proof whose route accepted the token and whose auth
+// endpoint, asked for the headers the route copies, did not show them.
+type headersError struct{ msg string }
+
+func (e headersError) Error() string { return e.msg }
 
 // probe sends one request for a gate at the proxy's entrypoint, with the
 // token given ("" for none), and returns the status. Only the auth
