@@ -120,10 +120,11 @@ func (d *decoder) forEach(b *hcl.Block, attr *hcl.Attribute) []element {
 		return bad("Sensitive value in for_each",
 			"The for_each of %s uses a sensitive value. Its keys become service IDs, index names and document IDs, which every plan shows; keep secrets out of for_each (a sensitive value may still be used inside the block, through each.value, where it stays hidden).", blockName(b))
 	}
-	if !v.IsWhollyKnown() {
+	ty := v.Type()
+	set := ty.IsSetType() && ty.ElementType() == cty.String
+	if !v.IsKnown() || !set && !v.IsWhollyKnown() {
 		return nil // a variable without a value, reported there
 	}
-	ty := v.Type()
 	switch {
 	case v.IsNull():
 		return bad("Invalid for_each argument", "The for_each of %s is null. Give it a map, an object or a set of strings; {} makes no instance.", blockName(b))
@@ -134,11 +135,15 @@ func (d *decoder) forEach(b *hcl.Block, attr *hcl.Attribute) []element {
 			out = append(out, element{k.AsString(), e})
 		}
 		return out
-	case ty.IsSetType() && ty.ElementType() == cty.String:
+	case set:
+		// Iterated once: each iteration of a set sorts it.
 		var out []element
 		for it := v.ElementIterator(); it.Next(); {
 			_, e := it.Element()
-			if e.IsNull() {
+			switch {
+			case !e.IsKnown():
+				return nil // a variable without a value, reported there
+			case e.IsNull():
 				return bad("Invalid for_each argument", "The set given to the for_each of %s holds a null; each element is an instance's key.", blockName(b))
 			}
 			out = append(out, element{e.AsString(), e})

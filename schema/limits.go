@@ -333,6 +333,12 @@ func measure(v cty.Value, maxN, maxB int64) (n, b int64) {
 		case !v.IsKnown() || v.IsNull():
 		case v.Type() == cty.String:
 			b += int64(len(v.AsString()))
+		case v.Type().IsSetType() && v.Type().ElementType().IsPrimitiveType():
+			// A set holds each value once: none is shared, so it is no
+			// larger than what made its strings, which counted them. Its
+			// length alone counts here (walking a set sorts it, and a
+			// set of 1,000 keys was sorted on every walk).
+			n += int64(v.LengthInt())
 		case v.CanIterateElements():
 			for it := v.ElementIterator(); it.Next(); {
 				_, e := it.Element()
