@@ -12,6 +12,7 @@ import (
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/connect"
+	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
@@ -158,9 +159,18 @@ func (r *Run) read(ctx context.Context) hcl.Diagnostics {
 	}
 	mode := r.mode()
 	var diags hcl.Diagnostics
-	r.Live, diags = provision.Read(ctx, mode, r.Opened.Backends)
-	if k := r.Opened.Cluster; k != nil && !diags.HasErrors() {
-		r.Live.Record = k.Recorded(ctx, r.Config.Project)
+	var record *plans.Record
+	// The project's record beside the backends: it is one more read of
+	// the cluster's agent, which none of them waits for.
+	parallel.Do(2, 2, func(i int) {
+		if i == 0 {
+			r.Live, diags = provision.Read(ctx, mode, r.Opened.Backends)
+		} else if k := r.Opened.Cluster; k != nil {
+			record = k.Recorded(ctx, r.Config.Project)
+		}
+	})
+	if !diags.HasErrors() {
+		r.Live.Record = record
 	}
 	return diags
 }

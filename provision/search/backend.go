@@ -341,13 +341,21 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 
 // readRed reads which of the indices in scope are red, and which of
 // their primary shards have no copy allocated (a node down, an
-// allocation that cannot be made), from the cluster's health by shard in
-// one answer (filtered to the statuses); writes into them fail, or wait
-// out their timeout, until those come back. An index just created is red
-// for a moment, until its primaries are allocated: when one is red, the
-// read waits for the cluster to be yellow, up to a second (Elasticsearch
-// answers 408 when it is not), and asks again. nil when none is red.
+// allocation that cannot be made): the cluster's status first (a cluster
+// is red when an index is), and only when it is red its health by shard
+// in one answer (filtered to the statuses), which grows with the
+// cluster's shards; writes into them fail, or wait out their timeout,
+// until those come back. An index just created is red for a moment,
+// until its primaries are allocated: when one is red, the read waits for
+// the cluster to be yellow, up to a second (Elasticsearch answers 408
+// when it is not), and asks again. nil when none is red.
 func (b *Backend) readRed(ctx context.Context) (map[string][]int, error) {
+	var cluster struct {
+		Status string `json:"status"`
+	}
+	if err := b.get(ctx, b.es, "/_cluster/health?filter_path=status", &cluster); err != nil || cluster.Status != "red" {
+		return nil, err
+	}
 	red, err := b.redShards(ctx)
 	if err != nil || len(red) == 0 {
 		return red, err
