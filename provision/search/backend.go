@@ -131,6 +131,9 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 				continue
 			}
 			removing = true
+			if r.Kind == "document" {
+				t.removed = append(t.removed, splitDocPath(r.Name))
+			}
 			if ix := splitDocPath(r.Name).Index; r.Kind == "document" && !slices.Contains(sc.Indices, ix) {
 				sc.Indices = append(sc.Indices, ix)
 			}

@@ -158,8 +158,10 @@ type target struct {
 	// declared are the names of every index the specs declare, on any
 	// search block: another block's index is never "no longer declared".
 	declared []string
-	// documents are the declared documents of the indices.
+	// documents are the declared documents of the indices; removed,
+	// those removed blocks name.
 	documents []*schema.Document
+	removed   []docRef
 	// where names the cluster's nodes, for a person.
 	where string
 }

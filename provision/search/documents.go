@@ -225,6 +225,9 @@ func (b *Backend) readDeclared(ctx context.Context, f *facts) error {
 			add(splitDocPath(im.Name))
 		}
 	}
+	for _, r := range b.removed {
+		add(r)
+	}
 	for _, d := range b.documents {
 		add(docRef{d.Index, d.Type, d.ID})
 		for _, r := range d.Refs {
@@ -424,6 +427,26 @@ func (t target) docBody(source map[string]any, protect bool) map[string]any {
 	return body
 }
 
+// fresh are the project's own documents as found by their search, but
+// those a removed block names as read in real time (_mget), as declared
+// ones are: the search sees writes up to a second late, and a forget or
+// a delete writes at the version it read. One the real-time read does
+// not find is gone.
+func (t target) fresh(f facts) []liveDoc {
+	if len(t.removed) == 0 {
+		return f.Owned
+	}
+	out := make([]liveDoc, 0, len(f.Owned))
+	for _, live := range f.Owned {
+		if !slices.Contains(t.removed, splitDocPath(live.path())) {
+			out = append(out, live)
+		} else if d, ok := f.Documents[live.path()]; ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // diffDocuments plans the declared documents and the project's own that
 // are no longer declared. planned is what the plan does to each index: a
 // document of an index that is refused is not planned, and one of an
@@ -437,7 +460,8 @@ func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans
 	// plan deletes or forgets (not those of an index it deletes); a
 	// forgotten one stays live for the references to it.
 	removing := map[string]bool{}
-	for _, live := range f.Owned {
+	owned := t.fresh(f)
+	for _, live := range owned {
 		if !declared[live.path()] && planned[live.Index] != plans.Delete {
 			removing[live.path()] = true
 		}
@@ -454,13 +478,13 @@ func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans
 	// A document that names another is deleted first.
 	removed := map[string]*plans.Change{}
 	var gone []*plans.Change
-	for _, live := range f.Owned {
+	for _, live := range owned {
 		if removing[live.path()] {
 			removed[live.path()] = t.removeDocument(live, nil, nil, mode)
 			gone = append(gone, removed[live.path()])
 		}
 	}
-	for _, live := range f.Owned {
+	for _, live := range owned {
 		if c := removed[live.path()]; c != nil && c.Action == plans.Delete {
 			for _, r := range schema.SourceRefs(live.Source) {
 				for _, typ := range r.Types {
