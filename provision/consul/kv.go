@@ -220,22 +220,49 @@ func (kv *KV) DecodeState(raw json.RawMessage) (plans.State, error) {
 
 // Read reads every folder of the declared keys and the folder of the
 // project's records, side by side: GET /v1/kv/<folder>?recurse=true (a
-// 404 is an empty folder).
+// 404 is an empty folder). A key the records name outside those folders
+// (the last block of its folder removed) is then read by itself: it is
+// the project's, and a plan deletes or forgets it as any owned key no
+// longer declared.
 func (kv *KV) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnostics) {
 	st := kvState{Keys: map[string]kvEntry{}, Records: map[string]kvRecord{}}
+	records := kv.recordPath("")
+	if diags := kv.readKeys(ctx, &st, append(slices.Clip(kv.prefixes), records), records, "?recurse=true"); diags != nil {
+		return nil, diags
+	}
+	var elsewhere []string
+	for _, path := range slices.Sorted(maps.Keys(st.Records)) {
+		if !slices.ContainsFunc(kv.prefixes, func(p string) bool { return strings.HasPrefix(path, p) }) {
+			elsewhere = append(elsewhere, path)
+		}
+	}
+	if diags := kv.readKeys(ctx, &st, elsewhere, records, ""); diags != nil {
+		return nil, diags
+	}
+	if st.ACL.Deny {
+		if kv.agent.conf.Token == "" {
+			return nil, hcl.Diagnostics{kv.agent.noToken()}
+		}
+		st.ACL.Allowed, st.ACL.Unchecked = kv.agent.ask(ctx, kv.writable(st))
+	}
+	return st, nil
+}
+
+// readKeys reads into st the keys at paths, side by side, each with the
+// query given (?recurse=true: the keys under a folder; a 404 is none);
+// those under records are the project's records of its keys.
+func (kv *KV) readKeys(ctx context.Context, st *kvState, paths []string, records, query string) hcl.Diagnostics {
 	type answer struct {
 		pairs  []kvPair
 		header http.Header
 		err    error
 	}
-	records := kv.recordPath("")
-	folders := append(slices.Clip(kv.prefixes), records)
-	answers := make([]answer, len(folders))
-	parallel.Do(len(folders), 8, func(i int) {
+	answers := make([]answer, len(paths))
+	parallel.Do(len(paths), 8, func(i int) {
 		a := &answers[i]
 		a.err = kv.agent.net.Call(ctx, true, func(ctx context.Context) error {
 			var err error
-			a.header, err = kv.agent.get(ctx, "/v1/kv/"+escapePath(folders[i])+"?recurse=true", &a.pairs)
+			a.header, err = kv.agent.get(ctx, "/v1/kv/"+escapePath(paths[i])+query, &a.pairs)
 			var se *adapter.StatusError
 			if errors.As(err, &se) && se.Code == http.StatusNotFound {
 				a.pairs, err = nil, nil
@@ -245,11 +272,11 @@ func (kv *KV) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnost
 	})
 	for i, a := range answers {
 		if a.err != nil {
-			return nil, hcl.Diagnostics{kv.agent.unreadable(fmt.Errorf("reading the keys under %q: %w", folders[i], a.err))}
+			return hcl.Diagnostics{kv.agent.unreadable(fmt.Errorf("reading the keys under %q: %w", paths[i], a.err))}
 		}
 		st.ACL.Deny = st.ACL.Deny || a.header.Get("X-Consul-Default-ACL-Policy") == "deny"
 		for _, p := range a.pairs {
-			if folders[i] == records {
+			if paths[i] == records {
 				var v recordValue
 				_ = json.Unmarshal(p.Value, &v) // a record edited into something else still records the key
 				st.Records[strings.TrimPrefix(p.Key, records)] = kvRecord{ModifyIndex: p.ModifyIndex, Protected: v.Protected}
@@ -262,13 +289,7 @@ func (kv *KV) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnost
 			st.Keys[p.Key] = e
 		}
 	}
-	if st.ACL.Deny {
-		if kv.agent.conf.Token == "" {
-			return nil, hcl.Diagnostics{kv.agent.noToken()}
-		}
-		st.ACL.Allowed, st.ACL.Unchecked = kv.agent.ask(ctx, kv.writable(st))
-	}
-	return st, nil
+	return nil
 }
 
 // recordPath is the path of the project's record of the key at path.
