@@ -436,9 +436,13 @@ func (t target) fresh(f facts) []liveDoc {
 	if len(t.removed) == 0 {
 		return f.Owned
 	}
+	removed := make(map[docRef]bool, len(t.removed))
+	for _, r := range t.removed {
+		removed[r] = true
+	}
 	out := make([]liveDoc, 0, len(f.Owned))
 	for _, live := range f.Owned {
-		if !slices.Contains(t.removed, splitDocPath(live.path())) {
+		if !removed[docRef{live.Index, live.Type, live.ID}] {
 			out = append(out, live)
 		} else if d, ok := f.Documents[live.path()]; ok {
 			out = append(out, d)
