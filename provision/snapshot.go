@@ -43,6 +43,10 @@ type Snapshot struct {
 	greenfield bool
 	// read is a live state read already (see Reread).
 	read *plans.Live
+	// decoded are the states Live has decoded, by backend name and kind:
+	// a snapshot that several plans are made from (provision test's
+	// runs) is decoded once. States are never changed in place.
+	decoded map[[2]string]plans.State
 }
 
 // Greenfield is the snapshot of nothing live: every backend the specs
@@ -205,6 +209,10 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 				fmt.Sprintf("The snapshot records %s as a %s backend; the specs declare a %s.", sb.Name, sb.Kind, info.Kind), nil))
 			continue
 		}
+		if st, ok := s.decoded[[2]string{sb.Name, sb.Kind}]; ok {
+			live.States[info.Name] = st
+			continue
+		}
 		st, err := b.DecodeState(sb.State)
 		if err != nil {
 			at := bytes.Index(src, sb.State)
@@ -227,6 +235,10 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 				continue
 			}
 		}
+		if s.decoded == nil {
+			s.decoded = map[[2]string]plans.State{}
+		}
+		s.decoded[[2]string{sb.Name, sb.Kind}] = st
 		live.States[info.Name] = st
 	}
 	return live, diags

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -303,9 +304,11 @@ func (c *cli) printDiags(diags hcl.Diagnostics, files map[string]*hcl.File, colo
 		return
 	}
 	diags = c.hide(diags)
-	w := hcl.NewDiagnosticTextWriter(c.stderr, withJSONSources(files, diags), 0, color)
+	files = withJSONSources(files, diags)
 	shown := diags[:min(len(diags), snippets)]
-	_ = w.WriteDiagnostics(shown)
+	for _, d := range shown {
+		_ = hcl.NewDiagnosticTextWriter(c.stderr, upTo(files, d), 0, color).WriteDiagnostic(d)
+	}
 	if rest := diags[len(shown):]; len(rest) > 0 {
 		// hcl finds a snippet by scanning the file from its start: a
 		// thousand diagnostics in a large spec took half a minute.
@@ -319,6 +322,31 @@ func (c *cli) printDiags(diags hcl.Diagnostics, files map[string]*hcl.File, colo
 			fmt.Fprintln(c.stdout, annotation(d))
 		}
 	}
+}
+
+// upTo is files with the one d quotes cut after the last line it quotes:
+// hcl's writer scans a file from its start to its end for the lines of a
+// snippet (50 ms for a spec of 1,000 services, for every diagnostic).
+func upTo(files map[string]*hcl.File, d *hcl.Diagnostic) map[string]*hcl.File {
+	if d.Subject == nil || files[d.Subject.Filename] == nil {
+		return files
+	}
+	f := files[d.Subject.Filename]
+	end := d.Subject.End.Byte
+	if d.Context != nil && d.Context.Filename == d.Subject.Filename {
+		end = max(end, d.Context.End.Byte)
+	}
+	if end < 0 || end >= len(f.Bytes) {
+		return files
+	}
+	if i := bytes.IndexByte(f.Bytes[end:], '\n'); i >= 0 {
+		end += i + 1
+	} else {
+		return files
+	}
+	cut := maps.Clone(files)
+	cut[d.Subject.Filename] = &hcl.File{Body: f.Body, Bytes: f.Bytes[:end], Nav: f.Nav}
+	return cut
 }
 
 // withJSONSources adds to files the JSON files that diagnostics point

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
@@ -109,6 +111,34 @@ func TestWantsJSON(t *testing.T) {
 	} {
 		if got := wantsJSON(strings.Fields(args)); got != want {
 			t.Errorf("wantsJSON(%s) = %v, want %v", args, got, want)
+		}
+	}
+}
+
+// TestUpToQuotesAsWhole: a diagnostic written with its file cut after the
+// last line it quotes (upTo) reads as with the whole file: a subject on
+// the first line, one with a context over several lines, one on the last
+// line of a file without a final newline.
+func TestUpToQuotesAsWhole(t *testing.T) {
+	src := "project = \"x\"\n\nservice \"a\" {\n  port = 70000\n  tags = [\n    \"a\",\n  ]\n}\n\nservice \"b\" {\n  port = 1\n}"
+	f, diags := hclsyntax.ParseConfig([]byte(src), "main.hcl", hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	files := map[string]*hcl.File{"main.hcl": f}
+	at := func(startLine, startCol, startByte, endLine, endCol, endByte int) *hcl.Range {
+		return &hcl.Range{Filename: "main.hcl", Start: hcl.Pos{Line: startLine, Column: startCol, Byte: startByte}, End: hcl.Pos{Line: endLine, Column: endCol, Byte: endByte}}
+	}
+	for _, d := range []*hcl.Diagnostic{
+		{Severity: hcl.DiagWarning, Summary: "first line", Subject: at(1, 1, 0, 1, 8, 7)},
+		{Severity: hcl.DiagError, Summary: "with a context", Subject: at(4, 10, 38, 4, 15, 43), Context: at(3, 1, 15, 8, 2, 69)},
+		{Severity: hcl.DiagError, Summary: "last line", Subject: at(12, 1, strings.LastIndex(src, "}"), 12, 2, len(src))},
+	} {
+		var whole, cut strings.Builder
+		hcl.NewDiagnosticTextWriter(&whole, files, 0, false).WriteDiagnostic(d)
+		hcl.NewDiagnosticTextWriter(&cut, upTo(files, d), 0, false).WriteDiagnostic(d)
+		if whole.String() != cut.String() || !strings.Contains(whole.String(), "on main.hcl line") || !strings.Contains(whole.String(), ": ") {
+			t.Errorf("%s: cut\n%s\nwhole\n%s", d.Summary, cut.String(), whole.String())
 		}
 	}
 }

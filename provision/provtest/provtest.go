@@ -290,6 +290,7 @@ func (r Result) Passed() bool { return len(r.Failures) == 0 }
 // sources the diagnostics quote.
 func Execute(dir string, runs []*Run, o Options) (results []Result, orphans []string, files map[string]*hcl.File) {
 	loaded := map[string]*run.Specs{}
+	snapshots := map[string]*provision.Snapshot{} // each file read and decoded once
 	files = map[string]*hcl.File{}
 	produced := map[string]bool{}
 	for _, r := range runs {
@@ -318,7 +319,7 @@ func Execute(dir string, runs []*Run, o Options) (results []Result, orphans []st
 			res.Diagnostics = loadDiags
 			res.judge(nil, dir, o.Update)
 		} else {
-			p, backends, diags := plan(dir, r, specs, o)
+			p, backends, diags := plan(dir, r, specs, snapshots, o)
 			res.Diagnostics = diags
 			res.judge(p, dir, o.Update)
 			if p != nil {
@@ -360,13 +361,17 @@ func varArgs(vars map[string]cty.Value) []string {
 }
 
 // plan makes the run's plan as plan -snapshot does, and returns the
-// backends it was made with.
-func plan(dir string, r *Run, specs *run.Specs, o Options) (*plans.Plan, []provision.Backend, hcl.Diagnostics) {
+// backends it was made with; snapshots are those read already, by path.
+func plan(dir string, r *Run, specs *run.Specs, snapshots map[string]*provision.Snapshot, o Options) (*plans.Plan, []provision.Backend, hcl.Diagnostics) {
 	from := provision.Greenfield()
 	if r.Snapshot != "" {
-		var diags hcl.Diagnostics
-		if from, diags = provision.ReadSnapshot(r.snapshotPath()); diags.HasErrors() {
-			return nil, nil, diags
+		from = snapshots[r.snapshotPath()]
+		if from == nil {
+			var diags hcl.Diagnostics
+			if from, diags = provision.ReadSnapshot(r.snapshotPath()); diags.HasErrors() {
+				return nil, nil, diags
+			}
+			snapshots[r.snapshotPath()] = from
 		}
 	}
 	v := &capture{}
