@@ -43,10 +43,10 @@ type Snapshot struct {
 	greenfield bool
 	// read is a live state read already (see Reread).
 	read *plans.Live
-	// decoded are the states Live has decoded, by backend name and kind:
-	// a snapshot that several plans are made from (provision test's
-	// runs) is decoded once. States are never changed in place.
-	decoded map[[2]string]plans.State
+	// decoded are the states Live has decoded, by backend name: a
+	// snapshot that several plans are made from (provision test's runs)
+	// is decoded once. States are never changed in place.
+	decoded map[string]plans.State
 }
 
 // Greenfield is the snapshot of nothing live: every backend the specs
@@ -209,7 +209,7 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 				fmt.Sprintf("The snapshot records %s as a %s backend; the specs declare a %s.", sb.Name, sb.Kind, info.Kind), nil))
 			continue
 		}
-		if st, ok := s.decoded[[2]string{sb.Name, sb.Kind}]; ok {
+		if st, ok := s.decoded[sb.Name]; ok {
 			live.States[info.Name] = st
 			continue
 		}
@@ -236,9 +236,9 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 			}
 		}
 		if s.decoded == nil {
-			s.decoded = map[[2]string]plans.State{}
+			s.decoded = map[string]plans.State{}
 		}
-		s.decoded[[2]string{sb.Name, sb.Kind}] = st
+		s.decoded[sb.Name] = st
 		live.States[info.Name] = st
 	}
 	return live, diags

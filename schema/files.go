@@ -233,17 +233,17 @@ func (f *specFiles) functions(table map[string]function.Function) map[string]fun
 			return v, where(args, err)
 		},
 	})
-	// A template renders no template: no recursion.
-	inner := f.bg.functions(out)
-	out["templatefile"] = function.New(&function.Spec{
+	out = f.bg.functions(out)
+	inner := maps.Clone(out) // a template renders no template: no recursion
+	out["templatefile"] = f.bg.bounded("templatefile", function.New(&function.Spec{
 		Description: "A file of the specs rendered as a template, with the variables of an object.",
 		Params:      []function.Parameter{{Name: "path", Type: cty.String}, {Name: "vars", Type: cty.DynamicPseudoType}},
 		Type:        function.StaticReturnType(cty.DynamicPseudoType),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			return f.template(args[0].AsString(), args[1], inner)
 		},
-	})
-	return f.bg.functions(out)
+	}))
+	return out
 }
 
 // jsonError says where the JSON text of the file from does not parse.

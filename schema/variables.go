@@ -90,20 +90,6 @@ func decodeValidation(block *hcl.Block) (*Validation, hcl.Diagnostics) {
 // condition is an error at the variable, with its error_message. A
 // condition that cannot be evaluated (it refers to anything but the
 // variable) is an error at the condition.
-// refersElsewhere says whether the condition refers to anything but the
-// variable var.name.
-func refersElsewhere(cond hcl.Expression, name string) bool {
-	for _, tr := range cond.Variables() {
-		if tr.RootName() != "var" || len(tr) < 2 {
-			return true
-		}
-		if attr, ok := tr[1].(hcl.TraverseAttr); !ok || attr.Name != name {
-			return true
-		}
-	}
-	return false
-}
-
 func validate(vars map[string]*Variable, functions map[string]function.Function) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, v := range sortedVariables(vars) {
@@ -137,6 +123,20 @@ func validate(vars map[string]*Variable, functions map[string]function.Function)
 		}
 	}
 	return diags
+}
+
+// refersElsewhere says whether the condition refers to anything but the
+// variable var.name.
+func refersElsewhere(cond hcl.Expression, name string) bool {
+	for _, tr := range cond.Variables() {
+		if tr.RootName() != "var" || len(tr) < 2 {
+			return true
+		}
+		if attr, ok := tr[1].(hcl.TraverseAttr); !ok || attr.Name != name {
+			return true
+		}
+	}
+	return false
 }
 
 // sensitiveMark marks the values of sensitive variables, and whatever is

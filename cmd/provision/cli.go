@@ -339,13 +339,12 @@ func upTo(files map[string]*hcl.File, d *hcl.Diagnostic) map[string]*hcl.File {
 	if end < 0 || end >= len(f.Bytes) {
 		return files
 	}
-	if i := bytes.IndexByte(f.Bytes[end:], '\n'); i >= 0 {
-		end += i + 1
-	} else {
+	i := bytes.IndexByte(f.Bytes[end:], '\n')
+	if i < 0 {
 		return files
 	}
 	cut := maps.Clone(files)
-	cut[d.Subject.Filename] = &hcl.File{Body: f.Body, Bytes: f.Bytes[:end], Nav: f.Nav}
+	cut[d.Subject.Filename] = &hcl.File{Body: f.Body, Bytes: f.Bytes[:end+i+1], Nav: f.Nav}
 	return cut
 }
 
