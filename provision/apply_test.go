@@ -33,7 +33,7 @@ type recorder struct {
 func (r *recorder) Info() plans.BackendInfo                                         { return plans.BackendInfo{Name: "b"} }
 func (r *recorder) Read(context.Context, plans.Mode) (plans.State, hcl.Diagnostics) { return nil, nil }
 func (r *recorder) Plan(plans.State, plans.Mode) (Planned, hcl.Diagnostics)         { return Planned{}, nil }
-func (r *recorder) DecodeState(json.RawMessage) (plans.State, error)                { return nil, nil }
+func (r *recorder) DecodeState(*json.Decoder) (plans.State, error)                  { return nil, nil }
 
 func (r *recorder) Send(_ context.Context, req plans.Request) error {
 	n := r.running.Add(1)

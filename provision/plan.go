@@ -44,8 +44,10 @@ type Backend interface {
 	// changes delete every object the project owns within the backend's
 	// scope.
 	Plan(st plans.State, mode plans.Mode) (Planned, hcl.Diagnostics)
-	// DecodeState reads a State back from its JSON form (a snapshot).
-	DecodeState(raw json.RawMessage) (plans.State, error)
+	// DecodeState reads a State back from its JSON form, the next value
+	// of dec (a snapshot's, read as the file is: each state once, in its
+	// own type). dec refuses a field the state's types do not have.
+	DecodeState(dec *json.Decoder) (plans.State, error)
 }
 
 // Planned is what a backend's Plan returns.

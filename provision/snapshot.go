@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/plans"
 )
 
@@ -77,6 +76,8 @@ type SnapshotBackend struct {
 	// Server names the server read and its version, as far as it said.
 	Server string          `json:"server,omitempty"`
 	State  json.RawMessage `json:"state"`
+	// stateAt is where the state starts in the file read.
+	stateAt int
 }
 
 // A Versioner is a Backend whose state does not say the server's
@@ -137,30 +138,228 @@ func WriteSnapshot(path string, s *Snapshot) error {
 }
 
 // ReadSnapshot reads a snapshot written by WriteSnapshot (or edited by
-// hand). A file that is not one is a diagnostic with its line.
+// hand): its fields but the backends now, and the backends when Live
+// decodes them, so that each state is read once, by its backend and in
+// its own type (reading it first as raw JSON, then again in its type,
+// cost a 1 MB snapshot twice the time). A file that is not one is a
+// diagnostic with its line.
 func ReadSnapshot(path string) (*Snapshot, hcl.Diagnostics) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the snapshot", Detail: err.Error() + "."}}
 	}
-	var s Snapshot
-	if err := adapter.DecodeStrict(src, &s); err != nil {
-		return nil, hcl.Diagnostics{snapshotError(path, src, 0, "The snapshot is not valid", fmt.Sprintf("%s is not a snapshot written by provision snapshot: %s.", path, jsonError(err)), err)}
+	s := &Snapshot{file: path, src: src}
+	if at, err := s.readHeader(); err != nil {
+		return nil, hcl.Diagnostics{s.notSnapshot(at, err)}
 	}
-	s.file, s.src = path, src
 	major, _, _ := strings.Cut(s.FormatVersion, ".")
 	want, _, _ := strings.Cut(SnapshotFormat, ".")
 	switch {
 	case s.FormatVersion == "":
-		return nil, hcl.Diagnostics{snapshotError(path, src, 0, "The snapshot is not valid", path+" has no format_version: it is not a snapshot written by provision snapshot.", nil)}
+		return nil, hcl.Diagnostics{s.invalid(0, path+" has no format_version: it is not a snapshot written by provision snapshot.")}
 	case major != want:
 		return nil, hcl.Diagnostics{snapshotError(path, src, bytes.Index(src, []byte(`"format_version"`)), "Snapshot of another format",
-			fmt.Sprintf("%s is a snapshot of format %q; this provision reads format %s.x. Take it again with this version of provision.", path, s.FormatVersion, want), nil)}
+			fmt.Sprintf("%s is a snapshot of format %q; this provision reads format %s.x. Take it again with this version of provision.", path, s.FormatVersion, want))}
 	}
 	if _, err := time.Parse(time.RFC3339, s.TakenAt); err != nil {
-		return nil, hcl.Diagnostics{snapshotError(path, src, bytes.Index(src, []byte(`"taken_at"`)), "The snapshot is not valid", fmt.Sprintf("Its taken_at, %q, is no RFC 3339 time.", s.TakenAt), nil)}
+		return nil, hcl.Diagnostics{s.invalid(bytes.Index(src, []byte(`"taken_at"`)), fmt.Sprintf("Its taken_at, %q, is no RFC 3339 time.", s.TakenAt))}
 	}
-	return &s, nil
+	return s, nil
+}
+
+// readHeader reads the snapshot's fields but its backends, and stops at
+// them when it has the others (as provision writes them, the backends
+// come last: a field after them is read past their array). On an error
+// it returns where in the file it is.
+func (s *Snapshot) readHeader() (int, error) {
+	dec := strictDecoder(s.src)
+	if at, err := delim(dec, s.src, '{'); err != nil {
+		return at, err
+	}
+	backends := false
+	for dec.More() {
+		key, at, err := nextKey(dec, s.src)
+		if err != nil {
+			return at, err
+		}
+		if key != "backends" || backends {
+			if at, err := s.field(dec, key); err != nil {
+				return at, err
+			}
+			continue
+		}
+		if backends = true; s.FormatVersion != "" && s.Project != "" && s.TakenAt != "" {
+			return 0, nil
+		}
+		var skip json.RawMessage
+		if at, err := decode(dec, s.src, &skip); err != nil {
+			return at, err
+		}
+	}
+	return delim(dec, s.src, '}')
+}
+
+// field decodes the snapshot's field key, the next value of dec, but its
+// backends (given twice, there).
+func (s *Snapshot) field(dec *json.Decoder, key string) (int, error) {
+	var v any
+	switch key {
+	case "format_version":
+		v = &s.FormatVersion
+	case "project":
+		v = &s.Project
+	case "taken_at":
+		v = &s.TakenAt
+	case "record":
+		v = &s.Record
+	case "backends":
+		return valueAt(s.src, int(dec.InputOffset())), errors.New(`the field "backends" is given twice`)
+	default:
+		return valueAt(s.src, int(dec.InputOffset())), fmt.Errorf("unknown field %q", key)
+	}
+	return decode(dec, s.src, v)
+}
+
+// readBackends reads the snapshot's backends: each one's name, kind,
+// address and server, and the state of each of backends (by name) that
+// has none decoded yet, decoded by that backend as the file is read. The
+// other fields are read again, as they are small. A state that cannot be
+// decoded is a diagnostic, and the others are still read; a file that is
+// not JSON from some point on stops it there.
+func (s *Snapshot) readBackends(backends map[string]Backend) hcl.Diagnostics {
+	dec := strictDecoder(s.src)
+	if at, err := delim(dec, s.src, '{'); err != nil {
+		return hcl.Diagnostics{s.notSnapshot(at, err)}
+	}
+	var read []SnapshotBackend
+	var diags hcl.Diagnostics
+	seen := false
+	for dec.More() {
+		key, at, err := nextKey(dec, s.src)
+		if err == nil && (key != "backends" || seen) {
+			at, err = s.field(dec, key)
+		} else if err == nil {
+			seen = true
+			read, diags, at, err = s.readArray(dec, backends)
+		}
+		if err != nil {
+			return append(diags, s.notSnapshot(at, err))
+		}
+	}
+	if at, err := delim(dec, s.src, '}'); err != nil {
+		return append(diags, s.notSnapshot(at, err))
+	}
+	s.Backends = read
+	return diags
+}
+
+// readArray reads the snapshot's array of backends for readBackends; an
+// error stops it, at the place returned.
+func (s *Snapshot) readArray(dec *json.Decoder, backends map[string]Backend) ([]SnapshotBackend, hcl.Diagnostics, int, error) {
+	var read []SnapshotBackend
+	var diags hcl.Diagnostics
+	if at, err := delim(dec, s.src, '['); err != nil {
+		return nil, nil, at, err
+	}
+	for dec.More() {
+		if at, err := delim(dec, s.src, '{'); err != nil {
+			return nil, diags, at, err
+		}
+		var sb SnapshotBackend
+		var st plans.State
+		for dec.More() {
+			key, at, err := nextKey(dec, s.src)
+			if err != nil {
+				return nil, diags, at, err
+			}
+			switch key {
+			case "name":
+				at, err = decode(dec, s.src, &sb.Name)
+			case "kind":
+				at, err = decode(dec, s.src, &sb.Kind)
+			case "address":
+				at, err = decode(dec, s.src, &sb.Address)
+			case "server":
+				at, err = decode(dec, s.src, &sb.Server)
+			case "state":
+				keyEnd := int(dec.InputOffset())
+				sb.stateAt = valueAt(s.src, keyEnd)
+				b := s.undecoded(backends, sb)
+				if b == nil {
+					at, err = decode(dec, s.src, &sb.State)
+					break
+				}
+				if st, err = b.DecodeState(dec); err != nil && !broken(err) {
+					st = nil
+					diags = append(diags, s.unreadable(sb, errorAt(s.src, keyEnd, err), err))
+					err = nil
+				}
+				at = errorAt(s.src, keyEnd, err)
+			default:
+				at, err = valueAt(s.src, int(dec.InputOffset())), fmt.Errorf("unknown field %q", key)
+			}
+			if err != nil {
+				return nil, diags, at, err
+			}
+		}
+		if at, err := delim(dec, s.src, '}'); err != nil {
+			return nil, diags, at, err
+		}
+		// A state given before its backend's name or kind (a file edited
+		// by hand) is decoded once both are known.
+		if b := s.undecoded(backends, sb); st == nil && b != nil && sb.State != nil {
+			var err error
+			if st, err = b.DecodeState(strictDecoder(sb.State)); err != nil {
+				st = nil
+				diags = append(diags, s.unreadable(sb, errorAt(s.src, sb.stateAt, err), err))
+			}
+		}
+		if st != nil {
+			if s.decoded == nil {
+				s.decoded = map[string]plans.State{}
+			}
+			s.decoded[sb.Name] = st
+		}
+		sb.State = nil
+		read = append(read, sb)
+	}
+	at, err := delim(dec, s.src, ']')
+	return read, diags, at, err
+}
+
+// undecoded is the backend of backends that reads sb's state when that
+// state is not decoded yet (nil when it is, or when no backend of that
+// name and kind is declared: the state is then only skipped).
+func (s *Snapshot) undecoded(backends map[string]Backend, sb SnapshotBackend) Backend {
+	b := backends[sb.Name]
+	if _, done := s.decoded[sb.Name]; done || b == nil || b.Info().Kind != sb.Kind {
+		return nil
+	}
+	return b
+}
+
+// unreadable is the diagnostic of sb's state that its backend cannot read
+// back.
+func (s *Snapshot) unreadable(sb SnapshotBackend, at int, err error) *hcl.Diagnostic {
+	return s.invalid(at, fmt.Sprintf("The state of %s cannot be read back: %s.", sb.Name, jsonError(err)))
+}
+
+// broken reports whether err leaves a decoder with nothing more to read:
+// the file is not JSON from there on.
+func broken(err error) bool {
+	var se *json.SyntaxError
+	return errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// notSnapshot is the diagnostic of a file that is not a snapshot, err at
+// byte at.
+func (s *Snapshot) notSnapshot(at int, err error) *hcl.Diagnostic {
+	return s.invalid(at, fmt.Sprintf("%s is not a snapshot written by provision snapshot: %s.", s.file, jsonError(err)))
+}
+
+// invalid is the diagnostic of a snapshot that is not valid, at byte at.
+func (s *Snapshot) invalid(at int, detail string) *hcl.Diagnostic {
+	return snapshotError(s.file, s.src, at, "The snapshot is not valid", detail)
 }
 
 // Live is the live state the snapshot recorded, decoded by the backends
@@ -174,7 +373,7 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 			var err error
 			if g, ok := b.(Greenfielder); ok {
 				st = g.Greenfield()
-			} else if st, err = b.DecodeState(json.RawMessage("{}")); err != nil {
+			} else if st, err = b.DecodeState(strictDecoder([]byte("{}"))); err != nil {
 				return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No empty state", Detail: fmt.Sprintf("%s: %s.", b.Info().Name, err)}}
 			}
 			live.States[b.Info().Name] = st
@@ -185,10 +384,21 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 		return s.read, nil
 	}
 	src := s.src
-	var diags hcl.Diagnostics
 	if s.Project != project {
 		return nil, hcl.Diagnostics{snapshotError(s.file, src, bytes.Index(src, []byte(`"project"`)), "Snapshot of another project",
-			fmt.Sprintf("%s records project %q, and the specs are project %q.", s.file, s.Project, project), nil)}
+			fmt.Sprintf("%s records project %q, and the specs are project %q.", s.file, s.Project, project))}
+	}
+	byName := map[string]Backend{}
+	for _, b := range backends {
+		if _, done := s.decoded[b.Info().Name]; !done {
+			byName[b.Info().Name] = b
+		}
+	}
+	var diags hcl.Diagnostics
+	if len(byName) > 0 || s.Backends == nil {
+		if diags = s.readBackends(byName); diags.HasErrors() && s.Backends == nil {
+			return nil, diags
+		}
 	}
 	live := &plans.Live{States: map[string]plans.State{}, Record: s.Record}
 	for _, b := range backends {
@@ -200,45 +410,26 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 				have = append(have, sb.Name)
 			}
 			diags = append(diags, snapshotError(s.file, src, 0, "Backend missing from the snapshot",
-				fmt.Sprintf("The specs declare the backend %s (%s), which %s does not record (it records %s): take the snapshot again with these specs.", info.Name, info.Address, s.file, orNone(have)), nil))
+				fmt.Sprintf("The specs declare the backend %s (%s), which %s does not record (it records %s): take the snapshot again with these specs.", info.Name, info.Address, s.file, orNone(have))))
 			continue
 		}
 		sb := s.Backends[i]
 		if sb.Kind != info.Kind {
-			diags = append(diags, snapshotError(s.file, src, bytes.Index(src, sb.State), "Backend of another kind in the snapshot",
-				fmt.Sprintf("The snapshot records %s as a %s backend; the specs declare a %s.", sb.Name, sb.Kind, info.Kind), nil))
+			diags = append(diags, snapshotError(s.file, src, sb.stateAt, "Backend of another kind in the snapshot",
+				fmt.Sprintf("The snapshot records %s as a %s backend; the specs declare a %s.", sb.Name, sb.Kind, info.Kind)))
 			continue
 		}
-		if st, ok := s.decoded[sb.Name]; ok {
-			live.States[info.Name] = st
-			continue
-		}
-		st, err := b.DecodeState(sb.State)
-		if err != nil {
-			at := bytes.Index(src, sb.State)
-			var se *json.SyntaxError
-			var te *json.UnmarshalTypeError
-			switch {
-			case at >= 0 && errors.As(err, &se):
-				at += int(se.Offset)
-			case at >= 0 && errors.As(err, &te):
-				at += int(te.Offset)
-			}
-			diags = append(diags, snapshotError(s.file, src, at, "The snapshot is not valid",
-				fmt.Sprintf("The state of %s cannot be read back: %s.", sb.Name, jsonError(err)), nil))
-			continue
+		st, ok := s.decoded[sb.Name]
+		if !ok {
+			continue // its diagnostic is readBackends'
 		}
 		if k, ok := st.(Known); ok {
 			if err := k.Known(); err != nil {
-				diags = append(diags, snapshotError(s.file, src, bytes.Index(src, sb.State), "Snapshot of a server provision does not know",
-					fmt.Sprintf("The snapshot records %s as %s: %s. A plan from it would not be what that server plans.", sb.Name, st.Server(), err), nil))
+				diags = append(diags, snapshotError(s.file, src, sb.stateAt, "Snapshot of a server provision does not know",
+					fmt.Sprintf("The snapshot records %s as %s: %s. A plan from it would not be what that server plans.", sb.Name, st.Server(), err)))
 				continue
 			}
 		}
-		if s.decoded == nil {
-			s.decoded = map[string]plans.State{}
-		}
-		s.decoded[sb.Name] = st
 		live.States[info.Name] = st
 	}
 	return live, diags
@@ -282,19 +473,75 @@ func jsonError(err error) string {
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
-// snapshotError is a diagnostic at byte offset at of the snapshot file
-// (its start when unknown), or at the offset a JSON error gives.
-func snapshotError(path string, src []byte, at int, summary, detail string, err error) *hcl.Diagnostic {
+// strictDecoder reads src refusing a field its value's type does not
+// have: a misspelt field of a hand-edited snapshot is an error, never a
+// value silently left out.
+func strictDecoder(src []byte) *json.Decoder {
+	dec := json.NewDecoder(bytes.NewReader(src))
+	dec.DisallowUnknownFields()
+	return dec
+}
+
+// delim reads the next token of dec, which reads the whole file src, as
+// the delimiter want; on an error it returns where in the file it is.
+func delim(dec *json.Decoder, src []byte, want json.Delim) (int, error) {
+	at := int(dec.InputOffset())
+	t, err := dec.Token()
+	if err == nil && t != want {
+		err = fmt.Errorf("%q expected", want)
+	}
+	return errorAt(src, at, err), err
+}
+
+// nextKey reads the next token of dec, which reads the whole file src, as
+// an object's key.
+func nextKey(dec *json.Decoder, src []byte) (string, int, error) {
+	at := int(dec.InputOffset())
+	t, err := dec.Token()
+	key, _ := t.(string) // within an object, a token is a key or an error
+	return key, errorAt(src, at, err), err
+}
+
+// decode decodes the next value of dec, which reads the whole file src,
+// into v; on an error it returns where in the file it is.
+func decode(dec *json.Decoder, src []byte, v any) (int, error) {
+	at := int(dec.InputOffset())
+	err := dec.Decode(v)
+	return errorAt(src, at, err), err
+}
+
+// valueAt is where the next value or token after byte at of src starts
+// (past a key's colon).
+func valueAt(src []byte, at int) int {
+	return len(src) - len(bytes.TrimLeft(src[at:], " \t\r\n:"))
+}
+
+// errorAt is where in the file src err arose, a decoder of the whole
+// file having returned it when reading on from byte at: the first syntax
+// error of the file (a decoder's own offsets count only the bytes of the
+// values it decoded), a type error's place in the value after at, or
+// where that value starts; 0 for no error.
+func errorAt(src []byte, at int, err error) int {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
-	case errors.As(err, &se):
-		at = int(se.Offset)
+	case err == nil:
+		return 0
+	case broken(err):
+		if errors.As(json.Unmarshal(src, new(json.RawMessage)), &se) {
+			return int(se.Offset)
+		}
 	case errors.As(err, &te):
-		at = int(te.Offset)
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		at = len(src)
+		// Its offset counts from just after the key's colon.
+		rest := bytes.TrimLeft(src[at:], " \t\r\n")
+		return len(src) - len(bytes.TrimPrefix(rest, []byte(":"))) + int(te.Offset)
 	}
+	return valueAt(src, at)
+}
+
+// snapshotError is a diagnostic at byte offset at of the snapshot file
+// (its end when past it).
+func snapshotError(path string, src []byte, at int, summary, detail string) *hcl.Diagnostic {
 	at = max(0, min(at, len(src)))
 	pos := hcl.Pos{Line: 1, Column: 1, Byte: at}
 	for _, c := range src[:at] {

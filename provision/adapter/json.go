@@ -1,7 +1,6 @@
 package adapter
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -44,13 +43,4 @@ func DigestList[T any](items []T) string {
 	}
 	h.Write([]byte{']'})
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-// DecodeStrict decodes raw into v, refusing a field v does not have: how
-// a hand-edited snapshot and the states in it are read back, so that a
-// misspelt field is an error, never a value silently left out.
-func DecodeStrict(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
 }

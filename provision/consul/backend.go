@@ -240,9 +240,9 @@ type agentState struct {
 func (agentState) Server() string { return "Consul agent" }
 
 // DecodeState reads an agent's state from its JSON form.
-func (b *Backend) DecodeState(raw json.RawMessage) (plans.State, error) {
+func (b *Backend) DecodeState(dec *json.Decoder) (plans.State, error) {
 	var st agentState
-	if err := adapter.DecodeStrict(raw, &st); err != nil {
+	if err := dec.Decode(&st); err != nil {
 		return nil, err
 	}
 	if st.Services == nil {

@@ -204,9 +204,9 @@ func (kv *KV) Version(ctx context.Context) string {
 func (kvState) Server() string { return "Consul KV" }
 
 // DecodeState reads the store's state from its JSON form.
-func (kv *KV) DecodeState(raw json.RawMessage) (plans.State, error) {
+func (kv *KV) DecodeState(dec *json.Decoder) (plans.State, error) {
 	var st kvState
-	if err := adapter.DecodeStrict(raw, &st); err != nil {
+	if err := dec.Decode(&st); err != nil {
 		return nil, err
 	}
 	if st.Keys == nil {

@@ -298,11 +298,14 @@ func (b *Backend) read(ctx context.Context) (facts, error) {
 			// Its failure is reported only of a version the plan reads.
 			members, _, tribeErr = b.tribeSettings(ctx, b.es)
 			return nil
+		},
+		func(ctx context.Context) error {
+			f.Nodes = b.readNodes(ctx)
+			return nil
 		}); err != nil {
 		return f, err
 	}
 	f.Version, f.ClusterName, f.Distribution, f.Tagline = root.Version.Number, root.ClusterName, root.Version.Distribution, root.Tagline
-	f.Nodes = b.readNodes(ctx)
 	if unsupported(f) != "" {
 		return f, nil // refused by the plan; its other APIs differ
 	}
@@ -433,12 +436,16 @@ func (b *Backend) readUndeclared(ctx context.Context, major int) (map[string]liv
 }
 
 // readNodes asks each declared node, when there are several, which
-// cluster it belongs to: once each, since a node that does not answer is
-// a warning, not a failure (the others serve).
+// cluster it belongs to, side by side: once each, since a node that does
+// not answer is a warning, not a failure (the others serve).
 func (b *Backend) readNodes(ctx context.Context) []nodeFact {
-	var out []nodeFact
+	if len(b.nodes) == 0 {
+		return nil
+	}
+	out := make([]nodeFact, len(b.nodes))
 	once := adapter.Deadlines{Request: b.net.Request, Attempts: 1, Backoff: b.net.Backoff}
-	for i, c := range b.nodes {
+	parallel.Do(len(b.nodes), len(b.nodes), func(i int) {
+		c := b.nodes[i]
 		n := nodeFact{URL: b.urls[i]}
 		var root struct {
 			ClusterName string `json:"cluster_name"`
@@ -454,8 +461,8 @@ func (b *Backend) readNodes(ctx context.Context) []nodeFact {
 			n.Error = adapter.WithoutLocalAddrs(err.Error())
 		}
 		n.ClusterName = root.ClusterName
-		out = append(out, n)
-	}
+		out[i] = n
+	})
 	return out
 }
 
@@ -586,9 +593,9 @@ func (b *Backend) Greenfield() plans.State {
 }
 
 // DecodeState reads a cluster's state from its JSON form.
-func (b *Backend) DecodeState(raw json.RawMessage) (plans.State, error) {
+func (b *Backend) DecodeState(dec *json.Decoder) (plans.State, error) {
 	var f facts
-	if err := adapter.DecodeStrict(raw, &f); err != nil {
+	if err := dec.Decode(&f); err != nil {
 		return nil, err
 	}
 	return f, nil

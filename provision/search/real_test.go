@@ -264,8 +264,9 @@ func TestDrift(t *testing.T) {
 // TestTribeRefused aims the writes at the tribe node: refused at plan
 // time, naming both members, in a few seconds.
 func TestTribeRefused(t *testing.T) {
+	tribe := cluster(t).Tribe.URL // started before the clock does
 	start := time.Now()
-	_, changes, diags := plan(t, fields(t, cluster(t).Tribe.URL, "t1", "via-tribe", "string", ""), plans.Converge)
+	_, changes, diags := plan(t, fields(t, tribe, "t1", "via-tribe", "string", ""), plans.Converge)
 	took := time.Since(start)
 	if diff := cmp.Diff([]string{"main.hcl:4: Search URL is a tribe node"}, diagLines(diags)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)

@@ -130,9 +130,9 @@ func (b *Backend) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diag
 }
 
 // DecodeState reads a proxy's state from its JSON form.
-func (b *Backend) DecodeState(raw json.RawMessage) (plans.State, error) {
+func (b *Backend) DecodeState(dec *json.Decoder) (plans.State, error) {
 	st := &state{}
-	return st, adapter.DecodeStrict(raw, st)
+	return st, dec.Decode(st)
 }
 
 // Plan judges the declared gates against what the proxy serves. It plans

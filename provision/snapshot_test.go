@@ -1,0 +1,194 @@
+package provision
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/plans"
+)
+
+// counted is a backend whose state is a number of services, and which
+// counts the states it decodes.
+type counted struct {
+	name, kind string
+	decodes    int
+}
+
+type countState struct {
+	Services int `json:"services"`
+}
+
+func (countState) Server() string { return "" }
+
+func (c *counted) Info() plans.BackendInfo {
+	return plans.BackendInfo{Name: c.name, Kind: c.kind, Address: "http://" + c.name}
+}
+func (c *counted) Read(context.Context, plans.Mode) (plans.State, hcl.Diagnostics) { return nil, nil }
+func (c *counted) Plan(plans.State, plans.Mode) (Planned, hcl.Diagnostics)         { return Planned{}, nil }
+func (c *counted) DecodeState(dec *json.Decoder) (plans.State, error) {
+	c.decodes++
+	var st countState
+	err := dec.Decode(&st)
+	return st, err
+}
+
+// TestSnapshotRead: a snapshot's states are decoded by their backends as
+// the file is read, each once however many plans are made from it, in
+// whatever order a hand-edited file gives its fields; a file that is not
+// a snapshot is a diagnostic at the line of the fault, and a state its
+// backend cannot read leaves the others read.
+func TestSnapshotRead(t *testing.T) {
+	const header = `{
+  "format_version": "1.0",
+  "project": "p",
+  "taken_at": "2025-11-25T00:00:00Z",
+`
+	one := `    {
+      "name": "a",
+      "kind": "k",
+      "address": "http://a",
+      "state": {"services": 1}
+    }`
+	cases := []struct {
+		name, src string
+		// want is the number of services of a and b, or the diagnostics
+		// (summary, line) of reading the file and its states.
+		a, b  int
+		diags []string
+	}{
+		{name: "as written", src: header + `  "backends": [
+` + one + `,
+    {
+      "name": "b",
+      "kind": "k",
+      "address": "http://b",
+      "state": {"services": 2}
+    }
+  ]
+}
+`, a: 1, b: 2},
+		{name: "state first, header last", src: `{
+  "backends": [
+` + one + `,
+    {"state": {"services": 2}, "kind": "k", "name": "b", "address": "http://b"}
+  ],
+  "format_version": "1.0",
+  "project": "p",
+  "taken_at": "2025-11-25T00:00:00Z",
+  "record": null
+}
+`, a: 1, b: 2},
+		{name: "a field after the backends", src: header + `  "backends": [
+` + one + `
+  ],
+  "record": {"agents": {}}
+}
+`, a: 1, diags: []string{"Backend missing from the snapshot: 1"}},
+		{name: "unknown field in a state", src: header + `  "backends": [
+` + one + `,
+    {
+      "name": "b",
+      "kind": "k",
+      "address": "http://b",
+      "state": {"services": 2, "checks": 1}
+    }
+  ]
+}
+`, a: 1, diags: []string{"The snapshot is not valid: 16 (The state of b cannot be read back: unknown field \"checks\".)"}},
+		{name: "a type error in a state", src: header + `  "backends": [
+    {
+      "name": "a",
+      "kind": "k",
+      "address": "http://a",
+      "state": {
+        "services": "one"
+      }
+    }
+  ]
+}
+`, diags: []string{"The snapshot is not valid: 11 (The state of a cannot be read back: cannot unmarshal string into Go struct field countState.services of type int.)", "Backend missing from the snapshot: 1"}},
+		{name: "broken in a state", src: header + `  "backends": [
+    {
+      "name": "a",
+      "kind": "k",
+      "address": "http://a",
+      "state": {
+        "services": 1,,
+      }
+    }
+  ]
+}
+`, diags: []string{"The snapshot is not valid: 11"}},
+		{name: "unknown field in a backend", src: header + `  "backends": [
+    {
+      "name": "a",
+      "kind": "k",
+      "adress": "http://a"
+    }
+  ]
+}
+`, diags: []string{"The snapshot is not valid: 9 (p.json is not a snapshot written by provision snapshot: unknown field \"adress\".)"}},
+		{name: "backends twice", src: header + `  "backends": [],
+  "backends": []
+}
+`, diags: []string{"The snapshot is not valid: 6"}},
+		{name: "cut short", src: header + `  "backends": [
+` + one, diags: []string{"The snapshot is not valid: 11"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "p.json")
+			if err := os.WriteFile(path, []byte(c.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			a, b := &counted{name: "a", kind: "k"}, &counted{name: "b", kind: "k"}
+			snap, diags := ReadSnapshot(path)
+			if diags.HasErrors() {
+				t.Fatalf("ReadSnapshot: %v", diags)
+			}
+			var got []string
+			var live *plans.Live
+			for range 2 { // a second plan from the same snapshot decodes nothing again
+				if live, diags = snap.Live("p", []Backend{a, b}); len(got) == 0 {
+					got = said(diags, c.diags, filepath.Dir(path)+string(filepath.Separator))
+				}
+			}
+			if diff := cmp.Diff(c.diags, got); diff != "" {
+				t.Errorf("diagnostics (-want +got):\n%s", diff)
+			}
+			if len(c.diags) == 0 && (a.decodes != 1 || b.decodes != 1) {
+				t.Errorf("states decoded %d and %d times, want once each", a.decodes, b.decodes)
+			}
+			if live == nil {
+				return
+			}
+			for name, want := range map[string]int{"a": c.a, "b": c.b} {
+				st, ok := live.States[name].(countState)
+				if ok != (want > 0) || st.Services != want {
+					t.Errorf("state of %s: %#v, want %d services", name, live.States[name], want)
+				}
+			}
+		})
+	}
+}
+
+// said is each diagnostic as "summary: line", with its detail (dir cut
+// out) when the wanted line of its place has one.
+func said(diags hcl.Diagnostics, want []string, dir string) []string {
+	var out []string
+	for i, d := range diags {
+		s := fmt.Sprintf("%s: %d", d.Summary, d.Subject.Start.Line)
+		if i < len(want) && strings.Contains(want[i], "(") {
+			s += " (" + strings.ReplaceAll(d.Detail, dir, "") + ")"
+		}
+		out = append(out, s)
+	}
+	return out
+}
