@@ -144,11 +144,12 @@ func (d *decoder) documentBlocks(units []unit, indices []*Index) []*Document {
 	}
 	d.docs = documentValues(docs)
 	d.ctx.Variables["document"] = d.docs
-	for i, u := range units {
+	// The sources, most of a document's decoding, side by side.
+	d.spread(len(units), func(part *decoder, i int) {
 		if attr, ok := contents[i].Attributes["source"]; ok {
-			d.instance(u, func() { d.source(docs[i], attr, indices) })
+			part.instance(units[i], func() { part.source(docs[i], attr, indices) })
 		}
-	}
+	})
 	d.ctx, d.each = ctx, nil
 	return docs
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,30 +117,47 @@ func TestTokenLimitsLeaveSpecs(t *testing.T) {
 	}
 }
 
-// TestWorkLimitInFileOrder: when the services together ask for more work
-// than one load may do, the error is at the first service, in file order,
-// whose values cross the limit, on every load of the same specs.
+// TestWorkLimitInFileOrder: when the services, or the documents'
+// sources, together ask for more work than one load may do (they are
+// decoded side by side), the error is at the first block, in file order,
+// whose values cross the limit, on every load of the same specs: where a
+// load on one core puts it.
 func TestWorkLimitInFileOrder(t *testing.T) {
-	var src strings.Builder
-	src.WriteString("project = \"x\"\n")
-	for i := range 600 {
-		fmt.Fprintf(&src, "\nservice \"s%d\" {\n  port = 8080\n  tags = [for i in range(1000) : \"t\"]\n}\n", i)
-	}
-	path := filepath.Join(t.TempDir(), "main.hcl")
-	if err := os.WriteFile(path, []byte(src.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var lines []int
-	for range 3 {
-		_, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{})
-		if len(diags) != 1 || diags[0].Summary != "Spec asks for too much work" {
-			t.Fatalf("diagnostics %v, want one that the load asks for too much work", diags)
-		}
-		lines = append(lines, diags[0].Subject.Start.Line)
-	}
-	// Each service's range and for expression build over 2,000 values:
-	// the 500th service's cross MaxValues (its tags are on line 5 + 5 × 499).
-	if want := 5 + 5*499; lines[0] != want || lines[1] != want || lines[2] != want {
-		t.Errorf("the limit reported at lines %v, want %d each time", lines, want)
+	const documents = "project = \"x\"\n\nsearch \"t1\" {\n  url          = \"http://127.0.0.1:9200\"\n  cluster_name = \"t1\"\n}\n\nindex \"i\" {\n  search = \"t1\"\n  mapping \"m\" {\n    properties = { title = \"string\" }\n  }\n}\n"
+	for _, c := range []struct {
+		name, head, block string
+		// line is where the 500th block's for expression is: each one's
+		// range and for expression build over 2,000 values, and the
+		// 500th's cross MaxValues.
+		line int
+	}{
+		{"services", "project = \"x\"\n", "\nservice \"s%d\" {\n  port = 8080\n  tags = [for i in range(1000) : \"t\"]\n}\n", 5 + 5*499},
+		{"documents", documents, "\ndocument \"m\" \"d%d\" {\n  source = {\n    title = [for i in range(1000) : \"t\"]\n  }\n}\n", 13 + 4 + 6*499},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var src strings.Builder
+			src.WriteString(c.head)
+			for i := range 600 {
+				fmt.Fprintf(&src, c.block, i)
+			}
+			path := filepath.Join(t.TempDir(), "main.hcl")
+			if err := os.WriteFile(path, []byte(src.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var lines []int
+			for load := range 3 {
+				if load == 2 {
+					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+				}
+				_, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{})
+				if len(diags) != 1 || diags[0].Summary != "Spec asks for too much work" {
+					t.Fatalf("diagnostics %v, want one that the load asks for too much work", diags)
+				}
+				lines = append(lines, diags[0].Subject.Start.Line)
+			}
+			if want := []int{c.line, c.line, c.line}; !slices.Equal(lines, want) {
+				t.Errorf("the limit reported at lines %v (the last on one core), want %v", lines, want)
+			}
+		})
 	}
 }

@@ -55,26 +55,33 @@ var metaKey = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
-// serviceBlocks decodes the services side by side, in runs of at least
-// 256, each run with a decoder of its own whose diagnostics and secrets
-// join d's in order: a spec of 10,000 services spends most of its
-// decoding here. Which service crosses the work limit first depends on
-// the order the runs went, so when the budget runs out the services are
-// decoded again one by one, from the budget they started with: the error
-// is at the first crossing in file order. (A budget spent before them
-// stays spent: nothing they count is known, and no service reports it.)
+// serviceBlocks decodes the services side by side (spread): a spec of
+// 10,000 services spends most of its decoding here.
 func (d *decoder) serviceBlocks(units []unit) []*Service {
 	out := make([]*Service, len(units))
+	d.spread(len(units), func(part *decoder, i int) { out[i] = part.serviceBlock(units[i]) })
+	return out
+}
+
+// spread calls decode(part, i) for i from 0 to n-1 on every core, in
+// runs of at least 256, each run with a decoder of its own (part) whose
+// diagnostics and secrets join d's in order. Which call crosses the work
+// limit first depends on the order the runs went, so when the budget
+// runs out the calls are made again one by one, with d, from the budget
+// they started with: the error is at the first crossing in file order.
+// (A budget spent before them stays spent: nothing they count is known,
+// and no call reports it.) decode writes nothing another call reads.
+func (d *decoder) spread(n int, decode func(part *decoder, i int)) {
 	values, bytes, spent := d.bg.values.Load(), d.bg.bytes.Load(), d.bg.spent.Load()
-	parts := make([]*decoder, min(runtime.GOMAXPROCS(0), len(units)/256+1))
+	parts := make([]*decoder, min(runtime.GOMAXPROCS(0), n/256+1))
 	var wg sync.WaitGroup
 	for w := range parts {
 		parts[w] = &decoder{vars: d.vars, locals: d.locals, bg: d.bg, docs: d.docs}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w * len(units) / len(parts); i < (w+1)*len(units)/len(parts); i++ {
-				out[i] = parts[w].serviceBlock(units[i])
+			for i := w * n / len(parts); i < (w+1)*n/len(parts); i++ {
+				decode(parts[w], i)
 			}
 		}()
 	}
@@ -84,17 +91,16 @@ func (d *decoder) serviceBlocks(units []unit) []*Service {
 			d.diags = append(d.diags, p.diags...)
 			d.secrets = append(d.secrets, p.secrets...)
 		}
-		return out
+		return
 	}
 	d.bg.values.Store(values)
 	d.bg.bytes.Store(bytes)
 	d.bg.spent.Store(false)
 	ctx := d.ctx
-	for i, u := range units {
-		out[i] = d.serviceBlock(u)
+	for i := range n {
+		decode(d, i)
 	}
 	d.ctx, d.each = ctx, nil
-	return out
 }
 
 // instance decodes one unit with its context, and names its instance in
