@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -513,7 +514,7 @@ func (d *decoder) namesType(r hcl.Range, typ string) bool {
 	if f == nil || r.End.Byte > len(f.Bytes) || r.Start.Byte >= r.End.Byte {
 		return false
 	}
-	return strings.Contains(string(f.Bytes[r.Start.Byte:r.End.Byte]), "document."+typ+".")
+	return bytes.Contains(f.Bytes[r.Start.Byte:r.End.Byte], []byte("document."+typ+"."))
 }
 
 // documentCycles refuses references that go round: such documents have

@@ -226,8 +226,7 @@ func (kv *KV) DecodeState(dec *json.Decoder) (plans.State, error) {
 // longer declared.
 func (kv *KV) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnostics) {
 	st := kvState{Keys: map[string]kvEntry{}, Records: map[string]kvRecord{}}
-	records := kv.recordPath("")
-	if diags := kv.readKeys(ctx, &st, append(slices.Clip(kv.prefixes), records), records, "?recurse=true"); diags != nil {
+	if diags := kv.readKeys(ctx, &st, append(slices.Clip(kv.prefixes), kv.recordPath("")), "?recurse=true"); diags != nil {
 		return nil, diags
 	}
 	var elsewhere []string
@@ -236,7 +235,7 @@ func (kv *KV) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnost
 			elsewhere = append(elsewhere, path)
 		}
 	}
-	if diags := kv.readKeys(ctx, &st, elsewhere, records, ""); diags != nil {
+	if diags := kv.readKeys(ctx, &st, elsewhere, ""); diags != nil {
 		return nil, diags
 	}
 	if st.ACL.Deny {
@@ -250,8 +249,9 @@ func (kv *KV) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnost
 
 // readKeys reads into st the keys at paths, side by side, each with the
 // query given (?recurse=true: the keys under a folder; a 404 is none);
-// those under records are the project's records of its keys.
-func (kv *KV) readKeys(ctx context.Context, st *kvState, paths []string, records, query string) hcl.Diagnostics {
+// the folder of the project's records is read into st.Records.
+func (kv *KV) readKeys(ctx context.Context, st *kvState, paths []string, query string) hcl.Diagnostics {
+	records := kv.recordPath("")
 	type answer struct {
 		pairs  []kvPair
 		header http.Header

@@ -131,11 +131,13 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 				continue
 			}
 			removing = true
-			if r.Kind == "document" {
-				t.removed = append(t.removed, splitDocPath(r.Name))
+			if r.Kind != "document" {
+				continue
 			}
-			if ix := splitDocPath(r.Name).Index; r.Kind == "document" && !slices.Contains(sc.Indices, ix) {
-				sc.Indices = append(sc.Indices, ix)
+			ref := splitDocPath(r.Name)
+			t.removed = append(t.removed, ref)
+			if !slices.Contains(sc.Indices, ref.Index) {
+				sc.Indices = append(sc.Indices, ref.Index)
 			}
 		}
 		if len(sc.Indices) == 0 && !removing {
