@@ -11,7 +11,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build servers test demo bench fuzz lint clean
+.PHONY: all build servers test demo bench fuzz lint release clean
 
 all: build
 
@@ -68,10 +68,18 @@ fuzz: servers
 	@echo "mapping pairs against a real Elasticsearch 2.4.1 for $(FUZZTIME)"
 	$(GO) test -run '^TestMappingPairs$$' -timeout 0 -v ./provision/search -args -pairs-time $(FUZZTIME) -pairs-seed 0
 
+# make release VERSION=v1.2.0: the binaries for linux, darwin and windows on
+# amd64 and arm64 in archives, a CycloneDX bill of materials of each, and
+# SHA256SUMS, in dist/; byte-identical from one commit (see
+# provision/internal/release).
+release:
+	@case "$(VERSION)" in v*.*.*) ;; *) echo "make release VERSION=vX.Y.Z (not $(VERSION))"; exit 1 ;; esac
+	$(GO) run ./provision/internal/release -version $(VERSION) -out dist
+
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

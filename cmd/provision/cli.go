@@ -61,7 +61,8 @@ var commands = []command{
 	{"completion", "completion [options] bash | zsh | fish", "Print a shell's completion script",
 		"Prints the completion script of bash, zsh or fish: the commands, each command's flags, and for -target, -exclude and -replace the addresses of the services, keys, indices and documents the specs declare (read offline, from the DIR on the command line or specs/). Load it with: source <(provision completion bash).",
 	},
-	{"version", "version", "Print the version", "Prints the version."},
+	{"version", "version [options]", "Print the version, the Go version and the revision it was built from",
+		"Prints the version of provision (the release's, or the module version go install was given), the Go version and platform it was built with, and the VCS revision of its source, all read from the binary's own build information."},
 }
 
 // usage is the text of provision -help.
@@ -134,8 +135,7 @@ func (c *cli) run(args []string) int {
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "version", "-version", "--version":
-		fmt.Fprintf(c.stdout, "provision %s\n", version)
-		return exitOK
+		return c.version(rest)
 	case "help", "-help", "--help", "-h":
 		fmt.Fprint(c.stdout, usage())
 		return exitOK

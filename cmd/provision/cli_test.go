@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +142,28 @@ func TestUpToQuotesAsWhole(t *testing.T) {
 		if whole.String() != cut.String() || !strings.Contains(whole.String(), "on main.hcl line") || !strings.Contains(whole.String(), ": ") {
 			t.Errorf("%s: cut\n%s\nwhole\n%s", d.Summary, cut.String(), whole.String())
 		}
+	}
+}
+
+// TestVersion: version says the build's Go and platform, in text and
+// JSON; provision/internal/release's test checks a released binary's
+// version and revision.
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI(t, nil, "version", "-json")
+	var b build
+	if err := json.Unmarshal([]byte(out), &b); code != 0 || err != nil {
+		t.Fatalf("version -json: exit %d, %v\n%s", code, err, out)
+	}
+	if b.Version != version || b.Go != runtime.Version() || b.Platform != runtime.GOOS+"/"+runtime.GOARCH || b.Module != "github.com/provision-dev/provision" {
+		t.Errorf("version -json: %+v", b)
+	}
+	for _, args := range [][]string{{"version"}, {"-version"}} {
+		code, out, _ := runCLI(t, nil, args...)
+		if code != 0 || !strings.HasPrefix(out, "provision "+version+"\n") || !strings.Contains(out, "built with "+runtime.Version()) {
+			t.Errorf("%v: exit %d\n%s", args, code, out)
+		}
+	}
+	if code, _, _ := runCLI(t, nil, "version", "extra"); code != exitError {
+		t.Errorf("version extra: exit %d, want %d", code, exitError)
 	}
 }

@@ -59,9 +59,6 @@ var helpFlag = regexp.MustCompile(`(?m)^  (-[a-z][a-z-]*)`)
 // the flags are declared where each command parses them, so asking is the
 // one way that cannot drift.
 func (c *cli) flagsOf(name string) []string {
-	if name == "version" {
-		return nil
-	}
 	var help bytes.Buffer
 	newCLI(nil, io.Discard, &help).run([]string{name, "-help"})
 	var out []string
