@@ -59,7 +59,8 @@ func (r Result) Err() error {
 // them before it), and not at all when one of them is not; deletes start
 // once every other change is done. Batch items (Request.Batch) of
 // changes that follow one another in the plan, none needing another,
-// go as one batch of their Batcher.
+// go as one batch of their Batcher; a change made of several items sends
+// its second in the batch after the one of its first.
 // After the first failure, or once ctx is canceled, no new request is
 // started; requests already under way finish within their own deadline
 // (they are sent with ctx's values but not its cancellation). progress,
@@ -177,11 +178,11 @@ func Apply(ctx context.Context, p *plans.Plan, backends map[string]Writer, paral
 	return res
 }
 
-// batchItem is the request of a change that is one batch item, and the
-// backend's Batcher; nil when the change is not one.
+// batchItem is the first request of a change whose requests are all
+// batch items, and the backend's Batcher; nil when the change is not one.
 func batchItem(o Outcome, backends map[string]Writer) (*plans.Request, Batcher) {
 	b, ok := backends[o.Change.Backend].(Batcher)
-	if !ok || len(o.Change.Requests) != 1 || !o.Change.Requests[0].Batch {
+	if !ok || len(o.Change.Requests) == 0 || slices.ContainsFunc(o.Change.Requests, func(r plans.Request) bool { return !r.Batch }) {
 		return nil, nil
 	}
 	return &o.Change.Requests[0], b
@@ -209,33 +210,37 @@ func batchEnd(outcomes []Outcome, lo int, backends map[string]Writer, at map[pla
 	return hi
 }
 
-// sendBatch sends the items of outcomes whose needs are complete as one
-// batch: an item whose need is not is not sent.
+// sendBatch sends the items of outcomes whose needs are complete as
+// batches, one per step: the first request of each, then the second of
+// those whose first was done, and so on, as the requests of one change
+// are sent in order. An item whose need is not complete is not sent.
 func sendBatch(ctx context.Context, live *plans.Live, outcomes []Outcome, backends map[string]Writer, ready func(int) bool, stopped func() bool, report func(Event), fail func(*Outcome, error)) {
 	var send []int
-	var items []plans.Request
 	for i := range outcomes {
 		if ready(i) {
 			send = append(send, i)
-			items = append(items, outcomes[i].Change.Requests[0])
 		}
 	}
-	if len(items) == 0 || stopped() {
-		return
-	}
-	for k, i := range send {
-		report(Event{Change: outcomes[i].Change, Step: 1, Request: items[k]})
-	}
-	start := time.Now()
-	errs := backends[outcomes[0].Change.Backend].(Batcher).SendBatch(adapter.Sending(ctx), live.State(outcomes[0].Change.Backend), items)
-	for k, i := range send {
-		o := &outcomes[i]
-		if errs[k] != nil {
-			fail(o, errs[k])
-		} else {
-			o.Sent++
+	b := backends[outcomes[0].Change.Backend].(Batcher)
+	for step := 0; len(send) > 0 && !stopped(); step++ {
+		items := make([]plans.Request, len(send))
+		for k, i := range send {
+			items[k] = outcomes[i].Change.Requests[step]
+			report(Event{Change: outcomes[i].Change, Step: step + 1, Request: items[k]})
 		}
-		report(Event{Change: o.Change, Step: 1, Request: items[k], Done: true, Err: errs[k], Elapsed: time.Since(start)})
+		start := time.Now()
+		errs := b.SendBatch(adapter.Sending(ctx), live.State(outcomes[0].Change.Backend), items)
+		var next []int
+		for k, i := range send {
+			o := &outcomes[i]
+			if errs[k] != nil {
+				fail(o, errs[k])
+			} else if o.Sent++; o.Sent < len(o.Change.Requests) {
+				next = append(next, i)
+			}
+			report(Event{Change: o.Change, Step: step + 1, Request: items[k], Done: true, Err: errs[k], Elapsed: time.Since(start)})
+		}
+		send = next
 	}
 }
 

@@ -247,3 +247,45 @@ func TestApplyBatches(t *testing.T) {
 		t.Errorf("Err = %v", err)
 	}
 }
+
+// TestApplyBatchSteps: a change of two batch items (a document and the
+// project's record of it) sends its second in the batch after the one of
+// its first, beside the others' second items; a change whose first item
+// fails sends no second, and the batch stops there.
+func TestApplyBatchSteps(t *testing.T) {
+	pair := func(name string) *plans.Change {
+		return &plans.Change{Addr: plans.Addr{Kind: "document", Name: name}, Backend: "b", Action: plans.Create,
+			Requests: []plans.Request{{Method: "POST", Path: "/_bulk", Body: []byte(`"` + name + `"`), Batch: true},
+				{Method: "POST", Path: "/_bulk", Body: []byte(`"` + name + ` record"`), Batch: true}}}
+	}
+	one := &plans.Change{Addr: plans.Addr{Kind: "document", Name: "r"}, Backend: "b", Action: plans.Update,
+		Requests: []plans.Request{{Method: "POST", Path: "/_bulk", Body: []byte(`"r record"`), Batch: true}}}
+	changes := []*plans.Change{pair("a"), one, pair("b")}
+
+	b := &batcher{limit: 10}
+	var steps []string
+	res := Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Writer{"b": b}, 4, func(e Event) {
+		if e.Done {
+			steps = append(steps, fmt.Sprintf("%s %d", e.Change.Addr.Name, e.Step))
+		}
+	})
+	if res.Err() != nil || !res.complete() {
+		t.Fatalf("apply: %v", res.Err())
+	}
+	want := [][]string{{`"a"`, `"r record"`, `"b"`}, {`"a record"`, `"b record"`}}
+	if diff := cmp.Diff(want, b.batches); diff != "" {
+		t.Errorf("batches (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a 1", "r 1", "b 1", "a 2", "b 2"}, steps); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+
+	b = &batcher{limit: 10, recorder: recorder{fail: map[string]bool{`"a"`: true}}}
+	res = Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Writer{"b": b}, 4, nil)
+	if diff := cmp.Diff([][]string{{`"a"`, `"r record"`, `"b"`}}, b.batches); diff != "" {
+		t.Errorf("batches with the first item refused (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"failed a 0", "done r 1", "not done b 1"}, outcomeWords(res)); diff != "" {
+		t.Errorf("outcomes with the first item refused (-want +got):\n%s", diff)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -143,14 +142,5 @@ func renumberIndexes(b []byte) []byte {
 // outside 2xx.
 func esDo(t *testing.T, base, method, path, body string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("%s %s: %s", method, path, resp.Status)
-	}
+	esCall(t, method, base+path, body, nil)
 }

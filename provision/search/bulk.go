@@ -62,6 +62,18 @@ func itemLines(r plans.Request) []json.RawMessage {
 	return lines
 }
 
+// itemAction is a batch item's operation and the document it names.
+func itemAction(r plans.Request) (string, docRef) {
+	var action map[string]bulkAction
+	if lines := itemLines(r); len(lines) > 0 {
+		_ = json.Unmarshal(lines[0], &action)
+	}
+	for op, a := range action {
+		return op, docRef{a.Index, a.Type, a.ID}
+	}
+	return "", docRef{}
+}
+
 // bulkResult is Elasticsearch 2.4's answer for one item.
 type bulkResult struct {
 	Status int `json:"status"`
@@ -183,10 +195,6 @@ func (b *Backend) itemRefused(ctx context.Context, st plans.State, op string, it
 	if r.Status != http.StatusConflict {
 		return err
 	}
-	var action map[string]bulkAction
-	if lines := itemLines(item); len(lines) > 0 {
-		_ = json.Unmarshal(lines[0], &action)
-	}
-	a := action[op]
-	return b.documentChanged(ctx, st, op, docRef{a.Index, a.Type, a.ID}, err)
+	_, ref := itemAction(item)
+	return b.documentChanged(ctx, st, op, ref, err)
 }

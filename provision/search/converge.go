@@ -27,6 +27,7 @@ func (b *Backend) Converge(st plans.State, changes []*plans.Change) (plans.State
 	next.Undeclared = slices.Clone(f.Undeclared)
 	next.UndeclaredMarks = maps.Clone(f.UndeclaredMarks)
 	next.Held = maps.Clone(f.Held)
+	next.Records = maps.Clone(f.Records)
 	for _, c := range changes {
 		for _, r := range c.Requests {
 			if err := next.apply(r, b.project); err != nil {
@@ -120,42 +121,65 @@ func cloned[K comparable, V any](m map[K]V) map[K]V {
 }
 
 // applyItem does one _bulk item: create, index (the next version) or
-// delete.
+// delete, of a document or of the project's record of one.
 func (f *facts) applyItem(r plans.Request, project string) error {
 	lines := itemLines(r)
-	if len(lines) == 0 {
-		return fmt.Errorf("an empty batch item")
+	op, a := itemAction(r)
+	if op == "" {
+		return fmt.Errorf("a batch item without an action")
 	}
-	var action map[string]bulkAction
-	if err := json.Unmarshal(lines[0], &action); err != nil {
-		return err
+	var source map[string]any
+	if len(lines) > 1 {
+		if err := json.Unmarshal(lines[1], &source); err != nil {
+			return err
+		}
 	}
-	for op, a := range action {
-		path := a.Index + "/" + a.Type + "/" + a.ID
-		owned := func(d liveDoc) bool { return d.path() == path }
-		f.Owned = slices.DeleteFunc(f.Owned, owned)
-		if op == "delete" {
-			delete(f.Documents, path)
-			continue
-		}
-		var source map[string]any
-		if len(lines) > 1 {
-			if err := json.Unmarshal(lines[1], &source); err != nil {
-				return err
-			}
-		}
-		found := true
-		d := liveDoc{Index: a.Index, Type: a.Type, ID: a.ID, Version: f.document(path).Version + 1, Found: &found, Source: source}
-		if f.Documents == nil {
-			f.Documents = map[string]liveDoc{}
-		}
-		f.Documents[path] = d
-		if d.owner() == project {
-			d.Found = nil
-			f.Owned = append(f.Owned, d)
-		}
+	if a.Index == recordIndex {
+		f.applyRecord(op, a, source)
+		return nil
+	}
+	path := a.Index + "/" + a.Type + "/" + a.ID
+	owned := func(d liveDoc) bool { return d.path() == path }
+	f.Owned = slices.DeleteFunc(f.Owned, owned)
+	if op == "delete" {
+		delete(f.Documents, path)
+		return nil
+	}
+	found := true
+	d := liveDoc{Index: a.Index, Type: a.Type, ID: a.ID, Version: f.document(path).Version + 1, Found: &found, Source: source}
+	if f.Documents == nil {
+		f.Documents = map[string]liveDoc{}
+	}
+	f.Documents[path] = d
+	if f.owner(d) == project {
+		d.Found = nil
+		f.Owned = append(f.Owned, d)
 	}
 	return nil
+}
+
+// applyRecord does one item of the project's records, whose id is
+// <project>/<path>: the record written (its document then the project's,
+// at the version it names) or deleted.
+func (f *facts) applyRecord(op string, ref docRef, source map[string]any) {
+	project, path, _ := strings.Cut(ref.ID, "/")
+	f.Records = maps.Clone(f.Records)
+	if op == "delete" {
+		delete(f.Records, path)
+		f.Owned = slices.DeleteFunc(f.Owned, func(d liveDoc) bool { return d.path() == path && d.owner() == "" })
+		return
+	}
+	doc := splitDocPath(path)
+	version, _ := source["version"].(float64)
+	protected, _ := source["protected"].(bool)
+	if f.Records == nil {
+		f.Records = map[string]docRecord{}
+	}
+	f.Records[path] = docRecord{Project: project, Index: doc.Index, Type: doc.Type, ID: doc.ID, Version: int64(version), Protected: protected}
+	if d := f.document(path); d.ID != "" && !slices.ContainsFunc(f.Owned, func(o liveDoc) bool { return o.path() == path }) && f.owner(d) == project {
+		d.Found = nil
+		f.Owned = append(f.Owned, d)
+	}
 }
 
 // mergeFields is what a mapping PUT leaves of a type's fields: the old

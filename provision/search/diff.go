@@ -43,6 +43,9 @@ type facts struct {
 	// exist, by <index>/<type>/<id>; Owned, the project's own documents.
 	Documents map[string]liveDoc `json:"documents,omitempty"`
 	Owned     []liveDoc          `json:"owned_documents,omitempty"`
+	// Records are the project's records of its documents (record.go), by
+	// the document's <index>/<type>/<id>.
+	Records map[string]docRecord `json:"document_records,omitempty"`
 	// TribeNode is what the tribe node (tribe_url) showed a plan that
 	// converges; nil without one.
 	TribeNode *tribeRead `json:"tribe_node,omitempty"`
@@ -235,7 +238,7 @@ func (t target) redIndices(f facts, changes []*plans.Change) hcl.Diagnostics {
 func (f facts) held(name string) []string {
 	out := slices.Clone(f.Held[name])
 	for _, d := range f.Owned {
-		if d.Index == name && d.protected() {
+		if d.Index == name && f.protected(d) {
 			out = append(out, d.Type+"/"+d.ID)
 		}
 	}

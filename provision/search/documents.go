@@ -193,19 +193,73 @@ func (t target) documentsRead(f facts) bool {
 	return false
 }
 
-// readDocuments reads, in two requests whatever their number and side by
-// side, the declared documents and the ones they name (by _mget, which is
-// real time), and the project's own documents in the indices in scope (a
+// readDocuments reads, in three requests whatever their number and side
+// by side, the declared documents and the ones they name (by _mget, which
+// is real time), the project's own documents in the indices in scope (a
 // search, which sees what was written up to a second before, the
 // index's refresh interval: a document created and undeclared within
-// that second is deleted by the next plan). Each writes its own part of
-// f.
+// that second is deleted by the next plan), and the project's records of
+// its documents; then, in one more _mget, the recorded documents neither
+// read (those a save in the tool took the marks off). Each writes its own
+// part of f.
 func (b *Backend) readDocuments(ctx context.Context, f *facts) error {
 	if !b.documentsRead(*f) {
 		return nil
 	}
-	return parallel.All(ctx, func(ctx context.Context) error { return b.readDeclared(ctx, f) },
-		func(ctx context.Context) error { return b.readOwned(ctx, f) })
+	if err := parallel.All(ctx, func(ctx context.Context) error { return b.readDeclared(ctx, f) },
+		func(ctx context.Context) error { return b.readOwned(ctx, f) },
+		func(ctx context.Context) error { return b.readRecords(ctx, f) }); err != nil {
+		return err
+	}
+	return b.readRecorded(ctx, f)
+}
+
+// readRecorded adds to f.Owned the documents the project's records name
+// in the indices in scope that the search by marks did not find: read
+// already (declared) or, all in one _mget, now. One its record no longer
+// names (made again by hand) is left out.
+func (b *Backend) readRecorded(ctx context.Context, f *facts) error {
+	have := map[string]bool{}
+	for _, d := range f.Owned {
+		have[d.path()] = true
+	}
+	inScope := map[string]bool{}
+	for _, name := range b.scope.Indices {
+		_, red := f.Red[name]
+		_, exists := f.Indices[name]
+		inScope[name] = exists && !red
+	}
+	var missing []docRef
+	for _, path := range slices.Sorted(maps.Keys(f.Records)) {
+		r := f.Records[path]
+		if have[path] || !inScope[r.Index] {
+			continue
+		}
+		if d, ok := f.Documents[path]; ok {
+			if f.owner(d) == b.project {
+				d.Found = nil
+				f.Owned = append(f.Owned, d)
+			}
+			continue
+		}
+		missing = append(missing, docRef{r.Index, r.Type, r.ID})
+	}
+	if len(missing) > 0 {
+		var got struct {
+			Docs []liveDoc `json:"docs"`
+		}
+		if err := b.post(ctx, b.es, "/_mget", map[string]any{"docs": missing}, &got); err != nil {
+			return err
+		}
+		for _, d := range got.Docs {
+			if d.Found != nil && *d.Found && f.owner(d) == b.project {
+				d.Found = nil
+				f.Owned = append(f.Owned, d)
+			}
+		}
+	}
+	sort.Slice(f.Owned, func(i, j int) bool { return f.Owned[i].path() < f.Owned[j].path() })
+	return nil
 }
 
 // readDeclared reads the declared documents and the ones they name
@@ -299,16 +353,31 @@ func (b *Backend) ownedIn(ctx context.Context, indices []string) ([]liveDoc, err
 }
 
 // readHeld reads the project's protected documents in the owned indices
-// no block declares (f.Held): a plan that deletes such an index is
-// refused while it holds one.
+// no block declares (f.Held), by their marks or the project's records: a
+// plan that deletes such an index is refused while it holds one.
 func (b *Backend) readHeld(ctx context.Context, f *facts) error {
 	owned, err := b.ownedIn(ctx, f.Undeclared)
+	if err == nil && f.Records == nil {
+		err = b.readRecords(ctx, f)
+	}
+	held := func(index, doc string) {
+		if f.Held == nil {
+			f.Held = map[string][]string{}
+		}
+		if !slices.Contains(f.Held[index], doc) {
+			f.Held[index] = append(f.Held[index], doc)
+		}
+	}
 	for _, d := range owned {
-		if d.protected() {
-			if f.Held == nil {
-				f.Held = map[string][]string{}
-			}
-			f.Held[d.Index] = append(f.Held[d.Index], d.Type+"/"+d.ID)
+		if f.protected(d) {
+			held(d.Index, d.Type+"/"+d.ID)
+		}
+	}
+	// A protected document the tool saved (no marks) is held by its
+	// record alone: refusing the index's delete is the safe side.
+	for _, path := range slices.Sorted(maps.Keys(f.Records)) {
+		if r := f.Records[path]; r.Protected && slices.Contains(f.Undeclared, r.Index) {
+			held(r.Index, r.Type+"/"+r.ID)
 		}
 	}
 	return err
@@ -484,7 +553,7 @@ func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans
 	var gone []*plans.Change
 	for _, live := range owned {
 		if removing[live.path()] {
-			removed[live.path()] = t.removeDocument(live, nil, nil, mode)
+			removed[live.path()] = t.removeDocument(f, live, nil, nil, mode)
 			gone = append(gone, removed[live.path()])
 		}
 	}
@@ -510,18 +579,25 @@ func (t target) planDocument(d *schema.Document, f facts, mode plans.Mode, plann
 	}
 	live, exists := f.Documents[d.Path()]
 	if mode == plans.Destroy {
-		if exists && live.owner() == t.project {
-			return t.removeDocument(live, d.JSONFields, d, mode), nil
+		if exists && f.owner(live) == t.project {
+			return t.removeDocument(f, live, d.JSONFields, d, mode), nil
 		}
 		return nil, nil
 	}
 	diags := t.liveRefs(d, f, removing)
-	declared := keepIgnored(d.Source, live, exists, d.Lifecycle)
+	declared := keepToolState(d.Type, keepIgnored(d.Source, live, exists, d.Lifecycle), live, exists)
 	after := docView(declared, d.JSONFields)
-	protect := d.Lifecycle.Protects(exists && live.protected())
+	protect := d.Lifecycle.Protects(exists && f.protected(live))
 	source := t.docBody(declared, protect)
 	ref := docRef{d.Index, d.Type, d.ID}
-	write := func() []plans.Request { return []plans.Request{bulkItem("index", ref, live.Version, source)} }
+	write := func() []plans.Request {
+		return []plans.Request{bulkItem("index", ref, live.Version, source), t.recordItem(ref, live.Version+1, protect)}
+	}
+	// The record a document the project owns lacks (one written before
+	// records, or whose record was lost) is written by itself, at the
+	// document's version.
+	record, recorded := f.Records[d.Path()]
+	unrecorded := exists && (!recorded || record.Version > live.Version || record.Protected != protect)
 	// same: the live document is the declared one (less the marks), so
 	// its view is the change's before and its size is one the cluster
 	// took: worked out once, not again for the check, the diff and the
@@ -532,7 +608,7 @@ func (t target) planDocument(d *schema.Document, f facts, mode plans.Mode, plann
 		Backend:  t.backend,
 		EachKey:  d.Instance.KeyPtr(),
 		After:    adapter.RawJSON(after),
-		Live:     adapter.LiveObject{Exists: exists, Owner: live.owner(), Protected: exists && live.protected(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)},
+		Live:     adapter.LiveObject{Exists: exists, Owner: f.owner(live), Protected: exists && f.protected(live), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)},
 		Check: func() hcl.Diagnostics {
 			if same {
 				return nil
@@ -544,12 +620,17 @@ func (t target) planDocument(d *schema.Document, f facts, mode plans.Mode, plann
 			}
 			return nil
 		},
-		Create:   func() []plans.Request { return []plans.Request{bulkItem("create", ref, 0, source)} },
+		Create:   func() []plans.Request { return []plans.Request{bulkItem("create", ref, 0, source), t.recordItem(ref, 1, protect)} },
 		Before:   func() json.RawMessage { return adapter.RawJSON(docView(live.Source, d.JSONFields)) },
 		SameView: true,
 		Diff: func(importing bool) adapter.Diff {
 			var diff adapter.Diff
 			if !importing {
+				if same && unrecorded {
+					diff.Reasons = []adapter.Reason{{Code: plans.ReasonChanged, Words: "its ownership record is written"}}
+					diff.Requests = []plans.Request{t.recordItem(ref, live.Version, protect)}
+					return diff
+				}
 				if same {
 					return diff
 				}
@@ -587,16 +668,20 @@ func splitDocPath(path string) docRef {
 
 // removeDocument deletes one of the project's documents, at the version
 // the plan read, or forgets it (written again at that version without
-// its marks) when a removed block says so; d is its declaration in
-// destroy mode.
-func (t target) removeDocument(live liveDoc, jsonFields []string, d *schema.Document, mode plans.Mode) *plans.Change {
+// its marks, when it has them) when a removed block says so, and deletes
+// the project's record of it; d is its declaration in destroy mode.
+func (t target) removeDocument(f facts, live liveDoc, jsonFields []string, d *schema.Document, mode plans.Mode) *plans.Change {
 	ref := docRef{live.Index, live.Type, live.ID}
+	unrecord := t.unrecordItem(live.path())
 	g := adapter.Gone{Addr: t.docAddr(live.path()), Backend: t.backend, Before: adapter.RawJSON(docView(live.Source, jsonFields)),
-		Delete: []plans.Request{bulkItem("delete", ref, live.Version, nil)},
+		Delete: []plans.Request{bulkItem("delete", ref, live.Version, nil), unrecord},
 		Forget: func() []plans.Request {
-			return []plans.Request{bulkItem("index", ref, live.Version, withPath(nil, live.Source, nil))}
+			if live.owner() == "" {
+				return []plans.Request{unrecord} // no marks to take off
+			}
+			return []plans.Request{bulkItem("index", ref, live.Version, withPath(nil, live.Source, nil)), unrecord}
 		},
-		Protected: live.protected(),
+		Protected: f.protected(live),
 		Removed:   t.cfg.RemovedOf("document", live.path()),
 	}
 	if d != nil {
@@ -718,11 +803,11 @@ func (b *Backend) verifyDocuments(ctx context.Context, changes []*plans.Change) 
 	written := map[string]map[string]any{}
 	var ids []docRef
 	for _, c := range changes {
-		if c.Addr.Kind != "document" || c.Action == plans.Delete || len(c.Requests) == 0 {
-			continue
+		if c.Addr.Kind != "document" || c.Action == plans.Delete || len(c.Requests) == 0 || isRecordItem(c.Requests[0]) {
+			continue // deleted, or only its record written
 		}
 		var body map[string]any
-		if lines := itemLines(c.Requests[len(c.Requests)-1]); len(lines) == 2 {
+		if lines := itemLines(c.Requests[0]); len(lines) == 2 {
 			_ = json.Unmarshal(lines[1], &body)
 		}
 		written[c.Addr.Name] = body

@@ -80,9 +80,13 @@ func TestDocuments(t *testing.T) {
 		`index[".dashboard"] create: PUT /.dashboard/_mapping/dashboard`,
 		`index[".dashboard"] create: PUT /.dashboard/_mapping/visualization`,
 		`document[".dashboard/index-pattern/logs-*"] create: POST /_bulk?refresh=true {"create":{"_index":".dashboard","_type":"index-pattern","_id":"logs-*"}}`,
+		`document[".dashboard/index-pattern/logs-*"] create: POST /_bulk?refresh=true {"index":{"_index":".provision","_type":"document","_id":"edge/.dashboard/index-pattern/logs-*"}}`,
 		`document[".dashboard/search/errors"] create: POST /_bulk?refresh=true {"create":{"_index":".dashboard","_type":"search","_id":"errors"}}`,
+		`document[".dashboard/search/errors"] create: POST /_bulk?refresh=true {"index":{"_index":".provision","_type":"document","_id":"edge/.dashboard/search/errors"}}`,
 		`document[".dashboard/visualization/error-rate"] create: POST /_bulk?refresh=true {"create":{"_index":".dashboard","_type":"visualization","_id":"error-rate"}}`,
+		`document[".dashboard/visualization/error-rate"] create: POST /_bulk?refresh=true {"index":{"_index":".provision","_type":"document","_id":"edge/.dashboard/visualization/error-rate"}}`,
 		`document[".dashboard/dashboard/edge"] create: POST /_bulk?refresh=true {"create":{"_index":".dashboard","_type":"dashboard","_id":"edge"}}`,
+		`document[".dashboard/dashboard/edge"] create: POST /_bulk?refresh=true {"index":{"_index":".provision","_type":"document","_id":"edge/.dashboard/dashboard/edge"}}`,
 	}
 	if diff := cmp.Diff(want, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("planned requests (-want +got):\n%s", diff)
@@ -158,7 +162,8 @@ func TestDocuments(t *testing.T) {
 	t.Run("half-failed bulk", func(t *testing.T) {
 		// Two updates in one _bulk request; one of them is edited again
 		// between plan and apply: that item is refused, the other is
-		// done, and a re-run converges.
+		// written (its record, the next batch, is not sent after the
+		// failure: its marks own it), and a re-run converges.
 		b, p := planDocs(t, cfg)
 		mustApply(t, b, p)
 		for _, doc := range []string{"index-pattern/logs-*", "dashboard/edge"} {
@@ -174,9 +179,9 @@ func TestDocuments(t *testing.T) {
 		})
 		var got []string
 		for _, o := range res.Outcomes {
-			got = append(got, fmt.Sprintf("%s complete=%t", o.Change.Addr, o.Complete()))
+			got = append(got, fmt.Sprintf("%s sent %d of %d", o.Change.Addr, o.Sent, len(o.Change.Requests)))
 		}
-		want := []string{`document[".dashboard/index-pattern/logs-*"] complete=false`, `document[".dashboard/dashboard/edge"] complete=true`}
+		want := []string{`document[".dashboard/index-pattern/logs-*"] sent 0 of 2`, `document[".dashboard/dashboard/edge"] sent 1 of 2`}
 		if diff := cmp.Diff(want, got); diff != "" || batches != 2 {
 			t.Errorf("outcomes of %d items (-want +got):\n%s", batches, diff)
 		}
@@ -197,7 +202,8 @@ func TestDocuments(t *testing.T) {
 }
 
 // TestDocumentOwnership: a declared document that exists without the
-// project's marks is refused, and taken over with an import block; a
+// project's marks or record is refused, and taken over with an import
+// block; a
 // reference to an id that nothing declares must name a live document
 // that the plan does not delete.
 func TestDocumentOwnership(t *testing.T) {
@@ -206,8 +212,12 @@ func TestDocumentOwnership(t *testing.T) {
 	cfg := savedObjects(t)
 	b, p := planDocs(t, cfg)
 	mustApply(t, b, p)
-	// The search, made again by hand: no marks.
+	// The search, made again by hand: no marks, and no record (an
+	// overwrite with the record in place is a save in the tool, which
+	// keeps the document the project's: TestOwnershipSurvivesTheToolsSave
+	// in cmd/provision).
 	esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/search/errors?refresh=true", `{"title":"Errors","hits":0,"version":1}`)
+	esDo(t, cluster(t).T1.URL, "DELETE", "/"+recordIndex, "")
 	bs, _ := New(cfg, Options{Env: noEnv})
 	_, diags := makePlan(context.Background(), cfg.Project, bs)
 	if diff := cmp.Diff([]string{"saved-objects.hcl:21: The document exists and provision does not own it"}, diagLines(diags)); diff != "" {
@@ -220,7 +230,18 @@ func TestDocumentOwnership(t *testing.T) {
 	withImport := loadFiles(t, []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../testdata/search/saved-objects.hcl", importFile},
 		"search_url="+cluster(t).T1.URL, "tribe_url="+cluster(t).Tribe.URL)
 	b, p = planDocs(t, withImport)
-	if diff := cmp.Diff([]string{`document[".dashboard/search/errors"] import: POST /_bulk?refresh=true {"index":{"_index":".dashboard","_type":"search","_id":"errors","_version":2}}`}, requestLines(p.Changes)); diff != "" {
+	// The search's import, and the records of the others, which their
+	// marks own, written again.
+	record := func(path string) string {
+		return `{"index":{"_index":".provision","_type":"document","_id":"edge/.dashboard/` + path + `"}}`
+	}
+	if diff := cmp.Diff([]string{
+		`document[".dashboard/index-pattern/logs-*"] update: POST /_bulk?refresh=true ` + record("index-pattern/logs-*"),
+		`document[".dashboard/search/errors"] import: POST /_bulk?refresh=true {"index":{"_index":".dashboard","_type":"search","_id":"errors","_version":2}}`,
+		`document[".dashboard/search/errors"] import: POST /_bulk?refresh=true ` + record("search/errors"),
+		`document[".dashboard/visualization/error-rate"] update: POST /_bulk?refresh=true ` + record("visualization/error-rate"),
+		`document[".dashboard/dashboard/edge"] update: POST /_bulk?refresh=true ` + record("dashboard/edge"),
+	}, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
 	mustApply(t, b, p)
@@ -273,7 +294,8 @@ func TestGenerateDocument(t *testing.T) {
 	}
 	withGenerated := loadFiles(t, append(files, gen), vars...)
 	b, p := planDocs(t, withGenerated)
-	if diff := cmp.Diff([]string{`document[".dashboard/visualization/Made in the tool"] import: POST /_bulk?refresh=true {"index":{"_index":".dashboard","_type":"visualization","_id":"Made in the tool","_version":1}}`}, requestLines(p.Changes)); diff != "" {
+	if diff := cmp.Diff([]string{`document[".dashboard/visualization/Made in the tool"] import: POST /_bulk?refresh=true {"index":{"_index":".dashboard","_type":"visualization","_id":"Made in the tool","_version":1}}`,
+		`document[".dashboard/visualization/Made in the tool"] import: POST /_bulk?refresh=true {"index":{"_index":".provision","_type":"document","_id":"edge/.dashboard/visualization/Made in the tool"}}`}, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
 	mustApply(t, b, p)

@@ -137,7 +137,7 @@ func (b *Backend) documentBlock(f facts, im *schema.Import, labels map[string]st
 	live, exists := f.Documents[im.Name]
 	addr := b.docAddr(im.Name)
 	if _, _, refusal := adapter.Decide(b.project, adapter.Declared{Addr: addr, Noun: "document", Import: im.At()},
-		adapter.LiveObject{Exists: exists, Owner: live.owner(), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)}); refusal != nil {
+		adapter.LiveObject{Exists: exists, Owner: f.owner(live), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)}); refusal != nil {
 		return nil, refusal
 	}
 	label := labels[im.Name]

@@ -85,16 +85,18 @@ func readJSON(t *testing.T, path string, v any) {
 // a title and a visState key changed (an update shown as paths inside the
 // JSON text), the panels rewritten with other key order and spacing (no
 // change), an object of the project's no longer declared (deleted), and
-// one made by hand (left alone).
+// one made by hand (left alone). The project's records of its documents
+// (records) are as provision's writes of version 1 left them.
 func TestGoldenDocuments(t *testing.T) {
 	b := goldenBackend(t, "../../specs/project.hcl", "../../specs/dashboard.hcl", "../../testdata/search/saved-objects.hcl")
 	var live struct {
 		Indices   map[string]liveIndex `json:"indices"`
 		Documents map[string]liveDoc   `json:"documents"`
 		Owned     []liveDoc            `json:"owned"`
+		Records   map[string]docRecord `json:"records"`
 	}
 	readJSON(t, "../../testdata/search/live/documents.json", &live)
-	f := facts{Version: "2.4.1", ClusterName: "t1", Indices: live.Indices, Documents: live.Documents, Owned: live.Owned}
+	f := facts{Version: "2.4.1", ClusterName: "t1", Indices: live.Indices, Documents: live.Documents, Owned: live.Owned, Records: live.Records}
 	checkGoldenPlan(t, b, f, "../../testdata/golden/search/documents")
 }
 

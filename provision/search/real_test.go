@@ -159,9 +159,13 @@ func esDo(t *testing.T, base, method, path, body string) string {
 // fresh deletes an index left by another test, if there is one.
 func fresh(t *testing.T, base, index string) {
 	t.Helper()
-	req, _ := http.NewRequest("DELETE", base+"/"+index, nil)
-	if resp, err := http.DefaultClient.Do(req); err == nil {
-		resp.Body.Close()
+	// The project's records of documents go with the index: a record left
+	// from another test would own a document this one makes by hand.
+	for _, name := range []string{index, recordIndex} {
+		req, _ := http.NewRequest("DELETE", base+"/"+name, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
 	}
 }
 

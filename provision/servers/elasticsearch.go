@@ -256,3 +256,14 @@ func StartTribe(ctx context.Context, dir string, logw io.Writer) (*Tribe, error)
 	}
 	return t, nil
 }
+
+// NewTribe starts the seed's search setup for the test, as StartTribe
+// does, and stops it when the test ends (its log shown if the test
+// failed).
+func NewTribe(t testing.TB) *Tribe {
+	t.Helper()
+	dir := t.TempDir()
+	return forTest(t, "the tribe's clusters", func(log io.Writer) (*Tribe, error) {
+		return StartTribe(context.Background(), dir, log)
+	})
+}
