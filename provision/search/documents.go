@@ -620,7 +620,9 @@ func (t target) planDocument(d *schema.Document, f facts, mode plans.Mode, plann
 			}
 			return nil
 		},
-		Create:   func() []plans.Request { return []plans.Request{bulkItem("create", ref, 0, source), t.recordItem(ref, 1, protect)} },
+		Create: func() []plans.Request {
+			return []plans.Request{bulkItem("create", ref, 0, source), t.recordItem(ref, 1, protect)}
+		},
 		Before:   func() json.RawMessage { return adapter.RawJSON(docView(live.Source, d.JSONFields)) },
 		SameView: true,
 		Diff: func(importing bool) adapter.Diff {
