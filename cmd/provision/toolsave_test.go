@@ -367,6 +367,25 @@ func TestOwnershipSurvivesTheToolsSave(t *testing.T) {
 	if got := planned(); len(got) != 0 {
 		t.Errorf("after the records were written the plan is %q", got)
 	}
+
+	// 12. destroy -indices deletes the index, and the records of the
+	// documents it held with it (shown in its plan as sent).
+	_, shown, _ := runCLI(t, env, append(append([]string{"destroy", "-indices"}, vars...), dir)...)
+	for _, want := range []string{"request 2 of 2: POST /_bulk", `{"delete":{"_index":".provision","_type":"document","_id":"tool/.dashboard/index-pattern/logs-*"}}`} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the destroy plan lacks %s:\n%s", want, shown)
+		}
+	}
+	run(exitOK, "destroy", "-auto-approve", "-indices")
+	var records struct {
+		Hits struct {
+			Total int `json:"total"`
+		} `json:"hits"`
+	}
+	esCall(t, "GET", tribe.T1.URL+"/.provision/document/_search", "", &records)
+	if records.Hits.Total != 0 {
+		t.Errorf("%d records are left after destroy -indices", records.Hits.Total)
+	}
 }
 
 // toolDashboard is the dashboard block of spec.

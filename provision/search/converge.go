@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -45,6 +46,17 @@ func (f *facts) apply(r plans.Request, project string) error {
 	switch {
 	case r.Batch:
 		return f.applyItem(r, project)
+	case r.Method == "POST" && path == "/_bulk":
+		// The records of a deleted index's documents (dropIndex).
+		for _, line := range bytes.Split(bytes.TrimSpace(r.Body), []byte("\n")) {
+			var action map[string]bulkAction
+			if err := json.Unmarshal(line, &action); err != nil {
+				return err
+			}
+			for op, a := range action {
+				f.applyRecord(op, docRef{a.Index, a.Type, a.ID}, nil)
+			}
+		}
 	case r.Method == "DELETE" && len(parts) == 1:
 		delete(f.Indices, parts[0])
 		delete(f.UndeclaredMarks, parts[0])

@@ -266,7 +266,7 @@ func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diag
 		if mode == plans.Destroy {
 			if lv.Exists && lv.Owner == t.project {
 				d := t.letIndex(f, mode, adapter.Gone{Addr: t.addr(ix.Name), Backend: t.backend,
-					Before: adapter.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live))), Delete: []plans.Request{deleteIndex(ix.Name)},
+					Before: adapter.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live))), Delete: dropIndex(f, ix.Name),
 					Protected: ix.Lifecycle.Protects(lv.Protected)})
 				d.DeclaredAt, d.EachKey = plans.At(ix.DeclRange.Ptr()), ix.Instance.KeyPtr()
 				changes = append(changes, d)
@@ -319,7 +319,7 @@ func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diag
 			continue
 		}
 		changes = append(changes, t.letIndex(f, mode, adapter.Gone{Addr: t.addr(name), Backend: t.backend,
-			Delete: []plans.Request{deleteIndex(name)}, Forget: func() []plans.Request { return forgetIndex(name, f.UndeclaredMarks[name], f.major()) },
+			Delete: dropIndex(f, name), Forget: func() []plans.Request { return forgetIndex(name, f.UndeclaredMarks[name], f.major()) },
 			Protected: indexProtected(f.UndeclaredMarks[name]), Removed: removed}))
 	}
 	return changes, diags

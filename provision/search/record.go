@@ -1,10 +1,13 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/plans"
@@ -65,6 +68,25 @@ func (t target) recordItem(ref docRef, version int64, protected bool) plans.Requ
 // document at path (a record already gone is no error).
 func (t target) unrecordItem(path string) plans.Request {
 	return bulkItem("delete", recordRef(t.project, path), 0, nil)
+}
+
+// dropIndex deletes the index name and then, in one _bulk request, the
+// project's records of the documents it held, which would otherwise own
+// a document made again by hand in an index made again. A record already
+// gone is no error; the request is not retried.
+func dropIndex(f facts, name string) []plans.Request {
+	out := []plans.Request{deleteIndex(name)}
+	var body bytes.Buffer
+	for _, path := range slices.Sorted(maps.Keys(f.Records)) {
+		if r := f.Records[path]; r.Index == name {
+			body.Write(adapter.RawJSON(map[string]bulkAction{"delete": {recordIndex, recordType, r.Project + "/" + path, 0}}))
+			body.WriteByte('\n')
+		}
+	}
+	if body.Len() > 0 {
+		out = append(out, plans.Request{Method: http.MethodPost, Path: bulkPath, Header: ndjsonBody, Body: body.Bytes()})
+	}
+	return out
 }
 
 // isRecordItem says whether a batch item writes a record.

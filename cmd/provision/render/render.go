@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -150,6 +151,11 @@ func (r *renderer) change(c *plans.Change) {
 			var pretty bytes.Buffer
 			if json.Indent(&pretty, req.Body, "      ", "  ") == nil {
 				r.printf("      %s\n", pretty.String())
+			} else if ndjson := bytes.Split(bytes.TrimSuffix(req.Body, []byte("\n")), []byte("\n")); !slices.ContainsFunc(ndjson, func(l []byte) bool { return !json.Valid(l) }) {
+				// A _bulk body of its own (one JSON object a line), as sent.
+				for _, line := range ndjson {
+					r.printf("      %s\n", line)
+				}
 			}
 		}
 	}

@@ -773,15 +773,21 @@ func docWriteFloors(base string, d int) (single, bulk float64) {
 	do("DELETE", "/floor-docs", "")
 	do("PUT", "/floor-docs", `{"mappings":{"visualization":{"properties":{"title":{"type":"string"},"visState":{"type":"string"},"version":{"type":"integer"}}}}}`)
 	start = time.Now()
+	// Each batch of documents, then the project's records of them (a
+	// document's change writes both: provision/search/record.go).
 	for from := 0; from < d; from += 500 {
-		var nd strings.Builder
+		var nd, records strings.Builder
 		for i := from; i < min(from+500, d); i++ {
 			fmt.Fprintf(&nd, "{\"create\":{\"_index\":\"floor-docs\",\"_type\":\"visualization\",\"_id\":\"vis-%d\"}}\n%s\n", i, docBody(i))
+			fmt.Fprintf(&records, "{\"index\":{\"_index\":\"floor-records\",\"_type\":\"document\",\"_id\":\"bench/floor-docs/visualization/vis-%d\"}}\n"+
+				"{\"id\":\"vis-%d\",\"index\":\"floor-docs\",\"project\":\"bench\",\"type\":\"visualization\",\"version\":1}\n", i, i)
 		}
 		do("POST", "/_bulk?refresh=true", nd.String())
+		do("POST", "/_bulk?refresh=true", records.String())
 	}
 	bulk = time.Since(start).Seconds()
 	do("DELETE", "/floor-docs", "")
+	do("DELETE", "/floor-records", "")
 	return single, bulk
 }
 
@@ -807,6 +813,7 @@ func docReadFloor(base string, d int) float64 {
 		}
 		post("/_mget", `{"docs":[`+strings.Join(ids, ",")+`]}`)
 		post("/bench-docs/_search?ignore_unavailable=true", `{"size":10000,"version":true,"query":{"term":{"provision.provision-project":"bench"}}}`)
+		post("/.provision/document/_search", `{"size":10000,"query":{"match_phrase":{"project":"bench"}}}`)
 	})
 }
 
