@@ -23,12 +23,16 @@ servers:
 	bash .ci/install-servers
 
 # provision test specs: the shipped specs' own golden plans, offline.
+# TestRelease (make release twice, byte for byte) runs alone after the
+# others: its twelve cross-builds would otherwise slow the packages beside
+# it past their fuzz inputs' time limit.
 # The last line runs make fuzz itself for a few seconds a target, so that
 # the command CONTRIBUTING.md documents keeps working.
 test: servers
 	$(GO) vet ./...
 	$(GO) run ./cmd/provision test specs
 	$(GO) test -race -count=1 -timeout 40m ./...
+	PROVISION_RELEASE_TEST=1 $(GO) test -count=1 -timeout 30m -run '^TestRelease$$' ./provision/internal/release
 	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
 demo: servers build

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
 )
 
@@ -214,16 +213,7 @@ func TestFleet(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("plan: exit %d\n%s", code, errOut)
 		}
-		var p plans.Plan
-		if err := json.Unmarshal([]byte(out), &p); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, c := range p.Changes {
-			if c.Action != plans.NoOp {
-				got = append(got, c.Action.String()+" "+c.Addr.String())
-			}
-		}
+		got := changed(decodePlan(t, out), actionAddr)
 		if diff := cmp.Diff([]string{"create agent.node-b.service.web", "delete agent.node-a.service.web"}, got); diff != "" {
 			t.Errorf("the move's plan (-want +got):\n%s", diff)
 		}

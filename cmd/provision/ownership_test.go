@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -84,38 +83,13 @@ func ownershipSpec(title string, port int, tail string, drop ...string) string {
 func TestOwnershipSurvivesPeople(t *testing.T) {
 	agent := servers.NewConsul(t)
 	es := servers.NewCluster(t, "own")
-	dir := t.TempDir()
-	env := map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"}
-	vars := []string{"-var", "search_url=" + es.URL}
-	write := func(spec string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(spec), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run := func(want int, args ...string) (string, string) {
-		t.Helper()
-		code, out, errOut := runCLI(t, env, append(append(args, vars...), dir)...)
-		if code != want {
-			t.Fatalf("provision %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errOut)
-		}
-		return out, errOut
-	}
+	sd := newSpecsDir(t, map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"}, "-var", "search_url="+es.URL)
+	write, run := sd.write, sd.run
 	var last plans.Plan
 	planned := func(args ...string) []string {
 		t.Helper()
-		out, _ := run(exitOK, append([]string{"plan", "-json"}, args...)...)
-		last = plans.Plan{}
-		if err := json.Unmarshal([]byte(out), &last); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, c := range last.Changes {
-			if c.Action != plans.NoOp {
-				got = append(got, c.Action.String()+" "+c.Addr.String())
-			}
-		}
-		return got
+		last = sd.plan(args...)
+		return changed(last, actionAddr)
 	}
 	get := func(url string) map[string]any {
 		t.Helper()

@@ -209,37 +209,12 @@ index ".dashboard" {
 func TestOwnershipSurvivesTheToolsSave(t *testing.T) {
 	agent := servers.NewConsul(t)
 	tribe := servers.NewTribe(t)
-	dir := t.TempDir()
-	env := map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"}
-	vars := []string{"-var", "search_url=" + tribe.T1.URL, "-var", "tribe_url=" + tribe.Tribe.URL}
-	write := func(spec string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(spec), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run := func(want int, args ...string) (string, string) {
-		t.Helper()
-		code, out, errOut := runCLI(t, env, append(append(args, vars...), dir)...)
-		if code != want {
-			t.Fatalf("provision %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errOut)
-		}
-		return out, errOut
-	}
+	sd := newSpecsDir(t, map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"},
+		"-var", "search_url="+tribe.T1.URL, "-var", "tribe_url="+tribe.Tribe.URL)
+	write, run, dir, env, vars := sd.write, sd.run, sd.dir, sd.env, sd.vars
 	planned := func(args ...string) []string {
 		t.Helper()
-		out, _ := run(exitOK, append([]string{"plan", "-json"}, args...)...)
-		var p plans.Plan
-		if err := json.Unmarshal([]byte(out), &p); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, c := range p.Changes {
-			if c.Action != plans.NoOp {
-				got = append(got, c.Action.String()+" "+c.Addr.Name+" ("+c.Reason+")")
-			}
-		}
-		return got
+		return changed(sd.plan(args...), func(c *plans.Change) string { return c.Action.String() + " " + c.Addr.Name + " (" + c.Reason + ")" })
 	}
 	doc := func(typ, id string) string { return tribe.T1.URL + "/.dashboard/" + typ + "/" + id }
 	source := func(typ, id string) map[string]any {

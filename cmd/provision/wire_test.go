@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -223,3 +225,66 @@ func TestFailedApplyStopsAndReruns(t *testing.T) {
 		t.Fatalf("after the re-apply the plan still has changes:\n%s", out)
 	}
 }
+
+// specsDir is a test's folder of specs (one main.hcl) and the CLI run on
+// it with env, vars added before the folder.
+type specsDir struct {
+	t    *testing.T
+	dir  string
+	env  map[string]string
+	vars []string
+}
+
+func newSpecsDir(t *testing.T, env map[string]string, vars ...string) specsDir {
+	return specsDir{t: t, dir: t.TempDir(), env: env, vars: vars}
+}
+
+// write makes spec the folder's main.hcl.
+func (s specsDir) write(spec string) {
+	s.t.Helper()
+	if err := os.WriteFile(filepath.Join(s.dir, "main.hcl"), []byte(spec), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// run runs provision args on the folder; an exit other than want fails
+// the test.
+func (s specsDir) run(want int, args ...string) (string, string) {
+	s.t.Helper()
+	code, out, errOut := runCLI(s.t, s.env, append(append(args, s.vars...), s.dir)...)
+	if code != want {
+		s.t.Fatalf("provision %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errOut)
+	}
+	return out, errOut
+}
+
+// plan is the JSON plan of the folder, plan -json with args.
+func (s specsDir) plan(args ...string) plans.Plan {
+	s.t.Helper()
+	out, _ := s.run(exitOK, append([]string{"plan", "-json"}, args...)...)
+	return decodePlan(s.t, out)
+}
+
+// decodePlan reads plan -json's output.
+func decodePlan(t *testing.T, out string) plans.Plan {
+	t.Helper()
+	var p plans.Plan
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// changed lists the changes of p that do something, each as line says.
+func changed(p plans.Plan, line func(*plans.Change) string) []string {
+	var got []string
+	for _, c := range p.Changes {
+		if c.Action != plans.NoOp {
+			got = append(got, line(c))
+		}
+	}
+	return got
+}
+
+// actionAddr is a change as "<action> <address>".
+func actionAddr(c *plans.Change) string { return c.Action.String() + " " + c.Addr.String() }
