@@ -27,7 +27,10 @@ func TestRelease(t *testing.T) {
 	}
 	ctx := context.Background()
 	const version = "v0.0.0-test"
-	a, b := t.TempDir(), t.TempDir()
+	// Each run writes where a release's files are downloaded from:
+	// <releases>/<version>/<file>.
+	ra, rb := t.TempDir(), t.TempDir()
+	a, b := filepath.Join(ra, version), filepath.Join(rb, version)
 	first, err := release(ctx, root, version, a, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +85,7 @@ func TestRelease(t *testing.T) {
 		return bin, string(out), err
 	}
 	t.Run("install", func(t *testing.T) {
-		bin, out, err := install(t, a)
+		bin, out, err := install(t, ra)
 		if err != nil {
 			t.Fatalf("install: %v\n%s", err, out)
 		}
@@ -100,7 +103,7 @@ func TestRelease(t *testing.T) {
 		if err := os.WriteFile(name, []byte("not the release"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		bin, out, err := install(t, b)
+		bin, out, err := install(t, rb)
 		if err == nil || !strings.Contains(out, "does not match its checksum") {
 			t.Errorf("install of a changed archive: %v\n%s", err, out)
 		}
