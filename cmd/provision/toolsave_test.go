@@ -261,7 +261,7 @@ func TestOwnershipSurvivesTheToolsSave(t *testing.T) {
 	planFile := filepath.Join(t.TempDir(), "tool.plan")
 	run(exitOK, "plan", "-out", planFile)
 	kibanaSave(t, doc("dashboard", "edge"), func(b map[string]any) { b["description"] = "saved again" })
-	if code, outS, errS := runCLI(t, env, "apply", planFile); code != exitError {
+	if code, outS, errS := runCLI(t, env, append(append([]string{"apply"}, vars...), planFile)...); code != exitError || !strings.Contains(errS, "Saved plan cannot be applied") {
 		t.Errorf("the saved plan applied after a save in the tool: exit %d\n%s%s", code, outS, errS)
 	}
 
@@ -331,22 +331,57 @@ func TestOwnershipSurvivesTheToolsSave(t *testing.T) {
 		}
 	}
 
-	// 11. Documents written before records: their marks alone own them.
+	// 11. The search deleted by hand, and its block removed: its record is
+	// deleted, so that it owns nothing made at its path later.
+	esCall(t, "DELETE", doc("search", "errors")+"?refresh=true", "", nil)
+	noSearch := strings.Replace(noDashboard, toolBlock(noDashboard, `document "visualization"`), "", 1)
+	noSearch = strings.Replace(noSearch, toolBlock(noSearch, `document "search"`), "", 1)
+	write(noSearch)
+	if got := planned(); !slices.Equal(got, []string{"forget .dashboard/search/errors (the document was deleted outside provision; its ownership record is deleted)"}) {
+		t.Fatalf("with the search deleted by hand the plan is %q", got)
+	}
+	run(exitOK, "apply", "-auto-approve")
+	esCall(t, "PUT", doc("search", "errors")+"?refresh=true", `{"title":"Made again by hand","hits":0,"version":1}`, nil)
+	if got := planned(); len(got) != 0 {
+		t.Errorf("the search made again by hand is planned: %q", got)
+	}
+
+	// 12. The index pattern protected, then not (prevent_destroy = false:
+	// a protection holds until a block says so): each is one apply, and
+	// the next plan is empty.
+	pattern := toolBlock(noSearch, `document "index-pattern"`)
+	protect := func(on bool) string {
+		return strings.Replace(noSearch, pattern, strings.TrimSuffix(pattern, "}\n")+fmt.Sprintf("  lifecycle {\n    prevent_destroy = %t\n  }\n}\n", on), 1)
+	}
+	for _, spec := range []string{protect(true), protect(false)} {
+		write(spec)
+		run(exitOK, "apply", "-auto-approve")
+		if got := planned(); len(got) != 0 {
+			t.Fatalf("one apply did not converge the protection: %q", got)
+		}
+	}
+	write(strings.Replace(noSearch, pattern, "", 1))
+	if got := planned(); !slices.Equal(got, []string{"delete .dashboard/index-pattern/logs-* (owned by project tool and no longer declared)"}) {
+		t.Errorf("the index pattern no longer protected is not deleted with its block: %q", got)
+	}
+	write(noSearch)
+
+	// 13. Documents written before records: their marks alone own them.
 	// The next plan says the records are written; after the apply, none.
 	esCall(t, "DELETE", tribe.T1.URL+"/.provision", "", nil)
 	got := planned()
-	if len(got) != 2 || !strings.Contains(strings.Join(got, ";"), "its ownership record is written") {
-		t.Fatalf("without records the plan is %q, want the records of the index pattern and the search written", got)
+	if !slices.Equal(got, []string{"update .dashboard/index-pattern/logs-* (its ownership record is written)"}) {
+		t.Fatalf("without records the plan is %q, want the index pattern's record written", got)
 	}
 	run(exitOK, "apply", "-auto-approve")
 	if got := planned(); len(got) != 0 {
 		t.Errorf("after the records were written the plan is %q", got)
 	}
 
-	// 12. destroy -indices deletes the index, and the records of the
+	// 14. destroy -indices deletes the index, and the records of the
 	// documents it held with it (shown in its plan as sent).
 	_, shown, _ := runCLI(t, env, append(append([]string{"destroy", "-indices"}, vars...), dir)...)
-	for _, want := range []string{"request 2 of 2: POST /_bulk", `{"delete":{"_index":".provision","_type":"document","_id":"tool/.dashboard/index-pattern/logs-*"}}`} {
+	for _, want := range []string{"request 2 of 2: POST /_bulk", `{"delete":{"_index":".provision","_type":"document","_id":".dashboard/index-pattern/logs-*"}}`} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("the destroy plan lacks %s:\n%s", want, shown)
 		}

@@ -65,6 +65,9 @@ const (
 	// ReasonUndeclared: the project owns the object and no block declares
 	// it any more.
 	ReasonUndeclared ReasonCode = "undeclared"
+	// ReasonGone: the object was deleted outside provision, and the
+	// project's record of it is deleted.
+	ReasonGone ReasonCode = "gone"
 	// ReasonDestroy: destroy removes what the project owns.
 	ReasonDestroy ReasonCode = "destroy"
 	// ReasonImport: made outside provision, taken over with an import

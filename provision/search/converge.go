@@ -1,7 +1,6 @@
 package search
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -29,6 +28,7 @@ func (b *Backend) Converge(st plans.State, changes []*plans.Change) (plans.State
 	next.UndeclaredMarks = maps.Clone(f.UndeclaredMarks)
 	next.Held = maps.Clone(f.Held)
 	next.Records = maps.Clone(f.Records)
+	next.Gone = slices.Clone(f.Gone)
 	for _, c := range changes {
 		for _, r := range c.Requests {
 			if err := next.apply(r, b.project); err != nil {
@@ -48,9 +48,13 @@ func (f *facts) apply(r plans.Request, project string) error {
 		return f.applyItem(r, project)
 	case r.Method == "POST" && path == "/_bulk":
 		// The records of a deleted index's documents (dropIndex).
-		for _, line := range bytes.Split(bytes.TrimSpace(r.Body), []byte("\n")) {
+		var text string
+		if err := json.Unmarshal(r.Body, &text); err != nil {
+			return err
+		}
+		for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
 			var action map[string]bulkAction
-			if err := json.Unmarshal(line, &action); err != nil {
+			if err := json.Unmarshal([]byte(line), &action); err != nil {
 				return err
 			}
 			for op, a := range action {
@@ -170,18 +174,19 @@ func (f *facts) applyItem(r plans.Request, project string) error {
 	return nil
 }
 
-// applyRecord does one item of the project's records, whose id is
-// <project>/<path>: the record written (its document then the project's,
-// at the version it names) or deleted.
+// applyRecord does one item of the records, whose id is the document's
+// path: the record written (its document then its project's, at the
+// version it names) or deleted.
 func (f *facts) applyRecord(op string, ref docRef, source map[string]any) {
-	project, path, _ := strings.Cut(ref.ID, "/")
-	f.Records = maps.Clone(f.Records)
+	path := ref.ID
+	f.Gone = slices.DeleteFunc(f.Gone, func(p string) bool { return p == path })
 	if op == "delete" {
 		delete(f.Records, path)
 		f.Owned = slices.DeleteFunc(f.Owned, func(d liveDoc) bool { return d.path() == path && d.owner() == "" })
 		return
 	}
 	doc := splitDocPath(path)
+	project, _ := source["project"].(string)
 	version, _ := source["version"].(float64)
 	protected, _ := source["protected"].(bool)
 	if f.Records == nil {

@@ -43,9 +43,12 @@ type facts struct {
 	// exist, by <index>/<type>/<id>; Owned, the project's own documents.
 	Documents map[string]liveDoc `json:"documents,omitempty"`
 	Owned     []liveDoc          `json:"owned_documents,omitempty"`
-	// Records are the project's records of its documents (record.go), by
-	// the document's <index>/<type>/<id>.
+	// Records are the records of documents (record.go), by the document's
+	// <index>/<type>/<id>: the project's own, and any project's of a
+	// declared document. Gone are the documents the project's records name
+	// that no longer exist (deleted outside provision).
 	Records map[string]docRecord `json:"document_records,omitempty"`
+	Gone    []string             `json:"gone_documents,omitempty"`
 	// TribeNode is what the tribe node (tribe_url) showed a plan that
 	// converges; nil without one.
 	TribeNode *tribeRead `json:"tribe_node,omitempty"`
@@ -266,7 +269,7 @@ func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diag
 		if mode == plans.Destroy {
 			if lv.Exists && lv.Owner == t.project {
 				d := t.letIndex(f, mode, adapter.Gone{Addr: t.addr(ix.Name), Backend: t.backend,
-					Before: adapter.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live))), Delete: dropIndex(f, ix.Name),
+					Before: adapter.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live))), Delete: dropIndex(f, t.project, ix.Name),
 					Protected: ix.Lifecycle.Protects(lv.Protected)})
 				d.DeclaredAt, d.EachKey = plans.At(ix.DeclRange.Ptr()), ix.Instance.KeyPtr()
 				changes = append(changes, d)
@@ -319,7 +322,7 @@ func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diag
 			continue
 		}
 		changes = append(changes, t.letIndex(f, mode, adapter.Gone{Addr: t.addr(name), Backend: t.backend,
-			Delete: dropIndex(f, name), Forget: func() []plans.Request { return forgetIndex(name, f.UndeclaredMarks[name], f.major()) },
+			Delete: dropIndex(f, t.project, name), Forget: func() []plans.Request { return forgetIndex(name, f.UndeclaredMarks[name], f.major()) },
 			Protected: indexProtected(f.UndeclaredMarks[name]), Removed: removed}))
 	}
 	return changes, diags

@@ -199,17 +199,25 @@ func (t target) documentsRead(f facts) bool {
 // search, which sees what was written up to a second before, the
 // index's refresh interval: a document created and undeclared within
 // that second is deleted by the next plan), and the project's records of
-// its documents; then, in one more _mget, the recorded documents neither
-// read (those a save in the tool took the marks off). Each writes its own
-// part of f.
+// its documents (the _mget also reads any project's record of each
+// declared document); then, in one more _mget, the recorded documents
+// neither read (those a save in the tool took the marks off). Each writes
+// its own part of f.
 func (b *Backend) readDocuments(ctx context.Context, f *facts) error {
 	if !b.documentsRead(*f) {
 		return nil
 	}
-	if err := parallel.All(ctx, func(ctx context.Context) error { return b.readDeclared(ctx, f) },
+	records := map[string]docRecord{}
+	if err := parallel.All(ctx, func(ctx context.Context) error { return b.readDeclared(ctx, f, records) },
 		func(ctx context.Context) error { return b.readOwned(ctx, f) },
 		func(ctx context.Context) error { return b.readRecords(ctx, f) }); err != nil {
 		return err
+	}
+	for path, r := range records {
+		if f.Records == nil {
+			f.Records = map[string]docRecord{}
+		}
+		f.Records[path] = r
 	}
 	return b.readRecorded(ctx, f)
 }
@@ -232,7 +240,7 @@ func (b *Backend) readRecorded(ctx context.Context, f *facts) error {
 	var missing []docRef
 	for _, path := range slices.Sorted(maps.Keys(f.Records)) {
 		r := f.Records[path]
-		if have[path] || !inScope[r.Index] {
+		if r.Project != b.project || have[path] || !inScope[r.Index] {
 			continue
 		}
 		if d, ok := f.Documents[path]; ok {
@@ -251,8 +259,13 @@ func (b *Backend) readRecorded(ctx context.Context, f *facts) error {
 		if err := b.post(ctx, b.es, "/_mget", map[string]any{"docs": missing}, &got); err != nil {
 			return err
 		}
-		for _, d := range got.Docs {
-			if d.Found != nil && *d.Found && f.owner(d) == b.project {
+		for i, d := range got.Docs {
+			switch {
+			case d.Found == nil || !*d.Found:
+				// Deleted outside provision: its record is deleted, so
+				// that it owns nothing made at that path later.
+				f.Gone = append(f.Gone, missing[i].Index+"/"+missing[i].Type+"/"+missing[i].ID)
+			case f.owner(d) == b.project:
 				d.Found = nil
 				f.Owned = append(f.Owned, d)
 			}
@@ -263,8 +276,9 @@ func (b *Backend) readRecorded(ctx context.Context, f *facts) error {
 }
 
 // readDeclared reads the declared documents and the ones they name
-// (f.Documents).
-func (b *Backend) readDeclared(ctx context.Context, f *facts) error {
+// (f.Documents), and the records of the declared ones, any project's
+// (records).
+func (b *Backend) readDeclared(ctx context.Context, f *facts, records map[string]docRecord) error {
 	f.Documents = map[string]liveDoc{}
 	var ids []docRef
 	seen := map[docRef]bool{}
@@ -284,6 +298,9 @@ func (b *Backend) readDeclared(ctx context.Context, f *facts) error {
 	}
 	for _, d := range b.documents {
 		add(docRef{d.Index, d.Type, d.ID})
+		if _, exists := f.Indices[d.Index]; exists {
+			ids = append(ids, recordRef(d.Path()))
+		}
 		for _, r := range d.Refs {
 			for _, t := range r.Types {
 				add(docRef{d.Index, t, r.ID})
@@ -298,7 +315,14 @@ func (b *Backend) readDeclared(ctx context.Context, f *facts) error {
 			return err
 		}
 		for _, d := range got.Docs {
-			if d.Found != nil && *d.Found {
+			switch {
+			case d.Found == nil || !*d.Found:
+			case d.Index == recordIndex:
+				var r docRecord
+				if json.Unmarshal(adapter.RawJSON(d.Source), &r) == nil && r.path() == d.ID {
+					records[d.ID] = r
+				}
+			default:
 				f.Documents[d.path()] = d
 			}
 		}
@@ -376,7 +400,7 @@ func (b *Backend) readHeld(ctx context.Context, f *facts) error {
 	// A protected document the tool saved (no marks) is held by its
 	// record alone: refusing the index's delete is the safe side.
 	for _, path := range slices.Sorted(maps.Keys(f.Records)) {
-		if r := f.Records[path]; r.Protected && slices.Contains(f.Undeclared, r.Index) {
+		if r := f.Records[path]; r.Project == b.project && r.Protected && slices.Contains(f.Undeclared, r.Index) {
 			held(r.Index, r.Type+"/"+r.ID)
 		}
 	}
@@ -568,6 +592,12 @@ func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans
 			}
 		}
 	}
+	for _, path := range f.Gone {
+		c := &plans.Change{Addr: t.docAddr(path), Backend: t.backend, Action: plans.Forget, Before: json.RawMessage("null"), After: json.RawMessage("null"),
+			Requests: []plans.Request{t.unrecordItem(path)}}
+		c.Because(plans.ReasonGone, "the document was deleted outside provision; its ownership record is deleted")
+		gone = append(gone, c)
+	}
 	return append(changes, gone...), diags
 }
 
@@ -628,7 +658,9 @@ func (t target) planDocument(d *schema.Document, f facts, mode plans.Mode, plann
 		Diff: func(importing bool) adapter.Diff {
 			var diff adapter.Diff
 			if !importing {
-				if same && unrecorded {
+				// A protection the marks hold otherwise is written by the
+				// whole write (Mark), record and all.
+				if same && unrecorded && (live.owner() == "" || live.protected() == protect) {
 					diff.Reasons = []adapter.Reason{{Code: plans.ReasonChanged, Words: "its ownership record is written"}}
 					diff.Requests = []plans.Request{t.recordItem(ref, live.Version, protect)}
 					return diff
@@ -670,18 +702,20 @@ func splitDocPath(path string) docRef {
 
 // removeDocument deletes one of the project's documents, at the version
 // the plan read, or forgets it (written again at that version without
-// its marks, when it has them) when a removed block says so, and deletes
-// the project's record of it; d is its declaration in destroy mode.
+// its marks, when it has them) when a removed block says so, after the
+// project's record of it is deleted; d is its declaration in destroy mode.
 func (t target) removeDocument(f facts, live liveDoc, jsonFields []string, d *schema.Document, mode plans.Mode) *plans.Change {
 	ref := docRef{live.Index, live.Type, live.ID}
 	unrecord := t.unrecordItem(live.path())
 	g := adapter.Gone{Addr: t.docAddr(live.path()), Backend: t.backend, Before: adapter.RawJSON(docView(live.Source, jsonFields)),
-		Delete: []plans.Request{bulkItem("delete", ref, live.Version, nil), unrecord},
+		// The record goes first: a failure after it leaves the document
+		// nobody's (kept), never recorded with nothing of provision's.
+		Delete: []plans.Request{unrecord, bulkItem("delete", ref, live.Version, nil)},
 		Forget: func() []plans.Request {
 			if live.owner() == "" {
 				return []plans.Request{unrecord} // no marks to take off
 			}
-			return []plans.Request{bulkItem("index", ref, live.Version, withPath(nil, live.Source, nil)), unrecord}
+			return []plans.Request{unrecord, bulkItem("index", ref, live.Version, withPath(nil, live.Source, nil))}
 		},
 		Protected: f.protected(live),
 		Removed:   t.cfg.RemovedOf("document", live.path()),

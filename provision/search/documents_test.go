@@ -80,13 +80,13 @@ func TestDocuments(t *testing.T) {
 		`index[".dashboard"] create: PUT /.dashboard/_mapping/dashboard`,
 		`index[".dashboard"] create: PUT /.dashboard/_mapping/visualization`,
 		`document[".dashboard/index-pattern/logs-*"] create: POST /_bulk?refresh=true {"create":{"_index":".dashboard","_type":"index-pattern","_id":"logs-*"}}`,
-		`document[".dashboard/index-pattern/logs-*"] create: POST /_bulk?refresh=true {"index":{"_index":".provision","_type":"document","_id":"edge/.dashboard/index-pattern/logs-*"}}`,
+		`document[".dashboard/index-pattern/logs-*"] create: POST /_bulk?refresh=true {"index":{"_index":".provision","_type":"document","_id":".dashboard/index-pattern/logs-*"}}`,
 		`document[".dashboard/search/errors"] create: POST /_bulk?refresh=true {"create":{"_index":".dashboard","_type":"search","_id":"errors"}}`,
-		`document[".dashboard/search/errors"] create: POST /_bulk?refresh=true {"index":{"_index":".provision","_type":"document","_id":"edge/.dashboard/search/errors"}}`,
+		`document[".dashboard/search/errors"] create: POST /_bulk?refresh=true {"index":{"_index":".provision","_type":"document","_id":".dashboard/search/errors"}}`,
 		`document[".dashboard/visualization/error-rate"] create: POST /_bulk?refresh=true {"create":{"_index":".dashboard","_type":"visualization","_id":"error-rate"}}`,
-		`document[".dashboard/visualization/error-rate"] create: POST /_bulk?refresh=true {"index":{"_index":".provision","_type":"document","_id":"edge/.dashboard/visualization/error-rate"}}`,
+		`document[".dashboard/visualization/error-rate"] create: POST /_bulk?refresh=true {"index":{"_index":".provision","_type":"document","_id":".dashboard/visualization/error-rate"}}`,
 		`document[".dashboard/dashboard/edge"] create: POST /_bulk?refresh=true {"create":{"_index":".dashboard","_type":"dashboard","_id":"edge"}}`,
-		`document[".dashboard/dashboard/edge"] create: POST /_bulk?refresh=true {"index":{"_index":".provision","_type":"document","_id":"edge/.dashboard/dashboard/edge"}}`,
+		`document[".dashboard/dashboard/edge"] create: POST /_bulk?refresh=true {"index":{"_index":".provision","_type":"document","_id":".dashboard/dashboard/edge"}}`,
 	}
 	if diff := cmp.Diff(want, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("planned requests (-want +got):\n%s", diff)
@@ -233,7 +233,7 @@ func TestDocumentOwnership(t *testing.T) {
 	// The search's import, and the records of the others, which their
 	// marks own, written again.
 	record := func(path string) string {
-		return `{"index":{"_index":".provision","_type":"document","_id":"edge/.dashboard/` + path + `"}}`
+		return `{"index":{"_index":".provision","_type":"document","_id":".dashboard/` + path + `"}}`
 	}
 	if diff := cmp.Diff([]string{
 		`document[".dashboard/index-pattern/logs-*"] update: POST /_bulk?refresh=true ` + record("index-pattern/logs-*"),
@@ -295,7 +295,7 @@ func TestGenerateDocument(t *testing.T) {
 	withGenerated := loadFiles(t, append(files, gen), vars...)
 	b, p := planDocs(t, withGenerated)
 	if diff := cmp.Diff([]string{`document[".dashboard/visualization/Made in the tool"] import: POST /_bulk?refresh=true {"index":{"_index":".dashboard","_type":"visualization","_id":"Made in the tool","_version":1}}`,
-		`document[".dashboard/visualization/Made in the tool"] import: POST /_bulk?refresh=true {"index":{"_index":".provision","_type":"document","_id":"edge/.dashboard/visualization/Made in the tool"}}`}, requestLines(p.Changes)); diff != "" {
+		`document[".dashboard/visualization/Made in the tool"] import: POST /_bulk?refresh=true {"index":{"_index":".provision","_type":"document","_id":".dashboard/visualization/Made in the tool"}}`}, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
 	mustApply(t, b, p)

@@ -49,9 +49,11 @@ type docRecord struct {
 
 func (r docRecord) path() string { return r.Index + "/" + r.Type + "/" + r.ID }
 
-// recordRef is the record document of the project's document at path.
-func recordRef(project, path string) docRef {
-	return docRef{recordIndex, recordType, project + "/" + path}
+// recordRef is the record document of the document at path: one record
+// a document, whichever project owns it, so that the plan of a declared
+// document reads any project's record of it with the document itself.
+func recordRef(path string) docRef {
+	return docRef{recordIndex, recordType, path}
 }
 
 // recordItem is the batch item that records the document at ref as the
@@ -61,30 +63,31 @@ func (t target) recordItem(ref docRef, version int64, protected bool) plans.Requ
 	if protected {
 		source["protected"] = true
 	}
-	return bulkItem("index", recordRef(t.project, ref.Index+"/"+ref.Type+"/"+ref.ID), 0, source)
+	return bulkItem("index", recordRef(ref.Index+"/"+ref.Type+"/"+ref.ID), 0, source)
 }
 
 // unrecordItem is the batch item that deletes the project's record of the
 // document at path (a record already gone is no error).
 func (t target) unrecordItem(path string) plans.Request {
-	return bulkItem("delete", recordRef(t.project, path), 0, nil)
+	return bulkItem("delete", recordRef(path), 0, nil)
 }
 
 // dropIndex deletes the index name and then, in one _bulk request, the
 // project's records of the documents it held, which would otherwise own
 // a document made again by hand in an index made again. A record already
 // gone is no error; the request is not retried.
-func dropIndex(f facts, name string) []plans.Request {
+func dropIndex(f facts, project, name string) []plans.Request {
 	out := []plans.Request{deleteIndex(name)}
 	var body bytes.Buffer
 	for _, path := range slices.Sorted(maps.Keys(f.Records)) {
-		if r := f.Records[path]; r.Index == name {
-			body.Write(adapter.RawJSON(map[string]bulkAction{"delete": {recordIndex, recordType, r.Project + "/" + path, 0}}))
+		if r := f.Records[path]; r.Index == name && r.Project == project {
+			body.Write(adapter.RawJSON(map[string]bulkAction{"delete": {recordIndex, recordType, path, 0}}))
 			body.WriteByte('\n')
 		}
 	}
 	if body.Len() > 0 {
-		out = append(out, plans.Request{Method: http.MethodPost, Path: bulkPath, Header: ndjsonBody, Body: body.Bytes()})
+		// The body is NDJSON, sent as is (Text); the plan shows its lines.
+		out = append(out, plans.Request{Method: http.MethodPost, Path: bulkPath, Header: ndjsonBody, Body: adapter.RawJSON(body.String()), Text: true})
 	}
 	return out
 }
@@ -113,12 +116,15 @@ func (f facts) protected(d liveDoc) bool {
 	return d.protected() || ok && r.Protected && d.Version >= r.Version
 }
 
-// readRecords reads the project's records (f.Records), by one search of
-// recordIndex; none when the index does not exist. The project is matched
+// readRecords reads the project's records (into f.Records), by one search
+// of recordIndex; none when the index does not exist. The project is matched
 // as a phrase (the index is made by its first write, with Elasticsearch's
 // dynamic mapping, which analyzes strings) and then exactly.
 func (b *Backend) readRecords(ctx context.Context, f *facts) error {
 	var found struct {
+		Shards struct {
+			Failed int `json:"failed"`
+		} `json:"_shards"`
 		Hits struct {
 			Total int `json:"total"`
 			Hits  []struct {
@@ -134,6 +140,11 @@ func (b *Backend) readRecords(ctx context.Context, f *facts) error {
 	}
 	if err != nil {
 		return err
+	}
+	if found.Shards.Failed > 0 {
+		// Records missed would leave documents unowned, or protected ones
+		// unprotected: no plan from a part of them.
+		return fmt.Errorf("the search of the project's records in %s failed on %d shards (GET /_cluster/health/%s says why)", recordIndex, found.Shards.Failed, recordIndex)
 	}
 	if found.Hits.Total > len(found.Hits.Hits) {
 		return fmt.Errorf("the project has %d records of documents in %s, more than one search answers (%d): split them over projects", found.Hits.Total, recordIndex, len(found.Hits.Hits))

@@ -3,7 +3,6 @@ package search
 import (
 	"encoding/json"
 	"maps"
-	"reflect"
 )
 
 // The dashboard tool's own bookkeeping in a saved object is not drift.
@@ -33,27 +32,24 @@ func keepToolState(typ string, source map[string]any, live liveDoc, exists bool)
 	if declared == nil || current == nil {
 		return source
 	}
-	counts := map[any]any{}
+	counts := map[string]float64{}
 	for _, e := range current {
-		if f, ok := e.(map[string]any); ok {
-			counts[f["name"]] = f["count"]
+		f, _ := e.(map[string]any)
+		name, named := f["name"].(string)
+		if n, ok := number(f["count"]); named && ok {
+			counts[name] = n
 		}
 	}
 	changed := false
 	out := make([]any, len(declared))
 	for i, e := range declared {
 		out[i] = e
-		f, ok := e.(map[string]any)
-		if !ok {
-			continue
-		}
-		declaredCount, declares := f["count"]
-		if c, _ := declaredCount.(float64); c > 0 {
-			continue // declared
-		}
-		liveCount, has := counts[f["name"]]
-		if !has || declares && reflect.DeepEqual(liveCount, declaredCount) {
-			continue
+		f, _ := e.(map[string]any)
+		name, named := f["name"].(string)
+		declaredCount, declares := number(f["count"])
+		liveCount, has := counts[name]
+		if !named || !has || declares && (declaredCount > 0 || declaredCount == liveCount) {
+			continue // declared, or nothing live to keep
 		}
 		f = maps.Clone(f)
 		f["count"] = liveCount
@@ -70,6 +66,20 @@ func keepToolState(typ string, source map[string]any, live liveDoc, exists bool)
 		source["fields"] = out
 	}
 	return source
+}
+
+// number is v as a float64, when it is a number (decoded JSON, or an
+// HCL number as the schema gives it).
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	}
+	return 0, false
 }
 
 // jsonList is v as a list: v itself, or the list its JSON text holds

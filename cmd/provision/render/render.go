@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strings"
 
@@ -147,15 +146,18 @@ func (r *renderer) change(c *plans.Change) {
 			}
 			continue
 		}
+		var text string
+		if req.Text && req.Header["Content-Type"] == "application/x-ndjson" && json.Unmarshal(req.Body, &text) == nil {
+			// A _bulk body of its own, one JSON object a line, as sent.
+			for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+				r.printf("      %s\n", line)
+			}
+			continue
+		}
 		if len(req.Body) > 0 {
 			var pretty bytes.Buffer
 			if json.Indent(&pretty, req.Body, "      ", "  ") == nil {
 				r.printf("      %s\n", pretty.String())
-			} else if ndjson := bytes.Split(bytes.TrimSuffix(req.Body, []byte("\n")), []byte("\n")); !slices.ContainsFunc(ndjson, func(l []byte) bool { return !json.Valid(l) }) {
-				// A _bulk body of its own (one JSON object a line), as sent.
-				for _, line := range ndjson {
-					r.printf("      %s\n", line)
-				}
 			}
 		}
 	}
