@@ -35,6 +35,9 @@ type decoder struct {
 	files     *specFiles
 	modules   map[string]*moduleFiles
 	functions map[string]function.Function
+	// repeated are the module calls of this module with for_each or
+	// count, whose outputs are named by instance.
+	repeated map[string]bool
 }
 
 // evaluate is expr's value in the decoder's context, refused when it is
@@ -241,10 +244,13 @@ func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
 				"No document %q %q {} block is declared, so document.%s.%s names nothing.", name, label, name, label)
 		}
 	case "module":
-		outputs, known := lookup(d.ctx, "module")
-		if !known || name == "" || !outputs.Type().HasAttribute(name) {
+		calls, known := lookup(d.ctx, "module")
+		if !known || name == "" || !calls.Type().HasAttribute(name) {
 			return bad("Reference to undeclared module",
-				"No module %q {} block is called here, or its outputs are not known yet: module.<name>.<output> may be used in output blocks, after every object of the module that calls it.", name)
+				"No module %q {} block is called here: module.<name> names the outputs of a module block of these specs (module.<name>.<output>, or module.<name>[<key>].<output> with for_each or count).", name)
+		}
+		if output, outputs, ok := missingOutput(tr, calls.GetAttr(name), d.repeated[name]); !ok {
+			return bad("Unsupported module output", "The module %q has no output %q. Its outputs are: %s.", name, output, outputs)
 		}
 	case "count":
 		if _, known := lookup(d.ctx, "count"); !known || name != "index" {

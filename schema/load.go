@@ -134,11 +134,12 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	diags = append(diags, ldiags...)
 	d := &decoder{ctx: evalContext(cfg.Variables, functions), vars: cfg.Variables, locals: cfg.Locals, bg: bg,
 		parser: p, files: files, modules: map[string]*moduleFiles{}, functions: functions}
-	d.evalLocals(cfg.Locals)
+	calls := d.moduleCalls(contents)
+	early, late := lateLocals(cfg.Locals, calls)
+	d.evalLocals(early)
 
 	proxy, imports, removed := d.topLevel(cfg, contents)
-	d.objects(cfg, contents, "")
-	d.ctx.Variables["module"] = d.calls(cfg, contents, call{dir: "."})
+	d.ctx.Variables["module"] = d.evalInOrder(cfg, contents, calls, late, cfg.Locals, call{dir: "."})
 	for _, o := range d.outputs(contents) {
 		o.Value, _ = o.Value.UnmarkDeep()
 		if o.Sensitive && o.Value.IsWhollyKnown() {
@@ -182,19 +183,31 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	return cfg, diags
 }
 
-// objects decodes the services, indices, documents and keys of contents
-// (the root's, or a module instance's, whose addresses start with
-// prefix) into cfg.
+// indexObjects decodes the indices of contents (the root's, or a module
+// instance's, whose addresses start with prefix) into cfg: before the
+// other objects and the module calls, whose documents name them.
+func (d *decoder) indexObjects(cfg *Config, contents []*hcl.BodyContent, prefix string) {
+	var blocks []*hcl.Block
+	for _, c := range contents {
+		blocks = append(blocks, c.Blocks.OfType("index")...)
+	}
+	indices := d.indexBlocks(d.expand(blocks))
+	for _, ix := range indices {
+		ix.Module = strings.TrimSuffix(prefix, ".")
+	}
+	cfg.Indices = append(cfg.Indices, indices...)
+}
+
+// objects decodes the services, documents and keys of contents (the
+// root's, or a module instance's, whose addresses start with prefix) into
+// cfg.
 func (d *decoder) objects(cfg *Config, contents []*hcl.BodyContent, prefix string) {
-	var serviceBlocks, indexBlocks, documentBlocks []*hcl.Block
+	var serviceBlocks, documentBlocks []*hcl.Block
 	for _, c := range contents {
 		serviceBlocks = append(serviceBlocks, c.Blocks.OfType("service")...)
-		indexBlocks = append(indexBlocks, c.Blocks.OfType("index")...)
 		documentBlocks = append(documentBlocks, c.Blocks.OfType("document")...)
 	}
 	services := d.serviceBlocks(d.expand(serviceBlocks))
-	indices := d.indexBlocks(d.expand(indexBlocks))
-	cfg.Indices = append(cfg.Indices, indices...)
 	documents := d.documentBlocks(d.expand(documentBlocks), cfg.Indices)
 	keys := len(cfg.Keys)
 	for _, k := range Kinds {
@@ -211,20 +224,15 @@ func (d *decoder) objects(cfg *Config, contents []*hcl.BodyContent, prefix strin
 		}
 		d.ctx, d.each = ctx, nil
 	}
-	if prefix != "" {
-		module := strings.TrimSuffix(prefix, ".")
-		for _, s := range services {
-			s.Module = module
-		}
-		for _, ix := range indices {
-			ix.Module = module
-		}
-		for _, doc := range documents {
-			doc.Module = module
-		}
-		for _, k := range cfg.Keys[keys:] {
-			k.Module = module
-		}
+	module := strings.TrimSuffix(prefix, ".")
+	for _, s := range services {
+		s.Module = module
+	}
+	for _, doc := range documents {
+		doc.Module = module
+	}
+	for _, k := range cfg.Keys[keys:] {
+		k.Module = module
 	}
 	cfg.Services = append(cfg.Services, services...)
 	cfg.Documents = append(cfg.Documents, documents...)

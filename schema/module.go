@@ -103,26 +103,6 @@ func (d *decoder) moduleFiles(dir string) *moduleFiles {
 	return m
 }
 
-// calls decodes the module blocks of contents, each instance into cfg,
-// and returns module.<name> for the outputs: an object of a call's
-// outputs, a map of them by key with for_each, a list with count.
-func (d *decoder) calls(cfg *Config, contents []*hcl.BodyContent, at call) cty.Value {
-	values := map[string]cty.Value{}
-	seen := map[string]*hcl.Block{}
-	for _, c := range contents {
-		for _, b := range c.Blocks.OfType("module") {
-			name := b.Labels[0]
-			if prev, dup := seen[name]; dup {
-				d.diags = append(d.diags, duplicate("Duplicate module call", fmt.Sprintf("module %q", name), b.LabelRanges[0], prev.LabelRanges[0]))
-				continue
-			}
-			seen[name] = b
-			values[name] = d.call(cfg, b, at)
-		}
-	}
-	return cty.ObjectVal(values)
-}
-
 // call decodes one module block: its source, its instances and, for each,
 // the module's objects with the instance's inputs.
 func (d *decoder) call(cfg *Config, b *hcl.Block, at call) cty.Value {
@@ -272,9 +252,10 @@ func (d *decoder) instanceOf(cfg *Config, b *hcl.Block, m *moduleFiles, inputs h
 	var ldiags hcl.Diagnostics
 	child.locals, ldiags = decodeLocals(m.locals)
 	child.diags = append(child.diags, ldiags...)
-	child.evalLocals(child.locals)
-	child.objects(cfg, m.contents, at.prefix)
-	child.ctx.Variables["module"] = child.calls(cfg, m.contents, at)
+	calls := child.moduleCalls(m.contents)
+	early, late := lateLocals(child.locals, calls)
+	child.evalLocals(early)
+	child.ctx.Variables["module"] = child.evalInOrder(cfg, m.contents, calls, late, child.locals, at)
 	outputs := map[string]cty.Value{}
 	for _, o := range child.outputs(m.contents) {
 		outputs[o.Name] = o.Value

@@ -159,7 +159,7 @@ func TestModulesBadInput(t *testing.T) {
 		{"cycle", `source = "./modules/loop"`, map[string]string{"modules/loop/main.hcl": "module \"again\" {\n  source = \"./\"\n}\n"}, "", "Module cycle at modules/loop/main.hcl:2"},
 		{"cycle of two", `source = "./modules/a"`, map[string]string{"modules/a/main.hcl": "module \"b\" {\n  source = \"../b\"\n}\n", "modules/b/main.hcl": "module \"a\" {\n  source = \"../a\"\n}\n"}, "", "Module cycle at modules/b/main.hcl:2"},
 		{"symlink out", `source = "./modules/out"`, nil, "out", "Module outside the specs at main.hcl:4"},
-		{"output naming nothing", "source = \"./modules/gated-api\"\n  name = \"x\"\n  port = 1", nil, "", "Unsupported attribute at main.hcl:10"},
+		{"output naming nothing", "source = \"./modules/gated-api\"\n  name = \"x\"\n  port = 1", nil, "", "Unsupported module output at main.hcl:10"},
 		{"same object twice, each block", "count = 2\n  source = \"./modules/each\"", map[string]string{"modules/each/main.hcl": "service \"s\" {\n  for_each = toset([\"a\"])\n  id       = \"fixed-${each.key}\"\n  port     = 1\n}\n"}, "", "Duplicate service ID at modules/each/main.hcl:3"},
 		{"count and for_each", "count = 2\n  for_each = toset([\"a\"])\n  source = \"./modules/gated-api\"\n  name = \"x\"\n  port = 1", nil, "", "Invalid combination of count and for_each at main.hcl:4"},
 		{"same object twice", "for_each = toset([\"a\", \"b\"])\n  source = \"./modules/gated-api\"\n  name = \"same\"\n  port = 1", nil, "", "Duplicate service ID at modules/gated-api/main.hcl:16"},

@@ -19,3 +19,25 @@ document "index-pattern" "logs" {
     ]
   }
 }
+
+# One dashboard of every team's error rate, its panels named through the
+# gated-api module's outputs (module.gated_api[<team>].error_rate): a team
+# added or removed in gated-api.hcl adds or removes its panel in the same
+# plan, and the dashboard is written after the visualizations it shows.
+document "dashboard" "teams" {
+  for_each = var.dashboards ? { teams = sort(keys(module.gated_api)) } : {}
+  id       = "teams"
+  source = {
+    title       = "Teams"
+    hits        = 0
+    description = "Each team's error rate, side by side."
+    version     = 1
+    panelsJSON = [
+      for i, team in each.value : {
+        id  = module.gated_api[team].error_rate, type = "visualization", panelIndex = i + 1,
+        col = 1 + 6 * (i % 2), row = 1 + 3 * floor(i / 2), size_x = 6, size_y = 3
+      }
+    ]
+    "dashboardSavedObjectMeta.searchSourceJSON" = { filter = [] }
+  }
+}

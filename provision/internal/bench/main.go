@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -159,6 +160,15 @@ func run(bin string, services, indices, documents []int, agents int, selected *r
 		if err := writeServicesModule(module, n); err != nil {
 			return err
 		}
+		// The module's outputs named by an object of the caller (a key
+		// listing every service's id), beside the same written out.
+		outputs, listed := filepath.Join(dir, fmt.Sprintf("svc-module-outputs-%d", n)), filepath.Join(dir, fmt.Sprintf("svc-ids-%d", n))
+		if err := writeIDsKey(outputs, n, writeServicesModule, "[for k, m in module.svc : m.id]"); err != nil {
+			return err
+		}
+		if err := writeIDsKey(listed, n, writeServices, idList(n)); err != nil {
+			return err
+		}
 		parse := parseFloor(specs)
 		var put, reput float64
 		if selected.MatchString("create (apply)") || selected.MatchString("update all (apply)") {
@@ -183,6 +193,8 @@ func run(bin string, services, indices, documents []int, agents int, selected *r
 		validate := cmd("validate", "hcl parse", parse, "validate", specs)
 		cmd("validate, for_each", "validate, written out", validate.Seconds, "validate", each)
 		cmd("validate, module", "validate, written out", validate.Seconds, "validate", module)
+		ids := cmd("validate, with a key of the ids", "hcl parse", parse, "validate", listed)
+		cmd("validate, module outputs", "validate, written out with the ids", ids.Seconds, "validate", outputs)
 		cmd("create (apply)", "PUT loop, parallelism 10", put, "apply", "-auto-approve", "-lock=false", specs)
 		// The read floor is measured once the services are there to read.
 		read := readFloor(consulAddr, "services") + readFloor(consulAddr, "checks")
@@ -467,6 +479,10 @@ variable "port" {
   type = number
 }
 
+output "id" {
+  value = "svc-${var.key}"
+}
+
 service "svc" {
   id      = "svc-${var.key}"
   name    = "svc-${var.key}"
@@ -481,6 +497,29 @@ service "svc" {
   }
 }
 `))
+}
+
+// writeIDsKey writes the specs of write, and a key whose value lists the
+// services' ids as ids (an expression).
+func writeIDsKey(dir string, n int, write func(string, int) error, ids string) error {
+	if err := write(dir, n); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "main.hcl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "\nkey \"bench/ids\" {\n  value = { ids = %s }\n}\n", ids)
+	return errors.Join(err, f.Close())
+}
+
+// idList is the ids of writeServices' n services as an HCL list.
+func idList(n int) string {
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = fmt.Sprintf("%q", fmt.Sprintf("svc-%d", i))
+	}
+	return "[" + strings.Join(ids, ", ") + "]"
 }
 
 func writeIndices(dir string, m int, url string) error {

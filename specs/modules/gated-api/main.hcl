@@ -133,3 +133,8 @@ output "service_id" {
 output "dashboard" {
   value = var.dashboards ? local.ids.dashboard : null
 }
+
+output "error_rate" {
+  description = "The id of the team's error-rate visualization (null without dashboards)."
+  value       = var.dashboards ? local.ids.visualization : null
+}
