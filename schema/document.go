@@ -55,7 +55,10 @@ type Ref struct {
 }
 
 // JSONTextFields are the fields the dashboard tool stores as JSON text in
-// a string (shared/reference/dashboard-objects.md): a raw string given
+// a string (Kibana 4.x's saved-object classes type them "json": visState
+// in _saved_vis.js, panelsJSON, optionsJSON and uiStateJSON in
+// _saved_dashboard.js, fields and fieldFormatMap in _index_pattern.js,
+// customFormats in 4.0's): a raw string given
 // to one of them must be JSON, and is compared as JSON.
 var JSONTextFields = []string{"visState", "panelsJSON", "searchSourceJSON", "fields", "customFormats", "fieldFormatMap", "uiStateJSON", "optionsJSON"}
 

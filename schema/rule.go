@@ -35,7 +35,8 @@ const (
 // matcherForms are the Traefik 1.7 matchers and modifiers with the name
 // each becomes in the Traefik 2 and the Traefik 3 grammar ("" when that
 // generation has none), and whether one form means the same to both
-// (shared/reference/consul-traefik.md, "Traefik 3"; Traefik's
+// (Traefik's migration guide from v2 to v3,
+// doc.traefik.io/traefik/migration/v2-to-v3/; Traefik's
 // pkg/muxer/http/mux.go at v2.11.10 and matcher.go at v3.6.0).
 var matcherForms = map[string]struct {
 	v2, v3 string

@@ -445,7 +445,7 @@ func (b *Backend) answered(code int, msg string) error {
 // leader to forward a request to: at a leader's death, for about a second,
 // its RPC connection is refused ("rpc error getting client: failed to get
 // conn", "lead thread didn't get connection"); without a quorum, "No
-// cluster leader" (shared/reference/kv-and-failover.md, and measured on
+// cluster leader" (as Consul's servers answer them, measured on
 // Consul 1.15.4: three servers, the leader killed). The request never
 // reached a leader, so it was not applied.
 func leaderless(code int, msg string) bool {

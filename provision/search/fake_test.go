@@ -15,9 +15,11 @@ import (
 )
 
 // fakeES stands in for Elasticsearch 5.x, 6.x and 7.x, which cannot run
-// here (shared/reference/es-runtime.md); ES 2.4.1 is tested for real. It
+// here (no distribution of them is in the registries this machine
+// reaches); ES 2.4.1 is tested for real. It
 // copies only what a plan and an apply of typed mappings touch, each
-// answer from shared/reference/es-api-facts.md:
+// answer from Elasticsearch's reference of that version
+// (www.elastic.co/guide/en/elasticsearch/reference/<version>/):
 //
 //   - GET /: version.number and cluster_name (§1).
 //   - GET /_nodes/_local/settings?filter_path=nodes.*.settings.tribe: {} on

@@ -215,7 +215,8 @@ func freeRange(n int) (int, error) {
 
 // ReadOnly are the settings that make a tribe node read-only as
 // production runs it: document writes and every read of indices'
-// metadata refused (shared/reference/es-api-facts.md, "Tribe nodes").
+// metadata refused (Elasticsearch 2.4's tribe node reference,
+// www.elastic.co/guide/en/elasticsearch/reference/2.4/modules-tribe.html).
 func ReadOnly() map[string]string {
 	return map[string]string{"tribe.blocks.write": "true", "tribe.blocks.metadata": "true"}
 }

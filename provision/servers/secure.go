@@ -20,7 +20,8 @@ import (
 
 // Secured is a dev agent with ACLs on (default_policy deny) or one that
 // serves HTTPS only and requires client certificates
-// (shared/reference/consul-acl.md).
+// (Consul's ACL and TLS docs: developer.hashicorp.com/consul/docs/security/acl
+// and developer.hashicorp.com/consul/docs/security/encryption).
 type Secured struct {
 	*Consul
 	// URL is the agent's HTTP API: http://... with ACLs, https://... with

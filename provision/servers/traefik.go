@@ -94,7 +94,7 @@ func StartTraefik(ctx context.Context, consulAddr string, opts TraefikOptions, l
 		args = append(args, "--providers.consulcatalog.endpoint.token="+opts.Token)
 	}
 	if opts.Generation == 1 {
-		// Traefik 1.7's flags (shared/reference/traefik1.md); its catalog
+		// Traefik 1.7's flags (docs.traefik.io/v1.7/configuration/backends/consulcatalog/); its catalog
 		// client takes the token from Consul's own variable.
 		args = []string{
 			"--checknewversion=false", "--loglevel=INFO",

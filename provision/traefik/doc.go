@@ -9,5 +9,5 @@
 //
 // It reads the API of Traefik 2 and 3 (GET /api/http/routers,
 // /api/http/middlewares, /api/entrypoints), as 2.11.10 and 3.6.0 answer
-// (shared/reference/consul-traefik.md).
+// (Traefik's API reference, doc.traefik.io/traefik/operations/api/).
 package traefik

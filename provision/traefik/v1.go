@@ -11,7 +11,8 @@ import (
 // Traefik 1.7 has no routers and middlewares: a provider's configuration
 // is frontends (routes, entrypoints, priority, auth) and backends, read
 // at GET /api/providers as 1.7.34 answers it
-// (shared/reference/traefik1.md). A frontend is read here as a router
+// (Traefik 1.7's API docs, docs.traefik.io/v1.7/configuration/api/).
+// A frontend is read here as a router
 // whose forward auth, when it has one, is its own middleware.
 
 // consulCatalogV1 is the Consul catalog provider's key in 1.7's API.
