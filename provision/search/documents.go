@@ -253,13 +253,11 @@ func (b *Backend) readRecorded(ctx context.Context, f *facts) error {
 		missing = append(missing, docRef{r.Index, r.Type, r.ID})
 	}
 	if len(missing) > 0 {
-		var got struct {
-			Docs []liveDoc `json:"docs"`
-		}
-		if err := b.post(ctx, b.es, "/_mget", map[string]any{"docs": missing}, &got); err != nil {
+		docs, err := b.mget(ctx, b.es, missing)
+		if err != nil {
 			return err
 		}
-		for i, d := range got.Docs {
+		for i, d := range docs {
 			switch {
 			case d.Found == nil || !*d.Found:
 				// Deleted outside provision: its record is deleted, so
@@ -308,13 +306,11 @@ func (b *Backend) readDeclared(ctx context.Context, f *facts, records map[string
 		}
 	}
 	if len(ids) > 0 {
-		var got struct {
-			Docs []liveDoc `json:"docs"`
-		}
-		if err := b.post(ctx, b.es, "/_mget", map[string]any{"docs": ids}, &got); err != nil {
+		docs, err := b.mget(ctx, b.es, ids)
+		if err != nil {
 			return err
 		}
-		for _, d := range got.Docs {
+		for _, d := range docs {
 			switch {
 			case d.Found == nil || !*d.Found:
 			case d.Index == recordIndex:
@@ -405,6 +401,16 @@ func (b *Backend) readHeld(ctx context.Context, f *facts) error {
 		}
 	}
 	return err
+}
+
+// mget reads the documents refs names from c, in real time, in one
+// _mget: one answer each, in their order (found or not).
+func (b *Backend) mget(ctx context.Context, c *elasticsearch.Client, refs []docRef) ([]liveDoc, error) {
+	var got struct {
+		Docs []liveDoc `json:"docs"`
+	}
+	err := b.post(ctx, c, "/_mget", map[string]any{"docs": refs}, &got)
+	return got.Docs, err
 }
 
 // post sends a read with a JSON body (_mget, _search), retried as reads
@@ -852,14 +858,12 @@ func (b *Backend) verifyDocuments(ctx context.Context, changes []*plans.Change) 
 	if len(ids) == 0 {
 		return "", nil
 	}
-	var got struct {
-		Docs []liveDoc `json:"docs"`
-	}
-	if err := b.post(ctx, b.tribe, "/_mget", map[string]any{"docs": ids}, &got); err != nil {
+	docs, err := b.mget(ctx, b.tribe, ids)
+	if err != nil {
 		return "", fmt.Errorf("reading the written documents through the tribe node %s: %w", b.scope.TribeURL, err)
 	}
 	var wrong []string
-	for _, d := range got.Docs {
+	for _, d := range docs {
 		switch {
 		case d.Found == nil || !*d.Found:
 			wrong = append(wrong, d.path()+" is not served")

@@ -114,6 +114,7 @@ fetch_snapshot() {
 		tmp=$(mktemp -d)
 		gh run download "$run" --repo "$GITHUB_REPOSITORY" --name "$artifact" --dir "$tmp"
 		mv "$tmp/$(basename "$snapshot")" "$snapshot"
+		rm -rf "$tmp"
 		;;
 	gitlab)
 		curl -fsS -H "JOB-TOKEN: $CI_JOB_TOKEN" -o "$snapshot" \
@@ -225,6 +226,7 @@ fetch_plan() {
 		tmp=$(mktemp -d)
 		gh run download "$run" --repo "$GITHUB_REPOSITORY" --name "provision-plan-$1" --dir "$tmp" || return 1
 		mv "$tmp/$(basename "$plan")" "$plan"
+		rm -rf "$tmp"
 		;;
 	gitlab)
 		pipeline=$(gitlab GET "/merge_requests/$1" | jq -r '.head_pipeline.id // empty')
