@@ -189,7 +189,8 @@ type Gone struct {
 // Let is the one rule for an object the project lets go of: a removed
 // block with destroy = false forgets it (its marks are taken off, it is
 // left live, as if made by hand); otherwise it is deleted, which the
-// engine refuses while it is protected (plans.Refusals).
+// engine refuses while it is protected (provision.PlanFrom, with
+// protectedDeletes).
 func Let(project string, mode plans.Mode, g Gone) *plans.Change {
 	c := &plans.Change{Addr: g.Addr, Backend: g.Backend, Action: plans.Delete, Before: g.Before, Requests: g.Delete, Protected: g.Protected}
 	r := g.Removed

@@ -130,8 +130,7 @@ type Hook func(ctx context.Context, r *Run) hcl.Diagnostics
 // Operation is a run as the flags and the environment describe it. The
 // environment is read through Getenv and Environ only (but Consul's own
 // variables, CONSUL_HTTP_ADDR and the rest, which its API client reads
-// each time an agent is opened: once per agent, twice for a plan's, whose
-// read starts during load).
+// each time an agent is opened).
 type Operation struct {
 	Type Type
 	// Dir is the specs' directory (or one .hcl file). ApplySaved takes it
