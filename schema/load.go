@@ -139,7 +139,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	d.evalLocals(early)
 
 	proxy, imports, removed := d.topLevel(cfg, contents)
-	d.ctx.Variables["module"] = d.evalInOrder(cfg, contents, calls, late, cfg.Locals, call{dir: "."})
+	d.ctx.Variables["module"] = d.evalInOrder(cfg, contents, calls, early, late, call{dir: "."})
 	for _, o := range d.outputs(contents) {
 		o.Value, _ = o.Value.UnmarkDeep()
 		if o.Sensitive && o.Value.IsWhollyKnown() {

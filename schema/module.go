@@ -255,7 +255,7 @@ func (d *decoder) instanceOf(cfg *Config, b *hcl.Block, m *moduleFiles, inputs h
 	calls := child.moduleCalls(m.contents)
 	early, late := lateLocals(child.locals, calls)
 	child.evalLocals(early)
-	child.ctx.Variables["module"] = child.evalInOrder(cfg, m.contents, calls, late, child.locals, at)
+	child.ctx.Variables["module"] = child.evalInOrder(cfg, m.contents, calls, early, late, at)
 	outputs := map[string]cty.Value{}
 	for _, o := range child.outputs(m.contents) {
 		outputs[o.Name] = o.Value

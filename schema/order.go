@@ -123,11 +123,12 @@ func bodyTraversals(body hcl.Body) []hcl.Traversal {
 	return out
 }
 
-// evalInOrder evaluates the late locals, the module calls of contents and
+// evalInOrder evaluates the late locals (after the early ones, evaluated
+// already), the module calls of contents and
 // the objects of contents (decoded into cfg, their addresses under
 // at.prefix) in the order their references give, and returns module.<name>
 // for the outputs.
-func (d *decoder) evalInOrder(cfg *Config, contents []*hcl.BodyContent, calls []*hcl.Block, late map[string]*Local, all map[string]*Local, at call) cty.Value {
+func (d *decoder) evalInOrder(cfg *Config, contents []*hcl.BodyContent, calls []*hcl.Block, early, late map[string]*Local, at call) cty.Value {
 	var nodes []*node
 	byKey := map[string]*node{}
 	add := func(n *node) {
@@ -178,10 +179,8 @@ func (d *decoder) evalInOrder(cfg *Config, contents []*hcl.BodyContent, calls []
 	}
 
 	locals := map[string]cty.Value{}
-	for n, l := range all {
-		if _, isLate := late[n]; !isLate {
-			locals[n] = l.Value
-		}
+	for n, l := range early {
+		locals[n] = l.Value // evaluated by evalLocals
 	}
 	modules := map[string]cty.Value{}
 	d.repeated = map[string]bool{}

@@ -213,12 +213,7 @@ func (b *Backend) readDocuments(ctx context.Context, f *facts) error {
 		func(ctx context.Context) error { return b.readRecords(ctx, f) }); err != nil {
 		return err
 	}
-	for path, r := range records {
-		if f.Records == nil {
-			f.Records = map[string]docRecord{}
-		}
-		f.Records[path] = r
-	}
+	maps.Copy(f.Records, records) // readRecords made the map
 	return b.readRecorded(ctx, f)
 }
 
@@ -377,7 +372,7 @@ func (b *Backend) ownedIn(ctx context.Context, indices []string) ([]liveDoc, err
 // plan that deletes such an index is refused while it holds one.
 func (b *Backend) readHeld(ctx context.Context, f *facts) error {
 	owned, err := b.ownedIn(ctx, f.Undeclared)
-	if err == nil && f.Records == nil {
+	if err == nil && f.Records == nil { // the documents were not read
 		err = b.readRecords(ctx, f)
 	}
 	held := func(index, doc string) {
@@ -600,7 +595,7 @@ func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans
 	}
 	for _, path := range f.Gone {
 		c := &plans.Change{Addr: t.docAddr(path), Backend: t.backend, Action: plans.Forget, Before: json.RawMessage("null"), After: json.RawMessage("null"),
-			Requests: []plans.Request{t.unrecordItem(path)}}
+			Requests: []plans.Request{unrecordItem(path)}}
 		c.Because(plans.ReasonGone, "the document was deleted outside provision; its ownership record is deleted")
 		gone = append(gone, c)
 	}
@@ -712,7 +707,7 @@ func splitDocPath(path string) docRef {
 // project's record of it is deleted; d is its declaration in destroy mode.
 func (t target) removeDocument(f facts, live liveDoc, jsonFields []string, d *schema.Document, mode plans.Mode) *plans.Change {
 	ref := docRef{live.Index, live.Type, live.ID}
-	unrecord := t.unrecordItem(live.path())
+	unrecord := unrecordItem(live.path())
 	g := adapter.Gone{Addr: t.docAddr(live.path()), Backend: t.backend, Before: adapter.RawJSON(docView(live.Source, jsonFields)),
 		// The record goes first: a failure after it leaves the document
 		// nobody's (kept), never recorded with nothing of provision's.

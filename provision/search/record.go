@@ -21,7 +21,8 @@ import (
 // version, so the marks in a document's source (markField) are gone after
 // the first save in the tool. The record is where that save does not
 // reach: one document per owned document in recordIndex on the member
-// cluster (written with the documents, never through the tribe node),
+// cluster (written by each document's change, in the batch after the
+// document's own item, never through the tribe node),
 // holding the project, the document's path, the version provision's write
 // gave it and whether lifecycle protects it. A plan reads the project's
 // records with one search, whatever their number.
@@ -66,9 +67,9 @@ func (t target) recordItem(ref docRef, version int64, protected bool) plans.Requ
 	return bulkItem("index", recordRef(ref.Index+"/"+ref.Type+"/"+ref.ID), 0, source)
 }
 
-// unrecordItem is the batch item that deletes the project's record of the
-// document at path (a record already gone is no error).
-func (t target) unrecordItem(path string) plans.Request {
+// unrecordItem is the batch item that deletes the record of the document
+// at path (a record already gone is no error).
+func unrecordItem(path string) plans.Request {
 	return bulkItem("delete", recordRef(path), 0, nil)
 }
 
@@ -81,7 +82,7 @@ func dropIndex(f facts, project, name string) []plans.Request {
 	var body bytes.Buffer
 	for _, path := range slices.Sorted(maps.Keys(f.Records)) {
 		if r := f.Records[path]; r.Index == name && r.Project == project {
-			body.Write(adapter.RawJSON(map[string]bulkAction{"delete": {recordIndex, recordType, path, 0}}))
+			body.Write(itemLines(unrecordItem(path))[0])
 			body.WriteByte('\n')
 		}
 	}
@@ -116,8 +117,9 @@ func (f facts) protected(d liveDoc) bool {
 	return d.protected() || ok && r.Protected && d.Version >= r.Version
 }
 
-// readRecords reads the project's records (into f.Records), by one search
-// of recordIndex; none when the index does not exist. The project is matched
+// readRecords reads the project's records (into f.Records, made even when
+// there are none, so that a later step knows they were read), by one
+// search of recordIndex; none when the index does not exist. The project is matched
 // as a phrase (the index is made by its first write, with Elasticsearch's
 // dynamic mapping, which analyzes strings) and then exactly.
 func (b *Backend) readRecords(ctx context.Context, f *facts) error {
@@ -131,6 +133,9 @@ func (b *Backend) readRecords(ctx context.Context, f *facts) error {
 				Source docRecord `json:"_source"`
 			} `json:"hits"`
 		} `json:"hits"`
+	}
+	if f.Records == nil {
+		f.Records = map[string]docRecord{}
 	}
 	query := map[string]any{"size": 10000, "query": map[string]any{"match_phrase": map[string]any{"project": b.project}}}
 	err := b.post(ctx, b.es, "/"+recordIndex+"/"+recordType+"/_search", query, &found)
@@ -151,9 +156,6 @@ func (b *Backend) readRecords(ctx context.Context, f *facts) error {
 	}
 	for _, h := range found.Hits.Hits {
 		if h.Source.Project == b.project {
-			if f.Records == nil {
-				f.Records = map[string]docRecord{}
-			}
 			f.Records[h.Source.path()] = h.Source
 		}
 	}

@@ -14,11 +14,12 @@ import (
 // tool's exports hold) takes the live count, so that no plan resets it
 // and watch -heal leaves it; a positive count is declared, and planned
 // as written. What a field is (its name, type, indexed, analyzed,
-// scripted, its script) is compared as declared. The other fields the tool writes on a save (hits, version,
-// uiStateJSON, a dashboard's panels) are written only by a person's save
-// or not at all (hits and version stay at their defaults of 0 and 1 in
-// Kibana 4.x's saved search, visualization and dashboard classes), so
-// they are edits, and plan as such.
+// scripted, its script) is compared as declared. The other fields the
+// tool writes on a save (hits, version, uiStateJSON, a dashboard's
+// panels) are written only by a person's save or not at all (hits and
+// version stay at their defaults of 0 and 1 in Kibana 4.x's saved search,
+// visualization and dashboard classes), so they are edits, and plan as
+// such.
 
 // keepToolState is the declared source of a document of type typ with
 // the live popularity counts of an index pattern's fields, where the
