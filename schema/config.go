@@ -119,10 +119,13 @@ type Service struct {
 	Meta       map[string]string
 	Frontend   *Frontend
 	Checks     []*Check
-	DeclRange  hcl.Range
-	IDRange    hcl.Range // the id attribute, or the label when id is absent
-	Import     *Import   // the import block that takes it over, if any
-	Lifecycle  Lifecycle
+	// Fields are the registration's other fields (RegistrationFields)
+	// that the block declares, in their wire form, by wire name.
+	Fields    map[string]any
+	DeclRange hcl.Range
+	IDRange   hcl.Range // the id attribute, or the label when id is absent
+	Import    *Import   // the import block that takes it over, if any
+	Lifecycle Lifecycle
 	// Module is the module instance that declares it, as addresses write
 	// it (module.gated["a"]); empty in the root.
 	Module string
@@ -165,11 +168,10 @@ type ForwardAuthTLS struct {
 
 // Check is a Consul health check of a service.
 type Check struct {
-	Name      string
-	HTTP      string
-	TCP       string
-	Interval  string
-	Timeout   string
+	Name string
+	// Def is the check's fields (CheckFields) in their wire form, by
+	// wire name.
+	Def       map[string]any
 	DeclRange hcl.Range
 }
 

@@ -33,7 +33,7 @@ func TestLanguage(t *testing.T) {
 			sv.Key = s.Instance.String()
 		}
 		for _, c := range s.Checks {
-			sv.Checks = append(sv.Checks, c.Name+" "+c.HTTP+" "+c.Interval)
+			sv.Checks = append(sv.Checks, fmt.Sprint(c.Name, " ", c.Def["HTTP"], " ", c.Def["Interval"]))
 		}
 		got = append(got, sv)
 	}

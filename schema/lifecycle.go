@@ -75,10 +75,22 @@ func (l Lifecycle) IgnoredPaths() []string {
 // ignorable are the attributes of each kind that ignore_changes may name,
 // and how deep a path under each may go (-1: any depth).
 var ignorable = map[string]map[string]int{
-	"service":  {"tags": 0, "meta": 1, "address": 0, "port": 0},
+	"service":  serviceIgnorable(),
 	"key":      {"value": 0, "flags": 0},
 	"index":    {"settings": 1},
 	"document": {"source": -1},
+}
+
+// serviceIgnorable are a service's attributes that ignore_changes may
+// name: its own and, whole, the registration's other fields.
+func serviceIgnorable() map[string]int {
+	out := map[string]int{"tags": 0, "meta": 1, "address": 0, "port": 0}
+	for _, a := range RegistrationFields {
+		if !a.Enterprise {
+			out[a.Name] = 0
+		}
+	}
+	return out
 }
 
 var lifecycleSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "prevent_destroy"}, {Name: "ignore_changes"}}}

@@ -8,18 +8,17 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
 
-var serviceSchema = &hcl.BodySchema{
+var serviceSchema = with(&hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "id"}, {Name: "name"}, {Name: "agent"}, {Name: "address"}, {Name: "port"}, {Name: "tags"}, {Name: "meta"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "frontend"}, {Type: "check", LabelNames: []string{"name"}}, {Type: "lifecycle"}},
-}
+}, RegistrationFields)
 
 var frontendSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "rule", Required: true}, {Name: "entrypoints"}},
@@ -40,11 +39,7 @@ var forwardAuthTLSSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "ca"}, {Name: "cert"}, {Name: "key"}, {Name: "insecure_skip_verify"}},
 }
 
-var checkSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "http"}, {Name: "tcp"}, {Name: "interval", Required: true}, {Name: "timeout"},
-	},
-}
+var checkSchema = argsSchema(CheckFields)
 
 // serviceID is what Consul accepts in a service ID that also travels in
 // the deregister path.
@@ -156,6 +151,8 @@ func (d *decoder) serviceBody(s *Service, b *hcl.Block, c *hcl.BodyContent) {
 			}
 		}
 	}
+	s.Fields = d.args(RegistrationFields, c, "")
+	d.checkRegistration(s, b.DefRange)
 	for _, fb := range d.blocksOf(b.Body, c, "frontend") {
 		d.within(fb.iter, func() {
 			if s.Frontend != nil {
@@ -355,34 +352,21 @@ func absoluteHTTPURL(s string) error {
 
 func (d *decoder) checkBlock(b *hcl.Block) *Check {
 	ch := &Check{Name: b.Labels[0], DeclRange: b.DefRange}
+	from := len(d.diags)
 	c := d.content(b.Body, checkSchema)
-	ch.HTTP = d.str(c.Attributes["http"])
-	ch.TCP = d.str(c.Attributes["tcp"])
-	ch.Interval = d.duration(c.Attributes["interval"])
-	ch.Timeout = d.duration(c.Attributes["timeout"])
-	if attr, ok := c.Attributes["http"]; ok && ch.HTTP != "" {
-		if err := absoluteHTTPURL(ch.HTTP); err != nil {
-			d.errorf(attr.Expr.Range(), b.DefRange, "Invalid check URL", "The check URL %q %s.", ch.HTTP, err)
-		} else {
-			d.noCredentials(attr, ch.HTTP)
+	ch.Def = d.args(CheckFields, c, "check."+ch.Name+".")
+	if d.diags[from:].HasErrors() {
+		return ch // what failed is said; the rules below would say it again
+	}
+	if attr, ok := c.Attributes["http"]; ok && ch.Def["HTTP"] != nil {
+		if err := absoluteHTTPURL(ch.Def["HTTP"].(string)); err != nil {
+			d.errorf(attr.Expr.Range(), b.DefRange, "Invalid check URL", "The check URL %q %s.", ch.Def["HTTP"], err)
+			return ch
 		}
+		d.noCredentials(attr, ch.Def["HTTP"].(string))
 	}
-	if (ch.HTTP == "") == (ch.TCP == "") {
-		d.errorf(b.DefRange, b.DefRange, "Invalid check", "A check sets exactly one of http (a URL) or tcp (host:port).")
-	}
+	d.checkCheck(ch, b.DefRange)
 	return ch
-}
-
-// duration decodes a Go duration string such as "10s".
-func (d *decoder) duration(attr *hcl.Attribute) string {
-	s := d.str(attr)
-	if s == "" {
-		return ""
-	}
-	if dur, err := time.ParseDuration(s); err != nil || dur <= 0 {
-		d.errorf(attr.Expr.Range(), attr.Range, "Invalid duration", "%q is not a positive duration such as \"10s\" or \"1m30s\".", s)
-	}
-	return s
 }
 
 // checkPublic refuses sensitive values where everybody reads them: the

@@ -141,7 +141,7 @@ func TestTakeOverEstate(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("apply: exit %d\n%s%s", code, tail(out, 4000), errOut)
 	}
-	imported := strings.Count(out, ": PUT /v1/agent/service/register?replace-existing-checks=true: ok")
+	imported := strings.Count(out, ": PUT /v1/agent/service/register: ok")
 	code, out, errOut = runCLI(t, env, "plan", "-detailed-exitcode", dir)
 	converged := code == exitOK
 	if !converged {

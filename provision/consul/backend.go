@@ -208,19 +208,6 @@ func (b *Backend) Info() plans.BackendInfo {
 	}
 }
 
-// agentService is what a plan reads of a service in GET
-// /v1/agent/services: what a declaration controls. The rest of the answer
-// (tagged addresses, weights, proxy and connect settings) is skipped
-// while decoding, not built.
-type agentService struct {
-	ID      string
-	Service string
-	Tags    []string
-	Meta    map[string]string
-	Port    int
-	Address string
-}
-
 // agentState is what a plan reads of an agent (its State): the services
 // in its scope (the project's own and the declared IDs) and their health
 // checks, what its answers said of its ACLs and, under default deny, what
@@ -308,7 +295,7 @@ func (b *Backend) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diag
 		return nil, hcl.Diagnostics{b.noToken()}
 	}
 	for id, s := range st.Services {
-		if !b.scope.relevant(s) {
+		if !b.scope.relevant(s) && !b.scope.relevantSidecar(st.Services, s) {
 			delete(st.Services, id)
 		}
 	}

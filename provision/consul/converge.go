@@ -4,18 +4,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
 	"strings"
 
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/schema"
 )
 
 var _ provision.Converger = (*Backend)(nil)
 
 // Converge is the agent's state once changes are done, as Consul 1.15
 // answers GET /v1/agent/services and /v1/agent/checks after them: a
-// registration replaces the service and (with replace-existing-checks, or
-// when new) its checks; a deregistration removes both.
+// registration replaces the service (its fields as the agent reports
+// them: normalize), registers its sidecar when it carries one, and adds
+// its checks to the agent's (with replace-existing-checks, replaces
+// them); a check's deregistration removes it; a service's deregistration
+// removes it, its checks and its sidecar.
 func (b *Backend) Converge(st plans.State, changes []*plans.Change) (plans.State, error) {
 	as := st.(agentState)
 	next := agentState{Services: maps.Clone(as.Services), Checks: maps.Clone(as.Checks), ACL: as.ACL}
@@ -30,18 +35,31 @@ func (b *Backend) Converge(st plans.State, changes []*plans.Change) (plans.State
 				if err := json.Unmarshal(r.Body, &reg); err != nil {
 					return nil, fmt.Errorf("%s: %s %s: %w", c.Addr, r.Method, r.Path, err)
 				}
-				next.Services[reg.ID] = &agentService{ID: reg.ID, Service: reg.Name, Tags: reg.Tags, Meta: reg.Meta, Port: reg.Port, Address: reg.Address}
+				next.Services[reg.ID] = &agentService{ID: reg.ID, Service: reg.Name, Tags: reg.Tags, Meta: reg.Meta, Port: reg.Port, Address: reg.Address,
+					Fields: normalize(reg.Fields, reg.Address, reg.Port)}
 				checks := map[string]liveCheck{}
+				if !strings.HasSuffix(r.Path, "?replace-existing-checks=true") {
+					maps.Copy(checks, next.Checks[reg.ID])
+				}
 				for _, ch := range reg.Checks {
-					typ := "http"
-					if ch.TCP != "" {
-						typ = "tcp"
-					}
-					checks[ch.CheckID] = liveCheck{Name: ch.Name, ServiceID: reg.ID, Type: typ, Interval: ch.Interval, Timeout: ch.Timeout}
+					checks[ch.CheckID] = liveCheck{Name: ch.Name, ServiceID: reg.ID, Type: schema.CheckType(ch.Def), Interval: str(ch.Def["Interval"]), Timeout: str(ch.Def["Timeout"]), Notes: str(ch.Def["Notes"])}
 				}
 				next.Checks[reg.ID] = checks
+				if sc := declaredSidecar(reg.Fields); sc != nil {
+					sidecar := convergedSidecar(reg, sc)
+					next.Services[sidecar.ID] = sidecar
+				}
+			case strings.HasPrefix(r.Path, checkDeregisterAPI):
+				id, _ := url.PathUnescape(strings.TrimPrefix(r.Path, checkDeregisterAPI))
+				delete(next.Checks[c.Addr.Name], id)
 			case strings.HasPrefix(r.Path, "/v1/agent/service/deregister/"):
-				id := c.Addr.Name
+				id, _ := url.PathUnescape(strings.TrimPrefix(r.Path, "/v1/agent/service/deregister/"))
+				if l := next.Services[id]; l != nil {
+					if sc := sidecarOf(next.Services, l); sc != nil {
+						delete(next.Services, sc.ID)
+						delete(next.Checks, sc.ID)
+					}
+				}
 				delete(next.Services, id)
 				delete(next.Checks, id)
 			default:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -21,41 +22,16 @@ import (
 
 const (
 	// checksKey is the meta key of the declared checks' digest.
-	checksKey   = schema.MetaPrefix + "checks"
-	registerAPI = "/v1/agent/service/register"
+	checksKey = schema.MetaPrefix + "checks"
+	// checkIDsKey is the meta key of the IDs of the declared checks that
+	// a check_id names (sorted, comma-separated): with those of the form
+	// service:<id>:<check name>, the checks provision wrote, which it
+	// removes once they are declared no more. Absent when no check_id is
+	// declared.
+	checkIDsKey        = schema.MetaPrefix + "check-ids"
+	registerAPI        = "/v1/agent/service/register"
+	checkDeregisterAPI = "/v1/agent/check/deregister/"
 )
-
-// registration is the body of PUT /v1/agent/service/register, limited to
-// what a declaration controls. Its field order is the order on the wire.
-type registration struct {
-	ID      string            `json:"ID"`
-	Name    string            `json:"Name"`
-	Tags    []string          `json:"Tags"`
-	Address string            `json:"Address,omitempty"`
-	Port    int               `json:"Port"`
-	Meta    map[string]string `json:"Meta"`
-	Checks  []check           `json:"Checks,omitempty"`
-}
-
-type check struct {
-	CheckID  string `json:"CheckID"`
-	Name     string `json:"Name"`
-	HTTP     string `json:"HTTP,omitempty"`
-	TCP      string `json:"TCP,omitempty"`
-	Interval string `json:"Interval"`
-	Timeout  string `json:"Timeout,omitempty"`
-	// Status is the state a check starts in until it first runs (up to
-	// its interval later). Consul's default is critical, and Traefik drops
-	// the route of a service with a critical check: a check added to a
-	// live gated service would take /api away until then. provision says
-	// warning, Consul's word for "not known to be well" that Traefik 2 and
-	// 3 still serve; a re-registration keeps a check's current status
-	// (Consul restores it from its snapshot of the agent's checks).
-	Status string `json:"Status,omitempty"`
-}
-
-// initialStatus is the status a check is registered in: see check.Status.
-const initialStatus = "warning"
 
 // view is what a plan shows of a registration: the registration without
 // its checks, which /v1/agent/services does not return. Checks are
@@ -81,15 +57,19 @@ func desired(project string, p schema.Proxy, s *schema.Service, protected bool) 
 	for k, v := range s.Meta {
 		r.Meta[k] = v
 	}
+	r.Fields = s.Fields
+	var named []string
 	for _, c := range s.Checks {
-		r.Checks = append(r.Checks, check{
-			CheckID:  "service:" + s.ID + ":" + c.Name,
-			Name:     c.Name,
-			HTTP:     c.HTTP,
-			TCP:      c.TCP,
-			Interval: c.Interval,
-			Timeout:  c.Timeout,
-		})
+		id := "service:" + s.ID + ":" + c.Name
+		if given, ok := c.Def["CheckID"].(string); ok {
+			id = given
+			named = append(named, id)
+		}
+		r.Checks = append(r.Checks, check{CheckID: id, Name: c.Name, Def: c.Def})
+	}
+	if len(named) > 0 {
+		slices.Sort(named)
+		r.Meta[checkIDsKey] = strings.Join(named, ",")
 	}
 	if len(r.Checks) > 0 {
 		// The digest is of the declaration, taken before the initial
@@ -98,10 +78,41 @@ func desired(project string, p schema.Proxy, s *schema.Service, protected bool) 
 		sum := sha256.Sum256(b)
 		r.Meta[checksKey] = hex.EncodeToString(sum[:8])
 	}
-	for i := range r.Checks {
-		r.Checks[i].Status = initialStatus
+	for i, c := range r.Checks {
+		if c.Def["Status"] == nil {
+			r.Checks[i].Status = initialStatus
+		}
 	}
 	return r
+}
+
+// keepLive sets, in want, the live values of what the declaration leaves
+// out of the registration's other fields, and of what it declares as it
+// is live (defaults the agent fills in included): a registration replaces
+// the service's definition whole, so an update that left them out would
+// reset what a person or a tool set beside the declaration. An object
+// declared in part keeps the live values of the rest (weights: 1 when the
+// agent's default).
+func keepLive(want *registration, l *agentService) {
+	have := withDefaults(l)
+	out := maps.Clone(l.Fields)
+	for k, d := range want.Fields {
+		if covers(have[k], d) {
+			continue
+		}
+		if dm, ok := d.(map[string]any); ok {
+			base, _ := l.Fields[k].(map[string]any)
+			if k == "Weights" {
+				base, _ = have[k].(map[string]any)
+			}
+			d = merged(base, dm)
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[k] = d
+	}
+	want.Fields = out
 }
 
 // keepIgnored sets, in want, the live values of the fields lc ignores
@@ -116,6 +127,15 @@ func keepIgnored(want *registration, l *agentService, lc schema.Lifecycle) {
 	}
 	if lc.Ignores("port") {
 		want.Port = l.Port
+	}
+	for _, a := range schema.RegistrationFields {
+		if lc.Ignores(a.Name) {
+			if v, ok := l.Fields[a.Wire]; ok {
+				want.Fields = merged(want.Fields, map[string]any{a.Wire: v})
+			} else if want.Fields != nil {
+				delete(want.Fields, a.Wire)
+			}
+		}
 	}
 	keys := map[string]bool{}
 	for k := range want.Meta {
@@ -152,6 +172,12 @@ func ignoringView(l *agentService, lc schema.Lifecycle) *agentService {
 	if lc.Ignores("port") {
 		c.Port = 0
 	}
+	c.Fields = maps.Clone(l.Fields)
+	for _, a := range schema.RegistrationFields {
+		if lc.Ignores(a.Name) {
+			delete(c.Fields, a.Wire)
+		}
+	}
 	c.Meta = maps.Clone(l.Meta)
 	maps.DeleteFunc(c.Meta, func(k, _ string) bool { return ignoredMeta(lc, k) })
 	return &c
@@ -170,6 +196,7 @@ func forgotten(l *agentService) registration {
 	r := live(l)
 	r.Meta = adapter.Unmarked(l.Meta)
 	delete(r.Meta, checksKey)
+	delete(r.Meta, checkIDsKey)
 	return r
 }
 
@@ -182,6 +209,7 @@ func live(s *agentService) registration {
 		Address: s.Address,
 		Port:    s.Port,
 		Meta:    s.Meta,
+		Fields:  s.Fields,
 	}
 }
 
@@ -203,6 +231,13 @@ func (sc scope) relevant(s *agentService) bool {
 	}
 	i := sort.SearchStrings(sc.IDs, s.ID)
 	return i < len(sc.IDs) && sc.IDs[i] == s.ID
+}
+
+// relevantSidecar says whether s is the sidecar proxy of a service in
+// the scope, which is read with it.
+func (sc scope) relevantSidecar(services map[string]*agentService, s *agentService) bool {
+	p := parentOf(services, s)
+	return p != nil && sc.relevant(p)
 }
 
 // fingerprint digests the live services within the scope and their
@@ -245,6 +280,9 @@ func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Dia
 	for _, id := range sortedIDs(st.Services) {
 		l := st.Services[id]
 		lc, isDeclared := declared[id]
+		if parentOf(st.Services, l) != nil {
+			continue // a sidecar is its service's: planned, and deleted, with it
+		}
 		if adapter.OwnerOf(l.Meta) != cfg.Project || (isDeclared && mode != plans.Destroy) {
 			continue
 		}
@@ -272,9 +310,18 @@ func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Dia
 func (b *Backend) planService(st agentState, s *schema.Service, backend, moved string) (*plans.Change, hcl.Diagnostics) {
 	addr := plans.Addr{In: b.in, Kind: "service", Name: s.ID}
 	l, lv := liveOf(st.Services, s.ID)
+	if parent := parentOf(st.Services, l); parent != nil {
+		return nil, hcl.Diagnostics{sidecarDeclared(addr, parent, s.IDRange.Ptr())}
+	}
 	want := desired(b.cfg.Project, b.cfg.Proxy, s, s.Lifecycle.Protects(lv.Protected))
 	if l != nil {
+		keepLive(&want, l)
 		keepIgnored(&want, l, s.Lifecycle)
+		if sc := sidecarOf(st.Services, l); sc != nil && covers(sidecarLive(l, sc, false), declaredSidecar(s.Fields)) {
+			// The live sidecar is as declared: the agent keeps it when
+			// the body leaves it out, and nothing of it is reset.
+			want.Fields = withoutSidecar(want.Fields)
+		}
 	}
 	c, diags := adapter.Propose(b.cfg.Project, adapter.Object{
 		Declared: adapter.Declared{Addr: addr, Noun: "service", Subject: s.IDRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At(), Lifecycle: s.Lifecycle},
@@ -286,7 +333,7 @@ func (b *Backend) planService(st agentState, s *schema.Service, backend, moved s
 		Before:   func() json.RawMessage { return adapter.RawJSON(live(l)) },
 		SameView: true,
 		Diff:     func(importing bool) adapter.Diff { return b.diffService(st, s, l, want, addr, importing) },
-		Mark:     func() []plans.Request { return []plans.Request{registerRequest(want, true)} },
+		Mark:     func() []plans.Request { return []plans.Request{registerRequest(want, len(want.Checks) > 0)} },
 		Imported: "made outside provision; re-registered in place with the ownership marks",
 	})
 	if c != nil && moved != "" && c.Action == plans.Create {
@@ -300,8 +347,18 @@ func (b *Backend) planService(st agentState, s *schema.Service, backend, moved s
 // it), or, converged, a registration again on -replace.
 func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService, want registration, addr plans.Addr, importing bool) adapter.Diff {
 	var d adapter.Diff
-	changed := changedFields(live(l), want.view())
-	drift := checkDrift(want.Checks, st.checksOf(s.ID))
+	have := st.checksOf(s.ID)
+	mine, others := ownChecks(l, have, want.Checks)
+	sidecar := sidecarOf(st.Services, l)
+	changed := changedFields(l, sidecar, s, want)
+	// A sidecar provision registered with the service (it carries the
+	// service's marks) goes when its declaration does: the agent keeps it
+	// when the service is registered again without it.
+	stale := sidecar != nil && declaredSidecar(s.Fields) == nil && adapter.OwnerOf(sidecar.Meta) == b.cfg.Project
+	if stale {
+		changed = append(changed, "sidecar_service")
+	}
+	drift := checkDrift(want.Checks, have, mine)
 	if len(drift) > 0 && !slices.Contains(changed, "checks") {
 		changed = append(changed, "checks")
 	}
@@ -309,7 +366,7 @@ func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService,
 	case importing:
 		// The same ID is registered again: Consul replaces the
 		// registration in place, so there is no moment without one.
-		if others := slices.DeleteFunc(changed, func(f string) bool { return f == "meta" }); len(others) > 0 {
+		if others := slices.DeleteFunc(changed, func(f string) bool { return f == "meta" || f == "checks" && len(want.Checks) == 0 }); len(others) > 0 {
 			d.Reasons = append(d.Reasons, adapter.Reason{Code: plans.ReasonChanged, Words: strings.Join(others, ", ") + " changed"})
 		}
 		if words, removes := RouterChanges(b.cfg.Proxy.Prefix, l.Tags, want.Tags); words != "" {
@@ -320,9 +377,11 @@ func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService,
 					Subject: s.Import.ToRange.Ptr(), Context: s.DeclRange.Ptr()})
 			}
 		}
-		if have := st.checksOf(s.ID); len(have)+len(want.Checks) > 0 {
+		if len(have)+len(want.Checks) > 0 {
 			d.Notes = append(d.Notes, importedChecks(have, len(want.Checks)))
 		}
+		d.Requests = []plans.Request{registerRequest(want, len(want.Checks) > 0)}
+		return d
 	case len(changed) > 0:
 		d.Reasons = append(d.Reasons, adapter.Reason{Code: plans.ReasonChanged, Words: strings.Join(changed, ", ") + " changed"})
 		d.Notes = append(d.Notes, drift...)
@@ -334,16 +393,71 @@ func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService,
 	default:
 		return d
 	}
-	d.Requests = []plans.Request{registerRequest(want, true)}
+	d.Requests = updateRequests(want, mine, others)
+	if stale {
+		d.Requests = append(d.Requests, deregisterRequest(sidecar.ID))
+	}
+	if len(others) > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("kept: the health checks on the agent that provision did not write (%s)", strings.Join(others, ", ")))
+	}
 	return d
 }
 
-// importedChecks says what an import does to the checks made by hand.
-func importedChecks(have map[string]liveCheck, declared int) string {
-	if len(have) == 0 {
-		return fmt.Sprintf("no health check is on the agent; the %d declared are registered", declared)
+// updateRequests register want again. Without checks that provision did
+// not write (others), the registration replaces the service's checks, so
+// that a check declared no more goes away with it; with them, it keeps
+// the agent's checks, and each check provision wrote (mine) that is
+// declared no more is deregistered after it.
+func updateRequests(want registration, mine, others []string) []plans.Request {
+	if len(others) == 0 {
+		return []plans.Request{registerRequest(want, true)}
 	}
-	return fmt.Sprintf("the health checks on the agent (%s) are replaced by the %d declared", strings.Join(slices.Sorted(maps.Keys(have)), ", "), declared)
+	reqs := []plans.Request{registerRequest(want, false)}
+	for _, id := range mine {
+		if !slices.ContainsFunc(want.Checks, func(c check) bool { return c.CheckID == id }) {
+			reqs = append(reqs, checkDeregisterRequest(id))
+		}
+	}
+	return reqs
+}
+
+// ownChecks splits the live checks of a service into those provision
+// wrote (declared now, or named as provision names them: an ID of the
+// form service:<id>:<check name>, or one its meta lists) and the others,
+// each sorted.
+func ownChecks(l *agentService, have map[string]liveCheck, declared []check) (mine, others []string) {
+	listed := strings.Split(l.Meta[checkIDsKey], ",")
+	prefix := "service:" + l.ID + ":"
+	for _, id := range slices.Sorted(maps.Keys(have)) {
+		name, named := strings.CutPrefix(id, prefix)
+		if slices.ContainsFunc(declared, func(c check) bool { return c.CheckID == id }) || named && !digits(name) || slices.Contains(listed, id) {
+			mine = append(mine, id)
+		} else {
+			others = append(others, id)
+		}
+	}
+	return mine, others
+}
+
+// digits says whether s is a number: the names Consul gives the checks a
+// registration sends without an ID (service:<id>:1, :2, ...).
+func digits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// importedChecks says what an import does to the checks on the agent:
+// replaces them with the declared ones, or, when none is declared, keeps
+// them as they are (the agent does not report their definitions, so
+// provision cannot write them again).
+func importedChecks(have map[string]liveCheck, declared int) string {
+	ids := strings.Join(slices.Sorted(maps.Keys(have)), ", ")
+	switch {
+	case len(have) == 0:
+		return fmt.Sprintf("no health check is on the agent; the %d declared are registered", declared)
+	case declared == 0:
+		return fmt.Sprintf("the health checks on the agent (%s) are kept as they are: the specs declare none of this service's checks", ids)
+	}
+	return fmt.Sprintf("the health checks on the agent (%s) are replaced by the %d declared", ids, declared)
 }
 
 // declaredElsewhere is, for each service ID declared on another agent
@@ -371,9 +485,10 @@ func (st agentState) checksOf(serviceID string) map[string]liveCheck {
 
 // checkDrift says how the live checks of a service differ from the
 // declared ones, in what the agent reports of them: which exist, their
-// names, types, intervals and timeouts (never a URL or an address; an
-// edit of those in the spec shows through the digest in the meta).
-func checkDrift(want []check, have map[string]liveCheck) []string {
+// names, types, intervals, timeouts and notes (never a URL, an address or
+// a TTL; an edit of those in the spec shows through the digest in the
+// meta), and which checks provision wrote (mine) are declared no more.
+func checkDrift(want []check, have map[string]liveCheck, mine []string) []string {
 	var out []string
 	for _, w := range want {
 		h, ok := have[w.CheckID]
@@ -381,31 +496,37 @@ func checkDrift(want []check, have map[string]liveCheck) []string {
 			out = append(out, fmt.Sprintf("check %q is missing on the agent", w.CheckID))
 			continue
 		}
-		delete(have, w.CheckID)
-		typ := "http"
-		if w.TCP != "" {
-			typ = "tcp"
-		}
-		for _, d := range [][3]string{{"name", h.Name, w.Name}, {"type", h.Type, typ}, {"interval", h.Interval, w.Interval}, {"timeout", h.Timeout, w.Timeout}} {
+		notes, _ := w.Def["Notes"].(string)
+		for _, d := range [][3]string{{"name", h.Name, w.Name}, {"type", h.Type, schema.CheckType(w.Def)}, {"interval", h.Interval, str(w.Def["Interval"])},
+			{"timeout", h.Timeout, str(w.Def["Timeout"])}, {"notes", h.Notes, notes}} {
 			if !sameValue(d[0], d[1], d[2]) {
 				out = append(out, fmt.Sprintf("check %q: %s is %q on the agent, %q declared", w.CheckID, d[0], d[1], d[2]))
 			}
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(have)) {
-		out = append(out, fmt.Sprintf("check %q is on the agent and not declared", id))
+	for _, id := range mine {
+		if !slices.ContainsFunc(want, func(c check) bool { return c.CheckID == id }) {
+			out = append(out, fmt.Sprintf("check %q is on the agent and not declared", id))
+		}
 	}
 	return out
 }
 
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
 // sameValue compares a check field as the agent reports it with the
 // declared one: durations by value ("1m0s" is "60s"), and an undeclared
-// timeout matches whatever default the agent reports.
+// timeout or notes matches whatever the agent reports.
 func sameValue(field, have, want string) bool {
-	if field != "interval" && field != "timeout" {
+	switch {
+	case field == "notes":
+		return want == "" || have == want
+	case field != "interval" && field != "timeout":
 		return have == want
-	}
-	if want == "" {
+	case want == "":
 		return true
 	}
 	h, herr := time.ParseDuration(have)
@@ -413,9 +534,14 @@ func sameValue(field, have, want string) bool {
 	return herr == nil && werr == nil && h == w
 }
 
-// changedFields names the fields of want that differ from have.
-func changedFields(have, want registration) []string {
+// changedFields names the fields of the declaration s, as want registers
+// it, that differ from the live service l: those a service block has
+// attributes of, the checks (by their digest), the meta, and the
+// registration's other fields the block declares (in their names in a
+// spec), compared with what the agent reports of them.
+func changedFields(l, sidecar *agentService, s *schema.Service, want registration) []string {
 	var out []string
+	have := live(l)
 	if have.Name != want.Name {
 		out = append(out, "name")
 	}
@@ -434,6 +560,14 @@ func changedFields(have, want registration) []string {
 	if !maps.Equal(withoutDigest(have.Meta), withoutDigest(want.Meta)) {
 		out = append(out, "meta")
 	}
+	withLive, fields := withDefaults(l), withoutSidecar(s.Fields)
+	out = append(out, argNames(schema.RegistrationFields, func(wire string) bool {
+		d, declared := fields[wire]
+		return declared && !covers(withLive[wire], d) && !reflect.DeepEqual(want.Fields[wire], l.Fields[wire])
+	})...)
+	if sc := declaredSidecar(s.Fields); sc != nil && (sidecar == nil || !covers(sidecarLive(l, sidecar, false), sc)) {
+		out = append(out, "sidecar_service")
+	}
 	return out
 }
 
@@ -442,6 +576,7 @@ func changedFields(have, want registration) []string {
 func withoutDigest(meta map[string]string) map[string]string {
 	m := maps.Clone(meta)
 	delete(m, checksKey)
+	delete(m, checkIDsKey)
 	delete(m, adapter.ProtectedKey)
 	return m
 }
@@ -467,14 +602,26 @@ func sortedIDs(services map[string]*agentService) []string {
 
 var jsonHeaders = map[string]string{"Accept": "application/json", "Content-Type": "application/json"}
 
-// registerRequest registers r. An update replaces the checks too, so that
-// a check removed from the spec goes away.
-func registerRequest(r registration, update bool) plans.Request {
+// registerRequest registers r; with replaceChecks, its checks replace
+// those on the agent (Consul 1.6.1's replace-existing-checks), else the
+// agent keeps the checks the body does not name.
+func registerRequest(r registration, replaceChecks bool) plans.Request {
 	path := registerAPI
-	if update {
+	if replaceChecks {
 		path += "?replace-existing-checks=true"
 	}
 	return plans.Request{Method: "PUT", Path: path, Header: jsonHeaders, Body: adapter.RawJSON(r), Idempotent: true}
+}
+
+// checkDeregisterRequest removes a check from the agent.
+func checkDeregisterRequest(id string) plans.Request {
+	return plans.Request{
+		Method:     "PUT",
+		Path:       checkDeregisterAPI + url.PathEscape(id),
+		Header:     map[string]string{"Accept": "application/json"},
+		Idempotent: true,
+		GoneOK:     true,
+	}
 }
 
 func deregisterRequest(id string) plans.Request {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -25,9 +26,13 @@ var _ provision.Generator = (*Backend)(nil)
 // the live ones (names of routers and middlewares, generations and order
 // included) for every registration of the service's name, and the tags as
 // written otherwise, one per line. Registrations of one name that differ
-// only in ID, address and port are one block with for_each. Live checks
-// are written as comments to complete: the agent reports a check's type
-// and interval, never its URL. It reads the agent's services and GET
+// only in ID, address and port are one block with for_each. Every other
+// field set on the registration is declared as the agent reports it, less
+// what it fills in itself (schema.RegistrationFields, normalize), a
+// sidecar as connect { sidecar_service { ... } }. Live checks are written
+// as commented blocks to complete: the agent reports a check's type,
+// interval, timeout and notes, never its URL, TTL or script, and the
+// import keeps them as they are. It reads the agent's services and GET
 // /v1/agent/checks.
 func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnostics) {
 	var imports []*schema.Import
@@ -52,6 +57,10 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 			diags = append(diags, refusal)
 			continue
 		}
+		if parent := parentOf(st.Services, l); parent != nil {
+			diags = append(diags, sidecarDeclared(addr, parent, im.At()))
+			continue
+		}
 		live = append(live, l)
 	}
 	read := b.readBack(live)
@@ -60,7 +69,7 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 	var order []string
 	groups := map[string][]*agentService{}
 	for _, l := range live {
-		shape := string(b.serviceBlock(l, read[l.ID], st.checksOf(l.ID), nil).BuildTokens(nil).Bytes())
+		shape := string(b.serviceBlock(l, sidecarOf(st.Services, l), read[l.ID], st.checksOf(l.ID), nil).BuildTokens(nil).Bytes())
 		if groups[shape] == nil {
 			order = append(order, shape)
 		}
@@ -69,7 +78,7 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 	var blocks []*hclwrite.Block
 	for _, shape := range order {
 		g := groups[shape]
-		blocks = append(blocks, b.serviceBlock(g[0], read[g[0].ID], st.checksOf(g[0].ID), g))
+		blocks = append(blocks, b.serviceBlock(g[0], sidecarOf(st.Services, g[0]), read[g[0].ID], st.checksOf(g[0].ID), g))
 	}
 	return blocks, diags
 }
@@ -116,7 +125,7 @@ func (b *Backend) readBack(live []*agentService) map[string]declaredTags {
 // registrations it declares: one, written as they are, or several, with
 // for_each over their IDs; none writes the block without ID, address and
 // port, to compare the shapes of blocks.
-func (b *Backend) serviceBlock(l *agentService, read declaredTags, checks map[string]liveCheck, instances []*agentService) *hclwrite.Block {
+func (b *Backend) serviceBlock(l, sidecar *agentService, read declaredTags, checks map[string]liveCheck, instances []*agentService) *hclwrite.Block {
 	blk := hclwrite.NewBlock("service", []string{l.Service})
 	body := blk.Body()
 	switch {
@@ -152,19 +161,56 @@ func (b *Backend) serviceBlock(l *agentService, read declaredTags, checks map[st
 	if len(meta) > 0 {
 		body.SetAttributeValue("meta", cty.MapVal(meta))
 	}
+	fields := maps.Clone(l.Fields)
+	if sidecar != nil {
+		fields = merged(fields, map[string]any{"Connect": map[string]any{"SidecarService": sidecarLive(l, sidecar, true)}})
+	}
+	for _, a := range schema.RegistrationFields {
+		if v, ok := schema.SpecValue(a, fields[a.Wire]); ok {
+			body.SetAttributeValue(a.Name, v)
+		}
+	}
 	if read.frontend != nil {
 		frontendBlock(body, read.frontend)
 	}
 	for _, id := range slices.Sorted(maps.Keys(checks)) {
-		ch := checks[id]
 		body.AppendNewline()
-		body.AppendUnstructuredTokens(provision.Comment(fmt.Sprintf(
-			"The live check %q (%s, interval %s, timeout %s) is not read back: the agent does not report a check's URL or address.\n"+
-				"Declare it here, or the import replaces it with the checks declared (none):\n"+
-				"check %q {\n  %-8s = \"...\"\n  interval = %q\n  timeout  = %q\n}",
-			ch.Name, ch.Type, ch.Interval, ch.Timeout, ch.Name, ch.Type, ch.Interval, ch.Timeout)))
+		body.AppendUnstructuredTokens(provision.Comment(checkComment(l.ID, id, checks[id])))
 	}
 	return blk
+}
+
+// unreported are, by check type, what defines a check that the agent does
+// not report (Consul 1.15 answers an empty Definition): what a person
+// fills in to declare a live check.
+var unreported = map[string][]string{
+	"http": {`http = "..." # and method, header, body if it has them`}, "tcp": {`tcp = "..."`}, "udp": {`udp = "..."`},
+	"ttl": {`ttl = "..."`}, "grpc": {`grpc = "..."`}, "h2ping": {`h2ping = "..."`}, "alias": {`alias_service = "..."`},
+	"script": {`args = ["..."]`}, "docker": {`docker_container_id = "..."`, `args = ["..."]`},
+}
+
+// checkComment is a live check of the service id as a commented check
+// block: what the agent reports of it (name, ID, type, interval,
+// timeout, notes) and, to fill in, what it does not. The import keeps the
+// check as it is unless the specs declare the service's checks.
+func checkComment(id, checkID string, ch liveCheck) string {
+	var lines []string
+	if checkID != "service:"+id+":"+ch.Name {
+		lines = append(lines, fmt.Sprintf("check_id = %q", checkID))
+	}
+	fill, known := unreported[ch.Type]
+	if !known {
+		fill = []string{fmt.Sprintf("# a %s check: see Consul's check definitions", ch.Type)}
+	}
+	lines = append(lines, fill...)
+	for _, kv := range [][2]string{{"interval", ch.Interval}, {"timeout", ch.Timeout}, {"notes", ch.Notes}} {
+		if kv[1] != "" {
+			lines = append(lines, fmt.Sprintf("%s = %q", kv[0], kv[1]))
+		}
+	}
+	return fmt.Sprintf("The live check %q (%s, ID %s) is kept as it is: the agent does not report its definition.\n"+
+		"To declare it, fill in what the agent does not report and uncomment it (declared checks replace the live ones):\n"+
+		"check %q {\n  %s\n}", ch.Name, ch.Type, checkID, ch.Name, strings.Join(lines, "\n  "))
 }
 
 // frontendBlock writes f as a frontend block of body.
@@ -226,6 +272,7 @@ type liveCheck struct {
 	Type      string
 	Interval  string
 	Timeout   string
+	Notes     string `json:",omitempty"`
 }
 
 func strList(ss []string) cty.Value {

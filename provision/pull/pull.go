@@ -224,8 +224,9 @@ func (in *instance) blockKey() string {
 // attributes are the attributes pull may rewrite of the object c plans,
 // with their live and declared values, from the change's before and
 // after: a document's source, a key's value and flags, a service's
-// address, port, meta (less provision's marks) and tags (less those its
-// frontend block writes).
+// address, port, meta (less provision's marks), tags (less those its
+// frontend block writes) and the other fields of the registration it
+// declares (schema.RegistrationFields).
 func attributes(cfg *schema.Config, c *plans.Change) []attr {
 	before, _ := decode(c.Before).(map[string]any)
 	after, _ := decode(c.After).(map[string]any)
@@ -243,6 +244,11 @@ func attributes(cfg *schema.Config, c *plans.Change) []attr {
 		if svc := serviceOf(cfg, c.Addr); svc != nil {
 			tags, ok := raw(anyStrings(before["Tags"]), anyStrings(after["Tags"]), svc.Tags)
 			attrs = append(attrs, attr{"tags", tags, anyStrings(svc.Tags), !ok})
+			for _, a := range schema.RegistrationFields {
+				if _, declared := svc.Fields[a.Wire]; declared {
+					attrs = append(attrs, attr{name: a.Name, live: schema.SpecJSON(a, before[a.Wire]), decl: schema.SpecJSON(a, after[a.Wire])})
+				}
+			}
 		}
 		return attrs
 	}
@@ -317,6 +323,10 @@ func (in *instance) pull() {
 			continue
 		}
 		at, ok := in.block.Body.Attributes[a.name]
+		if i := slices.IndexFunc(in.block.Body.Blocks, func(b *hclsyntax.Block) bool { return b.Type == a.name }); !ok && i >= 0 {
+			in.leave(in.block.Body.Blocks[i].DefRange(), a.name, a.live, a.decl, "It is written as a block, which pull does not rewrite: change the block, or write it as an argument (name = { ... }).")
+			continue
+		}
 		if !ok {
 			in.insert(a.name, a.live)
 			continue

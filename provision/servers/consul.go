@@ -66,7 +66,8 @@ type Consul struct {
 // StartConsul starts a dev agent with every port chosen free, and waits
 // until it has elected itself leader and its node is in the catalog (a
 // fresh agent answers "Missing node registration" to a session until then).
-func StartConsul(ctx context.Context, dir string, logw io.Writer) (*Consul, error) {
+// extra are more of the agent's flags, such as -hcl=enable_script_checks=true.
+func StartConsul(ctx context.Context, dir string, logw io.Writer, extra ...string) (*Consul, error) {
 	return retryBind(logw, func(attempt int, w io.Writer) (*Consul, error) {
 		ports, err := FreePorts(6)
 		if err != nil {
@@ -77,6 +78,7 @@ func StartConsul(ctx context.Context, dir string, logw io.Writer) (*Consul, erro
 		for i, flag := range []string{"http-port", "serf-lan-port", "serf-wan-port", "server-port", "grpc-port", "grpc-tls-port"} {
 			args = append(args, "-"+flag+"="+strconv.Itoa(ports[i]))
 		}
+		args = append(args, extra...)
 		c := &Consul{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), Node: "provision-test", serfLAN: ports[1]}
 		return c, c.start(ctx, args, w, func() bool {
 			body, ok := get("http://" + c.Addr + "/v1/status/leader")
@@ -180,12 +182,12 @@ func (c *Consul) Restart(ctx context.Context, dir string) error {
 	return c.start(ctx, args, c.logw, c.ready, "come back")
 }
 
-// NewConsul starts an agent for the test and stops it when the test ends.
-// A missing binary fails the test: the real-server tests never skip.
-func NewConsul(t testing.TB) *Consul {
+// NewConsul starts an agent for the test, with the extra flags, and stops
+// it when the test ends. A missing binary fails the test: the real-server tests never skip.
+func NewConsul(t testing.TB, extra ...string) *Consul {
 	t.Helper()
 	dir := t.TempDir()
-	return forTest(t, "consul", func(log io.Writer) (*Consul, error) { return StartConsul(context.Background(), dir, log) })
+	return forTest(t, "consul", func(log io.Writer) (*Consul, error) { return StartConsul(context.Background(), dir, log, extra...) })
 }
 
 // NewConsulCluster starts a server and a client agent per node name (each

@@ -1,0 +1,376 @@
+package consul
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"net"
+	"reflect"
+	"slices"
+
+	"github.com/provision-dev/provision/schema"
+)
+
+// registration is the body of PUT /v1/agent/service/register. Its
+// fields are sent in this order: ID, Name, Tags, Address, Port, Meta,
+// the other fields of the registration (Fields, in the order of
+// schema.RegistrationFields), Checks.
+type registration struct {
+	ID      string
+	Name    string
+	Tags    []string
+	Address string
+	Port    int
+	Meta    map[string]string
+	// Fields are the registration's other fields by wire name: those
+	// declared and, on a live service, the live values of those the
+	// specs leave out, which a registration would otherwise reset.
+	Fields map[string]any
+	Checks []check
+}
+
+// core is the part of a registration that has fields of its own, as it
+// is on the wire.
+type core struct {
+	ID      string            `json:"ID"`
+	Name    string            `json:"Name"`
+	Tags    []string          `json:"Tags"`
+	Address string            `json:"Address,omitempty"`
+	Port    int               `json:"Port"`
+	Meta    map[string]string `json:"Meta"`
+}
+
+func (r registration) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(core{r.ID, r.Name, r.Tags, r.Address, r.Port, r.Meta})
+	if err != nil {
+		return nil, err
+	}
+	b = splice(b, schema.Wire(schema.RegistrationFields, r.Fields))
+	if len(r.Checks) > 0 {
+		checks, err := json.Marshal(r.Checks)
+		if err != nil {
+			return nil, err
+		}
+		b = splice(b, append(append([]byte(`{"Checks":`), checks...), '}'))
+	}
+	return b, nil
+}
+
+func (r *registration) UnmarshalJSON(b []byte) error {
+	var c core
+	var rest map[string]any
+	var checks struct{ Checks []check }
+	for _, to := range []any{&c, &rest, &checks} {
+		if err := json.Unmarshal(b, to); err != nil {
+			return err
+		}
+	}
+	*r = registration{ID: c.ID, Name: c.Name, Tags: c.Tags, Address: c.Address, Port: c.Port, Meta: c.Meta, Fields: rest, Checks: checks.Checks}
+	for _, k := range []string{"ID", "Name", "Tags", "Address", "Port", "Meta", "Checks"} {
+		delete(r.Fields, k)
+	}
+	return nil
+}
+
+// splice joins two JSON objects into one, a's keys first.
+func splice(a, b []byte) []byte {
+	if len(b) <= 2 {
+		return a
+	}
+	if len(a) <= 2 {
+		return b
+	}
+	return append(append(a[:len(a)-1:len(a)-1], ','), b[1:]...)
+}
+
+// check is one check of a registration: its ID and name, its fields
+// (schema.CheckFields) by wire name, and the status it starts in.
+type check struct {
+	CheckID string
+	Name    string
+	Def     map[string]any
+	// Status is the state a check starts in until it first runs (up to
+	// its interval later), when the declaration gives none. Consul's
+	// default is critical, and Traefik drops the route of a service with
+	// a critical check: a check added to a live gated service would take
+	// /api away until then. provision says warning, Consul's word for
+	// "not known to be well" that Traefik 2 and 3 still serve; a
+	// re-registration keeps a check's current status (Consul restores it
+	// from its snapshot of the agent's checks).
+	Status string
+}
+
+func (c check) MarshalJSON() ([]byte, error) {
+	head, err := json.Marshal(struct {
+		CheckID string `json:"CheckID"`
+		Name    string `json:"Name"`
+	}{c.CheckID, c.Name})
+	if err != nil {
+		return nil, err
+	}
+	def := maps.Clone(c.Def)
+	delete(def, "CheckID")
+	b := splice(head, schema.Wire(schema.CheckFields, def))
+	if c.Status != "" {
+		st, _ := json.Marshal(c.Status)
+		b = splice(b, append(append([]byte(`{"Status":`), st...), '}'))
+	}
+	return b, nil
+}
+
+func (c *check) UnmarshalJSON(b []byte) error {
+	var def map[string]any
+	if err := json.Unmarshal(b, &def); err != nil {
+		return err
+	}
+	c.CheckID, _ = def["CheckID"].(string)
+	c.Name, _ = def["Name"].(string)
+	c.Status, _ = def["Status"].(string)
+	delete(def, "CheckID")
+	delete(def, "Name")
+	delete(def, "Status")
+	c.Def = def
+	return nil
+}
+
+// initialStatus is the status a check is registered in: see check.Status.
+const initialStatus = "warning"
+
+// agentService is what a plan reads of a service in GET
+// /v1/agent/services: its ID, name, tags, meta, port and address, and
+// the rest of the registration (Fields) less what the agent derives and
+// what it reports of every service alike (see normalize).
+type agentService struct {
+	ID      string
+	Service string
+	Tags    []string
+	Meta    map[string]string
+	Port    int
+	Address string
+	// Fields are the registration's other fields by wire name.
+	Fields map[string]any `json:"-"`
+}
+
+// plainService is an agentService's own fields, as JSON writes them.
+type plainService agentService
+
+func (s *agentService) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, (*plainService)(s)); err != nil {
+		return err
+	}
+	if !bytes.Contains(b, []byte(`"Weights"`)) && !bytes.Contains(b, []byte(`"Kind"`)) && !bytes.Contains(b, []byte(`"TaggedAddresses"`)) &&
+		!bytes.Contains(b, []byte(`"Proxy"`)) && !bytes.Contains(b, []byte(`"Connect"`)) && !bytes.Contains(b, []byte(`"SocketPath"`)) &&
+		!bytes.Contains(b, []byte(`"EnableTagOverride"`)) {
+		return nil // as a snapshot writes a plain service: nothing more to read
+	}
+	var all map[string]any
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	for _, k := range []string{"ID", "Service", "Tags", "Meta", "Port", "Address"} {
+		delete(all, k)
+	}
+	s.Fields = normalize(all, s.Address, s.Port)
+	return nil
+}
+
+func (s agentService) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(plainService(s))
+	if err != nil || len(s.Fields) == 0 {
+		return b, err
+	}
+	return splice(b, schema.Wire(schema.RegistrationFields, s.Fields)), nil
+}
+
+// reported are what GET /v1/agent/services says of every service and
+// no registration sets: ContentHash (of the definition), Datacenter (the
+// agent's), Consul's Raft indexes. Namespace and Partition, which the
+// open-source agent reports as empty or not at all, go with them.
+var reported = []string{"ContentHash", "Datacenter", "CreateIndex", "ModifyIndex", "LocallyRegisteredAsSidecar"}
+
+// derivedAddresses are the tagged addresses the agent derives from the
+// service's address and port when a registration gives none of that name
+// (Consul 1.15's agent.go, addServiceInternal), and the virtual IP a
+// proxy gets in the catalog.
+var derivedAddresses = []string{"lan_ipv4", "wan_ipv4", "lan_ipv6", "wan_ipv6"}
+
+// normalize is what the agent reports of a registration's other fields,
+// less what it reports of every service (reported) and what it fills in
+// itself when a registration leaves it out: weights of 1 and 1, the tagged
+// addresses it derives, false, "" and empty objects. What is left is what
+// a person or a tool set, which an update keeps, and a plain service has
+// none: its snapshot is as it was before these fields were read.
+func normalize(f map[string]any, address string, port int) map[string]any {
+	for _, k := range reported {
+		delete(f, k)
+	}
+	if w, ok := f["Weights"].(map[string]any); ok && w["Passing"] == 1.0 && w["Warning"] == 1.0 && len(w) == 2 {
+		delete(f, "Weights")
+	}
+	if ta, ok := f["TaggedAddresses"].(map[string]any); ok {
+		derived := map[string]any{"Address": address, "Port": float64(port)}
+		for k, v := range ta {
+			if k == "consul-virtual" || slices.Contains(derivedAddresses, k) && reflect.DeepEqual(v, derived) {
+				delete(ta, k)
+			}
+		}
+	}
+	if p, ok := f["Proxy"].(map[string]any); ok {
+		f["Proxy"] = underived(p)
+	}
+	for k, v := range f {
+		if empty(v) {
+			delete(f, k)
+		}
+	}
+	if len(f) == 0 {
+		return nil
+	}
+	return f
+}
+
+// underived is a proxy's settings less what the agent adds to them
+// itself, which no registration may carry: the wildcard upstream ("*")
+// of a transparent proxy (a registration with one is refused: "upstream
+// destination name cannot be a wildcard"), and the paths it exposes for
+// its checks (ParsedFromCheck) when expose.checks is true.
+func underived(p map[string]any) map[string]any {
+	p = maps.Clone(p)
+	if ups, ok := p["Upstreams"].([]any); ok {
+		p["Upstreams"] = slices.DeleteFunc(slices.Clone(ups), func(u any) bool { return asObject(u)["DestinationName"] == "*" })
+	}
+	if ex, ok := p["Expose"].(map[string]any); ok {
+		if paths, ok := ex["Paths"].([]any); ok {
+			ex = maps.Clone(ex)
+			ex["Paths"] = slices.DeleteFunc(slices.Clone(paths), func(x any) bool { return asObject(x)["ParsedFromCheck"] == true })
+			p["Expose"] = ex
+		}
+	}
+	return p
+}
+
+// empty is a value the agent reports for a field nobody set.
+func empty(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case string:
+		return v == ""
+	case bool:
+		return !v
+	case float64:
+		return v == 0
+	case map[string]any:
+		return len(v) == 0
+	case []any:
+		return len(v) == 0
+	}
+	return false
+}
+
+// withDefaults is a live service's other fields with what normalize left
+// out put back, for comparing declared values with them.
+func withDefaults(l *agentService) map[string]any {
+	f := maps.Clone(l.Fields)
+	if f == nil {
+		f = map[string]any{}
+	}
+	if f["Weights"] == nil {
+		f["Weights"] = map[string]any{"Passing": 1.0, "Warning": 1.0}
+	}
+	if ip := net.ParseIP(l.Address); ip != nil {
+		ta, _ := f["TaggedAddresses"].(map[string]any)
+		ta = maps.Clone(ta)
+		if ta == nil {
+			ta = map[string]any{}
+		}
+		family := "_ipv4"
+		if ip.To4() == nil {
+			family = "_ipv6"
+		}
+		for _, k := range []string{"lan" + family, "wan" + family} {
+			if ta[k] == nil {
+				ta[k] = map[string]any{"Address": l.Address, "Port": float64(l.Port)}
+			}
+		}
+		f["TaggedAddresses"] = ta
+	}
+	return f
+}
+
+// covers says whether the live value has every part the declared one
+// has: equal scalars, lists of the same length whose elements each cover
+// the declared one's, objects with every declared key covered. What the
+// declaration leaves out is the agent's to fill in (a default) or a
+// person's to set (kept).
+func covers(live, declared any) bool {
+	switch d := declared.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return len(d) == 0 && live == nil
+		}
+		for k, v := range d {
+			if !covers(l[k], v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		l, ok := live.([]any)
+		if !ok || len(l) != len(d) {
+			return len(d) == 0 && live == nil
+		}
+		for i := range d {
+			if !covers(l[i], d[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if live == nil {
+		return empty(declared)
+	}
+	return reflect.DeepEqual(live, declared)
+}
+
+// merged is the live fields with the declared ones over them: an object
+// declared in part keeps the live values of the rest; a list or a scalar
+// is the declared one.
+func merged(live, declared map[string]any) map[string]any {
+	out := maps.Clone(live)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for k, d := range declared {
+		lm, lok := out[k].(map[string]any)
+		dm, dok := d.(map[string]any)
+		if lok && dok {
+			out[k] = merged(lm, dm)
+			continue
+		}
+		out[k] = d
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// argNames are the names in a spec of the fields of args whose values
+// differ between have and want (by wire name), in the order of args.
+func argNames(args []schema.Arg, differ func(wire string) bool) []string {
+	var out []string
+	for _, a := range args {
+		if differ(a.Wire) {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
+// asObject is v when it is an object, else nil.
+func asObject(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
