@@ -351,3 +351,106 @@ func TestRegistrationFields(t *testing.T) {
 	s.write(fmt.Sprintf(fieldsService, `"v2"`, "5", strings.Replace(fieldsChecks, "check \"heartbeat\" {\n    ttl = \"30s\"\n  }", "", 1)))
 	plansAsLive(t, s.env, s.env, s.dir)
 }
+
+// sidecarService declares a service with a sidecar; %s is the sidecar's
+// body and %s the service's tags.
+const sidecarService = `project = "mesh"
+
+service "web" {
+  id   = "web-1"
+  port = 8080
+  tags = [%s]
+%s
+}
+`
+
+const sidecarBlock = `  connect {
+    sidecar_service {
+      port = %d
+      proxy {
+        upstreams = [{ destination_name = "db", local_bind_port = 9191 }]
+      }
+    }
+  }`
+
+// TestSidecarIsItsServices declares a service with connect {
+// sidecar_service {} } on a real Consul 1.15.4: the agent registers the
+// sidecar with the service, and provision reads, compares, changes and
+// deletes it with the service, never as a registration of its own; an
+// import of a sidecar is refused.
+func TestSidecarIsItsServices(t *testing.T) {
+	agent := servers.NewConsul(t)
+	s := newSpecsDir(t, map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"})
+	sidecarPort := func() any {
+		code, body := consulStatus(t, agent.Addr, "GET", "/v1/agent/service/web-1-sidecar-proxy", "")
+		if code != http.StatusOK {
+			return code
+		}
+		var svc map[string]any
+		json.Unmarshal([]byte(body), &svc)
+		return svc["Port"]
+	}
+	line := func(c *plans.Change) string { return actionAddr(c) + " " + c.Reason }
+
+	s.write(fmt.Sprintf(sidecarService, `"v1"`, fmt.Sprintf(sidecarBlock, 21500)))
+	s.run(exitOK, "apply", "-auto-approve")
+	if p := sidecarPort(); p != 21500.0 {
+		t.Fatalf("the sidecar after the create: %v", p)
+	}
+	if got := changed(s.plan(), actionAddr); len(got) > 0 {
+		t.Errorf("plan after the create: %q", got)
+	}
+
+	s.write(fmt.Sprintf(sidecarService, `"v1"`, fmt.Sprintf(sidecarBlock, 21501)))
+	p := s.plan()
+	if got := changed(p, line); !slices.Equal(got, []string{"update service.web-1 sidecar_service changed"}) || !strings.Contains(string(p.Changes[0].Requests[0].Body), `"SidecarService"`) {
+		t.Errorf("plan after the sidecar's port changed: %q", got)
+	}
+	s.run(exitOK, "apply", "-auto-approve")
+	if p := sidecarPort(); p != 21501.0 {
+		t.Errorf("the sidecar after the update: %v", p)
+	}
+
+	// An update for another reason leaves the converged sidecar alone.
+	s.write(fmt.Sprintf(sidecarService, `"v2"`, fmt.Sprintf(sidecarBlock, 21501)))
+	p = s.plan()
+	if got := changed(p, line); !slices.Equal(got, []string{"update service.web-1 tags changed"}) || strings.Contains(string(p.Changes[0].Requests[0].Body), `"SidecarService"`) {
+		t.Errorf("plan after the tags changed: %q", got)
+	}
+	s.run(exitOK, "apply", "-auto-approve")
+	if p := sidecarPort(); p != 21501.0 {
+		t.Errorf("the sidecar after an update of its service's tags: %v", p)
+	}
+
+	// Declared no more: deregistered, after the service's registration.
+	s.write(fmt.Sprintf(sidecarService, `"v2"`, ""))
+	p = s.plan()
+	if got := changed(p, line); !slices.Equal(got, []string{"update service.web-1 sidecar_service changed"}) || len(p.Changes[0].Requests) != 2 ||
+		p.Changes[0].Requests[1].Path != "/v1/agent/service/deregister/web-1-sidecar-proxy" {
+		t.Errorf("plan after the sidecar's removal: %q", got)
+	}
+	s.run(exitOK, "apply", "-auto-approve")
+	if p := sidecarPort(); p != http.StatusNotFound {
+		t.Errorf("the sidecar after its removal: %v", p)
+	}
+
+	// Deleted with its service: one delete, the service's.
+	s.write(fmt.Sprintf(sidecarService, `"v2"`, fmt.Sprintf(sidecarBlock, 21502)))
+	s.run(exitOK, "apply", "-auto-approve")
+	s.write("project = \"mesh\"\n")
+	if got := changed(s.plan(), actionAddr); !slices.Equal(got, []string{"delete service.web-1"}) {
+		t.Errorf("plan without the service: %q", got)
+	}
+	s.run(exitOK, "apply", "-auto-approve")
+	if p := sidecarPort(); p != http.StatusNotFound {
+		t.Errorf("the sidecar after its service's delete: %v", p)
+	}
+
+	// A sidecar is imported with its service, never alone.
+	consulDo(t, agent.Addr, "PUT", "/v1/agent/service/register", `{"ID": "api", "Name": "api", "Port": 9000, "Connect": {"SidecarService": {}}}`)
+	s.write("project = \"mesh\"\n\nimport {\n  to = service.api-sidecar-proxy\n}\n")
+	_, errOut := s.run(exitError, "plan", "-generate-config-out="+filepath.Join(s.dir, "gen.hcl"))
+	if !strings.Contains(errOut, "A sidecar proxy is its service's") {
+		t.Errorf("an import of a sidecar:\n%s", errOut)
+	}
+}

@@ -1,0 +1,6 @@
+project = "edge"
+
+service "web" { # ERROR: Invalid kind
+  port = 8080
+  kind = "sidecar"
+}
