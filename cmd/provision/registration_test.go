@@ -147,8 +147,11 @@ func TestTakeOverCorpus(t *testing.T) {
 		rejected, _ := os.ReadFile(filepath.Join(s.dir, "generated.hcl.rejected"))
 		t.Fatalf("plan -generate-config-out: exit %d\n%s%s\n%s", code, out, errOut, rejected)
 	}
-	for _, label := range []string{`service "web"`} {
-		t.Logf("generated:\n%s", blockOf(string(gen), label))
+	// A sidecar registration's block (Consul's sidecar-service docs).
+	for _, block := range strings.SplitAfter(string(gen), "\n}\n") {
+		if strings.Contains(block, `"c45-web"`) {
+			t.Logf("generated:%s", block)
+		}
 	}
 	s.run(exitOK, "apply", "-auto-approve")
 	after := allServices(t, agent.Addr)
