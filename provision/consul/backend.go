@@ -228,14 +228,16 @@ func (agentState) Server() string { return "Consul agent" }
 
 // DecodeState reads an agent's state from its JSON form.
 func (b *Backend) DecodeState(dec *json.Decoder) (plans.State, error) {
-	var st agentState
+	var st struct {
+		agentState
+		Reported map[string]*reportedService `json:"services"`
+	}
 	if err := dec.Decode(&st); err != nil {
 		return nil, err
 	}
-	if st.Services == nil {
-		st.Services = map[string]*agentService{}
-	}
-	return st, nil
+	var err error
+	st.Services, err = services(st.Reported)
+	return st.agentState, err
 }
 
 // byService indexes checks, as GET /v1/agent/checks answers them (by
@@ -255,6 +257,7 @@ func byService(checks map[string]liveCheck) map[string]map[string]liveCheck {
 // GET /v1/agent/services and GET /v1/agent/checks.
 func (b *Backend) read(ctx context.Context) (agentState, error) {
 	var st agentState
+	var reported map[string]*reportedService
 	var checks map[string]liveCheck
 	errs := make([]error, 2)
 	headers := make([]http.Header, 2)
@@ -262,7 +265,7 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 		errs[i] = b.net.Call(ctx, true, func(ctx context.Context) error {
 			var err error
 			if i == 0 {
-				headers[i], err = b.get(ctx, "/v1/agent/services", &st.Services)
+				headers[i], err = b.get(ctx, "/v1/agent/services", &reported)
 			} else {
 				headers[i], err = b.get(ctx, "/v1/agent/checks", &checks)
 			}
@@ -274,7 +277,11 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 			return agentState{}, fmt.Errorf("reading %s%s: %w", b.address(), path, errs[i])
 		}
 	}
-	st.Checks = byService(checks)
+	services, err := services(reported)
+	if err != nil {
+		return agentState{}, fmt.Errorf("reading %s/v1/agent/services: %w", b.address(), err)
+	}
+	st.Services, st.Checks = services, byService(checks)
 	for _, h := range headers {
 		st.ACL.Deny = st.ACL.Deny || h.Get("X-Consul-Default-ACL-Policy") == "deny"
 		st.ACL.Filtered = st.ACL.Filtered || h.Get("X-Consul-Results-Filtered-By-ACLs") == "true"

@@ -94,8 +94,12 @@ func desired(project string, p schema.Proxy, s *schema.Service, protected bool) 
 // declared in part keeps the live values of the rest (weights: 1 when the
 // agent's default).
 func keepLive(want *registration, l *agentService) {
-	have := withDefaults(l)
 	out := maps.Clone(l.Fields)
+	if len(want.Fields) == 0 {
+		want.Fields = out
+		return
+	}
+	have := withDefaults(l)
 	for k, d := range want.Fields {
 		if covers(have[k], d) {
 			continue
@@ -559,6 +563,9 @@ func changedFields(l, sidecar *agentService, s *schema.Service, want registratio
 	}
 	if !maps.Equal(withoutDigest(have.Meta), withoutDigest(want.Meta)) {
 		out = append(out, "meta")
+	}
+	if len(s.Fields) == 0 {
+		return out
 	}
 	withLive, fields := withDefaults(l), withoutSidecar(s.Fields)
 	out = append(out, argNames(schema.RegistrationFields, func(wire string) bool {

@@ -1,8 +1,8 @@
 package consul
 
 import (
-	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net"
 	"reflect"
@@ -154,24 +154,96 @@ type agentService struct {
 // plainService is an agentService's own fields, as JSON writes them.
 type plainService agentService
 
-func (s *agentService) UnmarshalJSON(b []byte) error {
-	if err := json.Unmarshal(b, (*plainService)(s)); err != nil {
-		return err
+// reportedService is what GET /v1/agent/services reports of a service
+// (Consul 1.15's api.AgentService, as the agent's endpoint writes it):
+// decoded as a struct, whole answers at once (a map, or an UnmarshalJSON
+// per service, which scans each twice, took twice as long and more), which
+// a plan of 10,000 services feels. Its fields beyond plainService's are
+// those of schema.RegistrationFields (TestReportedFields holds them to
+// it), and what the agent reports of every service alike.
+type reportedService struct {
+	ID, Service       string
+	Tags              []string
+	Meta              map[string]string
+	Port              int
+	Address           string
+	Kind              string
+	SocketPath        string
+	EnableTagOverride bool
+	Weights           *struct{ Passing, Warning float64 }
+	TaggedAddresses   map[string]struct {
+		Address string
+		Port    float64
 	}
-	if !bytes.Contains(b, []byte(`"Weights"`)) && !bytes.Contains(b, []byte(`"Kind"`)) && !bytes.Contains(b, []byte(`"TaggedAddresses"`)) &&
-		!bytes.Contains(b, []byte(`"Proxy"`)) && !bytes.Contains(b, []byte(`"Connect"`)) && !bytes.Contains(b, []byte(`"SocketPath"`)) &&
-		!bytes.Contains(b, []byte(`"EnableTagOverride"`)) {
-		return nil // as a snapshot writes a plain service: nothing more to read
+	Proxy   json.RawMessage
+	Connect json.RawMessage
+	// Namespace and Partition are Consul Enterprise's: kept when an
+	// agent reports them, so that a registration carries them back.
+	Namespace string
+	Partition string
+}
+
+// service is the service r reports, its other fields normalized.
+func (r *reportedService) service() (*agentService, error) {
+	s := &agentService{ID: r.ID, Service: r.Service, Tags: r.Tags, Meta: r.Meta, Port: r.Port, Address: r.Address}
+	// A plain service reports only what the agent fills in: nothing is
+	// built for it (normalize would drop it all).
+	var f map[string]any
+	set := func(k string, v any) {
+		if f == nil {
+			f = map[string]any{}
+		}
+		f[k] = v
 	}
-	var all map[string]any
-	if err := json.Unmarshal(b, &all); err != nil {
-		return err
+	for k, v := range map[string]string{"Kind": r.Kind, "SocketPath": r.SocketPath, "Namespace": r.Namespace, "Partition": r.Partition} {
+		if v != "" {
+			set(k, v)
+		}
 	}
-	for _, k := range []string{"ID", "Service", "Tags", "Meta", "Port", "Address"} {
-		delete(all, k)
+	if r.EnableTagOverride {
+		set("EnableTagOverride", true)
 	}
-	s.Fields = normalize(all, s.Address, s.Port)
-	return nil
+	if w := r.Weights; w != nil && (w.Passing != 1 || w.Warning != 1) {
+		set("Weights", map[string]any{"Passing": w.Passing, "Warning": w.Warning})
+	}
+	for k, a := range r.TaggedAddresses {
+		if k == "consul-virtual" || slices.Contains(derivedAddresses, k) && a.Address == r.Address && a.Port == float64(r.Port) {
+			continue
+		}
+		ta, _ := f["TaggedAddresses"].(map[string]any)
+		if ta == nil {
+			ta = map[string]any{}
+			set("TaggedAddresses", ta)
+		}
+		ta[k] = map[string]any{"Address": a.Address, "Port": a.Port}
+	}
+	for k, raw := range map[string]json.RawMessage{"Proxy": r.Proxy, "Connect": r.Connect} {
+		if len(raw) > 0 && string(raw) != "null" && string(raw) != "{}" {
+			var v any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, err
+			}
+			set(k, v)
+		}
+	}
+	if f != nil {
+		s.Fields = normalize(f, s.Address, s.Port)
+	}
+	return s, nil
+}
+
+// services are the services of an answer of GET /v1/agent/services (or
+// of a snapshot, which writes them so), by ID.
+func services(reported map[string]*reportedService) (map[string]*agentService, error) {
+	out := make(map[string]*agentService, len(reported))
+	for id, r := range reported {
+		s, err := r.service()
+		if err != nil {
+			return nil, fmt.Errorf("service %q: %w", id, err)
+		}
+		out[id] = s
+	}
+	return out, nil
 }
 
 func (s agentService) MarshalJSON() ([]byte, error) {
