@@ -410,7 +410,7 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 				have = append(have, sb.Name)
 			}
 			diags = append(diags, snapshotError(s.file, src, 0, "Backend missing from the snapshot",
-				fmt.Sprintf("The specs declare the backend %s (%s), which %s does not record (it records %s): take the snapshot again with these specs.", info.Name, info.Address, s.file, orNone(have))))
+				fmt.Sprintf("The specs declare the backend %s (%s), which %s does not record (it records %s): take the snapshot again with these specs.", info.Name, info.Address, s.file, plans.OrNone(have, "none"))))
 			continue
 		}
 		sb := s.Backends[i]
@@ -459,13 +459,6 @@ func (s *Snapshot) Source() *plans.SnapshotSource {
 		src.Servers = append(src.Servers, fmt.Sprintf("%s: %s at %s", b.Name, server, b.Address))
 	}
 	return src
-}
-
-func orNone(ss []string) string {
-	if len(ss) == 0 {
-		return "none"
-	}
-	return strings.Join(ss, ", ")
 }
 
 // jsonError is err in words, without the offset it may carry.

@@ -77,7 +77,8 @@ func (d *decoder) eval(expr hcl.Expression) (cty.Value, bool) {
 // list of those (as a list of header names is written), which refers to
 // nothing, carries no mark and is within the size limits. Most
 // attributes of a spec are one, and evaluating them the general way
-// (references, size, marks) was a third of decoding a large spec.
+// (references, size, marks) would be much of the work of decoding a
+// large spec.
 func literal(expr hcl.Expression) (cty.Value, bool) {
 	switch e := expr.(type) {
 	case *hclsyntax.TupleConsExpr:
@@ -139,7 +140,7 @@ func (d *decoder) value(attr *hcl.Attribute, ty cty.Type) (cty.Value, bool) {
 // toType is convert.Convert, but a tuple whose elements are all of a
 // list's element type becomes that list at once: cty unifies a tuple's
 // element types pairwise, in time that grows with the square of its
-// length (a list of 1,000 tags took 30 ms).
+// length.
 func toType(v cty.Value, ty cty.Type) (cty.Value, error) {
 	if ty.IsListType() && v.Type().IsTupleType() && v.IsWhollyKnown() && !v.IsNull() && !v.IsMarked() && v.LengthInt() > 0 &&
 		!slices.ContainsFunc(v.Type().TupleElementTypes(), func(t cty.Type) bool { return !t.Equals(ty.ElementType()) }) {

@@ -303,7 +303,7 @@ func (d *decoder) sourceField(doc *Document, mapping *Mapping, key string, value
 			sort.Strings(have)
 			d.errorf(at, doc.DeclRange, "Field not in the mapping",
 				"The type %q of index %q declares no field %q (it declares %s). Elasticsearch 2.x would add it to the live mapping silently, a mapping change nobody reviewed: declare the field in the mapping, or leave it out.",
-				doc.Type, doc.Index, strings.Join(parts[:i+1], "."), orNone(have))
+				doc.Type, doc.Index, strings.Join(parts[:i+1], "."), orNone(have, "no field"))
 			return
 		}
 		if i == len(parts)-1 {
@@ -326,11 +326,12 @@ func (d *decoder) sourceField(doc *Document, mapping *Mapping, key string, value
 	}
 }
 
-func orNone(names []string) string {
-	if len(names) == 0 {
-		return "no field"
+// orNone is ss joined with commas, or none when there are none.
+func orNone(ss []string, none string) string {
+	if len(ss) == 0 {
+		return none
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(ss, ", ")
 }
 
 func fieldNamed(fields []*Field, name string) *Field {

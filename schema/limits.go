@@ -41,8 +41,7 @@ const (
 	// million of them overflow the stack.
 	MaxOperators = 1000
 	// MaxHeredocLines is how many lines one heredoc may hold: hcl joins
-	// them in time that grows with the square of their number (100,000
-	// lines took 31 s).
+	// them in time that grows with the square of their number.
 	MaxHeredocLines = 10000
 )
 
@@ -142,9 +141,9 @@ const maxMixedTuple = 1024
 
 // asList is a function argument whose parameter is a list or a set. cty
 // converts a tuple there by unifying its element types pair by pair, even
-// when they are all one type (a tuple of 48,000 strings took join 13 s):
-// such a tuple is made a list here, in linear time, and a long tuple of
-// several types is refused.
+// when they are all one type, in time that grows with the square of its
+// length: such a tuple is made a list here, in linear time, and a long
+// tuple of several types is refused.
 type asList struct {
 	hclsyntax.Expression
 }
@@ -336,8 +335,8 @@ func measure(v cty.Value, maxN, maxB int64) (n, b int64) {
 		case v.Type().IsSetType() && v.Type().ElementType().IsPrimitiveType():
 			// A set holds each value once: none is shared, so it is no
 			// larger than what made its strings, which counted them. Its
-			// length alone counts here (walking a set sorts it, and a
-			// set of 1,000 keys was sorted on every walk).
+			// length alone counts here (walking a set sorts it, on every
+			// walk).
 			n += int64(v.LengthInt())
 		case v.CanIterateElements():
 			for it := v.ElementIterator(); it.Next(); {

@@ -531,7 +531,7 @@ func (d *decoder) checkCheck(ch *Check, rng hcl.Range) {
 	status, hasStatus := ch.Def["Status"].(string)
 	switch {
 	case len(types) != 1:
-		d.errorf(rng, rng, "Invalid check", "A check sets exactly one of http, tcp, udp, ttl, grpc, h2ping, alias_service (or alias_node), args (a script) or docker_container_id; this one sets %s.", orNothing(types))
+		d.errorf(rng, rng, "Invalid check", "A check sets exactly one of http, tcp, udp, ttl, grpc, h2ping, alias_service (or alias_node), args (a script) or docker_container_id; this one sets %s.", orNone(types, "none"))
 	case needsInterval && ch.Def["Interval"] == nil:
 		d.errorf(rng, rng, "Check without an interval", "A %s check runs every interval: set interval, such as \"10s\".", types[0])
 	case types[0] == "ttl" && ch.Def["Interval"] != nil:
@@ -543,13 +543,6 @@ func (d *decoder) checkCheck(ch *Check, rng hcl.Range) {
 	case types[0] == "docker" && ch.Def["Args"] == nil && ch.Def["Shell"] == nil:
 		d.errorf(rng, rng, "Docker check without a command", "A docker check runs args (or shell) in the container: set args.")
 	}
-}
-
-func orNothing(ss []string) string {
-	if len(ss) == 0 {
-		return "none"
-	}
-	return strings.Join(ss, " and ")
 }
 
 // Wire writes m, a registration's fields by wire name, as the JSON

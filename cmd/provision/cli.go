@@ -310,8 +310,8 @@ func (c *cli) printDiags(diags hcl.Diagnostics, files map[string]*hcl.File, colo
 		_ = hcl.NewDiagnosticTextWriter(c.stderr, upTo(files, d), 0, color).WriteDiagnostic(d)
 	}
 	if rest := diags[len(shown):]; len(rest) > 0 {
-		// hcl finds a snippet by scanning the file from its start: a
-		// thousand diagnostics in a large spec took half a minute.
+		// hcl finds a snippet by scanning the file from its start, once
+		// per diagnostic: a thousand of them in a large spec add up.
 		fmt.Fprintf(c.stderr, "%d more diagnostics, without source snippets:\n\n", len(rest))
 		for _, d := range rest {
 			fmt.Fprintln(c.stderr, shortDiag(d))
@@ -326,7 +326,7 @@ func (c *cli) printDiags(diags hcl.Diagnostics, files map[string]*hcl.File, colo
 
 // upTo is files with the one d quotes cut after the last line it quotes:
 // hcl's writer scans a file from its start to its end for the lines of a
-// snippet (50 ms for a spec of 1,000 services, for every diagnostic).
+// snippet, for every diagnostic.
 func upTo(files map[string]*hcl.File, d *hcl.Diagnostic) map[string]*hcl.File {
 	if d.Subject == nil || files[d.Subject.Filename] == nil {
 		return files

@@ -13,6 +13,7 @@ import (
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
+	"github.com/provision-dev/provision/schema"
 )
 
 // planFlags are the options of every command that plans.
@@ -34,7 +35,7 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 	f.net.register(fs, 30*time.Minute)
 	f.prune = fs.Bool("prune-indices", false, "delete the project's indices that the specs no longer declare (kept by default: they hold data)")
 	f.vars.register(fs)
-	fs.Var(&f.targets, "target", "plan only this object: service.<id>, key[\"<path>\"], index.<name> or document[\"<index>/<type>/<id>\"], after agent.<name>. or search.<name>. when several are declared (repeatable)")
+	fs.Var(&f.targets, "target", "plan only this object: "+schema.AddrForms()+", after agent.<name>. or search.<name>. when several are declared (repeatable)")
 	fs.Var(&f.excludes, "exclude", "leave this object out of the plan (repeatable)")
 	fs.Var(&f.replace, "replace", "register this owned service again in place even when converged, as after rotating the Consul token: service.<id> (repeatable)")
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -95,7 +96,7 @@ func TestConcurrentAppliesSerialize(t *testing.T) {
 func TestLockHeldNamesHolder(t *testing.T) {
 	agent := servers.NewConsul(t)
 	t.Setenv("CONSUL_HTTP_ADDR", agent.Addr)
-	holder, diags := consul.Locker(&schema.Config{Project: "race"}, consul.Options{})
+	holder, diags := consul.Locker(&schema.Config{Project: "race"}, consul.Options{Getenv: os.Getenv})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -144,7 +145,7 @@ func TestLockHeldNamesHolder(t *testing.T) {
 func TestLockOfDeadHolderIsReleased(t *testing.T) {
 	agent := servers.NewConsul(t)
 	t.Setenv("CONSUL_HTTP_ADDR", agent.Addr)
-	holder, _ := consul.Locker(&schema.Config{Project: "race"}, consul.Options{})
+	holder, _ := consul.Locker(&schema.Config{Project: "race"}, consul.Options{Getenv: os.Getenv})
 	if _, _, err := holder.Lock(context.Background(), "race", "apply", time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestLockOfDeadHolderIsReleased(t *testing.T) {
 func TestLongWaitForTheLock(t *testing.T) {
 	agent := servers.NewConsul(t)
 	t.Setenv("CONSUL_HTTP_ADDR", agent.Addr)
-	holder, _ := consul.Locker(&schema.Config{Project: "race"}, consul.Options{})
+	holder, _ := consul.Locker(&schema.Config{Project: "race"}, consul.Options{Getenv: os.Getenv})
 	_, unlock, err := holder.Lock(context.Background(), "race", "apply", time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -50,7 +50,7 @@ type Opened struct {
 // Open opens every backend the specs need and the cluster's agent.
 func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 	var opened Opened
-	co := consul.Options{Deadlines: o.Deadlines, Replace: o.Replace}
+	co := consul.Options{Deadlines: o.Deadlines, Replace: o.Replace, Getenv: o.Env}
 	out, diags := consul.New(cfg, co)
 	for _, b := range out {
 		if k := b.(*consul.Backend); k.HoldsLock() {

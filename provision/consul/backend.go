@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -52,7 +51,15 @@ type Options struct {
 	// Replace are services the plan registers again in place even when
 	// they are converged (apply -replace), as after a token rotation.
 	Replace []plans.Addr
+	// Getenv reads the run's environment: whether CONSUL_HTTP_ADDR names
+	// the cluster's agent. (Consul's API client reads its variables, the
+	// same, from the process's environment.) Nil reads none.
+	Getenv func(string) string
 }
+
+// addrSet says whether the environment names Consul's agent
+// (CONSUL_HTTP_ADDR).
+func (o Options) addrSet() bool { return o.Getenv != nil && o.Getenv(api.HTTPAddrEnvName) != "" }
 
 // HoldsLock reports whether this agent is also the cluster's: the one
 // that holds the project's lock and record (see Locker).
@@ -69,7 +76,7 @@ var _ provision.Writer = (*Backend)(nil)
 // even when no service names it, so that what the project owns there is
 // found and pruned.
 func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
-	if !usesConsul(cfg) {
+	if !usesConsul(cfg, o) {
 		return nil, nil
 	}
 	if len(cfg.Agents) == 0 {
@@ -86,7 +93,7 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 		b, bdiags := openConfig(cfg, a, o)
 		diags = append(diags, bdiags...)
 		if b != nil {
-			b.locker = i == 0 && lockerIsFirstAgent(cfg)
+			b.locker = i == 0 && lockerIsFirstAgent(cfg, o)
 			out = append(out, b)
 		}
 	}
@@ -98,10 +105,10 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 // first agent block's; nil when the specs use no Consul at all.
 func Locker(cfg *schema.Config, o Options) (*Backend, hcl.Diagnostics) {
 	var a *schema.Agent
-	if lockerIsFirstAgent(cfg) {
+	if lockerIsFirstAgent(cfg, o) {
 		a = cfg.Agents[0]
 	}
-	if !usesConsul(cfg) {
+	if !usesConsul(cfg, o) {
 		return nil, nil
 	}
 	return openConfig(cfg, a, o)
@@ -110,15 +117,15 @@ func Locker(cfg *schema.Config, o Options) (*Backend, hcl.Diagnostics) {
 // lockerIsFirstAgent: with agent blocks and no other address for the
 // cluster (a consul block's, CONSUL_HTTP_ADDR), the first agent holds the
 // lock.
-func lockerIsFirstAgent(cfg *schema.Config) bool {
-	return len(cfg.Agents) > 0 && (cfg.Consul == nil || cfg.Consul.Address == "") && !envSet(api.HTTPAddrEnvName)
+func lockerIsFirstAgent(cfg *schema.Config, o Options) bool {
+	return len(cfg.Agents) > 0 && (cfg.Consul == nil || cfg.Consul.Address == "") && !o.addrSet()
 }
 
 // usesConsul reports whether the specs and the environment name Consul at
 // all: an agent, a service, an import of one, a consul block or
 // CONSUL_HTTP_ADDR.
-func usesConsul(cfg *schema.Config) bool {
-	return len(cfg.Agents) > 0 || len(cfg.Services) > 0 || len(cfg.Keys) > 0 || slices.ContainsFunc(cfg.Imports, isConsul) || cfg.Consul != nil || envSet(api.HTTPAddrEnvName)
+func usesConsul(cfg *schema.Config, o Options) bool {
+	return len(cfg.Agents) > 0 || len(cfg.Services) > 0 || len(cfg.Keys) > 0 || slices.ContainsFunc(cfg.Imports, isConsul) || cfg.Consul != nil || o.addrSet()
 }
 
 // openConfig opens the agent a (nil: Consul's one agent) with the
@@ -405,4 +412,3 @@ func (b *Backend) sender() adapter.Sender {
 
 func isConsul(im *schema.Import) bool { return im.Kind == "service" || im.Kind == "key" }
 
-func envSet(name string) bool { return os.Getenv(name) != "" }

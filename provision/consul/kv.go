@@ -124,7 +124,7 @@ func NewKV(cfg *schema.Config, o Options) (*KV, hcl.Diagnostics) {
 		return slices.ContainsFunc(kv.prefixes, func(q string) bool { return q != p && strings.HasPrefix(p, q) })
 	})
 	var a *schema.Agent
-	if lockerIsFirstAgent(cfg) {
+	if lockerIsFirstAgent(cfg, o) {
 		a = cfg.Agents[0]
 	}
 	agent, diags := openConfig(cfg, a, o)

@@ -10,22 +10,8 @@ import (
 
 // FormatVersion is the version of the plan's JSON form. Its major number
 // changes when a field changes meaning or goes away; its minor number when
-// fields are added. 2.0: an address may start with its place
-// (agent.<name>. when several agents are declared, search.<name>. when
-// several search clusters are), and deletes come after every other change.
-// 2.1: a change of an instance of a block with for_each has each_key, and
-// gates say how each declared traefik proxy serves the gated frontends;
-// a change has reasons (codes beside the reason's words); a request has
-// idempotent and gone_ok. 2.2: a backend may have notes; a change may
-// have needs (documents). 2.3: a request may be a batch item (batch).
-// 2.4: a plan made from a snapshot says so (snapshot). 3.0: a change's
-// declared_at is a range (filename, start and end with line, column and
-// byte), no longer its text. 3.1: the key kind of address
-// (key["apps/edge/limits"]), and a request may have a text body (text).
-// 3.2: a change may have removable_import (the import block of an object
-// the project owns already), which the text view says once for the plan.
-// 3.4: the reason code routers (a take-over or update whose tags change
-// the routers a proxy serves).
+// fields are added. What each version added is in
+// docs/reference/plan-format.md.
 const FormatVersion = "3.4"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
@@ -66,7 +52,7 @@ type Output struct {
 	Sensitive bool            `json:"sensitive,omitempty"`
 }
 
-// Summary counts changes by action. Import was added in format 1.1.
+// Summary counts changes by action.
 type Summary struct {
 	Import int `json:"import"`
 	Create int `json:"create"`

@@ -1,34 +1,16 @@
 // Package run is one provision run, in the engine. Every command that
 // reads specs (plan, apply DIR, apply PLANFILE, destroy, validate,
 // policy, graph, snapshot, plan -generate-config-out, and each run of
-// provision test) is an Operation: a fixed sequence of named phases,
-// each of which returns its outcome (diagnostics; an error stops the
-// run there):
-//
-//	phase              does                                        shows
-//	load               parse and decode the specs (a saved plan too)
-//	open               make the backends' clients (no I/O)
-//	check permissions  ask whether the token may write what is in scope
-//	lock               take the project's lock (apply, destroy)
-//	read               read every backend once: the live state, a value
-//	                   (or take it from a snapshot: no I/O); plan and
-//	                   snapshot start each Consul agent's read in load,
-//	                   once the specs say where the agents are (specs
-//	                   that then fail to load may have read them: two
-//	                   GETs, nothing written)
-//	plan (Diff)        plan from the live state, no I/O; -target,       the plan (not a saved plan's)
-//	                   -exclude, the permissions of what it sends
-//	check saved        hold a saved plan against the plan made now      the plan
-//	confirm            ask a person                                     the question
-//	apply (Send)       send the requests, in order                      each request
-//	record             write the record of the project's agents
-//	verify             prove what readers see (tribe node, proxies)     each proof
-//
-// of which each type of operation runs its own (plan stops after plan; a
-// saved plan is checked, never confirmed; snapshot stops after read). The
-// CLI parses flags into an Operation, picks a View, and reads the Run's
-// outcome; it never opens a backend or prints. A feature adds a phase
-// here, or a Hook after one.
+// provision test) is an Operation: a fixed sequence of named phases
+// (Phase, in order: load, open, check permissions, lock, read, diff,
+// check saved, confirm, send, record, verify), each of which returns its
+// outcome (diagnostics; an error stops the run there), and of which each
+// type of operation runs its own (phases). What each phase does, and which
+// commands run it, is the table of docs/internals/architecture.md: no
+// live system is asked anything before read, so specs that fail to load
+// send no request. The CLI parses flags into an Operation, picks a View,
+// and reads the Run's outcome; it never opens a backend or prints. A
+// feature adds a phase here, or a Hook after one.
 package run
 
 import (

@@ -823,7 +823,7 @@ func (b *Backend) verify(ctx context.Context, changes []*plans.Change) (string, 
 		types += len(ts)
 	}
 	line := fmt.Sprintf("%s: %s and %d mapping %s are visible through the tribe node %s, served from %s's copy; a search there answers from %d %s (%d %s)",
-		b.target.backend, quoteAll(names), types, plural(types, "type"), b.scope.TribeURL, ours, found.Shards.Total, plural(found.Shards.Total, "shard"), found.Hits.Total, plural(found.Hits.Total, "document"))
+		b.target.backend, quoteAll(names), types, plans.Plural(types, "type"), b.scope.TribeURL, ours, found.Shards.Total, plans.Plural(found.Shards.Total, "shard"), found.Hits.Total, plans.Plural(found.Hits.Total, "document"))
 	if write, metadata, err := b.tribeBlocks(ctx); err == nil && (write || metadata) {
 		line += "; " + blockedWords(write, metadata)
 	}

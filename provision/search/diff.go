@@ -229,7 +229,7 @@ func (t target) redIndices(f facts, changes []*plans.Change) hcl.Diagnostics {
 			Detail: fmt.Sprintf("The index %q on cluster %s is red: %s no copy allocated (a node that holds it is down, or its allocation cannot be made; GET /_cluster/allocation/explain says why). Reads of it are partial, and writes into it wait until their node returns, then fail.", ix.Name, f.ClusterName, unassigned(primaries))}
 		if writes > 0 {
 			d.Severity = hcl.DiagError
-			d.Detail += fmt.Sprintf(" This plan writes into it (%d %s), so it is refused: bring the index's shards back, then plan again.", writes, plural(writes, "change"))
+			d.Detail += fmt.Sprintf(" This plan writes into it (%d %s), so it is refused: bring the index's shards back, then plan again.", writes, plans.Plural(writes, "change"))
 		}
 		diags = append(diags, d)
 	}
@@ -255,7 +255,7 @@ func (t target) letIndex(f facts, mode plans.Mode, g adapter.Gone) *plans.Change
 	c := adapter.Let(t.project, mode, g)
 	if held := f.held(g.Addr.Name); len(held) > 0 && c.Action == plans.Delete {
 		c.Protected = true
-		c.Reason += fmt.Sprintf("; it holds the protected %s %s, which its delete would delete", plural(len(held), "document"), strings.Join(held, ", "))
+		c.Reason += fmt.Sprintf("; it holds the protected %s %s, which its delete would delete", plans.Plural(len(held), "document"), strings.Join(held, ", "))
 	}
 	return c
 }
@@ -444,7 +444,7 @@ func settingsDiff(ix *schema.Index, live liveIndex) (map[string]string, hcl.Diag
 func (t target) liveOf(f facts, name string) (liveIndex, adapter.LiveObject) {
 	live, exists := f.Indices[name]
 	return live, adapter.LiveObject{Exists: exists, Owner: indexOwner(live, t.project), Protected: indexProtected(live),
-		What: fmt.Sprintf("%d mapping %s on cluster %s", len(live.Mappings), plural(len(live.Mappings), "type"), f.ClusterName)}
+		What: fmt.Sprintf("%d mapping %s on cluster %s", len(live.Mappings), plans.Plural(len(live.Mappings), "type"), f.ClusterName)}
 }
 
 // undeclaredTypes lists the live types of an index that the index does not

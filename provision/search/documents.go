@@ -873,5 +873,5 @@ func (b *Backend) verifyDocuments(ctx context.Context, changes []*plans.Change) 
 	if len(ids) == 1 {
 		verb = "is"
 	}
-	return fmt.Sprintf("%s: %d %s %s served through the tribe node %s as written.", b.target.backend, len(ids), plural(len(ids), "document"), verb, b.scope.TribeURL), nil
+	return fmt.Sprintf("%s: %d %s %s served through the tribe node %s as written.", b.target.backend, len(ids), plans.Plural(len(ids), "document"), verb, b.scope.TribeURL), nil
 }

@@ -195,11 +195,11 @@ func TestMappingPairs(t *testing.T) {
 			conflicts++
 		default:
 			if err := sendAll(b, changes); err != nil {
-				t.Errorf("seed %d pair %d: live %s, declared %s: the plan passed and the server refused: %q", seed, n, compact(live), compact(declared), err)
+				t.Errorf("seed %d pair %d: live %s, declared %s: the plan passed and the server refused: %q", seed, n, plans.Compact(live), plans.Compact(declared), err)
 				break
 			}
 			if _, again, diags := plan(t, typed(t, index, fieldMapping(declared)), plans.Converge); diags.HasErrors() || again[0].Action != plans.NoOp {
-				t.Errorf("seed %d pair %d: live %s, declared %s: applied, but not converged: %v %v", seed, n, compact(live), compact(declared), requestLines(again), diags)
+				t.Errorf("seed %d pair %d: live %s, declared %s: applied, but not converged: %v %v", seed, n, plans.Compact(live), plans.Compact(declared), requestLines(again), diags)
 			}
 			applied++
 		}
@@ -227,7 +227,7 @@ func creatable(t *testing.T, f map[string]any) bool {
 	t.Helper()
 	fresh(t, cluster(t).T1.URL, "pair-scratch")
 	defer fresh(t, cluster(t).T1.URL, "pair-scratch")
-	code, _ := esStatus(t, cluster(t).T1.URL, "PUT", "/pair-scratch", fmt.Sprintf(`{"mappings":{"doc":{"properties":{"f":%s}}}}`, compact(f)))
+	code, _ := esStatus(t, cluster(t).T1.URL, "PUT", "/pair-scratch", fmt.Sprintf(`{"mappings":{"doc":{"properties":{"f":%s}}}}`, plans.Compact(f)))
 	return code == 200
 }
 
@@ -312,5 +312,5 @@ func hclValue(v any) string {
 		}
 		return "{ " + strings.Join(parts, ", ") + " }"
 	}
-	return compact(v)
+	return plans.Compact(v)
 }

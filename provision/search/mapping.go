@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -165,13 +166,13 @@ func paramDiff(name string, f *schema.Field, l liveField, major int) (update boo
 		}
 		live := "not set"
 		if shown {
-			live = compact(have)
+			live = plans.Compact(have)
 		}
 		conflicts = append(conflicts, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Field parameter cannot change",
 			Detail: fmt.Sprintf("The field %q has %s = %s on the live cluster and %s declared. Elasticsearch %d.x cannot change %s on an existing field, so nothing will be written. "+
-				"To change it, declare a new index with the new mapping and reindex the documents into it; or declare the live value.", name, p, live, compact(want), major, p),
+				"To change it, declare a new index with the new mapping and reindex the documents into it; or declare the live value.", name, p, live, plans.Compact(want), major, p),
 			Subject: f.Range.Ptr(),
 		})
 	}
@@ -208,7 +209,7 @@ func undeclaredParams(name string, f *schema.Field, l liveField, major int) (upd
 			Severity: hcl.DiagError,
 			Summary:  "Field parameter cannot change",
 			Detail: fmt.Sprintf("The field %q has %s = %s on the live cluster, and the declaration leaves %s out, which Elasticsearch takes as its default, %s. Elasticsearch %d.x cannot change %s on an existing field, so nothing will be written. "+
-				"Declare %s = %s to keep the live value; or declare a new index with the new mapping and reindex the documents into it.", name, p, compact(have), p, compact(want), major, p, p, compact(have)),
+				"Declare %s = %s to keep the live value; or declare a new index with the new mapping and reindex the documents into it.", name, p, plans.Compact(have), p, plans.Compact(want), major, p, p, plans.Compact(have)),
 			Subject: f.Range.Ptr(),
 		})
 	}
@@ -399,12 +400,7 @@ func defaultParam(typ, p string, raw map[string]any, major int) (any, bool) {
 	return nil, false
 }
 
-func sameJSON(a, b any) bool { return compact(a) == compact(b) }
-
-func compact(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
+func sameJSON(a, b any) bool { return plans.Compact(a) == plans.Compact(b) }
 
 // liveView is the live mapping restricted to the declared fields, in the
 // shape of properties(), for a plan's Before.
@@ -477,7 +473,7 @@ func sharedFieldConflicts(ix *schema.Index, live liveIndex, major int) hcl.Diagn
 						Severity: hcl.DiagError,
 						Summary:  "Field mapped differently in another type",
 						Detail: fmt.Sprintf("The field %q of type %q is declared as %s, and the live type %q of index %q, which the specs do not declare, maps it as %s. In Elasticsearch %d.x the types of one index share a field's mapping, so the server would refuse the type; nothing will be written. "+
-							"Declare the field as the live type has it, or give it another name.", path, m.Type, compact(f.Params), other, ix.Name, compact(liveParams(l)), major),
+							"Declare the field as the live type has it, or give it another name.", path, m.Type, plans.Compact(f.Params), other, ix.Name, plans.Compact(liveParams(l)), major),
 						Subject: f.Range.Ptr(),
 					})
 				}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/elastic/go-elasticsearch/v7"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 // A tribe node merges its member clusters' indices by name and serves one
@@ -306,7 +307,7 @@ func (b *Backend) tribeDiagnostics(r *tribeRead) hcl.Diagnostics {
 		}
 		var held []string
 		for _, m := range slices.Sorted(maps.Keys(others)) {
-			held = append(held, fmt.Sprintf("%s (cluster %s) holds another copy with %d %s", m, v.Members[m], others[m], plural(others[m], "document")))
+			held = append(held, fmt.Sprintf("%s (cluster %s) holds another copy with %d %s", m, v.Members[m], others[m], plans.Plural(others[m], "document")))
 		}
 		now := "serves no copy of it now"
 		if served != "" {
@@ -338,13 +339,6 @@ func memberList(members map[string]string) string {
 		return "no member"
 	}
 	return strings.Join(out, " and ")
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }
 
 // servedCheck says which copy the tribe node serves of each written index,

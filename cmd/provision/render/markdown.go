@@ -25,7 +25,7 @@ func Markdown(p *plans.Plan) []string {
 		}
 	}
 	if !p.Summary.HasChanges() {
-		fmt.Fprintf(&head, "No changes. The live state matches the specs (%d %s up to date).\n", p.Summary.NoOp, plural(p.Summary.NoOp, "object"))
+		fmt.Fprintf(&head, "No changes. The live state matches the specs (%d %s up to date).\n", p.Summary.NoOp, plans.Plural(p.Summary.NoOp, "object"))
 		return []string{head.String()}
 	}
 	fmt.Fprintf(&head, "**%s**\n\n", p.Summary.Line())

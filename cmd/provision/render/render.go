@@ -27,7 +27,7 @@ func Text(w io.Writer, p *plans.Plan, opts TextOptions) error {
 		r.printf("Planned from the snapshot %s, taken %s, with no network (%s). It is never applied.\n\n", s.File, s.TakenAt, strings.Join(s.Servers, "; "))
 	}
 	if !p.Summary.HasChanges() {
-		r.printf("No changes. The live state matches the specs (%d %s up to date).\n", p.Summary.NoOp, plural(p.Summary.NoOp, "object"))
+		r.printf("No changes. The live state matches the specs (%d %s up to date).\n", p.Summary.NoOp, plans.Plural(p.Summary.NoOp, "object"))
 		r.notes(p)
 		r.backendNotes(p)
 		r.gates(p)
@@ -236,13 +236,13 @@ func (r *renderer) attr(a plans.Action, k string, v any, indent int) {
 		if len(t) > 0 {
 			r.printf("%s%s %s = [\n", pad, mark, k)
 			for _, e := range t {
-				r.printf("%s    %s %s,\n", pad, mark, compact(e))
+				r.printf("%s    %s %s,\n", pad, mark, plans.Compact(e))
 			}
 			r.printf("%s  ]\n", pad)
 			return
 		}
 	}
-	r.printf("%s%s %s = %s\n", pad, mark, k, compact(v))
+	r.printf("%s%s %s = %s\n", pad, mark, k, plans.Compact(v))
 }
 
 // flat reports whether an object is small enough, and holds no object or
@@ -254,7 +254,7 @@ func flat(m map[string]any) bool {
 			return false
 		}
 	}
-	return len(compact(m)) <= 60
+	return len(plans.Compact(m)) <= 60
 }
 
 // listDiff shows a list one element a line, marking what is removed and
@@ -264,10 +264,10 @@ func (r *renderer) listDiff(k string, before, after []any, indent int) {
 	r.printf("%s%s %s = [\n", pad, r.paint(plans.Update, "~"), k)
 	b, a := make([]string, len(before)), make([]string, len(after))
 	for i, e := range before {
-		b[i] = compact(e)
+		b[i] = plans.Compact(e)
 	}
 	for i, e := range after {
-		a[i] = compact(e)
+		a[i] = plans.Compact(e)
 	}
 	same := 0
 	for _, e := range plans.Edits(b, a) {
@@ -281,7 +281,7 @@ func (r *renderer) listDiff(k string, before, after []any, indent int) {
 		}
 	}
 	if same > 0 {
-		r.printf("%s      # (%d unchanged %s hidden)\n", pad, same, plural(same, "element"))
+		r.printf("%s      # (%d unchanged %s hidden)\n", pad, same, plans.Plural(same, "element"))
 	}
 	r.printf("%s  ]\n", pad)
 }
@@ -306,7 +306,7 @@ func (r *renderer) objectDiff(before, after map[string]any, indent int) {
 		bl, bIsList := b.([]any)
 		al, aIsList := a.([]any)
 		switch {
-		case inB && inA && compact(a) == compact(b):
+		case inB && inA && plans.Compact(a) == plans.Compact(b):
 			unchanged++
 		case !inB:
 			r.attr(plans.Create, k, a, indent)
@@ -321,11 +321,11 @@ func (r *renderer) objectDiff(before, after map[string]any, indent int) {
 		case multiline(b, a):
 			r.textDiff(k, b.(string), a.(string), indent)
 		default:
-			r.printf("%s%s %s = %s -> %s\n", pad, r.paint(plans.Update, "~"), k, compact(b), compact(a))
+			r.printf("%s%s %s = %s -> %s\n", pad, r.paint(plans.Update, "~"), k, plans.Compact(b), plans.Compact(a))
 		}
 	}
 	if unchanged > 0 {
-		r.printf("%s  # (%d unchanged %s hidden)\n", pad, unchanged, plural(unchanged, "attribute"))
+		r.printf("%s  # (%d unchanged %s hidden)\n", pad, unchanged, plans.Plural(unchanged, "attribute"))
 	}
 }
 
@@ -355,7 +355,7 @@ func (r *renderer) textDiff(k, before, after string, indent int) {
 	hidden := 0
 	flush := func() {
 		if hidden > 0 {
-			r.printf("%s        # (%d unchanged %s hidden)\n", pad, hidden, plural(hidden, "line"))
+			r.printf("%s        # (%d unchanged %s hidden)\n", pad, hidden, plans.Plural(hidden, "line"))
 			hidden = 0
 		}
 	}
@@ -376,18 +376,6 @@ func (r *renderer) textDiff(k, before, after string, indent int) {
 	}
 	flush()
 	r.printf("%s    EOT\n", pad)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
-}
-
-func compact(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -398,14 +398,19 @@ func measure(bin string, env []string, args ...string) row {
 	return row{Seconds: time.Since(start).Seconds(), Exit: cmd.ProcessState.ExitCode(), PeakMB: peak, Requests: wire.take()}
 }
 
+// writeServices declares n gated services, each with weights and a WAN
+// address (fields a registration carries beside its tags, which the plan
+// reads back and compares).
 func writeServices(dir string, n int) error {
 	var b bytes.Buffer
 	b.WriteString("project = \"bench\"\n\nvariable \"port_base\" {\n  type    = number\n  default = 10000\n}\n")
 	for i := range n {
 		fmt.Fprintf(&b, `
 service "svc-%d" {
-  address = "127.0.0.1"
-  port    = var.port_base + %d
+  address          = "127.0.0.1"
+  port             = var.port_base + %d
+  weights          = { passing = 10, warning = 1 }
+  tagged_addresses = { wan = { address = "198.51.100.5", port = 80 } }
   frontend {
     rule = "PathPrefix:/svc-%d"
     forward_auth {
@@ -430,6 +435,8 @@ service "svc" {
   name     = "svc-${each.key}"
   address  = "127.0.0.1"
   port     = var.port_base + each.value
+  weights  = { passing = 10, warning = 1 }
+  tagged_addresses = { wan = { address = "198.51.100.5", port = 80 } }
   frontend {
     rule = "PathPrefix:/svc-${each.key}"
     forward_auth {
@@ -488,6 +495,8 @@ service "svc" {
   name    = "svc-${var.key}"
   address = "127.0.0.1"
   port    = var.port
+  weights = { passing = 10, warning = 1 }
+  tagged_addresses = { wan = { address = "198.51.100.5", port = 80 } }
   frontend {
     rule = "PathPrefix:/svc-${var.key}"
     forward_auth {
