@@ -411,4 +411,3 @@ func (b *Backend) sender() adapter.Sender {
 }
 
 func isConsul(im *schema.Import) bool { return im.Kind == "service" || im.Kind == "key" }
-
