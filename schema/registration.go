@@ -175,18 +175,24 @@ func CheckType(def map[string]any) string {
 	return ""
 }
 
+// taggedAddressesArg and weightsArg are fields of a registration and of
+// its sidecar's alike.
+var (
+	taggedAddressesArg = Arg{Name: "tagged_addresses", Wire: "TaggedAddresses", Type: ObjectMap, Args: []Arg{
+		{Name: "address", Wire: "Address"}, {Name: "port", Wire: "Port", Type: Int},
+	}}
+	weightsArg = Arg{Name: "weights", Wire: "Weights", Type: Object, Args: []Arg{
+		{Name: "passing", Wire: "Passing", Type: Int}, {Name: "warning", Wire: "Warning", Type: Int},
+	}}
+)
+
 // RegistrationFields are what a service block declares of Consul's
 // registration beyond its ID, name, address, port, tags, meta and checks,
 // which the block's own attributes and check blocks give.
 var RegistrationFields = []Arg{
 	{Name: "kind", Wire: "Kind"},
 	{Name: "socket_path", Wire: "SocketPath"},
-	{Name: "tagged_addresses", Wire: "TaggedAddresses", Type: ObjectMap, Args: []Arg{
-		{Name: "address", Wire: "Address"}, {Name: "port", Wire: "Port", Type: Int},
-	}},
-	{Name: "weights", Wire: "Weights", Type: Object, Args: []Arg{
-		{Name: "passing", Wire: "Passing", Type: Int}, {Name: "warning", Wire: "Warning", Type: Int},
-	}},
+	taggedAddressesArg, weightsArg,
 	{Name: "enable_tag_override", Wire: "EnableTagOverride", Type: Bool},
 	{Name: "proxy", Wire: "Proxy", Type: Object, Args: proxyFields},
 	{Name: "connect", Wire: "Connect", Type: Object, Args: []Arg{
@@ -207,12 +213,7 @@ var sidecarFields = []Arg{
 	{Name: "socket_path", Wire: "SocketPath"},
 	{Name: "tags", Wire: "Tags", Type: Strings},
 	{Name: "meta", Wire: "Meta", Type: StringMap},
-	{Name: "tagged_addresses", Wire: "TaggedAddresses", Type: ObjectMap, Args: []Arg{
-		{Name: "address", Wire: "Address"}, {Name: "port", Wire: "Port", Type: Int},
-	}},
-	{Name: "weights", Wire: "Weights", Type: Object, Args: []Arg{
-		{Name: "passing", Wire: "Passing", Type: Int}, {Name: "warning", Wire: "Warning", Type: Int},
-	}},
+	taggedAddressesArg, weightsArg,
 	{Name: "enable_tag_override", Wire: "EnableTagOverride", Type: Bool},
 	{Name: "proxy", Wire: "Proxy", Type: Object, Args: proxyFields},
 	{Name: "checks", Wire: "Checks", Type: Objects, Args: append([]Arg{{Name: "name", Wire: "Name"}}, CheckFields...)},

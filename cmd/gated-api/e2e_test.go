@@ -323,24 +323,29 @@ func TestFleetThroughTraefik(t *testing.T) {
 		return 200
 	}, 200)
 	for name, p := range proxies {
-		status := func(token string) int {
-			req, _ := http.NewRequest("GET", p.URL+"/api", nil)
-			if token != "" {
-				req.Header.Set("X-Auth-Token", token)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			return resp.StatusCode
-		}
+		status := func(token string) int { return apiStatus(t, p.URL, token) }
 		waitStatus(t, func() int { return status("") }, 401)
 		if code := status(testToken); code != 200 {
 			t.Errorf("%s: /api with the token: %d, want 200", name, code)
 		}
 		t.Logf("%s, service on node-a, catalog read through the server: no token %d, token %d", name, status(""), status(testToken))
 	}
+}
+
+// apiStatus is the status of GET /api through the proxy at base, with the
+// token in X-Auth-Token unless it is empty.
+func apiStatus(t *testing.T, base, token string) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/api", nil)
+	if token != "" {
+		req.Header.Set("X-Auth-Token", token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // serveApp serves the application with the test's tokens on a free

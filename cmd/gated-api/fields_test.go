@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,28 +51,16 @@ func TestRegistrationFieldsThroughTraefik(t *testing.T) {
 	specs := t.TempDir()
 	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
 
+	fields := func(passing int, wan, ttl, notes string) string {
+		return fmt.Sprintf("weights = { passing = %d, warning = 1 }\n  tagged_addresses = { wan = { address = %q, port = 80 } }\n"+
+			"  check \"heartbeat\" {\n    ttl   = %q\n    notes = %q\n  }", passing, wan, ttl, notes)
+	}
+	created, updated := "Apply complete: 1 created, 0 updated, 0 deleted.", "Apply complete: 0 created, 1 updated, 0 deleted."
 	steps := []struct{ name, fields, want string }{
-		{"weights, a WAN address and a TTL check", `weights = { passing = 10, warning = 1 }
-  tagged_addresses = { wan = { address = "198.51.100.5", port = 80 } }
-  check "heartbeat" {
-    ttl = "30s"
-  }`, "Apply complete: 1 created, 0 updated, 0 deleted."},
-		{"weights changed", `weights = { passing = 3, warning = 1 }
-  tagged_addresses = { wan = { address = "198.51.100.5", port = 80 } }
-  check "heartbeat" {
-    ttl = "30s"
-  }`, "Apply complete: 0 created, 1 updated, 0 deleted."},
-		{"WAN address changed", `weights = { passing = 3, warning = 1 }
-  tagged_addresses = { wan = { address = "198.51.100.6", port = 8080 } }
-  check "heartbeat" {
-    ttl = "30s"
-  }`, "Apply complete: 0 created, 1 updated, 0 deleted."},
-		{"TTL changed, notes added", `weights = { passing = 3, warning = 1 }
-  tagged_addresses = { wan = { address = "198.51.100.6", port = 8080 } }
-  check "heartbeat" {
-    ttl   = "1m"
-    notes = "passed by the service"
-  }`, "Apply complete: 0 created, 1 updated, 0 deleted."},
+		{"weights, a WAN address and a TTL check", fields(10, "198.51.100.5", "30s", ""), created},
+		{"weights changed", fields(3, "198.51.100.5", "30s", ""), updated},
+		{"WAN address changed", fields(3, "198.51.100.6", "30s", ""), updated},
+		{"TTL changed, notes added", fields(3, "198.51.100.6", "1m", "passed by the service"), updated},
 	}
 	for _, step := range steps {
 		spec := fmt.Sprintf(fieldsSpec, step.fields)
@@ -85,18 +72,7 @@ func TestRegistrationFieldsThroughTraefik(t *testing.T) {
 			t.Fatalf("%s: apply:\n%s", step.name, out)
 		}
 		for name, p := range proxies {
-			status := func(token string) int {
-				req, _ := http.NewRequest("GET", p.URL+"/api", nil)
-				if token != "" {
-					req.Header.Set("X-Auth-Token", token)
-				}
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
-				return resp.StatusCode
-			}
+			status := func(token string) int { return apiStatus(t, p.URL, token) }
 			waitStatus(t, func() int { return status("") }, 401)
 			wrong, right := status("wrong-token"), status(testToken)
 			if wrong != 401 || right != 200 {

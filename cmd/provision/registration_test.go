@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -124,7 +123,7 @@ func TestTakeOverCorpus(t *testing.T) {
 		if err := json.Unmarshal(e.Registration, &reg); err != nil {
 			t.Fatal(err)
 		}
-		code, body := consulStatus(t, agent.Addr, "PUT", "/v1/agent/service/register", string(e.Registration))
+		code, body := consulCall(t, agent.Addr, "", "PUT", "/v1/agent/service/register", string(e.Registration))
 		if code != http.StatusOK {
 			refused[reg.ID] = strings.TrimSpace(body)
 			if e.Expect != "refused" {
@@ -202,23 +201,6 @@ func allServices(t *testing.T, addr string) map[string]any {
 		out[id] = map[string]any{"service": svc, "checks": checks}
 	}
 	return out
-}
-
-// consulStatus sends a request to the agent and returns its status and
-// body, whatever they are.
-func consulStatus(t *testing.T, addr, method, path, body string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }
 
 // fieldsService is a service with the registration's other fields; %s
@@ -385,7 +367,7 @@ func TestSidecarIsItsServices(t *testing.T) {
 	agent := servers.NewConsul(t)
 	s := newSpecsDir(t, map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"})
 	sidecarPort := func() any {
-		code, body := consulStatus(t, agent.Addr, "GET", "/v1/agent/service/web-1-sidecar-proxy", "")
+		code, body := consulCall(t, agent.Addr, "", "GET", "/v1/agent/service/web-1-sidecar-proxy", "")
 		if code != http.StatusOK {
 			return code
 		}

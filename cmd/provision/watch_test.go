@@ -113,6 +113,14 @@ func consulDo(t *testing.T, addr, method, path, body string) string {
 // consulAs is consulDo with an ACL token.
 func consulAs(t *testing.T, addr, token, method, path, body string) string {
 	t.Helper()
+	_, answer := consulCall(t, addr, token, method, path, body)
+	return answer
+}
+
+// consulCall sends a request to the agent, with an ACL token unless it is
+// empty, and returns the answer's status and body, whatever they are.
+func consulCall(t *testing.T, addr, token, method, path, body string) (int, string) {
+	t.Helper()
 	req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
 	if token != "" {
 		req.Header.Set("X-Consul-Token", token)
@@ -123,7 +131,7 @@ func consulAs(t *testing.T, addr, token, method, path, body string) string {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	return resp.StatusCode, string(b)
 }
 
 // registered is the port of the agent's service id, 0 when it is not
