@@ -439,3 +439,26 @@ func TestSidecarIsItsServices(t *testing.T) {
 		t.Errorf("an import of a sidecar:\n%s", errOut)
 	}
 }
+
+// TestTakeOverByHand takes over issue 56's registration with a block
+// written by hand that declares none of its other fields: the plan says
+// they are kept, and they are.
+func TestTakeOverByHand(t *testing.T) {
+	agent := servers.NewConsul(t)
+	consulDo(t, agent.Addr, "PUT", "/v1/agent/service/register", issue56Registration)
+	before, checksBefore := liveRegistration(t, agent.Addr, "web-1")
+	s := newSpecsDir(t, map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"})
+	s.write("project = \"probe\"\n\nimport {\n  to = service.web-1\n}\n\nservice \"web\" {\n  id      = \"web-1\"\n  address = \"127.0.0.1\"\n  port    = 8080\n}\n")
+	out, _ := s.run(exitOK, "apply", "-auto-approve")
+	for _, want := range []string{"kept as they are live, not declared: tagged_addresses, weights, enable_tag_override", "the health checks on the agent (service:web-1:2, web-ttl) are kept as they are"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the take-over does not say %q:\n%s", want, out)
+		}
+	}
+	after, checksAfter := liveRegistration(t, agent.Addr, "web-1")
+	delete(after["Meta"].(map[string]any), "managed-by")
+	delete(after["Meta"].(map[string]any), "provision-project")
+	if d := cmp.Diff(before, after) + cmp.Diff(checksBefore, checksAfter); d != "" {
+		t.Errorf("the take-over changed the registration (-before +after):\n%s", d)
+	}
+}

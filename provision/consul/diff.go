@@ -384,6 +384,7 @@ func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService,
 		if len(have)+len(want.Checks) > 0 {
 			d.Notes = append(d.Notes, importedChecks(have, len(want.Checks)))
 		}
+		d.Notes = append(d.Notes, keptFields(l, s)...)
 		d.Requests = []plans.Request{registerRequest(want, len(want.Checks) > 0)}
 		return d
 	case len(changed) > 0:
@@ -398,6 +399,7 @@ func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService,
 		return d
 	}
 	d.Requests = updateRequests(want, mine, others)
+	d.Notes = append(d.Notes, keptFields(l, s)...)
 	if stale {
 		d.Requests = append(d.Requests, deregisterRequest(sidecar.ID))
 	}
@@ -405,6 +407,17 @@ func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService,
 		d.Notes = append(d.Notes, fmt.Sprintf("kept: the health checks on the agent that provision did not write (%s)", strings.Join(others, ", ")))
 	}
 	return d
+}
+
+// keptFields says which of the registration's other fields the live
+// service l has and the declaration s leaves out: a registration carries
+// them as they are.
+func keptFields(l *agentService, s *schema.Service) []string {
+	kept := argNames(schema.RegistrationFields, func(wire string) bool { return l.Fields[wire] != nil && s.Fields[wire] == nil })
+	if len(kept) == 0 {
+		return nil
+	}
+	return []string{"kept as they are live, not declared: " + strings.Join(kept, ", ")}
 }
 
 // updateRequests register want again. Without checks that provision did
