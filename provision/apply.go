@@ -59,13 +59,13 @@ func (r Result) Err() error {
 // them before it), and not at all when one of them is not; deletes start
 // once every other change is done. Batch items (Request.Batch) of
 // changes that follow one another in the plan, none needing another,
-// go as one batch of their Batcher; a change made of several items sends
+// go as one batch of their backend (Sender.SendBatch); a change made of several items sends
 // its second in the batch after the one of its first.
 // After the first failure, or once ctx is canceled, no new request is
 // started; requests already under way finish within their own deadline
 // (they are sent with ctx's values but not its cancellation). progress,
 // if not nil, is called from one goroutine at a time.
-func Apply(ctx context.Context, p *plans.Plan, backends map[string]Writer, parallelism int, progress func(Event)) Result {
+func Apply(ctx context.Context, p *plans.Plan, backends map[string]Sender, parallelism int, progress func(Event)) Result {
 	if parallelism < 1 {
 		parallelism = 1
 	}
@@ -179,10 +179,11 @@ func Apply(ctx context.Context, p *plans.Plan, backends map[string]Writer, paral
 }
 
 // batchItem is the first request of a change whose requests are all
-// batch items, and the backend's Batcher; nil when the change is not one.
-func batchItem(o Outcome, backends map[string]Writer) (*plans.Request, Batcher) {
-	b, ok := backends[o.Change.Backend].(Batcher)
-	if !ok || len(o.Change.Requests) == 0 || slices.ContainsFunc(o.Change.Requests, func(r plans.Request) bool { return !r.Batch }) {
+// batch items, and the backend that sends them; nil when the change is
+// not one.
+func batchItem(o Outcome, backends map[string]Sender) (*plans.Request, Sender) {
+	b := backends[o.Change.Backend]
+	if b == nil || b.BatchLimit() == 0 || len(o.Change.Requests) == 0 || slices.ContainsFunc(o.Change.Requests, func(r plans.Request) bool { return !r.Batch }) {
 		return nil, nil
 	}
 	return &o.Change.Requests[0], b
@@ -192,7 +193,7 @@ func batchItem(o Outcome, backends map[string]Writer) (*plans.Request, Batcher) 
 // that follow it, of its backend, method and path, and of deletes or not
 // as it is, until one needs another of them or the batch is full. It is
 // lo+1 when the change at lo is no batch item.
-func batchEnd(outcomes []Outcome, lo int, backends map[string]Writer, at map[plans.Addr]int) int {
+func batchEnd(outcomes []Outcome, lo int, backends map[string]Sender, at map[plans.Addr]int) int {
 	first, b := batchItem(outcomes[lo], backends)
 	if first == nil {
 		return lo + 1
@@ -214,14 +215,14 @@ func batchEnd(outcomes []Outcome, lo int, backends map[string]Writer, at map[pla
 // batches, one per step: the first request of each, then the second of
 // those whose first was done, and so on, as the requests of one change
 // are sent in order. An item whose need is not complete is not sent.
-func sendBatch(ctx context.Context, live *plans.Live, outcomes []Outcome, backends map[string]Writer, ready func(int) bool, stopped func() bool, report func(Event), fail func(*Outcome, error)) {
+func sendBatch(ctx context.Context, live *plans.Live, outcomes []Outcome, backends map[string]Sender, ready func(int) bool, stopped func() bool, report func(Event), fail func(*Outcome, error)) {
 	var send []int
 	for i := range outcomes {
 		if ready(i) {
 			send = append(send, i)
 		}
 	}
-	b := backends[outcomes[0].Change.Backend].(Batcher)
+	b := backends[outcomes[0].Change.Backend]
 	for step := 0; len(send) > 0 && !stopped(); step++ {
 		items := make([]plans.Request, len(send))
 		for k, i := range send {

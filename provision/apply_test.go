@@ -2,7 +2,6 @@ package provision
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,27 +12,22 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/plans/planstest"
 )
 
-// recorder is a Backend that records the requests sent to it, fails the
+// recorder is a Sender that records the requests sent to it, fails the
 // ones whose path is in fail, and holds each request long enough for
-// requests of other changes to overlap.
+// requests of other changes to overlap. It sends no batch.
 type recorder struct {
+	NoCapabilities
 	mu      sync.Mutex
 	sent    []string
 	fail    map[string]bool
 	running atomic.Int32
 	peak    atomic.Int32
 }
-
-func (r *recorder) Info() plans.BackendInfo                                         { return plans.BackendInfo{Name: "b"} }
-func (r *recorder) Read(context.Context, plans.Mode) (plans.State, hcl.Diagnostics) { return nil, nil }
-func (r *recorder) Plan(plans.State, plans.Mode) (Planned, hcl.Diagnostics)         { return Planned{}, nil }
-func (r *recorder) DecodeState(*json.Decoder) (plans.State, error)                  { return nil, nil }
 
 func (r *recorder) Send(_ context.Context, req plans.Request) error {
 	n := r.running.Add(1)
@@ -63,7 +57,7 @@ func TestApplyOrder(t *testing.T) {
 	}
 	changes = append(changes, planstest.Change("old", plans.Delete, "/old/1"), planstest.Change("same", plans.NoOp))
 	r := &recorder{}
-	res := Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Writer{"b": r}, 3, nil)
+	res := Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Sender{"b": r}, 3, nil)
 	if res.Err() != nil || res.Stopped != nil || !res.complete() {
 		t.Fatalf("apply: %v %v", res.Err(), res.Stopped)
 	}
@@ -92,7 +86,7 @@ func TestApplyOrder(t *testing.T) {
 func TestApplyStopsOnFirstFailure(t *testing.T) {
 	changes := []*plans.Change{planstest.Change("a", plans.Create, "/a/1"), planstest.Change("b", plans.Create, "/b/1", "/b/2"), planstest.Change("c", plans.Create, "/c/1"), planstest.Change("d", plans.Delete, "/d/1")}
 	r := &recorder{fail: map[string]bool{"/b/1": true}}
-	res := Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Writer{"b": r}, 1, nil)
+	res := Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Sender{"b": r}, 1, nil)
 	if diff := cmp.Diff([]string{"done a 1", "failed b 0", "not done c 0", "not done d 0"}, outcomeWords(res)); diff != "" {
 		t.Errorf("outcomes (-want +got):\n%s", diff)
 	}
@@ -128,7 +122,7 @@ func TestApplyInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errors.New("interrupted"))
 	r := &recorder{}
-	res := Apply(ctx, &plans.Plan{Changes: []*plans.Change{planstest.Change("a", plans.Create, "/a/1")}}, map[string]Writer{"b": r}, 2, nil)
+	res := Apply(ctx, &plans.Plan{Changes: []*plans.Change{planstest.Change("a", plans.Create, "/a/1")}}, map[string]Sender{"b": r}, 2, nil)
 	if len(r.sent) != 0 || res.Stopped == nil || res.Stopped.Error() != "interrupted" {
 		t.Errorf("sent %v, stopped %v", r.sent, res.Stopped)
 	}
@@ -155,7 +149,7 @@ func TestApplyNeeds(t *testing.T) {
 		t.Fatalf("plan order (-want +got):\n%s", diff)
 	}
 	r := &recorder{}
-	if res := Apply(context.Background(), p, map[string]Writer{"b": r}, 10, nil); res.Err() != nil {
+	if res := Apply(context.Background(), p, map[string]Sender{"b": r}, 10, nil); res.Err() != nil {
 		t.Fatal(res.Err())
 	}
 	pos := map[string]int{}
@@ -167,7 +161,7 @@ func TestApplyNeeds(t *testing.T) {
 	}
 
 	r = &recorder{fail: map[string]bool{"/vis": true}}
-	res := Apply(context.Background(), p, map[string]Writer{"b": r}, 10, nil)
+	res := Apply(context.Background(), p, map[string]Sender{"b": r}, 10, nil)
 	for _, o := range res.Outcomes {
 		if o.Change == dashboard && (o.Sent != 0 || o.Err != nil) {
 			t.Errorf("the dashboard, which needs the failed visualization: %+v", o)
@@ -178,7 +172,7 @@ func TestApplyNeeds(t *testing.T) {
 	}
 }
 
-// batcher is a recorder that is a Batcher: it records each batch as the
+// batcher is a recorder that sends batches: it records each batch as the
 // paths of its items' first lines, and fails the items in fail.
 type batcher struct {
 	recorder
@@ -224,7 +218,7 @@ func TestApplyBatches(t *testing.T) {
 	changes := []*plans.Change{p1, p2, p3, s1, v1, v2, plain, d1, d2}
 
 	b := &batcher{limit: 2}
-	res := Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Writer{"b": b}, 4, nil)
+	res := Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Sender{"b": b}, 4, nil)
 	if res.Err() != nil || !res.complete() {
 		t.Fatalf("apply: %v", res.Err())
 	}
@@ -238,7 +232,7 @@ func TestApplyBatches(t *testing.T) {
 	}
 
 	b = &batcher{limit: 10, recorder: recorder{fail: map[string]bool{`"p2"`: true}}}
-	res = Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Writer{"b": b}, 1, nil)
+	res = Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Sender{"b": b}, 1, nil)
 	outcomes := []string{"done p1 1", "failed p2 0", "done p3 1", "not done s1 0", "not done v1 0", "not done v2 0", "not done svc 0", "not done d1 0", "not done d2 0"}
 	if diff := cmp.Diff(outcomes, outcomeWords(res)); diff != "" {
 		t.Errorf("outcomes with one item refused (-want +got):\n%s", diff)
@@ -264,7 +258,7 @@ func TestApplyBatchSteps(t *testing.T) {
 
 	b := &batcher{limit: 10}
 	var steps []string
-	res := Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Writer{"b": b}, 4, func(e Event) {
+	res := Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Sender{"b": b}, 4, func(e Event) {
 		if e.Done {
 			steps = append(steps, fmt.Sprintf("%s %d", e.Change.Addr.Name, e.Step))
 		}
@@ -281,7 +275,7 @@ func TestApplyBatchSteps(t *testing.T) {
 	}
 
 	b = &batcher{limit: 10, recorder: recorder{fail: map[string]bool{`"a"`: true}}}
-	res = Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Writer{"b": b}, 4, nil)
+	res = Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Sender{"b": b}, 4, nil)
 	if diff := cmp.Diff([][]string{{`"a"`, `"r record"`, `"b"`}}, b.batches); diff != "" {
 		t.Errorf("batches with the first item refused (-want +got):\n%s", diff)
 	}

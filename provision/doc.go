@@ -9,10 +9,11 @@
 // what they answered as a plain value (a plans.State; all of a run's are
 // one plans.Live), and its Plan turns that value and the declarations
 // into changes with no I/O, each action chosen by the one ownership rule
-// (adapter.Decide, adapter.Propose). A Writer sends a change's requests;
-// a read-only proxy is a Backend that proves (Verifier) and never sends.
-// The live state is what a Snapshot records and plan -snapshot plans
-// from, and what provision test changes in memory (Converger) to check
-// that a plan converges. The model of a plan is package plans; its views
+// (adapter.Decide, adapter.Propose). Backend, in backend.go, is the
+// whole contract: every backend has every method, and one it lacks
+// answers "none" (NoCapabilities); a read-only proxy sends nothing and
+// proves (Verify). The live state is what a Snapshot records and plan
+// -snapshot plans from, and what provision test changes in memory
+// (Converge) to check that a plan converges. The model of a plan is package plans; its views
 // are the command layer's (cmd/provision/render).
 package provision

@@ -8,15 +8,6 @@ import (
 	"github.com/provision-dev/provision/provision/plans"
 )
 
-// Verifier is a Backend that checks, after an apply (also one with
-// nothing to change), that what the plan declares is what readers see:
-// an index through the tribe node, a gated path through the proxy. Each
-// proof's line is for a person; a failure is an error diagnostic at the
-// declaration it concerns, whose Extra is Unproven when it is a gate's.
-type Verifier interface {
-	Verify(ctx context.Context, p *plans.Plan) ([]Proof, hcl.Diagnostics)
-}
-
 // Proof is one thing a verification proved: its line, for a person, and,
 // for a program, the gate it proved (nil for another proof).
 type Proof struct {
@@ -35,7 +26,7 @@ type Verified struct {
 	Proof
 }
 
-// Verify runs every Verifier of the plan's backends side by side and
+// Verify runs the Verify of every backend of the plan side by side and
 // returns their lines in backend order, and their diagnostics.
 func Verify(ctx context.Context, p *plans.Plan, backends map[string]Backend) ([]Verified, hcl.Diagnostics) {
 	type result struct {
@@ -44,8 +35,8 @@ func Verify(ctx context.Context, p *plans.Plan, backends map[string]Backend) ([]
 	}
 	results := make([]result, len(p.Backends))
 	parallel.Do(len(p.Backends), len(p.Backends), func(i int) {
-		if v, ok := backends[p.Backends[i].Name].(Verifier); ok {
-			results[i].lines, results[i].diags = v.Verify(ctx, p)
+		if b := backends[p.Backends[i].Name]; b != nil {
+			results[i].lines, results[i].diags = b.Verify(ctx, p)
 		}
 	})
 	var out []Verified

@@ -9,15 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 )
 
-// Generator is a Backend that writes declarations from live objects: one
-// block for each import block of its kind that names an object no block
-// declares (plan -generate-config-out). The live object is judged by the
-// same ownership rule as a plan's (Decide).
-type Generator interface {
-	Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnostics)
-}
-
-// GenerateConfig asks every backend that can for the declarations of the
+// GenerateConfig asks every backend for the declarations of the
 // undeclared imports and returns them as one spec file in canonical
 // layout, or nil when there is nothing to generate.
 func GenerateConfig(ctx context.Context, backends []Backend) ([]byte, hcl.Diagnostics) {
@@ -26,11 +18,7 @@ func GenerateConfig(ctx context.Context, backends []Backend) ([]byte, hcl.Diagno
 	var diags hcl.Diagnostics
 	n := 0
 	for _, b := range backends {
-		g, ok := b.(Generator)
-		if !ok {
-			continue
-		}
-		blocks, gdiags := g.Generate(ctx)
+		blocks, gdiags := b.Generate(ctx)
 		diags = append(diags, gdiags...)
 		for _, blk := range blocks {
 			if n == 0 {

@@ -8,41 +8,23 @@ import (
 	"github.com/provision-dev/provision/provision/plans"
 )
 
-// Preflighter is a Backend that can tell, before anything is locked or
-// sent, whether its credentials allow what the specs need (a Consul
-// token's ACL permissions) for the objects in scope (an apply's -target
-// and -exclude).
-type Preflighter interface {
-	Preflight(ctx context.Context, scope func(plans.Addr) bool) hcl.Diagnostics
-}
-
-// Preflight runs every Preflighter side by side: the phase between the
+// Preflight runs every backend's Preflight side by side: the phase between the
 // plan and the lock of an apply, so that a missing permission stops it
 // before the lock is taken and anything is sent.
 func Preflight(ctx context.Context, backends []Backend, scope func(plans.Addr) bool) hcl.Diagnostics {
 	return each(backends, func(b Backend) hcl.Diagnostics {
-		if p, ok := b.(Preflighter); ok {
-			return p.Preflight(ctx, scope)
-		}
-		return nil
+		return b.Preflight(ctx, scope)
 	})
 }
 
-// Permitter is a Backend that checks whether its credentials allow every
-// request of its changes, once the plan keeps only those it will send,
-// from what its read learnt of them (st): no request.
-type Permitter interface {
-	Permit(st plans.State, changes []*plans.Change) hcl.Diagnostics
-}
-
-// Permit runs every Permitter on its changes of p, with the state p was
+// Permit runs every backend's Permit on its changes of p, with the state p was
 // made from.
 func Permit(p *plans.Plan, backends []Backend) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, b := range backends {
 		name := b.Info().Name
-		if pm, ok := b.(Permitter); ok && p.Live.State(name) != nil {
-			diags = append(diags, pm.Permit(p.Live.State(name), p.ChangesOf(name))...)
+		if st := p.Live.State(name); st != nil {
+			diags = append(diags, b.Permit(st, p.ChangesOf(name))...)
 		}
 	}
 	return diags

@@ -49,7 +49,7 @@ type Snapshot struct {
 }
 
 // Greenfield is the snapshot of nothing live: every backend the specs
-// declare is empty, as its Greenfielder says (or as its state's empty
+// declare is empty, as its Greenfield says (or as its state's empty
 // JSON object decodes).
 func Greenfield() *Snapshot {
 	return &Snapshot{FormatVersion: SnapshotFormat, greenfield: true}
@@ -60,12 +60,6 @@ func Greenfield() *Snapshot {
 // encoded or redacted, and backends are found by name.
 func Reread(live *plans.Live) *Snapshot {
 	return &Snapshot{FormatVersion: SnapshotFormat, read: live}
-}
-
-// A Greenfielder is a Backend that says what it reads when it holds
-// nothing: a search cluster still has a version.
-type Greenfielder interface {
-	Greenfield() plans.State
 }
 
 // SnapshotBackend is one backend's state in a snapshot.
@@ -80,22 +74,13 @@ type SnapshotBackend struct {
 	stateAt int
 }
 
-// A Versioner is a Backend whose state does not say the server's
-// version: Version asks the server for it, in one request, for a
-// snapshot to record ("Consul 1.15.4"); "" when it cannot say.
-type Versioner interface {
-	Version(ctx context.Context) string
-}
-
-// Servers asks each Versioner of backends for its server, by backend
-// name.
+// Servers asks each backend for its server's version (Backend.Version),
+// by backend name.
 func Servers(ctx context.Context, backends []Backend) map[string]string {
 	out := map[string]string{}
 	for _, b := range backends {
-		if v, ok := b.(Versioner); ok {
-			if s := v.Version(ctx); s != "" {
-				out[b.Info().Name] = s
-			}
+		if s := b.Version(ctx); s != "" {
+			out[b.Info().Name] = s
 		}
 	}
 	return out
@@ -369,11 +354,12 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 	if s.greenfield {
 		live := &plans.Live{States: map[string]plans.State{}}
 		for _, b := range backends {
-			var st plans.State
+			st := b.Greenfield()
 			var err error
-			if g, ok := b.(Greenfielder); ok {
-				st = g.Greenfield()
-			} else if st, err = b.DecodeState(strictDecoder([]byte("{}"))); err != nil {
+			if st == nil {
+				st, err = b.DecodeState(strictDecoder([]byte("{}")))
+			}
+			if err != nil {
 				return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No empty state", Detail: fmt.Sprintf("%s: %s.", b.Info().Name, err)}}
 			}
 			live.States[b.Info().Name] = st
@@ -423,23 +409,14 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 		if !ok {
 			continue // its diagnostic is readBackends'
 		}
-		if k, ok := st.(Known); ok {
-			if err := k.Known(); err != nil {
-				diags = append(diags, snapshotError(s.file, src, sb.stateAt, "Snapshot of a server provision does not know",
-					fmt.Sprintf("The snapshot records %s as %s: %s. A plan from it would not be what that server plans.", sb.Name, st.Server(), err)))
-				continue
-			}
+		if err := st.Known(); err != nil {
+			diags = append(diags, snapshotError(s.file, src, sb.stateAt, "Snapshot of a server provision does not know",
+				fmt.Sprintf("The snapshot records %s as %s: %s. A plan from it would not be what that server plans.", sb.Name, st.Server(), err)))
+			continue
 		}
 		live.States[info.Name] = st
 	}
 	return live, diags
-}
-
-// Known is a State that can tell whether provision knows how the server
-// it records turns declarations into live objects (the fidelity rules of
-// its version); a snapshot of one it does not know is refused.
-type Known interface {
-	Known() error
 }
 
 // Source is what a plan made from s says of it; nil for no snapshot.

@@ -17,6 +17,7 @@ import (
 // counted is a backend whose state is a number of services, and which
 // counts the states it decodes.
 type counted struct {
+	NoCapabilities
 	name, kind string
 	decodes    int
 }
@@ -26,12 +27,15 @@ type countState struct {
 }
 
 func (countState) Server() string { return "" }
+func (countState) Known() error   { return nil }
 
 func (c *counted) Info() plans.BackendInfo {
 	return plans.BackendInfo{Name: c.name, Kind: c.kind, Address: "http://" + c.name}
 }
 func (c *counted) Read(context.Context, plans.Mode) (plans.State, hcl.Diagnostics) { return nil, nil }
-func (c *counted) Plan(plans.State, plans.Mode) (Planned, hcl.Diagnostics)         { return Planned{}, nil }
+func (c *counted) Plan(plans.State, plans.Mode) (plans.Planned, hcl.Diagnostics) {
+	return plans.Planned{}, nil
+}
 func (c *counted) DecodeState(dec *json.Decoder) (plans.State, error) {
 	c.decodes++
 	var st countState

@@ -155,11 +155,8 @@ func TestTakeOverCorpus(t *testing.T) {
 	s.run(exitOK, "apply", "-auto-approve")
 	after := allServices(t, agent.Addr)
 
-	sidecars, changedIDs := 0, []string{}
+	var changedIDs []string
 	for _, id := range slices.Sorted(maps.Keys(before)) {
-		if strings.HasSuffix(id, "-sidecar-proxy") {
-			sidecars++
-		}
 		if d := cmp.Diff(before[id], after[id]); d != "" {
 			changedIDs = append(changedIDs, id)
 			t.Errorf("%s changed in the take-over (-before +after):\n%s", id, d)
@@ -168,8 +165,9 @@ func TestTakeOverCorpus(t *testing.T) {
 	if p := s.plan(); len(changed(p, actionAddr)) > 0 {
 		t.Errorf("the plan after the take-over: %q", changed(p, actionAddr))
 	}
+	accepted := len(corpus) - len(refused)
 	t.Logf("corpus: %d entries; %d registered and taken over, with the %d sidecars the agent derived from them; of these %d services, %d unchanged but the marks, %d changed; %d refused by the agent: %v",
-		len(corpus), len(corpus)-len(refused), sidecars, len(before), len(before)-len(changedIDs), len(changedIDs), len(refused), refused)
+		len(corpus), accepted, len(before)-accepted, len(before), len(before)-len(changedIDs), len(changedIDs), len(refused), refused)
 }
 
 // allServices is every service on the agent, by ID, with its checks

@@ -45,15 +45,21 @@ type Opened struct {
 	// no Consul. When it is one of the Backends (the one agent, or the
 	// first agent block), it is that backend: one client per agent.
 	Cluster Cluster
+	// agents are the Consul agents among Backends, which a policy asks
+	// for the project's services.
+	agents []*consul.Backend
 }
 
 // Open opens every backend the specs need and the cluster's agent.
 func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 	var opened Opened
 	co := consul.Options{Deadlines: o.Deadlines, Replace: o.Replace, Getenv: o.Env}
-	out, diags := consul.New(cfg, co)
-	for _, b := range out {
-		if k := b.(*consul.Backend); k.HoldsLock() {
+	agents, diags := consul.New(cfg, co)
+	opened.agents = agents
+	var out []provision.Backend
+	for _, k := range agents {
+		out = append(out, k)
+		if k.HoldsLock() {
 			opened.Cluster = k
 		}
 	}
@@ -129,15 +135,11 @@ func MakePolicy(ctx context.Context, cfg *schema.Config, opened Opened, node str
 		node = name
 	}
 	var deleting []string
-	for _, b := range opened.Backends {
-		agent, ok := b.(*consul.Backend)
-		if !ok {
-			continue
-		}
+	for _, agent := range opened.agents {
 		owned, err := agent.Owned(ctx)
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Owned services not looked up",
-				Detail:  fmt.Sprintf("Reading %s: %s. The project's services there that the specs no longer declare are not in the policy; deregistering them would be refused.", b.Info().Address, err),
+				Detail:  fmt.Sprintf("Reading %s: %s. The project's services there that the specs no longer declare are not in the policy; deregistering them would be refused.", agent.Info().Address, err),
 				Subject: cfg.ProjectRange.Ptr()})
 			continue
 		}

@@ -23,6 +23,7 @@ import (
 // Backend is one Consul agent: the one agent of the consul block or
 // CONSUL_HTTP_ADDR, or the agent of one node, named by an agent block.
 type Backend struct {
+	provision.NoCapabilities
 	cfg    *schema.Config
 	scope  scope
 	conf   *api.Config
@@ -65,7 +66,7 @@ func (o Options) addrSet() bool { return o.Getenv != nil && o.Getenv(api.HTTPAdd
 // that holds the project's lock and record (see Locker).
 func (b *Backend) HoldsLock() bool { return b.locker }
 
-var _ provision.Writer = (*Backend)(nil)
+var _ provision.Backend = (*Backend)(nil)
 
 // New returns the backends of the agents the specs register services in:
 // one per agent block, or, without agent blocks, the one agent of the
@@ -75,7 +76,7 @@ var _ provision.Writer = (*Backend)(nil)
 // service, no consul block and no CONSUL_HTTP_ADDR. Every agent is read
 // even when no service names it, so that what the project owns there is
 // found and pruned.
-func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
+func New(cfg *schema.Config, o Options) ([]*Backend, hcl.Diagnostics) {
 	if !usesConsul(cfg, o) {
 		return nil, nil
 	}
@@ -85,9 +86,9 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 			return nil, diags
 		}
 		b.locker = true
-		return []provision.Backend{b}, diags
+		return []*Backend{b}, diags
 	}
-	var out []provision.Backend
+	var out []*Backend
 	var diags hcl.Diagnostics
 	for i, a := range cfg.Agents {
 		b, bdiags := openConfig(cfg, a, o)
@@ -233,6 +234,9 @@ type agentState struct {
 // Consul's version.
 func (agentState) Server() string { return "Consul agent" }
 
+// Known: every agent's answers are alike.
+func (agentState) Known() error { return nil }
+
 // DecodeState reads an agent's state from its JSON form.
 func (b *Backend) DecodeState(dec *json.Decoder) (plans.State, error) {
 	var st struct {
@@ -350,14 +354,14 @@ func (b *Backend) get(ctx context.Context, path string, out any) (http.Header, e
 
 // Plan diffs the agent's state, as read, against the services declared
 // on it.
-func (b *Backend) Plan(st plans.State, mode plans.Mode) (provision.Planned, hcl.Diagnostics) {
+func (b *Backend) Plan(st plans.State, mode plans.Mode) (plans.Planned, hcl.Diagnostics) {
 	as := st.(agentState)
 	diags := b.aclDiagnostics(as)
 	lifecycles := map[string]schema.Lifecycle{}
 	for _, s := range b.cfg.Services {
 		lifecycles[s.ID] = s.Lifecycle
 	}
-	planned, pdiags := provision.Diffed(func() string { return b.scope.fingerprint(as, lifecycles) },
+	planned, pdiags := adapter.Diffed(func() string { return b.scope.fingerprint(as, lifecycles) },
 		func() ([]*plans.Change, hcl.Diagnostics) { return b.diff(as, mode) })
 	return planned, append(diags, pdiags...)
 }

@@ -7,12 +7,9 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
-
-var _ provision.Converger = (*Backend)(nil)
 
 // Converge is the agent's state once changes are done, as Consul 1.15
 // answers GET /v1/agent/services and /v1/agent/checks after them: a

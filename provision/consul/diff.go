@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
@@ -278,7 +277,7 @@ func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Dia
 	if mode == plans.Destroy {
 		mine = nil // destroy removes what the project owns, below
 	}
-	changes, diags := provision.PlanEach(mine, func(s *schema.Service) (*plans.Change, hcl.Diagnostics) {
+	changes, diags := adapter.PlanEach(mine, func(s *schema.Service) (*plans.Change, hcl.Diagnostics) {
 		return b.planService(st, s, backend, elsewhere[s.ID])
 	})
 	for _, id := range sortedIDs(st.Services) {

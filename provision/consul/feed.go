@@ -14,11 +14,6 @@ import (
 	"github.com/provision-dev/provision/provision/adapter"
 )
 
-var (
-	_ provision.Follower = (*Backend)(nil)
-	_ provision.Follower = (*KV)(nil)
-)
-
 // Follow tells feed each time the services of the agent's node change,
 // through a blocking query of the catalog (GET
 // /v1/catalog/node-services/<node>?index=...&wait=...; the agent's own

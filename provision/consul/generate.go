@@ -17,8 +17,6 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-var _ provision.Generator = (*Backend)(nil)
-
 // Generate writes a service block for every import of a service that no
 // block declares, from the live registration, so that the import changes
 // nothing but the ownership marks: its address, port (none when it has

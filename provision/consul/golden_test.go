@@ -60,7 +60,7 @@ func TestGoldenPlans(t *testing.T) {
 				t.Fatal(diags)
 			}
 			live := &plans.Live{States: map[string]plans.State{"consul": readFixture(t, state)}}
-			p, diags := provision.PlanFrom(cfg.Project, plans.Converge, b, live)
+			p, diags := provision.PlanFrom(cfg.Project, plans.Converge, []provision.Backend{b[0]}, live)
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
@@ -94,7 +94,7 @@ func BenchmarkDiff(b *testing.B) {
 	json.Unmarshal(answer, &reported)
 	lean, _ := services(reported)
 	bk, _ := New(cfg, Options{})
-	agent := bk[0].(*Backend)
+	agent := bk[0]
 	b.Run("baseline-decode", func(b *testing.B) {
 		for b.Loop() {
 			var m map[string]*api.AgentService

@@ -45,6 +45,7 @@ import (
 // and made again by hand is not). A key with neither mark is nobody's;
 // provision never changes or deletes a key another project marked.
 type KV struct {
+	provision.NoCapabilities
 	agent    *Backend
 	project  string
 	keys     []*schema.Key
@@ -54,12 +55,7 @@ type KV struct {
 	generate []*schema.Import
 }
 
-var (
-	_ provision.Writer    = (*KV)(nil)
-	_ provision.Converger = (*KV)(nil)
-	_ provision.Permitter = (*KV)(nil)
-	_ provision.Generator = (*KV)(nil)
-)
+var _ provision.Backend = (*KV)(nil)
 
 // KeysPrefix is the KV folder of the records of each project's keys:
 // provision/keys/<project>/<path> for the key at <path>.
@@ -202,6 +198,9 @@ func (kv *KV) Version(ctx context.Context) string {
 
 // Server is unnamed: GET /v1/kv does not say Consul's version.
 func (kvState) Server() string { return "Consul KV" }
+
+// Known: every agent's KV store is alike.
+func (kvState) Known() error { return nil }
 
 // DecodeState reads the store's state from its JSON form.
 func (kv *KV) DecodeState(dec *json.Decoder) (plans.State, error) {
@@ -350,7 +349,7 @@ func (kv *KV) addr(path string) plans.Addr { return plans.Addr{Kind: "key", Name
 // Plan diffs the declared keys against the store: a value compared as
 // text (as JSON when the block writes an object or a list), the flags,
 // and the marks.
-func (kv *KV) Plan(s plans.State, mode plans.Mode) (provision.Planned, hcl.Diagnostics) {
+func (kv *KV) Plan(s plans.State, mode plans.Mode) (plans.Planned, hcl.Diagnostics) {
 	st := s.(kvState)
 	var changes []*plans.Change
 	var diags hcl.Diagnostics
@@ -383,7 +382,7 @@ func (kv *KV) Plan(s plans.State, mode plans.Mode) (provision.Planned, hcl.Diagn
 			Removed:   kv.removed(path),
 		}))
 	}
-	return provision.Planned{Changes: changes, Fingerprint: adapter.Digest([]any{kv.ignoring(st.Keys, declared), st.Records})}, diags
+	return plans.Planned{Changes: changes, Fingerprint: adapter.Digest([]any{kv.ignoring(st.Keys, declared), st.Records})}, diags
 }
 
 // planKey is the change of one declared key.

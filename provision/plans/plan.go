@@ -156,7 +156,7 @@ type Request struct {
 	GoneOK bool `json:"gone_ok,omitempty"`
 	// Batch makes the request one item of a batch request to Path
 	// (Elasticsearch's _bulk): Body is a JSON array of the item's lines,
-	// and the backend, a Batcher, sends the items of the changes that are
+	// and the backend (its SendBatch) sends the items of the changes that are
 	// ready together in one request, each line on a line of its own.
 	Batch bool `json:"batch,omitempty"`
 	// Text makes Body a JSON string whose text is the body sent, as is
@@ -171,6 +171,11 @@ type State interface {
 	// Server names the server that was read and its version, for a
 	// person ("Elasticsearch 2.4.1"); "" when the read does not say.
 	Server() string
+	// Known says whether provision knows how the server it records turns
+	// declarations into live objects (the fidelity rules of its version):
+	// a snapshot of one it does not know is refused. Nil when it does, or
+	// when every version is alike.
+	Known() error
 }
 
 // Mode says what a plan is for.
@@ -352,4 +357,16 @@ func (c *Change) Owned(project string, mode Mode) *Change {
 		c.Because(ReasonUndeclared, "owned by project "+project+" and no longer declared")
 	}
 	return c
+}
+
+// Planned is what a backend's Plan returns.
+type Planned struct {
+	Changes []*Change
+	// Fingerprint digests what the plan used of the state; a saved plan
+	// is refused when it no longer matches.
+	Fingerprint string
+	// Notes go into the backend's BackendInfo.
+	Notes []string
+	// Gates are how a proxy serves the declared gated frontends.
+	Gates []Gate
 }

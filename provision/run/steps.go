@@ -325,7 +325,7 @@ func (r *Run) send(ctx context.Context) hcl.Diagnostics {
 	for _, ch := range r.Plan.Changes {
 		total += len(ch.Requests)
 	}
-	r.Result = provision.Apply(ctx, r.Plan, r.writers(), r.Parallelism, func(e provision.Event) {
+	r.Result = provision.Apply(ctx, r.Plan, r.senders(), r.Parallelism, func(e provision.Event) {
 		if e.Done {
 			n++
 		}
@@ -406,13 +406,11 @@ func (r *Run) byName() map[string]provision.Backend {
 	return m
 }
 
-// writers are the backends that take requests, by name.
-func (r *Run) writers() map[string]provision.Writer {
-	m := map[string]provision.Writer{}
+// senders are the backends as an apply sends to them, by name.
+func (r *Run) senders() map[string]provision.Sender {
+	m := map[string]provision.Sender{}
 	for _, b := range r.Opened.Backends {
-		if w, ok := b.(provision.Writer); ok {
-			m[b.Info().Name] = w
-		}
+		m[b.Info().Name] = b
 	}
 	return m
 }

@@ -30,6 +30,7 @@ import (
 
 // Backend is one member cluster, reached through a node of it.
 type Backend struct {
+	provision.NoCapabilities
 	target
 	scope scope
 	// urls are the nodes of the cluster, without credentials: the url
@@ -63,11 +64,7 @@ type Options struct {
 	Prune bool
 }
 
-var (
-	_ provision.Writer   = (*Backend)(nil)
-	_ provision.Batcher  = (*Backend)(nil)
-	_ provision.Verifier = (*Backend)(nil)
-)
+var _ provision.Backend = (*Backend)(nil)
 
 // scope is what a backend reads, saved in a plan to read the same again.
 type scope struct {
@@ -605,9 +602,9 @@ func (b *Backend) DecodeState(dec *json.Decoder) (plans.State, error) {
 
 // Plan diffs the cluster's state against the declared indices and
 // documents, and judges the tribe node's view of them.
-func (b *Backend) Plan(st plans.State, mode plans.Mode) (provision.Planned, hcl.Diagnostics) {
+func (b *Backend) Plan(st plans.State, mode plans.Mode) (plans.Planned, hcl.Diagnostics) {
 	f := st.(facts)
-	out, diags := provision.Diffed(func() string { return b.fingerprint(f) },
+	out, diags := adapter.Diffed(func() string { return b.fingerprint(f) },
 		func() ([]*plans.Change, hcl.Diagnostics) { return b.diff(f, mode) })
 	if r := f.TribeNode; r != nil && b.tribe != nil && mode == plans.Converge && !diags.HasErrors() {
 		diags = append(diags, b.tribeDiagnostics(r)...)

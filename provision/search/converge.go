@@ -7,11 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/plans"
 )
-
-var _ provision.Converger = (*Backend)(nil)
 
 // Converge is the cluster's state once changes are done, as Elasticsearch
 // 2.4 answers a plan's reads after them: an index created with its first

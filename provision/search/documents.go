@@ -17,7 +17,6 @@ import (
 
 	"github.com/elastic/go-elasticsearch/v7"
 	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
@@ -570,7 +569,7 @@ func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans
 	}
 	deleting := maps.Clone(removing)
 	maps.DeleteFunc(deleting, func(path string, _ bool) bool { return kept(path) })
-	changes, diags := provision.PlanEach(t.documents, func(d *schema.Document) (*plans.Change, hcl.Diagnostics) {
+	changes, diags := adapter.PlanEach(t.documents, func(d *schema.Document) (*plans.Change, hcl.Diagnostics) {
 		return t.planDocument(d, f, mode, planned, deleting)
 	})
 	// A document that names another is deleted first.

@@ -91,7 +91,7 @@ func TestDocuments(t *testing.T) {
 	if diff := cmp.Diff(want, requestLines(p.Changes)); diff != "" {
 		t.Fatalf("planned requests (-want +got):\n%s", diff)
 	}
-	res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil)
+	res := provision.Apply(context.Background(), p, map[string]provision.Sender{b.Info().Name: b}, 10, nil)
 	if err := res.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestDocuments(t *testing.T) {
 		esDo(t, cluster(t).T1.URL, "POST", "/.dashboard/search/errors/_update?refresh=true", `{"doc":{"title":"Errors, by hand"}}`)
 		b, p := planDocs(t, cfg) // plans the title back
 		esDo(t, cluster(t).T1.URL, "POST", "/.dashboard/search/errors/_update?refresh=true", `{"doc":{"hits":7}}`)
-		res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil)
+		res := provision.Apply(context.Background(), p, map[string]provision.Sender{b.Info().Name: b}, 10, nil)
 		err := res.Err()
 		if err == nil || !strings.Contains(err.Error(), "the document /.dashboard/search/errors was changed since the plan read it (version 2 to 3, hits changed); nothing was written to it") {
 			t.Fatalf("apply over an edit: %v", err)
@@ -172,7 +172,7 @@ func TestDocuments(t *testing.T) {
 		b, p = planDocs(t, cfg)
 		esDo(t, cluster(t).T1.URL, "POST", "/.dashboard/index-pattern/logs-*/_update?refresh=true", `{"doc":{"title":"By hand, again"}}`)
 		var batches int
-		res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, func(e provision.Event) {
+		res := provision.Apply(context.Background(), p, map[string]provision.Sender{b.Info().Name: b}, 10, func(e provision.Event) {
 			if !e.Done && e.Request.Batch {
 				batches++
 			}
@@ -470,7 +470,7 @@ func TestTakeOverEstate(t *testing.T) {
 // mustApply applies p to the cluster of b and fails the test on an error.
 func mustApply(t *testing.T, b *Backend, p *plans.Plan) {
 	t.Helper()
-	if res := provision.Apply(context.Background(), p, map[string]provision.Writer{b.Info().Name: b}, 10, nil); res.Err() != nil {
+	if res := provision.Apply(context.Background(), p, map[string]provision.Sender{b.Info().Name: b}, 10, nil); res.Err() != nil {
 		t.Fatal(res.Err())
 	}
 }

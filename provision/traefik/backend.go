@@ -34,6 +34,7 @@ const wrongToken = "provision-probe-not-a-token"
 
 // Backend is one declared Traefik proxy.
 type Backend struct {
+	provision.NoCapabilities
 	proxy  *schema.Traefik
 	prefix string // the tag prefix, as the proxy block says
 	fronts []frontend
@@ -62,10 +63,7 @@ type frontend struct {
 	headers []string
 }
 
-var (
-	_ provision.Backend  = (*Backend)(nil)
-	_ provision.Verifier = (*Backend)(nil)
-)
+var _ provision.Backend = (*Backend)(nil)
 
 // Options are how the proxies are opened.
 type Options struct {
@@ -140,10 +138,10 @@ func (b *Backend) DecodeState(dec *json.Decoder) (plans.State, error) {
 // catalog and never makes a saved plan stale. A router that serves a gated
 // path without the gate is a warning at the service; a proxy that could
 // not be read is a warning at its block.
-func (b *Backend) Plan(s plans.State, _ plans.Mode) (provision.Planned, hcl.Diagnostics) {
+func (b *Backend) Plan(s plans.State, _ plans.Mode) (plans.Planned, hcl.Diagnostics) {
 	st := s.(*state)
 	if st.Error != "" {
-		return provision.Planned{Gates: b.unread()}, hcl.Diagnostics{{
+		return plans.Planned{Gates: b.unread()}, hcl.Diagnostics{{
 			Severity: hcl.DiagWarning,
 			Summary:  "Cannot read the proxy",
 			Detail:   fmt.Sprintf("%s: %s. The plan does not say how it serves the gated frontends, and an apply fails unless it can prove them within -verify-timeout.", b.name(), st.Error),
@@ -163,7 +161,7 @@ func (b *Backend) Plan(s plans.State, _ plans.Mode) (provision.Planned, hcl.Diag
 			})
 		}
 	}
-	return provision.Planned{Gates: gates}, diags
+	return plans.Planned{Gates: gates}, diags
 }
 
 // frontOf is the frontend of the i-th gate (gates are made frontend by
@@ -246,6 +244,10 @@ func (st *state) Server() string {
 	}
 	return "Traefik " + strings.TrimPrefix(st.Version, "v")
 }
+
+// Known: provision reads Traefik 1.7, 2.x and 3.x alike, from their
+// APIs.
+func (st *state) Known() error { return nil }
 
 // read reads the proxy's API in its generation's form. After a failed
 // read the generation is asked again: the proxy may have been replaced

@@ -1,6 +1,6 @@
 // Package traefik is the backend for a live Traefik proxy that reads the
 // Consul catalog provision writes to. It never writes (it is a
-// provision.Backend, not a Writer): its Read reads the proxy's API (its
+// provision.Backend that sends nothing): its Read reads the proxy's API (its
 // routers, middlewares and entrypoints) into a value, from which its Plan
 // says how each path of every gated frontend is served now; after an apply it waits until the proxy serves each one through
 // the frontend's forward-auth middleware and by no other router, then

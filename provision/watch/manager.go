@@ -105,9 +105,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	feed := provision.Feed{Changed: w.Wake, Back: w.agentBack, Log: func(level, format string, args ...any) { w.log(level, "feed", "", format, args...) }}
 	for _, bk := range opened.Backends {
-		if f, ok := bk.(provision.Follower); ok {
-			goRun(func() { f.Follow(ctx, feed) })
-		}
+		goRun(func() { bk.Follow(ctx, feed) })
 	}
 	for _, f := range []func(context.Context){w.Poll, w.FollowSpecs, w.Loop} {
 		goRun(func() { f(ctx) })
