@@ -18,7 +18,7 @@ import (
 
 // SnapshotFormat is the version of a snapshot's JSON form; its major
 // number changes when a field changes meaning or goes away.
-const SnapshotFormat = "1.1"
+const SnapshotFormat = "1.2"
 
 // Snapshot is the live state of every backend a project's specs declare,
 // as one read of each returned it (a Live), recorded to plan from later

@@ -9,8 +9,17 @@ import (
 )
 
 // RawJSON encodes what backends put in a plan: structs, maps and slices of
-// JSON values, which always encode.
+// JSON values, which always encode. A value that encodes itself
+// (json.Marshaler) is taken as it writes itself, compact, without the
+// second pass json.Marshal makes over its output.
 func RawJSON(v any) json.RawMessage {
+	if m, ok := v.(json.Marshaler); ok {
+		b, err := m.MarshalJSON()
+		if err != nil {
+			panic(err)
+		}
+		return b
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err) // a backend put something that is not JSON in a plan

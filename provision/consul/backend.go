@@ -239,16 +239,14 @@ func (agentState) Known() error { return nil }
 
 // DecodeState reads an agent's state from its JSON form.
 func (b *Backend) DecodeState(dec *json.Decoder) (plans.State, error) {
-	var st struct {
-		agentState
-		Reported map[string]*reportedService `json:"services"`
-	}
+	var st agentState
 	if err := dec.Decode(&st); err != nil {
 		return nil, err
 	}
-	var err error
-	st.Services, err = services(st.Reported)
-	return st.agentState, err
+	if st.Services == nil {
+		st.Services = map[string]*agentService{}
+	}
+	return st, nil
 }
 
 // byService indexes checks, as GET /v1/agent/checks answers them (by

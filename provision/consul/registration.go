@@ -147,12 +147,10 @@ type agentService struct {
 	Meta    map[string]string
 	Port    int
 	Address string
-	// Fields are the registration's other fields by wire name.
-	Fields map[string]any `json:"-"`
+	// Fields are the registration's other fields by wire name; a
+	// snapshot writes them under Fields, and a plain service has none.
+	Fields map[string]any `json:",omitempty"`
 }
-
-// plainService is an agentService's own fields, as JSON writes them.
-type plainService agentService
 
 // reportedService is what GET /v1/agent/services reports of a service
 // (Consul 1.15's api.AgentService, as the agent's endpoint writes it):
@@ -232,8 +230,8 @@ func (r *reportedService) service() (*agentService, error) {
 	return s, nil
 }
 
-// services are the services of an answer of GET /v1/agent/services (or
-// of a snapshot, which writes them so), by ID.
+// services are the services of an answer of GET /v1/agent/services, by
+// ID.
 func services(reported map[string]*reportedService) (map[string]*agentService, error) {
 	out := make(map[string]*agentService, len(reported))
 	for id, r := range reported {
@@ -244,14 +242,6 @@ func services(reported map[string]*reportedService) (map[string]*agentService, e
 		out[id] = s
 	}
 	return out, nil
-}
-
-func (s agentService) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(plainService(s))
-	if err != nil || len(s.Fields) == 0 {
-		return b, err
-	}
-	return splice(b, schema.Wire(schema.RegistrationFields, s.Fields)), nil
 }
 
 // reported are what GET /v1/agent/services says of every service and
