@@ -73,9 +73,11 @@ func (d *decoder) eval(expr hcl.Expression) (cty.Value, bool) {
 }
 
 // literal is the value of an expression that is a constant as written:
-// a number, a bool, a quoted string without interpolation, or a short
-// list of those (as a list of header names is written), which refers to
-// nothing, carries no mark and is within the size limits. Most
+// a number, a bool, a quoted string without interpolation, a short list
+// of those (as a list of header names is written), or a short object of
+// those and of such objects (as weights and tagged addresses are
+// written), which refers to nothing, carries no mark and is within the
+// size limits. Most
 // attributes of a spec are one, and evaluating them the general way
 // (references, size, marks) would be much of the work of decoding a
 // large spec.
@@ -98,6 +100,23 @@ func literal(expr hcl.Expression) (cty.Value, bool) {
 			vals[i] = v
 		}
 		return cty.TupleVal(vals), size <= MaxStringBytes
+	case *hclsyntax.ObjectConsExpr:
+		if len(e.Items) == 0 || len(e.Items) > shortList {
+			return cty.NilVal, false
+		}
+		attrs := make(map[string]cty.Value, len(e.Items))
+		for _, item := range e.Items {
+			k, ok := literalKey(item.KeyExpr)
+			if _, dup := attrs[k]; !ok || dup {
+				return cty.NilVal, false // a duplicate key is the general path's to report
+			}
+			v, ok := literal(item.ValueExpr)
+			if !ok || !v.Type().IsPrimitiveType() && !v.Type().IsObjectType() {
+				return cty.NilVal, false
+			}
+			attrs[k] = v
+		}
+		return cty.ObjectVal(attrs), true
 	case *hclsyntax.LiteralValueExpr:
 		return e.Val, e.Val.IsKnown() && !e.Val.IsMarked()
 	case *hclsyntax.TemplateExpr:
@@ -110,6 +129,23 @@ func literal(expr hcl.Expression) (cty.Value, bool) {
 		}
 	}
 	return cty.NilVal, false
+}
+
+// literalKey is an object's key as written: a bare name or a quoted
+// string without interpolation.
+func literalKey(expr hcl.Expression) (string, bool) {
+	k, ok := expr.(*hclsyntax.ObjectConsKeyExpr)
+	if !ok {
+		return "", false
+	}
+	if tr, isName := k.Wrapped.(*hclsyntax.ScopeTraversalExpr); isName && !k.ForceNonLiteral && len(tr.Traversal) == 1 {
+		return tr.Traversal.RootName(), true
+	}
+	v, ok := literal(k.Wrapped)
+	if !ok || v.Type() != cty.String || v.IsNull() {
+		return "", false
+	}
+	return v.AsString(), true
 }
 
 // shortList is the most elements a list taken as written has.

@@ -15,7 +15,8 @@ import (
 
 // TestLiteral: an expression taken as written has the value hcl gives it,
 // and what is not a constant (a reference, an interpolation, a long or
-// nested list) is left to the general way.
+// nested list, an object with a computed or repeated key) is left to the
+// general way.
 func TestLiteral(t *testing.T) {
 	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{"x": cty.StringVal("x")})}}
 	for _, tt := range []struct {
@@ -32,7 +33,13 @@ func TestLiteral(t *testing.T) {
 		{`["a", var.x]`, false},
 		{`["a-${var.x}"]`, false},
 		{`[["a"]]`, false},
-		{`{ team = "edge" }`, false},
+		{`{ team = "edge" }`, true},
+		{`{ wan = { address = "198.51.100.5", port = 80 } }`, true},
+		{`{ "X-Probe" = "1", passing = 10 }`, true},
+		{`{ team = var.x }`, false},
+		{`{ (var.x) = 1 }`, false},
+		{`{ a = 1, a = 2 }`, false},
+		{`{ a = ["b"] }`, false},
 		{"[" + strings.Repeat(`"h", `, shortList) + "]", true},
 		{"[" + strings.Repeat(`"h", `, shortList+1) + "]", false},
 	} {
