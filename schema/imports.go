@@ -208,7 +208,7 @@ func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 		if positions[k.Name] == nil {
 			byName := map[string][]int{}
 			for i, obj := range k.declared(cfg) {
-				byName[obj[1]] = append(byName[obj[1]], i)
+				byName[obj.name] = append(byName[obj.name], i)
 			}
 			positions[k.Name] = byName
 		}

@@ -28,8 +28,11 @@ type Kind struct {
 	// be generated; "" when it can.
 	ungenerable func(cfg *Config) (summary, detail string)
 	// declared lists the kind's declared objects: each one's place block
-	// (its name, "" for the one place) and name.
-	declared func(cfg *Config) [][2]string
+	// (its name, "" for the one place), name and module instance.
+	declared func(cfg *Config) []object
+	// ignorable are the attributes that ignore_changes may name, and how
+	// deep a path under each may go (-1: any depth).
+	ignorable map[string]int
 	// labels, decode and check, when set, are the kind's block: its
 	// labels, how one instance (for_each and dynamic blocks expanded) is
 	// decoded into cfg, and what is checked of them all once every block
@@ -52,13 +55,14 @@ var Kinds = []Kind{
 			}
 			return "", ""
 		},
-		declared: func(cfg *Config) [][2]string {
-			var out [][2]string
+		declared: func(cfg *Config) []object {
+			var out []object
 			for _, s := range cfg.Services {
-				out = append(out, [2]string{s.Agent, s.ID})
+				out = append(out, object{s.Agent, s.ID, s.Module})
 			}
 			return out
 		},
+		ignorable: serviceIgnorable(),
 	},
 	{
 		Name: "index", Place: "search", Form: `index["<name>"] (index.<name> for a name without dots)`, block: "index block named",
@@ -69,13 +73,14 @@ var Kinds = []Kind{
 			}
 		},
 		ungenerable: oneSearch("index"),
-		declared: func(cfg *Config) [][2]string {
-			var out [][2]string
+		declared: func(cfg *Config) []object {
+			var out []object
 			for _, ix := range cfg.Indices {
-				out = append(out, [2]string{ix.Search, ix.Name})
+				out = append(out, object{ix.Search, ix.Name, ix.Module})
 			}
 			return out
 		},
+		ignorable: map[string]int{"settings": 1},
 	},
 	{
 		Name: "document", Place: "search", Form: `document["<index>/<type>/<id>"]`, block: "document block at",
@@ -87,17 +92,18 @@ var Kinds = []Kind{
 		},
 		attach:      func(cfg *Config, im *Import, at []int) { cfg.Documents[at[0]].Import = im },
 		ungenerable: oneSearch("document"),
-		declared: func(cfg *Config) [][2]string {
+		declared: func(cfg *Config) []object {
 			search := map[string]string{}
 			for _, ix := range cfg.Indices {
 				search[ix.Name] = ix.Search
 			}
-			var out [][2]string
+			var out []object
 			for _, doc := range cfg.Documents {
-				out = append(out, [2]string{search[doc.Index], doc.Path()})
+				out = append(out, object{search[doc.Index], doc.Path(), doc.Module})
 			}
 			return out
 		},
+		ignorable: map[string]int{"source": -1},
 	},
 	{
 		Name: "key", Form: `key["<path>"]`, block: "key block at",
@@ -109,17 +115,30 @@ var Kinds = []Kind{
 		},
 		attach:      func(cfg *Config, im *Import, at []int) { cfg.Keys[at[0]].Import = im },
 		ungenerable: func(*Config) (string, string) { return "", "" },
-		declared: func(cfg *Config) [][2]string {
-			var out [][2]string
+		declared: func(cfg *Config) []object {
+			var out []object
 			for _, k := range cfg.Keys {
-				out = append(out, [2]string{"", k.Path})
+				out = append(out, object{"", k.Path, k.Module})
 			}
 			return out
 		},
-		labels: []string{"path"},
-		decode: func(d *decoder, cfg *Config, u unit) { cfg.Keys = append(cfg.Keys, d.keyBlock(u)) },
-		check:  (*decoder).checkKeys,
+		ignorable: map[string]int{"value": 0, "flags": 0},
+		labels:    []string{"path"},
+		decode:    func(d *decoder, cfg *Config, u unit) { cfg.Keys = append(cfg.Keys, d.keyBlock(u)) },
+		check:     (*decoder).checkKeys,
 	},
+}
+
+// ignorables are each kind's ignorable attributes (Kind.ignorable) by the
+// kind's name, for decoding a lifecycle block (which a kind's decoding
+// does: looking the kind up in Kinds would make Kinds its own
+// initializer's dependency).
+var ignorables = map[string]map[string]int{}
+
+func init() {
+	for _, k := range Kinds {
+		ignorables[k.Name] = k.ignorable
+	}
 }
 
 // oneSearch: the declaration of an undeclared object of a search cluster
@@ -167,25 +186,20 @@ func AddrForms() string {
 // what an address puts before the object's kind.
 func (cfg *Config) Modules() map[[2]string]string {
 	out := map[[2]string]string{}
-	add := func(kind, name, module string) {
-		if module != "" {
-			out[[2]string{kind, name}] = module
+	for _, k := range Kinds {
+		for _, o := range k.declared(cfg) {
+			if o.module != "" {
+				out[[2]string{k.Name, o.name}] = o.module
+			}
 		}
-	}
-	for _, s := range cfg.Services {
-		add("service", s.ID, s.Module)
-	}
-	for _, ix := range cfg.Indices {
-		add("index", ix.Name, ix.Module)
-	}
-	for _, d := range cfg.Documents {
-		add("document", d.Path(), d.Module)
-	}
-	for _, k := range cfg.Keys {
-		add("key", k.Path, k.Module)
 	}
 	return out
 }
+
+// object is a declared object as its kind lists it: its place block's
+// name ("" for the one place), its name, and the module instance that
+// declares it ("" in the root).
+type object struct{ place, name, module string }
 
 // Declared is an object the specs declare, as an address names it: In is
 // its place block ("agent.node-a") when several of that block are
@@ -197,13 +211,12 @@ type Declared struct{ Module, In, Kind, Name string }
 // order.
 func (cfg *Config) Declared() []Declared {
 	places := map[string]int{"agent": len(cfg.Agents), "search": len(cfg.Searches)}
-	modules := cfg.Modules()
 	var out []Declared
 	for _, k := range Kinds {
 		for _, o := range k.declared(cfg) {
-			d := Declared{Module: modules[[2]string{k.Name, o[1]}], Kind: k.Name, Name: o[1]}
-			if o[0] != "" && places[k.Place] > 1 {
-				d.In = k.Place + "." + o[0]
+			d := Declared{Module: o.module, Kind: k.Name, Name: o.name}
+			if o.place != "" && places[k.Place] > 1 {
+				d.In = k.Place + "." + o.place
 			}
 			out = append(out, d)
 		}

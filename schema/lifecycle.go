@@ -72,15 +72,6 @@ func (l Lifecycle) IgnoredPaths() []string {
 	return out
 }
 
-// ignorable are the attributes of each kind that ignore_changes may name,
-// and how deep a path under each may go (-1: any depth).
-var ignorable = map[string]map[string]int{
-	"service":  serviceIgnorable(),
-	"key":      {"value": 0, "flags": 0},
-	"index":    {"settings": 1},
-	"document": {"source": -1},
-}
-
 // serviceIgnorable are a service's attributes that ignore_changes may
 // name: its own and, whole, the registration's other fields.
 func serviceIgnorable() map[string]int {
@@ -142,7 +133,7 @@ func (d *decoder) literalBool(attr *hcl.Attribute, detail string) (bool, bool) {
 // ignoreChanges decodes ignore_changes = all or a list of paths under the
 // kind's ignorable attributes.
 func (d *decoder) ignoreChanges(kind string, attr *hcl.Attribute, l *Lifecycle) {
-	roots := ignorable[kind]
+	roots := ignorables[kind]
 	names := slices.Sorted(func(yield func(string) bool) {
 		for k := range roots {
 			if !yield(k) {
@@ -258,7 +249,7 @@ func (d *decoder) checkRemoved(cfg *Config, removed []*Removed) {
 		}
 		seen[r.Addr()] = r
 		k, _ := kindOf(r.Kind)
-		if slices.ContainsFunc(k.declared(cfg), func(p [2]string) bool { return p[1] == r.Name }) {
+		if slices.ContainsFunc(k.declared(cfg), func(o object) bool { return o.name == r.Name }) {
 			d.errorf(r.FromRange, r.DeclRange, "Removed object still declared",
 				"%s is named by this removed block and declared by a %s %q. A removed block is for an object no block declares any more: remove its declaration, or this block.", r.Addr(), k.block, r.Name)
 			continue
