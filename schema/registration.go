@@ -491,8 +491,12 @@ var serviceKinds = []string{"", "connect-proxy", "mesh-gateway", "terminating-ga
 // checkStatuses are the statuses a check may start in.
 var checkStatuses = []string{"passing", "warning", "critical"}
 
-// digitsOnly are the names Consul gives checks registered without an ID
-// (service:<id>:1, :2, ...): a check label of digits would take one.
+// UnnamedCheck says whether name is one Consul gives the checks a
+// registration sends without an ID (service:<id>:1, :2, ...): a number.
+// A check label may not be one, and a check whose ID ends so is not
+// provision's.
+func UnnamedCheck(name string) bool { return digitsOnly.MatchString(name) }
+
 var digitsOnly = regexp.MustCompile(`^[0-9]+$`)
 
 // checkRegistration refuses, at the block, what the agent would refuse
@@ -539,7 +543,7 @@ func (d *decoder) checkCheck(ch *Check, rng hcl.Range) {
 		d.errorf(rng, rng, "Interval of a ttl check", "A ttl check does not run on an interval (the service passes it within its ttl), and the agent refuses both: leave interval out.")
 	case hasStatus && !slices.Contains(checkStatuses, status):
 		d.errorf(rng, rng, "Invalid check status", "status %q is none of Consul's: passing, warning or critical.", status)
-	case ch.Def["CheckID"] == nil && digitsOnly.MatchString(ch.Name):
+	case ch.Def["CheckID"] == nil && UnnamedCheck(ch.Name):
 		d.errorf(rng, rng, "Invalid check name", "A check named %q would take the ID that Consul gives checks registered without one (service:<id>:%s): give it a name with a letter, or a check_id.", ch.Name, ch.Name)
 	case types[0] == "docker" && ch.Def["Args"] == nil && ch.Def["Shell"] == nil:
 		d.errorf(rng, rng, "Docker check without a command", "A docker check runs args (or shell) in the container: set args.")

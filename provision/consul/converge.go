@@ -49,8 +49,8 @@ func (b *Backend) Converge(st plans.State, changes []*plans.Change) (plans.State
 			case strings.HasPrefix(r.Path, checkDeregisterAPI):
 				id, _ := url.PathUnescape(strings.TrimPrefix(r.Path, checkDeregisterAPI))
 				delete(next.Checks[c.Addr.Name], id)
-			case strings.HasPrefix(r.Path, "/v1/agent/service/deregister/"):
-				id, _ := url.PathUnescape(strings.TrimPrefix(r.Path, "/v1/agent/service/deregister/"))
+			case strings.HasPrefix(r.Path, serviceDeregisterAPI):
+				id, _ := url.PathUnescape(strings.TrimPrefix(r.Path, serviceDeregisterAPI))
 				if l := next.Services[id]; l != nil {
 					if sc := sidecarOf(next.Services, l); sc != nil {
 						delete(next.Services, sc.ID)

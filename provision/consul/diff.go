@@ -27,9 +27,10 @@ const (
 	// service:<id>:<check name>, the checks provision wrote, which it
 	// removes once they are declared no more. Absent when no check_id is
 	// declared.
-	checkIDsKey        = schema.MetaPrefix + "check-ids"
-	registerAPI        = "/v1/agent/service/register"
-	checkDeregisterAPI = "/v1/agent/check/deregister/"
+	checkIDsKey          = schema.MetaPrefix + "check-ids"
+	registerAPI          = "/v1/agent/service/register"
+	serviceDeregisterAPI = "/v1/agent/service/deregister/"
+	checkDeregisterAPI   = "/v1/agent/check/deregister/"
 )
 
 // view is what a plan shows of a registration: the registration without
@@ -59,7 +60,7 @@ func desired(project string, p schema.Proxy, s *schema.Service, protected bool) 
 	r.Fields = s.Fields
 	var named []string
 	for _, c := range s.Checks {
-		id := "service:" + s.ID + ":" + c.Name
+		id := checkID(s.ID, c.Name)
 		if given, ok := c.Def["CheckID"].(string); ok {
 			id = given
 			named = append(named, id)
@@ -104,9 +105,9 @@ func keepLive(want *registration, l *agentService) {
 			continue
 		}
 		if dm, ok := d.(map[string]any); ok {
-			base, _ := l.Fields[k].(map[string]any)
-			if k == "Weights" {
-				base, _ = have[k].(map[string]any)
+			base := asObject(l.Fields[k])
+			if base == nil {
+				base = asObject(filled[k])
 			}
 			d = merged(base, dm)
 		}
@@ -437,28 +438,26 @@ func updateRequests(want registration, mine, others []string) []plans.Request {
 	return reqs
 }
 
+// checkID is the ID provision gives the check name of the service id when
+// no check_id names it: service:<id>:<name>.
+func checkID(serviceID, name string) string { return "service:" + serviceID + ":" + name }
+
 // ownChecks splits the live checks of a service into those provision
 // wrote (declared now, or named as provision names them: an ID of the
 // form service:<id>:<check name>, or one its meta lists) and the others,
 // each sorted.
 func ownChecks(l *agentService, have map[string]liveCheck, declared []check) (mine, others []string) {
 	listed := strings.Split(l.Meta[checkIDsKey], ",")
-	prefix := "service:" + l.ID + ":"
+	prefix := checkID(l.ID, "")
 	for _, id := range slices.Sorted(maps.Keys(have)) {
 		name, named := strings.CutPrefix(id, prefix)
-		if slices.ContainsFunc(declared, func(c check) bool { return c.CheckID == id }) || named && !digits(name) || slices.Contains(listed, id) {
+		if slices.ContainsFunc(declared, func(c check) bool { return c.CheckID == id }) || named && !schema.UnnamedCheck(name) || slices.Contains(listed, id) {
 			mine = append(mine, id)
 		} else {
 			others = append(others, id)
 		}
 	}
 	return mine, others
-}
-
-// digits says whether s is a number: the names Consul gives the checks a
-// registration sends without an ID (service:<id>:1, :2, ...).
-func digits(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // importedChecks says what an import does to the checks on the agent:
@@ -632,21 +631,17 @@ func registerRequest(r registration, replaceChecks bool) plans.Request {
 	return plans.Request{Method: "PUT", Path: path, Header: jsonHeaders, Body: adapter.RawJSON(r), Idempotent: true}
 }
 
-// checkDeregisterRequest removes a check from the agent.
-func checkDeregisterRequest(id string) plans.Request {
-	return plans.Request{
-		Method:     "PUT",
-		Path:       checkDeregisterAPI + url.PathEscape(id),
-		Header:     map[string]string{"Accept": "application/json"},
-		Idempotent: true,
-		GoneOK:     true,
-	}
-}
+// deregisterRequest removes a service (and its checks) from the agent.
+func deregisterRequest(id string) plans.Request { return deregister(serviceDeregisterAPI, id) }
 
-func deregisterRequest(id string) plans.Request {
+// checkDeregisterRequest removes a check from the agent.
+func checkDeregisterRequest(id string) plans.Request { return deregister(checkDeregisterAPI, id) }
+
+// deregister is PUT api<id>, a service's or a check's deregistration.
+func deregister(api, id string) plans.Request {
 	return plans.Request{
 		Method: "PUT",
-		Path:   "/v1/agent/service/deregister/" + url.PathEscape(id),
+		Path:   api + url.PathEscape(id),
 		Header: map[string]string{"Accept": "application/json"},
 		// Registering and deregistering are idempotent; a deregister that
 		// finds nothing is done.

@@ -187,14 +187,14 @@ var unreported = map[string][]string{
 	"script": {`args = ["..."]`}, "docker": {`docker_container_id = "..."`, `args = ["..."]`},
 }
 
-// checkComment is a live check of the service id as a commented check
+// checkComment is the live check id of the service as a commented check
 // block: what the agent reports of it (name, ID, type, interval,
 // timeout, notes) and, to fill in, what it does not. The import keeps the
 // check as it is unless the specs declare the service's checks.
-func checkComment(id, checkID string, ch liveCheck) string {
+func checkComment(service, id string, ch liveCheck) string {
 	var lines []string
-	if checkID != "service:"+id+":"+ch.Name {
-		lines = append(lines, fmt.Sprintf("check_id = %q", checkID))
+	if id != checkID(service, ch.Name) {
+		lines = append(lines, fmt.Sprintf("check_id = %q", id))
 	}
 	fill, known := unreported[ch.Type]
 	if !known {
@@ -208,7 +208,7 @@ func checkComment(id, checkID string, ch liveCheck) string {
 	}
 	return fmt.Sprintf("The live check %q (%s, ID %s) is kept as it is: the agent does not report its definition.\n"+
 		"To declare it, fill in what the agent does not report and uncomment it (declared checks replace the live ones):\n"+
-		"check %q {\n  %s\n}", ch.Name, ch.Type, checkID, ch.Name, strings.Join(lines, "\n  "))
+		"check %q {\n  %s\n}", ch.Name, ch.Type, id, ch.Name, strings.Join(lines, "\n  "))
 }
 
 // frontendBlock writes f as a frontend block of body.

@@ -156,9 +156,10 @@ type agentService struct {
 // (Consul 1.15's api.AgentService, as the agent's endpoint writes it):
 // decoded as a struct, whole answers at once (a map, or an UnmarshalJSON
 // per service, which scans each twice, took twice as long and more), which
-// a plan of 10,000 services feels. Its fields beyond plainService's are
+// a plan of 10,000 services feels. Its fields beyond agentService's are
 // those of schema.RegistrationFields (TestReportedFields holds them to
-// it), and what the agent reports of every service alike.
+// it); what it leaves out (ContentHash, Datacenter) the agent reports of
+// every service alike, and no registration sets.
 type reportedService struct {
 	ID, Service       string
 	Tags              []string
@@ -201,11 +202,13 @@ func (r *reportedService) service() (*agentService, error) {
 	if r.EnableTagOverride {
 		set("EnableTagOverride", true)
 	}
-	if w := r.Weights; w != nil && (w.Passing != 1 || w.Warning != 1) {
-		set("Weights", map[string]any{"Passing": w.Passing, "Warning": w.Warning})
+	if w := r.Weights; w != nil {
+		if weights := map[string]any{"Passing": w.Passing, "Warning": w.Warning}; !reflect.DeepEqual(weights, defaultWeights) {
+			set("Weights", weights)
+		}
 	}
 	for k, a := range r.TaggedAddresses {
-		if k == "consul-virtual" || slices.Contains(derivedAddresses, k) && a.Address == r.Address && a.Port == float64(r.Port) {
+		if derivedAddress(k, map[string]any{"Address": a.Address, "Port": a.Port}, r.Address, r.Port) {
 			continue
 		}
 		ta, _ := f["TaggedAddresses"].(map[string]any)
@@ -244,38 +247,38 @@ func services(reported map[string]*reportedService) (map[string]*agentService, e
 	return out, nil
 }
 
-// reported are what GET /v1/agent/services says of every service and
-// no registration sets: ContentHash (of the definition), Datacenter (the
-// agent's), Consul's Raft indexes. Namespace and Partition, which the
-// open-source agent reports as empty or not at all, go with them.
-var reported = []string{"ContentHash", "Datacenter", "CreateIndex", "ModifyIndex", "LocallyRegisteredAsSidecar"}
+// defaultWeights are the weights the agent gives a registration without
+// any.
+var defaultWeights = map[string]any{"Passing": 1.0, "Warning": 1.0}
 
-// derivedAddresses are the tagged addresses the agent derives from the
-// service's address and port when a registration gives none of that name
-// (Consul 1.15's agent.go, addServiceInternal), and the virtual IP a
-// proxy gets in the catalog.
-var derivedAddresses = []string{"lan_ipv4", "wan_ipv4", "lan_ipv6", "wan_ipv6"}
+// filled are the values the agent fills in for fields a registration
+// leaves out, which a registration may also send as they are: a field
+// declared in part keeps the rest of these (the derived tagged addresses,
+// which the agent derives again when the address changes, are not).
+var filled = map[string]any{"Weights": defaultWeights}
 
-// normalize is what the agent reports of a registration's other fields,
-// less what it reports of every service (reported) and what it fills in
-// itself when a registration leaves it out: weights of 1 and 1, the tagged
-// addresses it derives, false, "" and empty objects. What is left is what
-// a person or a tool set, which an update keeps, and a plain service has
-// none: its snapshot is as it was before these fields were read.
+// derivedAddress says whether the tagged address k, at is, is one the
+// agent makes itself: those it derives from the service's address and
+// port when a registration gives none of that name (Consul 1.15's
+// agent.go, addServiceInternal: lan_ipv4 and wan_ipv4, or _ipv6), and the
+// virtual IP a proxy gets in the catalog (consul-virtual).
+func derivedAddress(k string, at any, address string, port int) bool {
+	return k == "consul-virtual" ||
+		slices.Contains([]string{"lan_ipv4", "wan_ipv4", "lan_ipv6", "wan_ipv6"}, k) && reflect.DeepEqual(at, map[string]any{"Address": address, "Port": float64(port)})
+}
+
+// normalize is a registration's other fields less what the agent fills
+// in itself when a registration leaves it out: the default weights, the
+// tagged addresses it derives, the proxy settings it adds, false, "" and
+// empty objects. What is left is what a person or a tool set, which an
+// update keeps, and a plain service has none: its snapshot is as it was
+// before these fields were read.
 func normalize(f map[string]any, address string, port int) map[string]any {
-	for _, k := range reported {
-		delete(f, k)
-	}
-	if w, ok := f["Weights"].(map[string]any); ok && w["Passing"] == 1.0 && w["Warning"] == 1.0 && len(w) == 2 {
+	if reflect.DeepEqual(f["Weights"], defaultWeights) {
 		delete(f, "Weights")
 	}
 	if ta, ok := f["TaggedAddresses"].(map[string]any); ok {
-		derived := map[string]any{"Address": address, "Port": float64(port)}
-		for k, v := range ta {
-			if k == "consul-virtual" || slices.Contains(derivedAddresses, k) && reflect.DeepEqual(v, derived) {
-				delete(ta, k)
-			}
-		}
+		maps.DeleteFunc(ta, func(k string, at any) bool { return derivedAddress(k, at, address, port) })
 	}
 	if p, ok := f["Proxy"].(map[string]any); ok {
 		f["Proxy"] = underived(p)
@@ -337,8 +340,10 @@ func withDefaults(l *agentService) map[string]any {
 	if f == nil {
 		f = map[string]any{}
 	}
-	if f["Weights"] == nil {
-		f["Weights"] = map[string]any{"Passing": 1.0, "Warning": 1.0}
+	for k, v := range filled {
+		if f[k] == nil {
+			f[k] = v
+		}
 	}
 	if ip := net.ParseIP(l.Address); ip != nil {
 		ta, _ := f["TaggedAddresses"].(map[string]any)

@@ -71,7 +71,7 @@ func sidecarLive(l, sc *agentService, pruned bool) map[string]any {
 	}
 	if p, ok := out["Proxy"].(map[string]any); ok {
 		p = maps.Clone(p)
-		for k, derived := range map[string]any{"DestinationServiceName": l.Service, "DestinationServiceID": l.ID, "LocalServiceAddress": "127.0.0.1", "LocalServicePort": float64(l.Port)} {
+		for k, derived := range sidecarProxy(l.Service, l.ID, l.Port) {
 			if p[k] == derived {
 				delete(p, k)
 			}
@@ -157,6 +157,13 @@ func sidecarDeclared(addr plans.Addr, parent *agentService, subject *hcl.Range) 
 	}
 }
 
+// sidecarProxy are the proxy settings the agent gives the sidecar of the
+// service name (ID id, on port) unless sidecar_service sets them: the
+// service as its destination, on the loopback address.
+func sidecarProxy(name, id string, port int) map[string]any {
+	return map[string]any{"DestinationServiceName": name, "DestinationServiceID": id, "LocalServiceAddress": "127.0.0.1", "LocalServicePort": float64(port)}
+}
+
 // convergedSidecar is the sidecar the agent registers for reg's declared
 // sidecar_service sc (Consul 1.15's agent/sidecar_service.go): its ID
 // and name after the service's, its tags and meta the service's unless
@@ -190,7 +197,7 @@ func convergedSidecar(reg registration, sc map[string]any) *agentService {
 		delete(fields, k)
 	}
 	proxy, _ := fields["Proxy"].(map[string]any)
-	fields["Proxy"] = merged(map[string]any{"DestinationServiceName": reg.Name, "DestinationServiceID": reg.ID, "LocalServiceAddress": "127.0.0.1", "LocalServicePort": float64(reg.Port)}, proxy)
+	fields["Proxy"] = merged(sidecarProxy(reg.Name, reg.ID, reg.Port), proxy)
 	fields["Kind"] = "connect-proxy"
 	out.Fields = normalize(fields, out.Address, out.Port)
 	return out
