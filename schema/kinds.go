@@ -33,14 +33,16 @@ type Kind struct {
 	// ignorable are the attributes that ignore_changes may name, and how
 	// deep a path under each may go (-1: any depth).
 	ignorable map[string]int
-	// labels, decode and check, when set, are the kind's block: its
-	// labels, how one instance (for_each and dynamic blocks expanded) is
-	// decoded into cfg, and what is checked of them all once every block
-	// is decoded. (Services, indices and documents, which reference each
-	// other, are decoded by the loader itself.)
+	// labels, decode and check are the kind's block: its labels, how the
+	// blocks of one module instance (module, "" for the root), for_each
+	// and dynamic blocks expanded, are decoded into cfg, and what is
+	// checked of them all once every block is decoded.
 	labels []string
-	decode func(d *decoder, cfg *Config, u unit)
+	decode func(d *decoder, cfg *Config, units []unit, module string)
 	check  func(d *decoder, cfg *Config)
+	// early kinds are decoded before the module calls and the other
+	// kinds, whose blocks name them (a document names its index).
+	early bool
 }
 
 // Kinds are the kinds, in the order a plan lists them.
@@ -63,6 +65,14 @@ var Kinds = []Kind{
 			return out
 		},
 		ignorable: serviceIgnorable(),
+		labels:    []string{"name"},
+		decode: func(d *decoder, cfg *Config, units []unit, module string) {
+			for _, s := range d.serviceBlocks(units) {
+				s.Module = module
+				cfg.Services = append(cfg.Services, s)
+			}
+		},
+		check: (*decoder).checkServices,
 	},
 	{
 		Name: "index", Place: "search", Form: `index["<name>"] (index.<name> for a name without dots)`, block: "index block named",
@@ -81,6 +91,16 @@ var Kinds = []Kind{
 			return out
 		},
 		ignorable: map[string]int{"settings": 1},
+		labels:    []string{"name"},
+		decode: func(d *decoder, cfg *Config, units []unit, module string) {
+			for _, u := range units {
+				ix := d.indexBlock(u)
+				ix.Module = module
+				cfg.Indices = append(cfg.Indices, ix)
+			}
+		},
+		check: (*decoder).checkIndices,
+		early: true,
 	},
 	{
 		Name: "document", Place: "search", Form: `document["<index>/<type>/<id>"]`, block: "document block at",
@@ -104,6 +124,14 @@ var Kinds = []Kind{
 			return out
 		},
 		ignorable: map[string]int{"source": -1},
+		labels:    []string{"type", "name"},
+		decode: func(d *decoder, cfg *Config, units []unit, module string) {
+			for _, doc := range d.documentBlocks(units, cfg.Indices) {
+				doc.Module = module
+				cfg.Documents = append(cfg.Documents, doc)
+			}
+		},
+		check: (*decoder).checkDocuments,
 	},
 	{
 		Name: "key", Form: `key["<path>"]`, block: "key block at",
@@ -124,8 +152,16 @@ var Kinds = []Kind{
 		},
 		ignorable: map[string]int{"value": 0, "flags": 0},
 		labels:    []string{"path"},
-		decode:    func(d *decoder, cfg *Config, u unit) { cfg.Keys = append(cfg.Keys, d.keyBlock(u)) },
-		check:     (*decoder).checkKeys,
+		decode: func(d *decoder, cfg *Config, units []unit, module string) {
+			for _, u := range units {
+				d.instance(u, func() {
+					k := d.keyBlock(u)
+					k.Module = module
+					cfg.Keys = append(cfg.Keys, k)
+				})
+			}
+		},
+		check: (*decoder).checkKeys,
 	},
 }
 

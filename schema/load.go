@@ -47,13 +47,11 @@ func SpecFiles(dir string) ([]string, error) {
 }
 
 // fileSchema is the top level of a spec file: the blocks the loader
-// decodes itself, and those of the kinds that decode their own (Kinds).
+// decodes itself, and those of the kinds (Kinds).
 var fileSchema = func() *hcl.BodySchema {
 	s := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "project"}}, Blocks: loaderBlocks}
 	for _, k := range Kinds {
-		if k.decode != nil {
-			s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: k.Name, LabelNames: k.labels})
-		}
+		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: k.Name, LabelNames: k.labels})
 	}
 	return s
 }()
@@ -64,13 +62,10 @@ var loaderBlocks = []hcl.BlockHeaderSchema{
 	{Type: "agent", LabelNames: []string{"name"}},
 	{Type: "variable", LabelNames: []string{"name"}},
 	{Type: "locals"},
-	{Type: "service", LabelNames: []string{"name"}},
 	{Type: "search", LabelNames: []string{"name"}},
-	{Type: "index", LabelNames: []string{"name"}},
 	{Type: "import"},
 	{Type: "removed"},
 	{Type: "traefik", LabelNames: []string{"name"}},
-	{Type: "document", LabelNames: []string{"type", "name"}},
 	{Type: "module", LabelNames: []string{"name"}},
 	{Type: "output", LabelNames: []string{"name"}},
 }
@@ -159,13 +154,8 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	cfg.Proxy = d.proxyBlock(proxy, cfg.ProjectRange)
 	d.checkAgents(cfg)
 	d.checkTraefiks(cfg)
-	d.checkServices(cfg)
-	d.checkIndices(cfg)
-	d.checkDocuments(cfg)
 	for _, k := range Kinds {
-		if k.check != nil {
-			k.check(d, cfg)
-		}
+		k.check(d, cfg)
 	}
 	d.checkImports(cfg, imports, in.GenerateConfig)
 	d.checkRemoved(cfg, removed)
@@ -183,35 +173,15 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	return cfg, diags
 }
 
-// indexObjects decodes the indices of contents (the root's, or a module
-// instance's, whose addresses start with prefix) into cfg: before the
-// other objects and the module calls, whose documents name them.
-func (d *decoder) indexObjects(cfg *Config, contents []*hcl.BodyContent, prefix string) {
-	var blocks []*hcl.Block
-	for _, c := range contents {
-		blocks = append(blocks, c.Blocks.OfType("index")...)
-	}
-	indices := d.indexBlocks(d.expand(blocks))
-	for _, ix := range indices {
-		ix.Module = strings.TrimSuffix(prefix, ".")
-	}
-	cfg.Indices = append(cfg.Indices, indices...)
-}
-
-// objects decodes the services, documents and keys of contents (the
-// root's, or a module instance's, whose addresses start with prefix) into
-// cfg.
-func (d *decoder) objects(cfg *Config, contents []*hcl.BodyContent, prefix string) {
-	var serviceBlocks, documentBlocks []*hcl.Block
-	for _, c := range contents {
-		serviceBlocks = append(serviceBlocks, c.Blocks.OfType("service")...)
-		documentBlocks = append(documentBlocks, c.Blocks.OfType("document")...)
-	}
-	services := d.serviceBlocks(d.expand(serviceBlocks))
-	documents := d.documentBlocks(d.expand(documentBlocks), cfg.Indices)
-	keys := len(cfg.Keys)
+// kindObjects decodes the blocks of the kinds that are early (or not) in
+// contents (the root's, or a module instance's, whose addresses start
+// with prefix) into cfg, kind by kind in Kinds' order. The early kinds
+// (indices) are decoded before the module calls and the other kinds,
+// whose blocks name them.
+func (d *decoder) kindObjects(cfg *Config, contents []*hcl.BodyContent, prefix string, early bool) {
+	module := strings.TrimSuffix(prefix, ".")
 	for _, k := range Kinds {
-		if k.decode == nil {
+		if k.early != early {
 			continue
 		}
 		var blocks []*hcl.Block
@@ -219,27 +189,13 @@ func (d *decoder) objects(cfg *Config, contents []*hcl.BodyContent, prefix strin
 			blocks = append(blocks, c.Blocks.OfType(k.Name)...)
 		}
 		ctx := d.ctx
-		for _, u := range d.expand(blocks) {
-			d.instance(u, func() { k.decode(d, cfg, u) })
-		}
+		k.decode(d, cfg, d.expand(blocks), module)
 		d.ctx, d.each = ctx, nil
 	}
-	module := strings.TrimSuffix(prefix, ".")
-	for _, s := range services {
-		s.Module = module
-	}
-	for _, doc := range documents {
-		doc.Module = module
-	}
-	for _, k := range cfg.Keys[keys:] {
-		k.Module = module
-	}
-	cfg.Services = append(cfg.Services, services...)
-	cfg.Documents = append(cfg.Documents, documents...)
 }
 
 // topLevel decodes the project attribute and the blocks of contents but
-// the variables, the locals, the services, the indices and the documents;
+// the variables, the locals and the kinds' blocks (Kinds);
 // it returns the proxy block, decoded once the project is known, and the
 // import and removed blocks, checked once every object is decoded.
 func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (proxy *hcl.Block, imports []*Import, removed []*Removed) {

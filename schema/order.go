@@ -33,12 +33,13 @@ type node struct {
 	rng   hcl.Range
 }
 
-// objectBlocks are the block types of objects; the indices are decoded
-// before everything else (indexObjects) and are not among them.
+// objectBlocks are the block types of objects; the early kinds (indices)
+// are decoded before everything else (kindObjects) and are not among
+// them.
 func objectBlocks() []string {
-	out := []string{"service", "document"}
+	var out []string
 	for _, k := range Kinds {
-		if k.decode != nil {
+		if !k.early {
 			out = append(out, k.Name)
 		}
 	}
@@ -193,7 +194,7 @@ func (d *decoder) evalInOrder(cfg *Config, contents []*hcl.BodyContent, calls []
 		}
 	}
 	d.ctx.Variables["module"] = cty.ObjectVal(modules)
-	d.indexObjects(cfg, contents, at.prefix)
+	d.kindObjects(cfg, contents, at.prefix, true)
 
 	const (
 		unvisited = iota
@@ -233,7 +234,7 @@ func (d *decoder) evalInOrder(cfg *Config, contents []*hcl.BodyContent, calls []
 				d.ctx.Variables["module"] = cty.ObjectVal(modules)
 			}
 		default:
-			d.objects(cfg, contents, at.prefix)
+			d.kindObjects(cfg, contents, at.prefix, false)
 		}
 	}
 	for _, n := range nodes {

@@ -91,18 +91,6 @@ func (d *decoder) checkSearchURL(attr *hcl.Attribute, s string) {
 	}
 }
 
-// indexBlocks decodes the index blocks, one index per block or per
-// instance of its for_each.
-func (d *decoder) indexBlocks(units []unit) []*Index {
-	out := make([]*Index, len(units))
-	ctx := d.ctx
-	for i, u := range units {
-		out[i] = d.indexBlock(u)
-	}
-	d.ctx, d.each = ctx, nil
-	return out
-}
-
 func (d *decoder) indexBlock(u unit) *Index {
 	b := u.block
 	ix := &Index{Name: b.Labels[0], DeclRange: b.DefRange, NameRange: b.LabelRanges[0], Instance: u.each}
