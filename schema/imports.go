@@ -3,8 +3,6 @@ package schema
 import (
 	"cmp"
 	"fmt"
-	"regexp"
-	"strconv"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -47,18 +45,6 @@ func (i *Import) At() *hcl.Range {
 		return nil
 	}
 	return i.ToRange.Ptr()
-}
-
-var bareName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
-
-// FormatAddr renders the address of an object as a user writes it after
-// -target and in an import block: service.gated-api-1, index[".dashboard"]
-// (a name that is not a plain identifier is quoted).
-func FormatAddr(kind, name string) string {
-	if bareName.MatchString(name) {
-		return kind + "." + name
-	}
-	return kind + "[" + strconv.Quote(name) + "]"
 }
 
 var importSchema = &hcl.BodySchema{
@@ -110,89 +96,47 @@ func (d *decoder) eachOf(b *hcl.Block, c *hcl.BodyContent, one func()) {
 
 // address decodes the address an import block's to or a removed block's
 // from names: a kind, a name, and the module instance before them, if any.
+// The traversal is written out as text and read by ParseAddress, the one
+// parser of addresses.
 func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (kind, name, module string, ok bool) {
 	bad := func(detail string) (string, string, string, bool) {
 		d.errorf(attr.Expr.Range(), b.DefRange, fmt.Sprintf("Invalid %s address", block),
 			"%s The address in %s is written as the CLI prints addresses: %s.", detail, block, AddrForms())
 		return "", "", "", false
 	}
-	var key hcl.Expression
+	var key *cty.Value
 	tr, diags := hcl.AbsTraversalForExpr(attr.Expr)
 	if ix, isIndex := attr.Expr.(*hclsyntax.IndexExpr); diags.HasErrors() && isIndex {
 		// kind[<expression>]: the name is computed (each.value).
 		tr, diags = hcl.AbsTraversalForExpr(ix.Collection)
-		key = ix.Key
+		v, ok := d.eval(ix.Key)
+		if !diags.HasErrors() && !ok {
+			return "", "", "", false
+		}
+		key = &v
 		tr = append(tr, hcl.TraverseIndex{})
 	}
-	if !diags.HasErrors() {
-		module, tr = cutModule(tr)
-	}
-	if diags.HasErrors() || len(tr) != 2 {
+	if diags.HasErrors() {
 		return bad(fmt.Sprintf("The value of %s is not an address.", attr.Name))
 	}
-	kind = tr.RootName()
-	k, known := kindOf(kind)
-	if !known {
-		return bad(fmt.Sprintf("%q is not a kind of object provision manages; the kinds are %s.", kind, kindNames()))
+	text, err := traversalText(tr, key)
+	if err != nil {
+		return bad(upper(err.Error()) + ".")
 	}
-	switch step := tr[1].(type) {
-	case hcl.TraverseAttr:
-		name = step.Name
-	case hcl.TraverseIndex:
-		v := step.Key
-		if key != nil {
-			if v, ok = d.eval(key); !ok {
-				return "", "", "", false
-			}
-		}
-		if v.Type() != cty.String || v.IsNull() {
-			return bad("The name in brackets must be a string.")
-		}
-		name = v.AsString()
-	default:
+	a, err := ParseAddress(text)
+	switch {
+	case err != nil:
+		return bad(upper(err.Error()) + ".")
+	case a.Kind == "" || a.In != "":
 		return bad(fmt.Sprintf("The value of %s is not an address.", attr.Name))
-	}
-	if name == "" {
+	case a.Name == "":
 		return bad("The name is empty.")
 	}
-	if why := k.badName(name); why != "" {
+	k, _ := kindOf(a.Kind)
+	if why := k.badName(a.Name); why != "" {
 		return bad(why)
 	}
-	return kind, name, module, true
-}
-
-// cutModule cuts the module instances (module.NAME, module.NAME["KEY"],
-// module.NAME[N], repeated) off the front of an address's traversal, and
-// returns them as addresses write them, and the object's traversal, its
-// kind the root.
-func cutModule(tr hcl.Traversal) (string, hcl.Traversal) {
-	module := ""
-	for len(tr) > 2 && tr.RootName() == "module" {
-		name, ok := tr[1].(hcl.TraverseAttr)
-		if !ok {
-			break
-		}
-		step, rest := "module."+name.Name, tr[2:]
-		if ix, isIndex := rest[0].(hcl.TraverseIndex); isIndex && len(rest) > 1 {
-			switch {
-			case ix.Key.Type() == cty.String:
-				step += "[" + strconv.Quote(ix.Key.AsString()) + "]"
-			case ix.Key.Type() == cty.Number:
-				step += "[" + ix.Key.AsBigFloat().Text('f', -1) + "]"
-			}
-			rest = rest[1:]
-		}
-		kind, ok := rest[0].(hcl.TraverseAttr)
-		if !ok {
-			break
-		}
-		if module != "" {
-			module += "."
-		}
-		module += step
-		tr = append(hcl.Traversal{hcl.TraverseRoot{Name: kind.Name, SrcRange: kind.SrcRange}}, rest[1:]...)
-	}
-	return module, tr
+	return a.Kind, a.Name, a.Module, true
 }
 
 // checkImports attaches each import block to the declaration it names and

@@ -2,7 +2,6 @@ package plans
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/provision-dev/provision/schema"
@@ -25,13 +24,12 @@ type Addr struct {
 }
 
 // kindOrder fixes the order of kinds in a plan: schema.Kinds' order.
-// placeKind is the block type that qualifies the addresses of a kind.
-var kindOrder, placeKind = func() (map[string]int, map[string]string) {
-	order, place := map[string]int{}, map[string]string{}
+var kindOrder = func() map[string]int {
+	order := map[string]int{}
 	for i, k := range schema.Kinds {
-		order[k.Name], place[k.Name] = i, k.Place
+		order[k.Name] = i
 	}
-	return order, place
+	return order
 }()
 
 // String renders the address as a user writes it after -target:
@@ -83,82 +81,12 @@ func (a *Addr) UnmarshalText(b []byte) error {
 	return err
 }
 
-// ParseAddr parses service.NAME, index.NAME or KIND["NAME"], each
-// optionally after its place: agent.AGENT. or search.CLUSTER., and after
-// the module instances that declare it (module.NAME, module.NAME["KEY"],
-// module.NAME[N], repeated); or a module instance alone.
+// ParseAddr parses an address as String writes it (schema.ParseAddress,
+// the one parser of addresses).
 func ParseAddr(s string) (Addr, error) {
-	module, s, err := cutModule(s)
-	if err == nil && s == "" && module != "" {
-		return Addr{Module: module}, nil
-	}
+	a, err := schema.ParseAddress(s)
 	if err != nil {
-		return Addr{}, err
+		return Addr{}, fmt.Errorf("%w; write %s, after agent.<name>. or search.<name>. where the plan's addresses have it", err, schema.AddrForms())
 	}
-	a, err := parseObject(s)
-	a.Module = module
-	return a, err
-}
-
-// cutModule cuts the module instances off the front of an address.
-func cutModule(s string) (module, rest string, err error) {
-	for strings.HasPrefix(s, "module.") {
-		name := strings.TrimPrefix(s, "module.")
-		end := strings.IndexAny(name, ".[")
-		if end < 0 {
-			end = len(name)
-		}
-		step := "module." + name[:end]
-		rest := name[end:]
-		if strings.HasPrefix(rest, "[") {
-			close := strings.Index(rest, "]")
-			if close < 0 {
-				return "", "", fmt.Errorf("%q has a module key without its closing bracket", s)
-			}
-			key := rest[1:close]
-			if _, err := strconv.Atoi(key); err != nil {
-				if _, err := strconv.Unquote(key); err != nil {
-					return "", "", fmt.Errorf("%q has a module key that is neither a quoted string nor a number", s)
-				}
-			}
-			step += rest[:close+1]
-			rest = rest[close+1:]
-		}
-		if name[:end] == "" {
-			return "", "", fmt.Errorf("%q names a module without a name", s)
-		}
-		if module != "" {
-			module += "."
-		}
-		module += step
-		s = strings.TrimPrefix(rest, ".")
-	}
-	return module, s, nil
-}
-
-// parseObject parses an address without its module instances.
-func parseObject(s string) (Addr, error) {
-	var in string
-	for kind, place := range placeKind {
-		if rest, ok := strings.CutPrefix(s, place+"."); ok && place != "" {
-			if name, obj, ok := strings.Cut(rest, "."); ok && name != "" && strings.HasPrefix(obj, kind) {
-				in, s = place+"."+name, obj
-			}
-		}
-	}
-	if kind, rest, ok := strings.Cut(s, "["); ok && strings.HasSuffix(rest, "]") {
-		name, err := strconv.Unquote(strings.TrimSuffix(rest, "]"))
-		if err == nil && knownKind(kind) {
-			return Addr{In: in, Kind: kind, Name: name}, nil
-		}
-	}
-	if kind, name, ok := strings.Cut(s, "."); ok && knownKind(kind) && name != "" {
-		return Addr{In: in, Kind: kind, Name: name}, nil
-	}
-	return Addr{}, fmt.Errorf("%q is not an address; write %s, after agent.<name>. or search.<name>. where the plan's addresses have it", s, schema.AddrForms())
-}
-
-func knownKind(k string) bool {
-	_, ok := kindOrder[k]
-	return ok
+	return Addr(a), nil
 }
