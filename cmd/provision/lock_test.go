@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/consul/cluster"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
 	"github.com/provision-dev/provision/schema"
@@ -90,16 +91,23 @@ func TestConcurrentAppliesSerialize(t *testing.T) {
 	}
 }
 
+// lockHolder is the cluster of the project "race" on the agent
+// CONSUL_HTTP_ADDR names, as another run would take its lock.
+func lockHolder(t *testing.T) *cluster.Cluster {
+	a, diags := consul.ClusterAgent(&schema.Config{Project: "race"}, consul.Options{Getenv: os.Getenv})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return cluster.New(a)
+}
+
 // TestLockHeldNamesHolder holds a project's lock and checks that apply
 // gives up after -lock-timeout naming the holder, and that -lock=false
 // does not wait.
 func TestLockHeldNamesHolder(t *testing.T) {
 	agent := servers.NewConsul(t)
 	t.Setenv("CONSUL_HTTP_ADDR", agent.Addr)
-	holder, diags := consul.Locker(&schema.Config{Project: "race"}, consul.Options{Getenv: os.Getenv})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	holder := lockHolder(t)
 	_, unlock, err := holder.Lock(context.Background(), "race", "apply", time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -145,12 +153,12 @@ func TestLockHeldNamesHolder(t *testing.T) {
 func TestLockOfDeadHolderIsReleased(t *testing.T) {
 	agent := servers.NewConsul(t)
 	t.Setenv("CONSUL_HTTP_ADDR", agent.Addr)
-	holder, _ := consul.Locker(&schema.Config{Project: "race"}, consul.Options{Getenv: os.Getenv})
+	holder := lockHolder(t)
 	if _, _, err := holder.Lock(context.Background(), "race", "apply", time.Second); err != nil {
 		t.Fatal(err)
 	}
 	// The holder "dies": its session is invalidated, never unlocked.
-	resp, err := http.Get("http://" + agent.Addr + "/v1/kv/" + consul.LockPrefix + "race")
+	resp, err := http.Get("http://" + agent.Addr + "/v1/kv/" + cluster.LockPrefix + "race")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +185,7 @@ func TestLockOfDeadHolderIsReleased(t *testing.T) {
 func TestLongWaitForTheLock(t *testing.T) {
 	agent := servers.NewConsul(t)
 	t.Setenv("CONSUL_HTTP_ADDR", agent.Addr)
-	holder, _ := consul.Locker(&schema.Config{Project: "race"}, consul.Options{Getenv: os.Getenv})
+	holder := lockHolder(t)
 	_, unlock, err := holder.Lock(context.Background(), "race", "apply", time.Second)
 	if err != nil {
 		t.Fatal(err)

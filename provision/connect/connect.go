@@ -14,6 +14,10 @@ import (
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/consul/acl"
+	"github.com/provision-dev/provision/provision/consul/client"
+	"github.com/provision-dev/provision/provision/consul/cluster"
+	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/provision/traefik"
@@ -42,8 +46,9 @@ type Options struct {
 type Opened struct {
 	Backends []provision.Backend
 	// Cluster holds the project's lock and record; nil when the specs use
-	// no Consul. When it is one of the Backends (the one agent, or the
-	// first agent block), it is that backend: one client per agent.
+	// no Consul. When its agent is one of the Backends (the one agent, or
+	// the first agent block), it shares that backend's client, as the KV
+	// store does: one client per agent.
 	Cluster Cluster
 	// agents are the Consul agents among Backends, which a policy asks
 	// for the project's services.
@@ -57,23 +62,25 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 	agents, diags := consul.New(cfg, co)
 	opened.agents = agents
 	var out []provision.Backend
+	var clusterAgent *client.Agent
 	for _, k := range agents {
 		out = append(out, k)
 		if k.HoldsLock() {
-			opened.Cluster = k
+			clusterAgent = k.Agent()
 		}
 	}
-	if opened.Cluster == nil && !diags.HasErrors() {
-		k, kdiags := consul.Locker(cfg, co)
-		diags = append(diags, kdiags...)
-		if k != nil {
-			opened.Cluster = k
-		}
+	store := kv.New(cfg)
+	if clusterAgent == nil && (consul.Uses(cfg, co) && !diags.HasErrors() || store != nil) {
+		var cdiags hcl.Diagnostics
+		clusterAgent, cdiags = consul.ClusterAgent(cfg, co)
+		diags = append(diags, cdiags...)
 	}
-	kv, kdiags := consul.NewKV(cfg, co)
-	diags = append(diags, kdiags...)
-	if kv != nil {
-		out = append(out, kv)
+	if clusterAgent != nil && consul.Uses(cfg, co) {
+		opened.Cluster = cluster.New(clusterAgent)
+	}
+	if store != nil && clusterAgent != nil {
+		store.Open(clusterAgent)
+		out = append(out, store)
 	}
 	if o.Indices {
 		sbs, sdiags := search.New(cfg, search.Options{Env: o.Env, Deadlines: o.Deadlines, Prune: o.PruneIndices})
@@ -88,7 +95,8 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 // record of the agents its services are on.
 type Cluster interface {
 	provision.Locker
-	Info() plans.BackendInfo
+	// Address is the base URL of the agent it is reached through.
+	Address() string
 	// Recorded reads the record of the agents the project's services were
 	// on at its last complete apply.
 	Recorded(ctx context.Context, project string) *plans.Record
@@ -107,14 +115,14 @@ type Cluster interface {
 }
 
 // LockKey is the KV key of the project's lock; RecordKey that of its record.
-func LockKey(project string) string   { return consul.LockPrefix + project }
-func RecordKey(project string) string { return consul.RecordPrefix + project }
+func LockKey(project string) string   { return cluster.LockPrefix + project }
+func RecordKey(project string) string { return cluster.RecordPrefix + project }
 
 // Policy is the least-privilege Consul ACL policy of the specs.
 type Policy struct {
 	// Rules are the permissions in Consul's rule language.
-	Rules       string              `json:"rules"`
-	Permissions []consul.Permission `json:"permissions"`
+	Rules       string           `json:"rules"`
+	Permissions []acl.Permission `json:"permissions"`
 }
 
 // MakePolicy asks the agents what the specs cannot say: the node name of
@@ -129,7 +137,7 @@ func MakePolicy(ctx context.Context, cfg *schema.Config, opened Opened, node str
 		if err != nil {
 			return Policy{}, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot look up the lock's node",
 				Detail: fmt.Sprintf("The lock's session is written on the node of %s, whose name is read with GET /v1/agent/self: %s. "+
-					"Run provision policy with a token that may read the agent, or give the node's name with -node.", k.Info().Address, err),
+					"Run provision policy with a token that may read the agent, or give the node's name with -node.", k.Address(), err),
 				Subject: cfg.ProjectRange.Ptr()})
 		}
 		node = name
@@ -147,7 +155,7 @@ func MakePolicy(ctx context.Context, cfg *schema.Config, opened Opened, node str
 	}
 	perms := consul.Permissions(cfg, deleting, node)
 	if watch {
-		perms = append(perms, consul.WatchPermission(cfg))
+		perms = append(perms, cluster.WatchPermission(cfg.Project, cfg.ProjectRange.Ptr()))
 	}
-	return Policy{Permissions: perms, Rules: consul.PolicyRules(perms)}, diags
+	return Policy{Permissions: perms, Rules: acl.PolicyRules(perms)}, diags
 }

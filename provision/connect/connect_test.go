@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -44,11 +44,12 @@ func TestOneClientPerAgent(t *testing.T) {
 			if opened.Cluster == nil {
 				t.Fatal("no cluster agent")
 			}
-			if got := opened.Cluster.Info().Address; got != tt.cluster {
+			if got := opened.Cluster.Address(); got != tt.cluster {
 				t.Errorf("cluster at %s, want %s", got, tt.cluster)
 			}
 			for i, b := range opened.Backends {
-				if same := opened.Cluster.(provision.Backend) == b; same != (i == tt.backend) {
+				k, isAgent := b.(*consul.Backend)
+				if same := isAgent && k.HoldsLock() && k.Agent().Address() == opened.Cluster.Address(); same != (i == tt.backend) {
 					t.Errorf("backend %d (%s) is the cluster: %v", i, b.Info().Name, same)
 				}
 			}

@@ -2,19 +2,18 @@ package consul
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/hashicorp/consul/api"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/consul/acl"
+	"github.com/provision-dev/provision/provision/consul/client"
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
@@ -24,19 +23,14 @@ import (
 // CONSUL_HTTP_ADDR, or the agent of one node, named by an agent block.
 type Backend struct {
 	provision.NoCapabilities
-	cfg    *schema.Config
-	scope  scope
-	conf   *api.Config
-	client *api.Client
-	http   *http.Client
-	net    adapter.Deadlines
+	cfg   *schema.Config
+	scope scope
+	c     *client.Agent
 	// agent is the agent block; nil for the one agent of Consul.
 	agent *schema.Agent
 	// in qualifies the addresses of this agent's services when several
 	// agents are declared ("agent.node-a"); empty otherwise.
 	in string
-	// where points a diagnostic about the agent itself at the spec.
-	where hcl.Range
 	// locker is true for the agent that also holds the lock and the
 	// record: its plan checks that the token may write them.
 	locker bool
@@ -63,7 +57,7 @@ type Options struct {
 func (o Options) addrSet() bool { return o.Getenv != nil && o.Getenv(api.HTTPAddrEnvName) != "" }
 
 // HoldsLock reports whether this agent is also the cluster's: the one
-// that holds the project's lock and record (see Locker).
+// that holds the project's lock and record (see ClusterAgent).
 func (b *Backend) HoldsLock() bool { return b.locker }
 
 var _ provision.Backend = (*Backend)(nil)
@@ -77,7 +71,7 @@ var _ provision.Backend = (*Backend)(nil)
 // even when no service names it, so that what the project owns there is
 // found and pruned.
 func New(cfg *schema.Config, o Options) ([]*Backend, hcl.Diagnostics) {
-	if !usesConsul(cfg, o) {
+	if !Uses(cfg, o) {
 		return nil, nil
 	}
 	if len(cfg.Agents) == 0 {
@@ -101,19 +95,24 @@ func New(cfg *schema.Config, o Options) ([]*Backend, hcl.Diagnostics) {
 	return out, diags
 }
 
-// Locker returns the agent that holds the project's apply lock: the
-// cluster's, as the consul block or CONSUL_HTTP_ADDR names it, else the
-// first agent block's; nil when the specs use no Consul at all.
-func Locker(cfg *schema.Config, o Options) (*Backend, hcl.Diagnostics) {
+// ClusterAgent opens the agent that holds the project's lock and record,
+// through which the KV store is reached: the cluster's, as the consul
+// block or CONSUL_HTTP_ADDR names it, else the first agent block's.
+func ClusterAgent(cfg *schema.Config, o Options) (*client.Agent, hcl.Diagnostics) {
 	var a *schema.Agent
 	if lockerIsFirstAgent(cfg, o) {
 		a = cfg.Agents[0]
 	}
-	if !usesConsul(cfg, o) {
-		return nil, nil
+	b, diags := openConfig(cfg, a, o)
+	if b == nil {
+		return nil, diags
 	}
-	return openConfig(cfg, a, o)
+	return b.c, diags
 }
+
+// Agent is the agent's client, for the roles that share it (the cluster's
+// coordination, the KV store).
+func (b *Backend) Agent() *client.Agent { return b.c }
 
 // lockerIsFirstAgent: with agent blocks and no other address for the
 // cluster (a consul block's, CONSUL_HTTP_ADDR), the first agent holds the
@@ -122,10 +121,10 @@ func lockerIsFirstAgent(cfg *schema.Config, o Options) bool {
 	return len(cfg.Agents) > 0 && (cfg.Consul == nil || cfg.Consul.Address == "") && !o.addrSet()
 }
 
-// usesConsul reports whether the specs and the environment name Consul at
+// Uses reports whether the specs and the environment name Consul at
 // all: an agent, a service, an import of one, a consul block or
 // CONSUL_HTTP_ADDR.
-func usesConsul(cfg *schema.Config, o Options) bool {
+func Uses(cfg *schema.Config, o Options) bool {
 	return len(cfg.Agents) > 0 || len(cfg.Services) > 0 || len(cfg.Keys) > 0 || slices.ContainsFunc(cfg.Imports, isConsul) || cfg.Consul != nil || o.addrSet()
 }
 
@@ -153,7 +152,11 @@ func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.D
 		}
 	}
 	sort.Strings(sc.IDs)
-	b, err := open(conf, sc)
+	name := ""
+	if a != nil {
+		name = a.Name
+	}
+	c, err := client.Open(conf, o.Deadlines.OrDefault(), name, where)
 	if err != nil {
 		return nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -162,7 +165,7 @@ func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.D
 			Subject:  where.Ptr(),
 		}}
 	}
-	b.cfg, b.where, b.agent, b.net = cfg, where, a, o.Deadlines.OrDefault()
+	b := &Backend{cfg: cfg, scope: sc, c: c, agent: a}
 	if len(o.Replace) > 0 {
 		b.replace = map[plans.Addr]bool{}
 		for _, r := range o.Replace {
@@ -175,33 +178,6 @@ func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.D
 	return b, nil
 }
 
-func open(conf *api.Config, sc scope) (*Backend, error) {
-	// Accept "http://host:port" as CONSUL_HTTP_ADDR does.
-	if scheme, host, ok := strings.Cut(conf.Address, "://"); ok {
-		conf.Scheme, conf.Address = scheme, host
-	}
-	client, err := api.NewClient(conf)
-	if err != nil {
-		return nil, err
-	}
-	hc, err := api.NewHttpClient(conf.Transport, conf.TLSConfig)
-	if err != nil {
-		return nil, err
-	}
-	if t, ok := hc.Transport.(*http.Transport); ok {
-		// HTTP/1.1: behind HTTP/2 a refused handshake is only "client conn
-		// could not be established", and the TLS alert that names the
-		// missing setting (a client certificate required) is lost.
-		t.ForceAttemptHTTP2 = false
-		t.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
-	}
-	return &Backend{scope: sc, conf: conf, client: client, http: hc}, nil
-}
-
-// address is the agent's base URL. (Info encodes the whole scope, every
-// service ID: a request of an apply must not pay for it.)
-func (b *Backend) address() string { return b.conf.Scheme + "://" + b.conf.Address }
-
 // Info names the agent by its base URL; the token is never part of it.
 func (b *Backend) Info() plans.BackendInfo {
 	name := "consul"
@@ -211,7 +187,7 @@ func (b *Backend) Info() plans.BackendInfo {
 	return plans.BackendInfo{
 		Name:    name,
 		Kind:    "consul",
-		Address: b.address(),
+		Address: b.c.Address(),
 		Scope:   adapter.RawJSON(b.scope),
 	}
 }
@@ -227,7 +203,7 @@ type agentState struct {
 	// Checks are by service ID, then check ID, so that finding a
 	// service's checks does not scan every check of the agent.
 	Checks map[string]map[string]liveCheck `json:"checks,omitempty"`
-	ACL    aclState                        `json:"acl"`
+	ACL    acl.State                       `json:"acl"`
 }
 
 // Server is unnamed: the agent endpoints a plan reads do not say
@@ -271,24 +247,24 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 	errs := make([]error, 2)
 	headers := make([]http.Header, 2)
 	parallel.Do(2, 2, func(i int) {
-		errs[i] = b.net.Call(ctx, true, func(ctx context.Context) error {
+		errs[i] = b.c.Net.Call(ctx, true, func(ctx context.Context) error {
 			var err error
 			if i == 0 {
-				headers[i], err = b.get(ctx, "/v1/agent/services", &reported)
+				headers[i], err = b.c.Get(ctx, "/v1/agent/services", &reported)
 			} else {
-				headers[i], err = b.get(ctx, "/v1/agent/checks", &checks)
+				headers[i], err = b.c.Get(ctx, "/v1/agent/checks", &checks)
 			}
 			return err
 		})
 	})
 	for i, path := range []string{"/v1/agent/services", "/v1/agent/checks"} {
 		if errs[i] != nil {
-			return agentState{}, fmt.Errorf("reading %s%s: %w", b.address(), path, errs[i])
+			return agentState{}, fmt.Errorf("reading %s%s: %w", b.c.Address(), path, errs[i])
 		}
 	}
 	services, err := services(reported)
 	if err != nil {
-		return agentState{}, fmt.Errorf("reading %s/v1/agent/services: %w", b.address(), err)
+		return agentState{}, fmt.Errorf("reading %s/v1/agent/services: %w", b.c.Address(), err)
 	}
 	st.Services, st.Checks = services, byService(checks)
 	for _, h := range headers {
@@ -305,10 +281,10 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 func (b *Backend) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnostics) {
 	st, err := b.read(ctx)
 	if err != nil {
-		return nil, hcl.Diagnostics{b.unreadable(err)}
+		return nil, hcl.Diagnostics{b.c.Unreadable(err)}
 	}
-	if st.ACL.Deny && b.conf.Token == "" {
-		return nil, hcl.Diagnostics{b.noToken()}
+	if st.ACL.Deny && b.c.Conf.Token == "" {
+		return nil, hcl.Diagnostics{b.c.NoToken()}
 	}
 	for id, s := range st.Services {
 		if !b.scope.relevant(s) && !b.scope.relevantSidecar(st.Services, s) {
@@ -322,32 +298,11 @@ func (b *Backend) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diag
 	}
 	if st.ACL.Deny {
 		if b.locker {
-			st.ACL.Node, _ = b.NodeName(ctx) // without agent:read, the session is checked when the lock is taken
+			st.ACL.Node, _ = b.c.NodeName(ctx) // without agent:read, the session is checked when the lock is taken
 		}
-		st.ACL.Allowed, st.ACL.Unchecked = b.ask(ctx, b.writable(st))
+		st.ACL.Allowed, st.ACL.Unchecked = acl.Ask(ctx, b.c, b.writable(st))
 	}
 	return st, nil
-}
-
-// get reads one endpoint of the agent with the token into out, and
-// returns the answer's headers, which say what the ACLs did (the API
-// client drops them: it stops reading headers at the X-Consul-LastContact
-// the agent endpoints do not send).
-func (b *Backend) get(ctx context.Context, path string, out any) (http.Header, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := b.sender().Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return nil, b.answered(resp.StatusCode, string(msg))
-	}
-	return resp.Header, json.NewDecoder(resp.Body).Decode(out)
 }
 
 // Plan diffs the agent's state, as read, against the services declared
@@ -364,27 +319,6 @@ func (b *Backend) Plan(st plans.State, mode plans.Mode) (plans.Planned, hcl.Diag
 	return planned, append(diags, pdiags...)
 }
 
-// unreadable is the diagnostic of a failed read of the agent, at its
-// agent block (or the consul block); nothing is written anywhere then.
-func (b *Backend) unreadable(err error) *hcl.Diagnostic {
-	d := &hcl.Diagnostic{
-		Severity: hcl.DiagError,
-		Summary:  "Cannot read the Consul agent",
-		Detail:   fmt.Sprintf("%s. Check that the agent runs and that CONSUL_HTTP_ADDR (or the consul block's address) points at it; an ACL token goes in CONSUL_HTTP_TOKEN.", err),
-		Subject:  b.where.Ptr(),
-	}
-	if setting := tlsSetting(err); setting != "" {
-		d.Summary = "Cannot reach the Consul agent over TLS"
-		d.Detail = fmt.Sprintf("%s: %s. Nothing was sent.", err, setting)
-		return d
-	}
-	if b.agent != nil {
-		d.Summary = fmt.Sprintf("Cannot read the Consul agent %q", b.agent.Name)
-		d.Detail = fmt.Sprintf("%s. Check that the agent of this node runs at %s (the agent block's address); an ACL token goes in CONSUL_HTTP_TOKEN. Nothing was sent to any agent.", err, b.address())
-	}
-	return d
-}
-
 // Send performs one planned request, adding the ACL token from the
 // environment. What the plan decided of it holds: an idempotent request
 // (a register, a deregister) is retried on a refused or reset connection
@@ -392,24 +326,8 @@ func (b *Backend) unreadable(err error) *hcl.Diagnostic {
 // deregister) is done. Consul answers errors in plain text, which the
 // error quotes.
 func (b *Backend) Send(ctx context.Context, r plans.Request) error {
-	_, err := b.sender().Send(ctx, r, 4096)
+	_, err := b.c.Sender().Send(ctx, r, 4096)
 	return err
-}
-
-// sender sends to the agent: its base URL and the token added to each
-// request, and Consul's plain-text refusals quoted.
-func (b *Backend) sender() adapter.Sender {
-	return adapter.Sender{
-		Net: b.net,
-		Do: func(req *http.Request) (*http.Response, error) {
-			req.URL.Scheme, req.URL.Host = b.conf.Scheme, b.conf.Address
-			if b.conf.Token != "" {
-				req.Header.Set("X-Consul-Token", b.conf.Token)
-			}
-			return b.http.Do(req)
-		},
-		Refuse: func(code int, _ string, body []byte) error { return b.answered(code, string(body)) },
-	}
 }
 
 func isConsul(im *schema.Import) bool { return im.Kind == "service" || im.Kind == "key" }

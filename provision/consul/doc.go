@@ -1,16 +1,18 @@
-// Package consul is the backend for a Consul agent and for the Consul KV
-// store: it turns declared services into agent service registrations
-// whose tags configure a Traefik reverse proxy, and declared keys into KV
-// entries, reads what is live as a value (agentState, kvState), plans from
-// it, and sends the register, deregister and check-and-set requests of a
-// plan. It also holds the project's lock and record, takes part in a
-// watcher's election, and follows the agent and the keys' folders with
-// blocking queries.
+// Package consul is the backend for a Consul agent's services: it turns
+// declared services into agent service registrations whose tags configure
+// a Traefik reverse proxy, reads what is live as a value (agentState),
+// plans from it, and sends the register and deregister requests of a
+// plan. It follows the agent with blocking queries, and says which ACL
+// permissions a project needs (Permissions).
+//
+// The other roles of Consul are packages of their own, each on the same
+// client of an agent (client): the KV store's keys (kv), the cluster's
+// coordination (cluster: the lock, the record, the watchers' election),
+// and the ACL checks and policy (acl).
 //
 // It reads an agent with two requests side by side (GET
 // /v1/agent/services and /v1/agent/checks) whatever the number of
-// services, and the keys with one recursive GET per folder; it compares
-// only what a declaration says (Consul fills in TaggedAddresses, Weights
-// and more), and only ever changes or removes registrations whose meta,
-// and keys whose flags, mark them as the project's own.
+// services; it compares only what a declaration says (Consul fills in
+// TaggedAddresses, Weights and more), and only ever changes or removes
+// registrations whose meta marks them as the project's own.
 package consul

@@ -44,7 +44,7 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 	}
 	st, err := b.read(ctx)
 	if err != nil {
-		return nil, hcl.Diagnostics{b.unreadable(err)}
+		return nil, hcl.Diagnostics{b.c.Unreadable(err)}
 	}
 	var live []*agentService
 	var diags hcl.Diagnostics

@@ -1,4 +1,7 @@
-package consul
+// Package kv is the Consul KV store as a backend: the keys the specs'
+// key blocks declare, read, planned, written with a check-and-set and
+// marked as the project's (Store).
+package kv
 
 import (
 	"context"
@@ -14,19 +17,23 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
+	"github.com/hashicorp/consul/api"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/consul/acl"
+	"github.com/provision-dev/provision/provision/consul/client"
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
 )
 
-// KV is the Consul KV store of the cluster, reached through the agent
+// Store is the Consul KV store of the cluster, reached through the agent
 // that holds the project's lock: the keys the key blocks declare, read
 // with one recursive GET per folder they are in (Consul 1.15's
 // /v1/kv/<prefix>?recurse=true), written with a check-and-set against
@@ -44,9 +51,9 @@ import (
 // CreateIndex is not newer than the record's ModifyIndex (a key deleted
 // and made again by hand is not). A key with neither mark is nobody's;
 // provision never changes or deletes a key another project marked.
-type KV struct {
+type Store struct {
 	provision.NoCapabilities
-	agent    *Backend
+	agent    *client.Agent
 	project  string
 	keys     []*schema.Key
 	cfg      *schema.Config
@@ -55,7 +62,7 @@ type KV struct {
 	generate []*schema.Import
 }
 
-var _ provision.Backend = (*KV)(nil)
+var _ provision.Backend = (*Store)(nil)
 
 // KeysPrefix is the KV folder of the records of each project's keys:
 // provision/keys/<project>/<path> for the key at <path>.
@@ -85,11 +92,12 @@ func kvOwner(flags uint64, project string) string {
 	return fmt.Sprintf("#%04x", flags>>32&0xffff)
 }
 
-// NewKV returns the KV backend of the specs' keys, through the cluster's
-// agent (the consul block, CONSUL_HTTP_ADDR, else the first agent
-// block); nil when the specs declare and import no key.
-func NewKV(cfg *schema.Config, o Options) (*KV, hcl.Diagnostics) {
-	kv := &KV{project: cfg.Project, keys: cfg.Keys, cfg: cfg}
+// New returns the KV backend of the specs' keys, to be reached through
+// the cluster's agent (the consul block, CONSUL_HTTP_ADDR, else the first
+// agent block: Open); nil when the specs declare, import and remove no
+// key.
+func New(cfg *schema.Config) *Store {
+	kv := &Store{project: cfg.Project, keys: cfg.Keys, cfg: cfg}
 	seen := map[string]bool{}
 	add := func(prefix string) {
 		if !seen[prefix] {
@@ -112,29 +120,22 @@ func NewKV(cfg *schema.Config, o Options) (*KV, hcl.Diagnostics) {
 		}
 	}
 	if len(kv.prefixes) == 0 {
-		return nil, nil
+		return nil
 	}
 	slices.Sort(kv.prefixes)
 	// A folder inside another is read with it.
 	kv.prefixes = slices.DeleteFunc(kv.prefixes, func(p string) bool {
 		return slices.ContainsFunc(kv.prefixes, func(q string) bool { return q != p && strings.HasPrefix(p, q) })
 	})
-	var a *schema.Agent
-	if lockerIsFirstAgent(cfg, o) {
-		a = cfg.Agents[0]
-	}
-	agent, diags := openConfig(cfg, a, o)
-	if agent == nil {
-		return nil, diags
-	}
-	agent.locker = false
-	kv.agent = agent
-	return kv, diags
+	return kv
 }
 
+// Open reaches the store through agent a.
+func (kv *Store) Open(a *client.Agent) { kv.agent = a }
+
 // Info names the store by the agent it is reached through.
-func (kv *KV) Info() plans.BackendInfo {
-	return plans.BackendInfo{Name: "kv", Kind: "consul-kv", Address: kv.agent.address(),
+func (kv *Store) Info() plans.BackendInfo {
+	return plans.BackendInfo{Name: "kv", Kind: "consul-kv", Address: kv.agent.Address(),
 		Scope: adapter.RawJSON(struct {
 			Project  string   `json:"project"`
 			Prefixes []string `json:"prefixes"`
@@ -147,7 +148,7 @@ func (kv *KV) Info() plans.BackendInfo {
 type kvState struct {
 	Keys    map[string]kvEntry  `json:"keys"`
 	Records map[string]kvRecord `json:"records,omitempty"`
-	ACL     aclState            `json:"acl"`
+	ACL     acl.State           `json:"acl"`
 }
 
 // kvEntry is one key as Consul answers it: its value (as text, or, when
@@ -189,7 +190,7 @@ func (st kvState) owner(path, project string) string {
 }
 
 // Version is the version of the Consul the keys are read from.
-func (kv *KV) Version(ctx context.Context) string {
+func (kv *Store) Version(ctx context.Context) string {
 	if v := kv.agent.Version(ctx); v != "" {
 		return v + " KV"
 	}
@@ -203,7 +204,7 @@ func (kvState) Server() string { return "Consul KV" }
 func (kvState) Known() error { return nil }
 
 // DecodeState reads the store's state from its JSON form.
-func (kv *KV) DecodeState(dec *json.Decoder) (plans.State, error) {
+func (kv *Store) DecodeState(dec *json.Decoder) (plans.State, error) {
 	var st kvState
 	if err := dec.Decode(&st); err != nil {
 		return nil, err
@@ -223,7 +224,7 @@ func (kv *KV) DecodeState(dec *json.Decoder) (plans.State, error) {
 // (the last block of its folder removed) is then read by itself: it is
 // the project's, and a plan deletes or forgets it as any owned key no
 // longer declared.
-func (kv *KV) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnostics) {
+func (kv *Store) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnostics) {
 	st := kvState{Keys: map[string]kvEntry{}, Records: map[string]kvRecord{}}
 	if diags := kv.readKeys(ctx, &st, append(slices.Clip(kv.prefixes), kv.recordPath("")), "?recurse=true"); diags != nil {
 		return nil, diags
@@ -238,10 +239,10 @@ func (kv *KV) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnost
 		return nil, diags
 	}
 	if st.ACL.Deny {
-		if kv.agent.conf.Token == "" {
-			return nil, hcl.Diagnostics{kv.agent.noToken()}
+		if kv.agent.Conf.Token == "" {
+			return nil, hcl.Diagnostics{kv.agent.NoToken()}
 		}
-		st.ACL.Allowed, st.ACL.Unchecked = kv.agent.ask(ctx, kv.writable(st))
+		st.ACL.Allowed, st.ACL.Unchecked = acl.Ask(ctx, kv.agent, kv.writable(st))
 	}
 	return st, nil
 }
@@ -249,7 +250,7 @@ func (kv *KV) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnost
 // readKeys reads into st the keys at paths, side by side, each with the
 // query given (?recurse=true: the keys under a folder; a 404 is none);
 // the folder of the project's records is read into st.Records.
-func (kv *KV) readKeys(ctx context.Context, st *kvState, paths []string, query string) hcl.Diagnostics {
+func (kv *Store) readKeys(ctx context.Context, st *kvState, paths []string, query string) hcl.Diagnostics {
 	records := kv.recordPath("")
 	type answer struct {
 		pairs  []kvPair
@@ -259,9 +260,9 @@ func (kv *KV) readKeys(ctx context.Context, st *kvState, paths []string, query s
 	answers := make([]answer, len(paths))
 	parallel.Do(len(paths), 8, func(i int) {
 		a := &answers[i]
-		a.err = kv.agent.net.Call(ctx, true, func(ctx context.Context) error {
+		a.err = kv.agent.Net.Call(ctx, true, func(ctx context.Context) error {
 			var err error
-			a.header, err = kv.agent.get(ctx, "/v1/kv/"+escapePath(paths[i])+query, &a.pairs)
+			a.header, err = kv.agent.Get(ctx, "/v1/kv/"+escapePath(paths[i])+query, &a.pairs)
 			var se *adapter.StatusError
 			if errors.As(err, &se) && se.Code == http.StatusNotFound {
 				a.pairs, err = nil, nil
@@ -271,7 +272,7 @@ func (kv *KV) readKeys(ctx context.Context, st *kvState, paths []string, query s
 	})
 	for i, a := range answers {
 		if a.err != nil {
-			return hcl.Diagnostics{kv.agent.unreadable(fmt.Errorf("reading the keys under %q: %w", paths[i], a.err))}
+			return hcl.Diagnostics{kv.agent.Unreadable(fmt.Errorf("reading the keys under %q: %w", paths[i], a.err))}
 		}
 		st.ACL.Deny = st.ACL.Deny || a.header.Get("X-Consul-Default-ACL-Policy") == "deny"
 		for _, p := range a.pairs {
@@ -292,7 +293,7 @@ func (kv *KV) readKeys(ctx context.Context, st *kvState, paths []string, query s
 }
 
 // recordPath is the path of the project's record of the key at path.
-func (kv *KV) recordPath(path string) string { return KeysPrefix + kv.project + "/" + path }
+func (kv *Store) recordPath(path string) string { return KeysPrefix + kv.project + "/" + path }
 
 // kvPair is a key as GET /v1/kv answers it (Value is base64 in JSON).
 type kvPair struct {
@@ -306,8 +307,8 @@ type kvPair struct {
 // writable are the permissions a plan may need: write on every declared
 // key and its record, and on every key of the project's under the folders
 // read and its record.
-func (kv *KV) writable(st kvState) []Permission {
-	var perms []Permission
+func (kv *Store) writable(st kvState) []acl.Permission {
+	var perms []acl.Permission
 	for _, k := range kv.keys {
 		perms = append(perms, kv.keyPerms(k.Path, "", nil)...)
 	}
@@ -321,11 +322,11 @@ func (kv *KV) writable(st kvState) []Permission {
 
 // keyPerms are the permissions a write of the key at path needs: write on
 // the key and on its record.
-func (kv *KV) keyPerms(path, why string, c *plans.Change) []Permission {
-	perms := []Permission{{Resource: "key", Segment: path, Access: "write", Why: why}, {Resource: "key", Segment: kv.recordPath(path), Access: "write", Why: why + " (its record)"}}
+func (kv *Store) keyPerms(path, why string, c *plans.Change) []acl.Permission {
+	perms := []acl.Permission{{Resource: "key", Segment: path, Access: "write", Why: why}, {Resource: "key", Segment: kv.recordPath(path), Access: "write", Why: why + " (its record)"}}
 	if c != nil {
 		for i := range perms {
-			perms[i].at, perms[i].addrs = c.DeclRange(), []plans.Addr{c.Addr}
+			perms[i].At, perms[i].Addrs = c.DeclRange(), []plans.Addr{c.Addr}
 		}
 	}
 	return perms
@@ -344,12 +345,12 @@ func keyView(value string, isJSON bool, flags uint64) map[string]any {
 	return map[string]any{"value": v, "flags": flags & 0xffffffff}
 }
 
-func (kv *KV) addr(path string) plans.Addr { return plans.Addr{Kind: "key", Name: path} }
+func (kv *Store) addr(path string) plans.Addr { return plans.Addr{Kind: "key", Name: path} }
 
 // Plan diffs the declared keys against the store: a value compared as
 // text (as JSON when the block writes an object or a list), the flags,
 // and the marks.
-func (kv *KV) Plan(s plans.State, mode plans.Mode) (plans.Planned, hcl.Diagnostics) {
+func (kv *Store) Plan(s plans.State, mode plans.Mode) (plans.Planned, hcl.Diagnostics) {
 	st := s.(kvState)
 	var changes []*plans.Change
 	var diags hcl.Diagnostics
@@ -386,7 +387,7 @@ func (kv *KV) Plan(s plans.State, mode plans.Mode) (plans.Planned, hcl.Diagnosti
 }
 
 // planKey is the change of one declared key.
-func (kv *KV) planKey(st kvState, k *schema.Key) (*plans.Change, hcl.Diagnostics) {
+func (kv *Store) planKey(st kvState, k *schema.Key) (*plans.Change, hcl.Diagnostics) {
 	live, exists := st.Keys[k.Path]
 	record, recorded := st.Records[k.Path]
 	protect := k.Lifecycle.Protects(record.Protected)
@@ -459,7 +460,7 @@ func keepIgnoredKey(k schema.Key, live kvEntry, exists bool) schema.Key {
 // ignoring is the keys less what the lifecycle blocks of declared keys
 // ignore: what a saved plan's fingerprint takes of them. (A write's
 // check-and-set index is in its request, which a saved plan must match.)
-func (kv *KV) ignoring(keys map[string]kvEntry, declared map[string]schema.Lifecycle) map[string]kvEntry {
+func (kv *Store) ignoring(keys map[string]kvEntry, declared map[string]schema.Lifecycle) map[string]kvEntry {
 	out, cloned := keys, false
 	for path, lc := range declared {
 		e, ok := keys[path]
@@ -483,7 +484,7 @@ func (kv *KV) ignoring(keys map[string]kvEntry, declared map[string]schema.Lifec
 }
 
 // removed is the removed block that names the key at path, if any.
-func (kv *KV) removed(path string) *schema.Removed { return kv.cfg.RemovedOf("key", path) }
+func (kv *Store) removed(path string) *schema.Removed { return kv.cfg.RemovedOf("key", path) }
 
 // sameKeyValue compares a live value with the declared one: as JSON when
 // the block writes JSON, else as text.
@@ -509,7 +510,7 @@ func putKey(path, value string, flags, cas uint64) plans.Request {
 // is one transaction that deletes the record and sets it again, so that
 // the record is made anew at the index of the write: Consul 1.15 keeps a
 // key's index when a write leaves its value and flags as they are.
-func (kv *KV) putRecord(path string, v recordValue) plans.Request {
+func (kv *Store) putRecord(path string, v recordValue) plans.Request {
 	value, _ := json.Marshal(v)
 	key := kv.recordPath(path)
 	type op struct {
@@ -523,7 +524,7 @@ func (kv *KV) putRecord(path string, v recordValue) plans.Request {
 
 // deleteRecord deletes the project's record of the key at path, after the
 // key.
-func (kv *KV) deleteRecord(path string) plans.Request {
+func (kv *Store) deleteRecord(path string) plans.Request {
 	return plans.Request{Method: "DELETE", Path: "/v1/kv/" + escapePath(kv.recordPath(path)), Header: map[string]string{"Accept": "application/json"}, Idempotent: true}
 }
 
@@ -539,8 +540,8 @@ func escapePath(p string) string {
 // Send performs one request of a key's change; a check-and-set that
 // Consul answers false (the key changed since the plan read it) is an
 // error, and nothing was written.
-func (kv *KV) Send(ctx context.Context, r plans.Request) error {
-	body, err := kv.agent.sender().Send(ctx, r, 4096)
+func (kv *Store) Send(ctx context.Context, r plans.Request) error {
+	body, err := kv.agent.Sender().Send(ctx, r, 4096)
 	if err == nil && strings.TrimSpace(string(body)) == "false" {
 		path, _, _ := strings.Cut(strings.TrimPrefix(r.Path, "/v1/kv/"), "?")
 		return fmt.Errorf("the key %s changed since the plan read it (its check-and-set was refused); nothing was written to it. Plan again", path)
@@ -550,24 +551,24 @@ func (kv *KV) Send(ctx context.Context, r plans.Request) error {
 
 // Permit says, from what the read asked the agent, whether the token may
 // write every key the changes write or delete.
-func (kv *KV) Permit(s plans.State, changes []*plans.Change) hcl.Diagnostics {
+func (kv *Store) Permit(s plans.State, changes []*plans.Change) hcl.Diagnostics {
 	st := s.(kvState)
 	if !st.ACL.Deny {
 		return nil
 	}
-	var perms []Permission
+	var perms []acl.Permission
 	for _, c := range changes {
 		if len(c.Requests) > 0 {
 			perms = append(perms, kv.keyPerms(c.Addr.Name, c.Action.String()+" "+c.Addr.String(), c)...)
 		}
 	}
-	return kv.agent.judgeRead(st.ACL, perms)
+	return acl.JudgeRead(kv.agent, st.ACL, perms)
 }
 
 // Converge is the store once changes are done, as Consul answers the
 // next read: a write sets the value and flags at a new index (a new key
 // is made at it), a delete removes the key; the same for the records.
-func (kv *KV) Converge(s plans.State, changes []*plans.Change) (plans.State, error) {
+func (kv *Store) Converge(s plans.State, changes []*plans.Change) (plans.State, error) {
 	st := s.(kvState)
 	next := kvState{Keys: maps.Clone(st.Keys), Records: maps.Clone(st.Records), ACL: st.ACL}
 	if next.Records == nil {
@@ -622,7 +623,7 @@ func (kv *KV) Converge(s plans.State, changes []*plans.Change) (plans.State, err
 
 // Generate writes a key block for each import of a key no block declares,
 // from the live key.
-func (kv *KV) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnostics) {
+func (kv *Store) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnostics) {
 	if len(kv.generate) == 0 {
 		return nil, nil
 	}
@@ -652,4 +653,56 @@ func (kv *KV) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnostics)
 		blocks = append(blocks, blk)
 	}
 	return blocks, diags
+}
+
+// Follow tells feed each time a key under the folders of the declared
+// keys changes: one blocking query per folder (GET
+// /v1/kv/<folder>?recurse=true&index=...&wait=...).
+func (kv *Store) Follow(ctx context.Context, feed provision.Feed) {
+	done := make(chan struct{})
+	for _, prefix := range kv.prefixes {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			what := fmt.Sprintf("the keys under %q on %s", prefix, kv.agent.Address())
+			client.Follow(ctx, feed, what, what+" changed", nil, func(ctx context.Context, index uint64) (uint64, error) {
+				_, meta, err := kv.agent.API.KV().List(prefix, (&api.QueryOptions{WaitIndex: index, WaitTime: 5 * time.Minute}).WithContext(ctx))
+				if err != nil {
+					return 0, err
+				}
+				return meta.LastIndex, nil
+			})
+		}()
+	}
+	for range kv.prefixes {
+		<-done
+	}
+}
+
+// Permissions are what the specs' keys need of a token: write on the
+// folder of each key declared or removed, and on the folder of the
+// project's records of its keys.
+func Permissions(cfg *schema.Config) []acl.Permission {
+	var out []acl.Permission
+	prefixes := map[string]bool{}
+	for _, k := range cfg.Keys {
+		if p := k.Prefix(); !prefixes[p] {
+			prefixes[p] = true
+			out = append(out, acl.Permission{Resource: "key_prefix", Segment: p, Access: "write", Why: "the keys the specs declare under " + strconv.Quote(p), At: k.DeclRange.Ptr()})
+		}
+	}
+	removedKeys := false
+	for _, r := range cfg.Removed {
+		if r.Kind != "key" {
+			continue
+		}
+		removedKeys = true
+		if p := (&schema.Key{Path: r.Name}).Prefix(); !prefixes[p] {
+			prefixes[p] = true
+			out = append(out, acl.Permission{Resource: "key_prefix", Segment: p, Access: "write", Why: "the keys removed blocks name under " + strconv.Quote(p), At: r.DeclRange.Ptr()})
+		}
+	}
+	if len(cfg.Keys) > 0 || removedKeys {
+		out = append(out, acl.Permission{Resource: "key_prefix", Segment: KeysPrefix + cfg.Project + "/", Access: "write", Why: "the records of the project's keys", At: cfg.ProjectRange.Ptr()})
+	}
+	return out
 }

@@ -1,0 +1,238 @@
+// Package client is provision's connection to one Consul agent, shared by
+// the roles that talk to it (the agent's services, the KV store, the
+// cluster's coordination, the ACL checks): the agent's address and token
+// as the specs and Consul's environment give them, the deadlines of every
+// request, and how the agent's refusals and failures read for a person.
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/hashicorp/consul/api"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/adapter"
+)
+
+// Agent is one Consul agent as provision reaches it.
+type Agent struct {
+	Conf *api.Config
+	API  *api.Client
+	HTTP *http.Client
+	Net  adapter.Deadlines
+	// Name is the agent block's name; "" for the one agent of Consul (the
+	// consul block, CONSUL_HTTP_ADDR).
+	Name string
+	// Where points a diagnostic about the agent itself at the spec: its
+	// agent block, else the consul block, else the project.
+	Where hcl.Range
+}
+
+// Open sets up the client of the agent conf names (Consul's environment
+// already read into it), with deadlines net; name and where are the
+// agent block's (Agent.Name, Agent.Where).
+func Open(conf *api.Config, net adapter.Deadlines, name string, where hcl.Range) (*Agent, error) {
+	// Accept "http://host:port" as CONSUL_HTTP_ADDR does.
+	if scheme, host, ok := strings.Cut(conf.Address, "://"); ok {
+		conf.Scheme, conf.Address = scheme, host
+	}
+	c, err := api.NewClient(conf)
+	if err != nil {
+		return nil, err
+	}
+	hc, err := api.NewHttpClient(conf.Transport, conf.TLSConfig)
+	if err != nil {
+		return nil, err
+	}
+	if t, ok := hc.Transport.(*http.Transport); ok {
+		// HTTP/1.1: behind HTTP/2 a refused handshake is only "client conn
+		// could not be established", and the TLS alert that names the
+		// missing setting (a client certificate required) is lost.
+		t.ForceAttemptHTTP2 = false
+		t.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	}
+	return &Agent{Conf: conf, API: c, HTTP: hc, Net: net, Name: name, Where: where}, nil
+}
+
+// Address is the agent's base URL; the token is never part of it.
+func (a *Agent) Address() string { return a.Conf.Scheme + "://" + a.Conf.Address }
+
+// Sender sends to the agent: its base URL and the token added to each
+// request, and Consul's plain-text refusals quoted.
+func (a *Agent) Sender() adapter.Sender {
+	return adapter.Sender{
+		Net: a.Net,
+		Do: func(req *http.Request) (*http.Response, error) {
+			req.URL.Scheme, req.URL.Host = a.Conf.Scheme, a.Conf.Address
+			if a.Conf.Token != "" {
+				req.Header.Set("X-Consul-Token", a.Conf.Token)
+			}
+			return a.HTTP.Do(req)
+		},
+		Refuse: func(code int, _ string, body []byte) error { return a.Answered(code, string(body)) },
+	}
+}
+
+// Get reads one endpoint of the agent with the token into out, and
+// returns the answer's headers, which say what the ACLs did (the API
+// client drops them: it stops reading headers at the X-Consul-LastContact
+// the agent endpoints do not send).
+func (a *Agent) Get(ctx context.Context, path string, out any) (http.Header, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := a.Sender().Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return nil, a.Answered(resp.StatusCode, string(msg))
+	}
+	return resp.Header, json.NewDecoder(resp.Body).Decode(out)
+}
+
+// self reads GET /v1/agent/self (which needs agent:read) into out.
+func (a *Agent) self(ctx context.Context, out any) error {
+	return a.Net.Call(ctx, true, func(ctx context.Context) error {
+		_, err := a.API.Raw().Query("/v1/agent/self", out, (&api.QueryOptions{}).WithContext(ctx))
+		return a.StatusError(err)
+	})
+}
+
+// NodeName is the node of the agent, from GET /v1/agent/self.
+func (a *Agent) NodeName(ctx context.Context) (string, error) {
+	var self struct{ Config struct{ NodeName string } }
+	err := a.self(ctx, &self)
+	return self.Config.NodeName, err
+}
+
+// Version is the agent's Consul version, from GET /v1/agent/self:
+// "Consul 1.15.4", or "" when it cannot be read.
+func (a *Agent) Version(ctx context.Context) string {
+	var self struct{ Config struct{ Version string } }
+	if err := a.self(ctx, &self); err != nil || self.Config.Version == "" {
+		return ""
+	}
+	return "Consul " + self.Config.Version
+}
+
+// Unreadable is the diagnostic of a failed read of the agent, at its
+// agent block (or the consul block); nothing is written anywhere then.
+func (a *Agent) Unreadable(err error) *hcl.Diagnostic {
+	d := &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Cannot read the Consul agent",
+		Detail:   fmt.Sprintf("%s. Check that the agent runs and that CONSUL_HTTP_ADDR (or the consul block's address) points at it; an ACL token goes in CONSUL_HTTP_TOKEN.", err),
+		Subject:  a.Where.Ptr(),
+	}
+	if setting := tlsSetting(err); setting != "" {
+		d.Summary = "Cannot reach the Consul agent over TLS"
+		d.Detail = fmt.Sprintf("%s: %s. Nothing was sent.", err, setting)
+		return d
+	}
+	if a.Name != "" {
+		d.Summary = fmt.Sprintf("Cannot read the Consul agent %q", a.Name)
+		d.Detail = fmt.Sprintf("%s. Check that the agent of this node runs at %s (the agent block's address); an ACL token goes in CONSUL_HTTP_TOKEN. Nothing was sent to any agent.", err, a.Address())
+	}
+	return d
+}
+
+// NoToken is the error of a run without a token on an agent whose ACLs
+// deny by default.
+func (a *Agent) NoToken() *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "No Consul ACL token",
+		Detail: fmt.Sprintf("%s runs ACLs and no token was given: the anonymous token reads nothing under default_policy deny (so a plan would show every service as new) and may not write what the specs need. "+
+			"Set CONSUL_HTTP_TOKEN (or CONSUL_HTTP_TOKEN_FILE) to a token with the policy provision policy prints.", a.Address()),
+		Subject: a.Where.Ptr(),
+	}
+}
+
+// Answered is the engine's error for an answer of the agent outside 2xx.
+// A 403 says which permission it lacks, that retrying will not help, and
+// where the policy comes from.
+func (a *Agent) Answered(code int, msg string) error {
+	msg = strings.TrimSpace(msg)
+	text := fmt.Sprintf("consul answered %d: %s", code, msg)
+	if code == http.StatusForbidden {
+		why := "the token lacks this permission on " + a.Address()
+		if strings.Contains(msg, "ACL not found") {
+			why = a.Address() + " does not know the token (unknown, or deleted)"
+		}
+		text = fmt.Sprintf("consul answered 403 Forbidden: %s (%s; retrying will not help: give the token the policy provision policy prints)", strings.TrimSuffix(msg, "."), why)
+	}
+	return &adapter.StatusError{Code: code, Message: text, Leaderless: leaderless(code, msg)}
+}
+
+// StatusError turns the API client's error for an answer outside 2xx into
+// the engine's, so that a 5xx is retried, a 4xx is a refusal and the
+// reason is quoted.
+func (a *Agent) StatusError(err error) error {
+	var se api.StatusError
+	if errors.As(err, &se) {
+		return a.Answered(se.Code, se.Body)
+	}
+	return err
+}
+
+// Disabled says whether err is the answer of an agent that runs no ACLs
+// to an ACL request: 401 "ACL support disabled".
+func Disabled(err error) bool {
+	var se *adapter.StatusError
+	return errors.As(err, &se) && se.Code == http.StatusUnauthorized && strings.Contains(se.Message, "ACL support disabled")
+}
+
+// leaderless says whether an answer of Consul is that the servers have no
+// leader to forward a request to: at a leader's death, for about a second,
+// its RPC connection is refused ("rpc error getting client: failed to get
+// conn", "lead thread didn't get connection"); without a quorum, "No
+// cluster leader" (as Consul's servers answer them, measured on
+// Consul 1.15.4: three servers, the leader killed). The request never
+// reached a leader, so it was not applied.
+func leaderless(code int, msg string) bool {
+	if code != http.StatusInternalServerError {
+		return false
+	}
+	for _, s := range []string{"No cluster leader", "rpc error getting client", "failed to get conn", "lead thread didn't get connection", "No known Consul servers"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// tlsSetting names the setting a TLS failure points at, or "".
+func tlsSetting(err error) string {
+	var alert tls.AlertError
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var header tls.RecordHeaderError
+	// A TLS alert from the server reaches a TCP client as an unexported
+	// type behind "remote error: tls: ..."; only QUIC's is an AlertError.
+	text := fmt.Sprint(err)
+	switch {
+	case errors.As(err, &alert) && (alert == 116 || alert == 42), // certificate_required, bad_certificate
+		strings.Contains(text, "tls: certificate required"), strings.Contains(text, "tls: bad certificate"):
+		return "the agent requires a client certificate: set CONSUL_CLIENT_CERT and CONSUL_CLIENT_KEY to the PEM files of one its CA signed"
+	case errors.As(err, &unknown):
+		return "the agent's certificate is signed by an authority this machine does not trust: set CONSUL_CACERT to the CA's PEM file (consul-agent-ca.pem)"
+	case errors.As(err, &host):
+		return "the agent's certificate is not for the name in the address: set CONSUL_TLS_SERVER_NAME to a name it is for (Consul's own are server.<datacenter>.consul and localhost)"
+	case errors.As(err, &header):
+		return "the agent does not speak TLS at this address: use http:// (or CONSUL_HTTP_SSL=false), or the agent's HTTPS port"
+	case strings.Contains(text, "server gave HTTP response to HTTPS client"):
+		return "the agent answers plain HTTP at this address: use http:// and its HTTP port, or the agent's HTTPS port"
+	}
+	return ""
+}

@@ -1,0 +1,128 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/consul/client"
+	"github.com/provision-dev/provision/provision/consul/cluster"
+	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/servers"
+)
+
+func open(t *testing.T, addr string) *client.Agent {
+	t.Helper()
+	conf := api.DefaultNonPooledConfig()
+	conf.Address = addr
+	a, err := client.Open(conf, adapter.Deadlines{}.OrDefault(), "", hcl.Range{Filename: "main.hcl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestLock: on a real agent, a held lock is refused to a second run with
+// its holder named, after the wait; released, it is taken.
+func TestLock(t *testing.T) {
+	agent := servers.NewConsul(t)
+	first, second := cluster.New(open(t, "http://"+agent.Addr)), cluster.New(open(t, "http://"+agent.Addr))
+	ctx := context.Background()
+	lctx, unlock, err := first.Lock(ctx, "p", "apply", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, _, err = second.Lock(ctx, "p", "destroy", 300*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "the lock provision/locks/p is held: apply by ") || !strings.Contains(err.Error(), "waited 300ms (-lock-timeout)") {
+		t.Errorf("a held lock: %v", err)
+	}
+	if waited := time.Since(start); waited < 300*time.Millisecond {
+		t.Errorf("gave up after %s", waited)
+	}
+	unlock()
+	if lctx.Err() == nil {
+		t.Error("the lock's context lives on after unlock")
+	}
+	_, unlock, err = second.Lock(ctx, "p", "destroy", time.Second)
+	if err != nil {
+		t.Fatalf("the released lock: %v", err)
+	}
+	unlock()
+}
+
+// TestRecord: the agents of a complete apply are recorded (those the
+// specs declare services on), read back, and an agent the next plan does
+// not read is warned about.
+func TestRecord(t *testing.T) {
+	agent := servers.NewConsul(t)
+	c := cluster.New(open(t, "http://"+agent.Addr))
+	ctx := context.Background()
+	scope := func(ids ...string) json.RawMessage { return adapter.RawJSON(map[string]any{"ids": ids}) }
+	backends := []plans.BackendInfo{
+		{Name: "agent.a", Kind: "consul", Address: "http://10.0.0.1:8500", Scope: scope("web-1")},
+		{Name: "agent.b", Kind: "consul", Address: "http://10.0.0.2:8500", Scope: scope()},
+		{Name: "t1", Kind: "elasticsearch", Address: "http://10.0.0.3:9200"},
+	}
+	if rec := c.Recorded(ctx, "p"); rec.Error != "" || len(rec.Agents) != 0 {
+		t.Fatalf("a project never applied: %+v", rec)
+	}
+	if err := c.Remember(ctx, "p", backends); err != nil {
+		t.Fatal(err)
+	}
+	rec := c.Recorded(ctx, "p")
+	if len(rec.Agents) != 1 || rec.Agents["agent.a"] != "http://10.0.0.1:8500" {
+		t.Fatalf("recorded: %+v", rec)
+	}
+	if diags := c.Forgotten(rec, "p", backends); len(diags) != 0 {
+		t.Errorf("every agent read: %v", diags)
+	}
+	diags := c.Forgotten(rec, "p", backends[1:])
+	if len(diags) != 1 || diags[0].Summary != "Services on an agent this plan does not read" || !strings.Contains(diags[0].Detail, "agent.a at http://10.0.0.1:8500") {
+		t.Errorf("an agent block gone: %v", diags)
+	}
+	if err := c.Remember(ctx, "p", nil); err != nil {
+		t.Fatal(err)
+	}
+	if pair, _, err := open(t, "http://"+agent.Addr).API.KV().Get(cluster.RecordPrefix+"p", nil); err != nil || pair != nil {
+		t.Errorf("after a destroy the record is deleted: %v, %v", pair, err)
+	}
+}
+
+// TestElect: of two watchers, one leads; when it stops, the other does.
+func TestElect(t *testing.T) {
+	agent := servers.NewConsul(t)
+	leads := make(chan int, 8)
+	elect := func(ctx context.Context, n int) {
+		cluster.New(open(t, "http://"+agent.Addr)).Elect(ctx, "p", func(leading bool) {
+			if leading {
+				leads <- n
+			}
+		}, t.Logf)
+	}
+	ctx1, stop1 := context.WithCancel(context.Background())
+	ctx2, stop2 := context.WithCancel(context.Background())
+	defer stop2()
+	go elect(ctx1, 1)
+	first := <-leads
+	go elect(ctx2, 2)
+	select {
+	case n := <-leads:
+		t.Fatalf("watcher %d leads while watcher %d does", n, first)
+	case <-time.After(time.Second):
+	}
+	stop1()
+	select {
+	case n := <-leads:
+		if n != 2 {
+			t.Errorf("watcher %d leads again", n)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the second watcher does not lead in 15 s after the first stopped")
+	}
+}
