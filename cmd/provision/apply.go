@@ -29,7 +29,7 @@ func registerApplyFlags(fs *flag.FlagSet) *applyFlags {
 	f := &applyFlags{
 		autoApprove: fs.Bool("auto-approve", false, "do not ask for confirmation"),
 		parallelism: fs.Int("parallelism", 10, "send the requests of at most `N` objects at a time"),
-		noColor:     fs.Bool("no-color", false, "no colors in the output"),
+		noColor:     noColorFlag(fs),
 		json:        fs.Bool("json", false, "print one JSON object per event (needs -auto-approve or a saved plan)"),
 		lock:        fs.Bool("lock", true, "hold the project's lock in Consul while applying"),
 		lockTimeout: fs.Duration("lock-timeout", 0, "wait this long for the lock held by another run"),
@@ -77,7 +77,7 @@ func (c *cli) apply(args []string) int {
 	fs := c.flagSet("apply")
 	f := registerApplyFlags(fs)
 	snapshot := fs.String("snapshot", "", "refused: a plan made from a snapshot is never applied (use plan -snapshot `FILE`)")
-	pos, code, ok := c.parse(fs, args, 1, &jsonApply{&jsonView{c: c}})
+	pos, code, ok := c.parse(fs, args, 1, &jsonApply{&jsonView{o: c.output}})
 	if !ok {
 		return code
 	}
@@ -99,7 +99,7 @@ func (c *cli) destroy(args []string) int {
 	fs := c.flagSet("destroy")
 	f := registerApplyFlags(fs)
 	indices := fs.Bool("indices", false, "also delete the project's indices (never by default: they hold data)")
-	pos, code, ok := c.parse(fs, args, 1, &jsonApply{&jsonView{c: c}})
+	pos, code, ok := c.parse(fs, args, 1, &jsonApply{&jsonView{o: c.output}})
 	if !ok {
 		return code
 	}
@@ -121,7 +121,7 @@ func (c *cli) applyOperation(t run.Type, dir string, f *applyFlags) run.Operatio
 func (c *cli) send(op run.Operation, f *applyFlags, question string) int {
 	ctx, stop := interruptible(&f.plan.net)
 	defer stop()
-	var v run.ApplyView = &jsonApply{&jsonView{c: c}}
+	var v run.ApplyView = &jsonApply{&jsonView{o: c.output}}
 	if !*f.json {
 		v = &humanApply{textView: c.textView(*f.noColor), live: c.isTerminal(c.stderr), command: op.Type.String(), question: question}
 	}

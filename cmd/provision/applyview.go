@@ -162,7 +162,7 @@ func (v *humanApply) flush() {
 		if v.same == 1 {
 			what = "change"
 		}
-		fmt.Fprintf(v.c.stdout, "  ... and %d more %s FAILED the same way\n", v.same, what)
+		fmt.Fprintf(v.o.stdout, "  ... and %d more %s FAILED the same way\n", v.same, what)
 	}
 	v.failed, v.same = "", 0
 }
@@ -170,7 +170,7 @@ func (v *humanApply) flush() {
 func (v *humanApply) Progress(e run.Progress) {
 	if !v.started && !v.live {
 		v.started = true
-		fmt.Fprintln(v.c.stdout) // the requests' lines start under the plan
+		fmt.Fprintln(v.o.stdout) // the requests' lines start under the plan
 	}
 	if !e.Event.Done {
 		return
@@ -183,11 +183,11 @@ func (v *humanApply) Progress(e run.Progress) {
 		elapsed := time.Since(v.start)
 		rate := float64(n) / max(elapsed.Seconds(), 0.001)
 		left := time.Duration(float64(total-n) / rate * float64(time.Second))
-		fmt.Fprintf(v.c.stderr, "\r\x1b[K%d/%d requests sent, %.0f/s, %s left", n, total, rate, left.Round(time.Second))
+		fmt.Fprintf(v.o.stderr, "\r\x1b[K%d/%d requests sent, %.0f/s, %s left", n, total, rate, left.Round(time.Second))
 		if e.Err == nil && n < total {
 			return
 		}
-		fmt.Fprintln(v.c.stderr)
+		fmt.Fprintln(v.o.stderr)
 		if e.Err == nil {
 			return
 		}
@@ -202,34 +202,34 @@ func (v *humanApply) Progress(e run.Progress) {
 	}
 	v.flush()
 	v.failed = key
-	fmt.Fprintf(v.c.stdout, "[%d/%d] %s: %s %s: %s (%s)\n", n, total, e.Change.Addr, e.Request.Method, plans.HideSecrets(e.Request.Path, v.c.secrets), status, e.Elapsed.Round(100*time.Microsecond))
+	fmt.Fprintf(v.o.stdout, "[%d/%d] %s: %s %s: %s (%s)\n", n, total, e.Change.Addr, e.Request.Method, plans.HideSecrets(e.Request.Path, v.o.secrets), status, e.Elapsed.Round(100*time.Microsecond))
 }
 
-func (v *humanApply) Verified(l provision.Verified) { fmt.Fprintf(v.c.stdout, "%s\n", l.Line) }
+func (v *humanApply) Verified(l provision.Verified) { fmt.Fprintf(v.o.stdout, "%s\n", l.Line) }
 
 func (v *humanApply) Result(p *plans.Plan, res provision.Result, diags hcl.Diagnostics) {
 	v.flush()
 	if res.Err() == nil && res.Stopped == nil {
-		v.c.printDiags(diags, v.files, v.color)
+		v.o.printDiags(diags, v.files, v.color)
 		line := completeLine(p.Summary)
 		if diags.HasErrors() {
 			line = strings.Replace(line, "Apply complete:", "Every request sent, but the result is not verified:", 1)
 		}
-		fmt.Fprintf(v.c.stdout, "\n%s\n%s", line, render.Outputs(p))
+		fmt.Fprintf(v.o.stdout, "\n%s\n%s", line, render.Outputs(p))
 		return
 	}
-	fmt.Fprintln(v.c.stderr)
-	v.c.printDiags(append(outcomeDiagnostics(res), diags...), v.files, v.color)
-	fmt.Fprintf(v.c.stderr, "What was done and what was not:\n")
+	fmt.Fprintln(v.o.stderr)
+	v.o.printDiags(append(outcomeDiagnostics(res), diags...), v.files, v.color)
+	fmt.Fprintf(v.o.stderr, "What was done and what was not:\n")
 	groups := outcomesByBackend(res)
 	for _, g := range groups {
 		indent := "  "
 		if len(groups) > 1 {
-			fmt.Fprintf(v.c.stderr, "  %s (%s):\n", g.backend, backendAddress(p, g.backend))
+			fmt.Fprintf(v.o.stderr, "  %s (%s):\n", g.backend, backendAddress(p, g.backend))
 			indent = "    "
 		}
 		for _, o := range g.outcomes {
-			fmt.Fprintf(v.c.stderr, "%s%-9s %s (%d of %d requests sent)\n", indent, outcomeWord(o)+":", o.Change.Addr, o.Sent, len(o.Change.Requests))
+			fmt.Fprintf(v.o.stderr, "%s%-9s %s (%d of %d requests sent)\n", indent, outcomeWord(o)+":", o.Change.Addr, o.Sent, len(o.Change.Requests))
 		}
 	}
 }
@@ -244,16 +244,16 @@ var (
 // pipeline that waits for input would hang. An interrupt while it waits
 // cancels.
 func (v *humanApply) Confirm(ctx context.Context, _ *plans.Plan) bool {
-	c := v.c
-	if !c.isTerminal(c.stdin) {
+	o := v.o
+	if !o.isTerminal(o.stdin) {
 		v.Diagnostics(run.Refusal("Confirmation needed", v.command+" needs confirmation, and standard input is not a terminal. "+
 			"Pass -auto-approve, or save a reviewed plan with plan -out=FILE and apply that file. Nothing was sent.", nil))
 		return false
 	}
-	fmt.Fprintf(c.stdout, "\n%s Only 'yes' will be accepted.\n  Enter a value: ", v.question)
+	fmt.Fprintf(o.stdout, "\n%s Only 'yes' will be accepted.\n  Enter a value: ", v.question)
 	answer := make(chan string, 1)
 	go func() {
-		line, _ := bufio.NewReader(c.stdin).ReadString('\n')
+		line, _ := bufio.NewReader(o.stdin).ReadString('\n')
 		answer <- line
 	}()
 	select {
@@ -261,9 +261,9 @@ func (v *humanApply) Confirm(ctx context.Context, _ *plans.Plan) bool {
 		if strings.TrimSpace(line) == "yes" {
 			return true
 		}
-		fmt.Fprintf(c.stderr, "\nCancelled: nothing was sent.\n")
+		fmt.Fprintf(o.stderr, "\nCancelled: nothing was sent.\n")
 	case <-ctx.Done():
-		fmt.Fprintf(c.stderr, "\nCancelled (%s): nothing was sent.\n", context.Cause(ctx))
+		fmt.Fprintf(o.stderr, "\nCancelled (%s): nothing was sent.\n", context.Cause(ctx))
 	}
 	return false
 }
@@ -356,7 +356,7 @@ type (
 
 func (v *jsonApply) event(e any) {
 	b, _ := json.Marshal(e)
-	fmt.Fprintf(v.c.stdout, "%s\n", b)
+	fmt.Fprintf(v.o.stdout, "%s\n", b)
 }
 
 func (v *jsonApply) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
@@ -365,14 +365,14 @@ func (v *jsonApply) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
 }
 
 func (v *jsonApply) Diagnostics(diags hcl.Diagnostics) {
-	for _, d := range plans.JSONDiagnostics(v.c.hide(diags)) {
+	for _, d := range plans.JSONDiagnostics(v.o.hide(diags)) {
 		v.event(diagnosticEvent{"diagnostic", d})
 	}
 }
 
 func (v *jsonApply) Progress(e run.Progress) {
 	ev := requestEvent{Type: "apply_start", Address: e.Change.Addr, Action: e.Change.Action, Step: e.Step, Of: len(e.Change.Requests),
-		Method: e.Request.Method, Path: plans.HideSecrets(e.Request.Path, v.c.secrets)}
+		Method: e.Request.Method, Path: plans.HideSecrets(e.Request.Path, v.o.secrets)}
 	if e.Event.Done {
 		ms := e.Elapsed.Milliseconds()
 		ev.ElapsedMS = &ms
@@ -381,7 +381,7 @@ func (v *jsonApply) Progress(e run.Progress) {
 	case !e.Event.Done:
 	case e.Err != nil:
 		_, refused := adapter.Refused(e.Err)
-		ev.Type, ev.Error, ev.Refused = "apply_errored", plans.HideSecrets(e.Err.Error(), v.c.secrets), &refused
+		ev.Type, ev.Error, ev.Refused = "apply_errored", plans.HideSecrets(e.Err.Error(), v.o.secrets), &refused
 	default:
 		ev.Type, ev.N, ev.Total = "apply_complete", e.Done, e.Total
 	}

@@ -104,22 +104,30 @@ pull -detailed-exitcode: files rewritten),
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// cli holds the streams a command reads and writes; no command prints to
-// anything else.
+// cli holds the streams a command reads and writes and the environment
+// it reads; no command prints to anything but its output.
 type cli struct {
+	*output
+	environ func() []string
+}
+
+// output is what the views write to (and an apply's confirmation reads),
+// and all they hold of the CLI: the streams, how they may look (a
+// terminal, NO_COLOR, GITHUB_ACTIONS), and the secrets hidden in
+// everything printed.
+type output struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	// isTerminal reports whether a stream is an interactive terminal.
 	isTerminal func(any) bool
 	getenv     func(string) string
-	environ    func() []string
 	// secrets are the values of the specs' sensitive variables, hidden in
 	// everything the command prints.
 	secrets []string
 }
 
 func newCLI(stdin io.Reader, stdout, stderr io.Writer) *cli {
-	return &cli{stdin: stdin, stdout: stdout, stderr: stderr, isTerminal: isTerminal, getenv: os.Getenv, environ: os.Environ}
+	return &cli{output: &output{stdin: stdin, stdout: stdout, stderr: stderr, isTerminal: isTerminal, getenv: os.Getenv}, environ: os.Environ}
 }
 
 func isTerminal(s any) bool {
@@ -293,33 +301,33 @@ func dirArg(pos []string) string {
 
 // color reports whether output to w may be colored: a terminal, no
 // NO_COLOR, no -no-color.
-func (c *cli) color(w io.Writer, noColor bool) bool {
-	return !noColor && c.getenv("NO_COLOR") == "" && c.isTerminal(w)
+func (o *output) color(w io.Writer, noColor bool) bool {
+	return !noColor && o.getenv("NO_COLOR") == "" && o.isTerminal(w)
 }
 
 // printDiags prints diagnostics with snippets, all at once; under GitHub
 // Actions also as workflow annotations, so they show on the pull request.
-func (c *cli) printDiags(diags hcl.Diagnostics, files map[string]*hcl.File, color bool) {
+func (o *output) printDiags(diags hcl.Diagnostics, files map[string]*hcl.File, color bool) {
 	if len(diags) == 0 {
 		return
 	}
-	diags = c.hide(diags)
+	diags = o.hide(diags)
 	files = withJSONSources(files, diags)
 	shown := diags[:min(len(diags), snippets)]
 	for _, d := range shown {
-		_ = hcl.NewDiagnosticTextWriter(c.stderr, upTo(files, d), 0, color).WriteDiagnostic(d)
+		_ = hcl.NewDiagnosticTextWriter(o.stderr, upTo(files, d), 0, color).WriteDiagnostic(d)
 	}
 	if rest := diags[len(shown):]; len(rest) > 0 {
 		// hcl finds a snippet by scanning the file from its start, once
 		// per diagnostic: a thousand of them in a large spec add up.
-		fmt.Fprintf(c.stderr, "%d more diagnostics, without source snippets:\n\n", len(rest))
+		fmt.Fprintf(o.stderr, "%d more diagnostics, without source snippets:\n\n", len(rest))
 		for _, d := range rest {
-			fmt.Fprintln(c.stderr, shortDiag(d))
+			fmt.Fprintln(o.stderr, shortDiag(d))
 		}
 	}
-	if c.getenv("GITHUB_ACTIONS") == "true" {
+	if o.getenv("GITHUB_ACTIONS") == "true" {
 		for _, d := range diags {
-			fmt.Fprintln(c.stdout, annotation(d))
+			fmt.Fprintln(o.stdout, annotation(d))
 		}
 	}
 }
@@ -389,14 +397,14 @@ func shortDiag(d *hcl.Diagnostic) string {
 }
 
 // hide returns diagnostics whose texts hold no secret.
-func (c *cli) hide(diags hcl.Diagnostics) hcl.Diagnostics {
-	if len(c.secrets) == 0 {
+func (o *output) hide(diags hcl.Diagnostics) hcl.Diagnostics {
+	if len(o.secrets) == 0 {
 		return diags
 	}
 	out := make(hcl.Diagnostics, len(diags))
 	for i, d := range diags {
 		h := *d
-		h.Summary, h.Detail = plans.HideSecrets(d.Summary, c.secrets), plans.HideSecrets(d.Detail, c.secrets)
+		h.Summary, h.Detail = plans.HideSecrets(d.Summary, o.secrets), plans.HideSecrets(d.Detail, o.secrets)
 		out[i] = &h
 	}
 	return out
@@ -426,3 +434,8 @@ var (
 
 func escapeData(s string) string     { return dataEscaper.Replace(s) }
 func escapeProperty(s string) string { return propertyEscaper.Replace(s) }
+
+// noColorFlag declares -no-color, alike in every command that prints.
+func noColorFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("no-color", false, "no colors in the output")
+}

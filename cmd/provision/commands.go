@@ -62,12 +62,12 @@ func (c *cli) plan(args []string) int {
 	jsonOut := fs.Bool("json", false, "print the plan as JSON (format_version "+plans.FormatVersion+"); same as -format=json")
 	format := fs.String("format", "text", "`text`, json, or markdown (a pull-request comment, in parts under 65,000 characters)")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
-	noColor := fs.Bool("no-color", false, "no colors in the output")
+	noColor := noColorFlag(fs)
 	generate := fs.String("generate-config-out", "", "write the declarations of the objects that import blocks name and no block declares to `FILE` (never overwritten), then plan with it")
 	snapshot := fs.String("snapshot", "", "plan from the live state recorded in `FILE` by provision snapshot, with no network; such a plan is never applied")
 	var pf planFlags
 	pf.register(fs)
-	pos, code, ok := c.parse(fs, args, 1, &jsonView{c: c})
+	pos, code, ok := c.parse(fs, args, 1, &jsonView{o: c.output})
 	if !ok {
 		return code
 	}
@@ -173,7 +173,7 @@ func (c *cli) graph(args []string) int {
 	}
 	ctx, cancel := pf.net.bound(context.Background())
 	defer cancel()
-	v := &dotView{textView: &textView{c: c}}
+	v := &dotView{textView: &textView{o: c.output}}
 	if c.operation(run.Plan, dirArg(pos), &pf).Start(ctx, v).Failed() || v.failed {
 		return exitError
 	}
@@ -184,9 +184,9 @@ func (c *cli) show(args []string) int {
 	fs := c.flagSet("show")
 	jsonOut := fs.Bool("json", false, "print the plan as JSON; same as -format=json")
 	format := fs.String("format", "text", "`text`, json, or markdown")
-	noColor := fs.Bool("no-color", false, "no colors in the output")
+	noColor := noColorFlag(fs)
 	partsDir := fs.String("parts-dir", "", "with -format=markdown, write each part to `DIR`/part-N.md (one pull-request comment each) instead of printing")
-	pos, code, ok := c.parse(fs, args, 1, &jsonView{c: c})
+	pos, code, ok := c.parse(fs, args, 1, &jsonView{o: c.output})
 	if !ok {
 		return code
 	}
@@ -234,16 +234,16 @@ func writeParts(dir string, parts []string) error {
 func (c *cli) validate(args []string) int {
 	fs := c.flagSet("validate")
 	jsonOut := fs.Bool("json", false, "print the diagnostics as JSON")
-	noColor := fs.Bool("no-color", false, "no colors in the output")
+	noColor := noColorFlag(fs)
 	var pf planFlags
 	pf.vars.register(fs)
-	pos, code, ok := c.parse(fs, args, 1, jsonValidate{&jsonView{c: c}})
+	pos, code, ok := c.parse(fs, args, 1, jsonValidate{&jsonView{o: c.output}})
 	if !ok {
 		return code
 	}
-	var v validateView = textValidate{&textView{c: c, color: c.color(c.stderr, *noColor)}}
+	var v validateView = textValidate{&textView{o: c.output, color: c.color(c.stderr, *noColor)}}
 	if *jsonOut {
-		v = jsonValidate{&jsonView{c: c}}
+		v = jsonValidate{&jsonView{o: c.output}}
 	}
 	r := c.operation(run.Validate, dirArg(pos), &pf).Start(context.Background(), v)
 	if r.Failed() {

@@ -75,6 +75,6 @@ func (c *cli) fmt(args []string) int {
 type fmtView struct{ *textView }
 
 func (v fmtView) unformatted(path string, diff []byte) {
-	fmt.Fprintln(v.c.stdout, path)
-	v.c.stdout.Write(diff)
+	fmt.Fprintln(v.o.stdout, path)
+	v.o.stdout.Write(diff)
 }

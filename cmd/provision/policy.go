@@ -21,13 +21,13 @@ func (c *cli) policy(args []string) int {
 	var pf planFlags
 	pf.vars.register(fs)
 	pf.net.register(fs, 5*time.Minute)
-	pos, code, ok := c.parse(fs, args, 1, &jsonView{c: c})
+	pos, code, ok := c.parse(fs, args, 1, &jsonView{o: c.output})
 	if !ok {
 		return code
 	}
-	var v policyView = textPolicy{&textView{c: c}}
+	var v policyView = textPolicy{&textView{o: c.output}}
 	if *jsonOut {
-		v = jsonPolicy{&jsonView{c: c}}
+		v = jsonPolicy{&jsonView{o: c.output}}
 	}
 	ctx, cancel := pf.net.bound(context.Background())
 	defer cancel()
@@ -51,7 +51,7 @@ type textPolicy struct{ *textView }
 
 func (v textPolicy) policy(r *run.Run, dir string) {
 	v.Diagnostics(r.Warnings)
-	fmt.Fprintf(v.c.stdout, "# The Consul ACL policy of project %q (%s), least privilege:\n#   provision policy %s | consul acl policy create -name provision-%s -rules @-\n\n%s",
+	fmt.Fprintf(v.o.stdout, "# The Consul ACL policy of project %q (%s), least privilege:\n#   provision policy %s | consul acl policy create -name provision-%s -rules @-\n\n%s",
 		r.Config.Project, dir, dir, r.Config.Project, r.Policy.Rules)
 }
 
@@ -63,5 +63,5 @@ func (v jsonPolicy) policy(r *run.Run, _ string) {
 		Project       string `json:"project"`
 		connect.Policy
 		Diagnostics []plans.Diagnostic `json:"diagnostics,omitempty"`
-	}{plans.FormatVersion, r.Config.Project, r.Policy, plans.JSONDiagnostics(v.c.hide(r.Warnings))})
+	}{plans.FormatVersion, r.Config.Project, r.Policy, plans.JSONDiagnostics(v.o.hide(r.Warnings))})
 }

@@ -21,7 +21,7 @@ func (c *cli) pull(args []string) int {
 	fs := c.flagSet("pull")
 	showDiff := fs.Bool("diff", false, "print the rewrites as a unified diff of the spec files and write nothing")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when nothing is left to pull, 1 on error, 2 when files were (or, with -diff, would be) rewritten")
-	noColor := fs.Bool("no-color", false, "no colors in the output")
+	noColor := noColorFlag(fs)
 	snapshot := fs.String("snapshot", "", "pull from the live state recorded in `FILE` by provision snapshot, with no network")
 	var pf planFlags
 	pf.net.register(fs, 30*time.Minute)

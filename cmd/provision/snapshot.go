@@ -16,7 +16,7 @@ import (
 func (c *cli) snapshot(args []string) int {
 	fs := c.flagSet("snapshot")
 	out := fs.String("out", "", "write the snapshot to `FILE` (required)")
-	noColor := fs.Bool("no-color", false, "no colors in the output")
+	noColor := noColorFlag(fs)
 	var pf planFlags
 	pf.vars.register(fs)
 	pf.net.register(fs, 30*time.Minute)

@@ -24,7 +24,7 @@ func (c *cli) test(args []string) int {
 	filter := fs.String("run", "", "run only the runs whose name matches `REGEX`")
 	jsonOut := fs.Bool("json", false, "print one JSON object per run and one for the summary")
 	junit := fs.String("junit-xml", "", "also write the results to `FILE` as JUnit XML: one test case per run")
-	noColor := fs.Bool("no-color", false, "no colors in the output")
+	noColor := noColorFlag(fs)
 	pos, code, ok := c.parse(fs, args, 1, nil)
 	if !ok {
 		return code

@@ -26,9 +26,9 @@ func (c *cli) formatView(format string, noColor bool) (planView, error) {
 	case "text":
 		return c.textView(noColor), nil
 	case "json":
-		return &jsonView{c: c}, nil
+		return &jsonView{o: c.output}, nil
 	case "markdown":
-		return markdownView{&textView{c: c}}, nil
+		return markdownView{&textView{o: c.output}}, nil
 	}
 	return nil, fmt.Errorf("unknown -format %q: use text, json or markdown", format)
 }
@@ -36,36 +36,36 @@ func (c *cli) formatView(format string, noColor bool) (planView, error) {
 // textView is the human rendering: the plan on stdout, diagnostics with
 // their source snippets on stderr.
 type textView struct {
-	c     *cli
+	o     *output
 	color bool
 	files map[string]*hcl.File
 }
 
 func (c *cli) textView(noColor bool) *textView {
-	return &textView{c: c, color: c.color(c.stdout, noColor)}
+	return &textView{o: c.output, color: c.color(c.stdout, noColor)}
 }
 
 func (v *textView) Loaded(files map[string]*hcl.File, secrets []string) {
 	v.files = files
-	v.c.secrets = append(v.c.secrets, secrets...)
+	v.o.secrets = append(v.o.secrets, secrets...)
 }
 
 func (v *textView) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
-	v.c.printDiags(warnings, v.files, v.color)
-	_ = render.Text(v.c.stdout, p.Redacted(), render.TextOptions{Color: v.color})
+	v.o.printDiags(warnings, v.files, v.color)
+	_ = render.Text(v.o.stdout, p.Redacted(), render.TextOptions{Color: v.color})
 }
 
-func (v *textView) Diagnostics(diags hcl.Diagnostics) { v.c.printDiags(diags, v.files, v.color) }
+func (v *textView) Diagnostics(diags hcl.Diagnostics) { v.o.printDiags(diags, v.files, v.color) }
 
-func (v *textView) note(format string, args ...any) { fmt.Fprintf(v.c.stderr, format+"\n", args...) }
+func (v *textView) note(format string, args ...any) { fmt.Fprintf(v.o.stderr, format+"\n", args...) }
 
 // markdownView prints the plan for a pull-request comment, and its
 // diagnostics as text on stderr.
 type markdownView struct{ *textView }
 
 func (v markdownView) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
-	v.c.printDiags(warnings, v.files, false)
-	fmt.Fprint(v.c.stdout, strings.Join(render.Markdown(p.Redacted()), "\n"))
+	v.o.printDiags(warnings, v.files, false)
+	fmt.Fprint(v.o.stdout, strings.Join(render.Markdown(p.Redacted()), "\n"))
 }
 
 // dotView prints the plan's apply order as a Graphviz graph; failed is
@@ -76,8 +76,8 @@ type dotView struct {
 }
 
 func (v *dotView) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
-	v.c.printDiags(warnings, v.files, false)
-	if err := render.DOT(v.c.stdout, p); err != nil {
+	v.o.printDiags(warnings, v.files, false)
+	if err := render.DOT(v.o.stdout, p); err != nil {
 		v.failed = true
 		v.Diagnostics(run.Refusal("Cannot write the graph", err.Error()+".", nil))
 	}
@@ -85,28 +85,28 @@ func (v *dotView) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
 
 // jsonView prints one JSON document: the plan, or the diagnostics that
 // stopped the command.
-type jsonView struct{ c *cli }
+type jsonView struct{ o *output }
 
 func (v *jsonView) Loaded(_ map[string]*hcl.File, secrets []string) {
-	v.c.secrets = append(v.c.secrets, secrets...)
+	v.o.secrets = append(v.o.secrets, secrets...)
 }
 
 func (v *jsonView) Plan(p *plans.Plan, _ hcl.Diagnostics) { v.write(p.Redacted()) }
 
-func (v *jsonView) note(format string, args ...any) { fmt.Fprintf(v.c.stderr, format+"\n", args...) }
+func (v *jsonView) note(format string, args ...any) { fmt.Fprintf(v.o.stderr, format+"\n", args...) }
 
 func (v *jsonView) Diagnostics(diags hcl.Diagnostics) {
 	v.write(struct {
 		FormatVersion string             `json:"format_version"`
 		Diagnostics   []plans.Diagnostic `json:"diagnostics"`
-	}{plans.FormatVersion, plans.JSONDiagnostics(v.c.hide(diags))})
+	}{plans.FormatVersion, plans.JSONDiagnostics(v.o.hide(diags))})
 }
 
 // write prints x as compact JSON on one line, as Terraform's -json
 // output: indenting a plan of 10,000 objects took longer than making it
 // (pipe it to jq for a person).
 func (v *jsonView) write(x any) {
-	_ = json.NewEncoder(v.c.stdout).Encode(x)
+	_ = json.NewEncoder(v.o.stdout).Encode(x)
 }
 
 // validateView reports a validation: the diagnostics, and that the specs
@@ -121,7 +121,7 @@ type textValidate struct{ *textView }
 
 func (v textValidate) valid(dir string, warnings hcl.Diagnostics) {
 	v.Diagnostics(warnings)
-	fmt.Fprintf(v.c.stdout, "The specs in %s are valid.\n", dir)
+	fmt.Fprintf(v.o.stdout, "The specs in %s are valid.\n", dir)
 }
 
 // jsonValidate prints one document: whether the specs are valid, and the
@@ -135,7 +135,7 @@ type validation struct {
 }
 
 func (v jsonValidate) Diagnostics(diags hcl.Diagnostics) {
-	v.write(validation{plans.FormatVersion, !diags.HasErrors(), plans.JSONDiagnostics(v.c.hide(diags))})
+	v.write(validation{plans.FormatVersion, !diags.HasErrors(), plans.JSONDiagnostics(v.o.hide(diags))})
 }
 
 func (v jsonValidate) valid(_ string, warnings hcl.Diagnostics) { v.Diagnostics(warnings) }
