@@ -1,9 +1,10 @@
 // Package run is one provision run, in the engine. Every command that
 // reads specs (plan, apply DIR, apply PLANFILE, destroy, validate,
-// policy, graph, snapshot, plan -generate-config-out, and each run of
-// provision test) is an Operation: a fixed sequence of named phases
+// policy, graph, snapshot, pull, plan -generate-config-out, and each run
+// of provision test) is an Operation: a fixed sequence of named phases
 // (Phase, in order: load, open, check permissions, lock, read, diff,
-// check saved, confirm, send, record, verify), each of which returns its
+// check saved, confirm, send, record, verify, and the makes of the
+// commands that make something else than a plan), each of which returns its
 // outcome (diagnostics; an error stops the run there), and of which each
 // type of operation runs its own (phases). What each phase does, and which
 // commands run it, is the table of docs/internals/architecture.md: no
@@ -24,6 +25,7 @@ import (
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/connect"
 	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/pull"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -55,9 +57,13 @@ const (
 	Policy
 	// Snapshot reads the live state, as a plan does, to record it.
 	Snapshot
+	// Pull plans the whole specs and works out (and checks) the rewrites
+	// of the specs that bring what people changed on owned objects back
+	// into them; Targets and Excludes select what is pulled.
+	Pull
 )
 
-var typeNames = [...]string{"validate", "plan", "apply", "apply", "destroy", "plan", "policy", "snapshot"}
+var typeNames = [...]string{"validate", "plan", "apply", "apply", "destroy", "plan", "policy", "snapshot", "pull"}
 
 // String is the command that runs the operation.
 func (t Type) String() string { return typeNames[t] }
@@ -84,12 +90,14 @@ const (
 	Record
 	Verify
 	// MakeConfig generates declarations (Generate); MakePolicy makes the
-	// ACL policy (Policy).
+	// ACL policy (Policy); MakePull works out and checks the rewrites of
+	// a pull (Pull).
 	MakeConfig
 	MakePolicy
+	MakePull
 )
 
-var phaseNames = [...]string{"load", "open", "check permissions", "lock", "read", "diff", "check saved", "confirm", "send", "record", "verify", "make config", "make policy"}
+var phaseNames = [...]string{"load", "open", "check permissions", "lock", "read", "diff", "check saved", "confirm", "send", "record", "verify", "make config", "make policy", "make pull"}
 
 func (p Phase) String() string { return phaseNames[p] }
 
@@ -103,6 +111,7 @@ var phases = map[Type][]Phase{
 	Generate:   {Load, Open, MakeConfig},
 	Policy:     {Load, Open, MakePolicy},
 	Snapshot:   {Load, Open, Read},
+	Pull:       {Load, Open, Read, Diff, MakePull},
 }
 
 // Hook runs after its phase; an error diagnostic stops the run there, as
@@ -224,6 +233,8 @@ type Run struct {
 	// generate); Policy is the policy made.
 	Generated []byte
 	Policy    connect.Policy
+	// Pulled are the checked rewrites of a pull.
+	Pulled *pull.Result
 	// Ran are the phases run, in order, the last one the one that stopped
 	// the run when it failed.
 	Ran    []Phase
@@ -265,7 +276,7 @@ func (o Operation) Start(ctx context.Context, v View) *Run {
 		if ph == Lock {
 			ctx, diags = r.lock(ctx)
 		} else {
-			diags = steps[ph](r, ctx)
+			diags = r.step(ctx, ph)
 		}
 		for _, h := range o.Hooks[ph] {
 			if diags.HasErrors() {
@@ -295,13 +306,38 @@ func (r *Run) fail(diags hcl.Diagnostics) {
 	}
 }
 
-// steps are the functions of the phases but lock, whose context replaces
-// the run's once the lock is held (canceled if the lock is lost).
-var steps = [...]func(*Run, context.Context) hcl.Diagnostics{
-	Load: (*Run).load, Open: (*Run).open, CheckPermissions: (*Run).checkPermissions,
-	Read: (*Run).read, Diff: (*Run).plan, CheckSaved: (*Run).checkSaved, Confirm: (*Run).confirm,
-	Send: (*Run).send, Record: (*Run).record, Verify: (*Run).verify,
-	MakeConfig: (*Run).generate, MakePolicy: (*Run).policy,
+// step runs phase ph but lock, whose context replaces the run's once the
+// lock is held (canceled if the lock is lost).
+func (r *Run) step(ctx context.Context, ph Phase) hcl.Diagnostics {
+	switch ph {
+	case Load:
+		return r.load(ctx)
+	case Open:
+		return r.open(ctx)
+	case CheckPermissions:
+		return r.checkPermissions(ctx)
+	case Read:
+		return r.read(ctx)
+	case Diff:
+		return r.plan(ctx)
+	case CheckSaved:
+		return r.checkSaved(ctx)
+	case Confirm:
+		return r.confirm(ctx)
+	case Send:
+		return r.send(ctx)
+	case Record:
+		return r.record(ctx)
+	case Verify:
+		return r.verify(ctx)
+	case MakeConfig:
+		return r.generate(ctx)
+	case MakePolicy:
+		return r.policy(ctx)
+	case MakePull:
+		return r.pull(ctx)
+	}
+	panic(fmt.Sprintf("run: no step for phase %s", ph))
 }
 
 // shownAlready is the Extra of the error a phase returns for a failure

@@ -75,6 +75,7 @@ func TestPhases(t *testing.T) {
 		{Operation{Type: Destroy, Lock: true}, []Phase{Load, Open, CheckPermissions, Lock, Read, Diff, Record, Verify}},
 		{Operation{Type: Policy}, []Phase{Load, Open, MakePolicy}},
 		{Operation{Type: Generate}, []Phase{Load, Open, MakeConfig}},
+		{Operation{Type: Pull}, []Phase{Load, Open, Read, Diff, MakePull}},
 	} {
 		t.Run(tt.op.Type.String(), func(t *testing.T) {
 			tt.op.Dir = dir

@@ -249,7 +249,7 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 		return Refusal("Invalid -replace address", err.Error(), nil)
 	}
 	include, exclude, err := r.targets()
-	if err == nil {
+	if err == nil && r.Type != Pull { // a pull plans the whole (and selects what it pulls)
 		err = p.Target(include, exclude)
 	}
 	if err != nil {
