@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/provision-dev/provision/cmd/provision/render"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/provtest"
 	"github.com/provision-dev/provision/provision/run"
@@ -40,6 +42,7 @@ func (c *cli) test(args []string) int {
 		}
 	}
 	o := provtest.Options{Update: *update,
+		Text: func(w io.Writer, p *plans.Plan) error { return render.Text(w, p, render.TextOptions{}) },
 		Getenv: func(k string) string {
 			if serverVar(k) {
 				return ""

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,7 +23,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclwrite"
-	"github.com/provision-dev/provision/cmd/provision/render"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
@@ -264,6 +264,9 @@ type Options struct {
 	Filter  *regexp.Regexp
 	Getenv  func(string) string
 	Environ func() []string
+	// Text writes a plan's text form, as the CLI renders it, for the
+	// .txt golden files (the rendering is the command layer's).
+	Text func(w io.Writer, p *plans.Plan) error
 }
 
 // Result is one run's outcome.
@@ -317,11 +320,11 @@ func Execute(dir string, runs []*Run, o Options) (results []Result, orphans []st
 		res := Result{Run: r}
 		if loadDiags.HasErrors() || specs.Config == nil {
 			res.Diagnostics = loadDiags
-			res.judge(nil, dir, o.Update)
+			res.judge(nil, dir, o)
 		} else {
 			p, backends, diags := plan(dir, r, specs, snapshots, o)
 			res.Diagnostics = diags
-			res.judge(p, dir, o.Update)
+			res.judge(p, dir, o)
 			if p != nil {
 				res.asserts(p, specs.Config)
 			}
@@ -424,7 +427,7 @@ func (c *capture) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
 
 // judge compares the run's plan (nil: it failed) with what the run
 // expects and with its golden files.
-func (res *Result) judge(p *plans.Plan, dir string, update bool) {
+func (res *Result) judge(p *plans.Plan, dir string, o Options) {
 	r := res.Run
 	if len(r.ExpectFailures) > 0 {
 		res.expectFailures(p)
@@ -437,7 +440,7 @@ func (res *Result) judge(p *plans.Plan, dir string, update bool) {
 	if r.ExpectNoChanges && p.Summary.HasChanges() {
 		res.Failures = append(res.Failures, fmt.Sprintf("expect_no_changes, and the plan has changes: %s", p.Summary.Line()))
 	}
-	text, js, err := renderPlan(p, dir, r)
+	text, js, err := renderPlan(p, dir, r, o.Text)
 	if err != nil {
 		res.Failures = append(res.Failures, err.Error())
 		return
@@ -448,7 +451,7 @@ func (res *Result) judge(p *plans.Plan, dir string, update bool) {
 	}{{r.Golden() + ".txt", text}, {r.Golden() + ".json", js}} {
 		want, err := os.ReadFile(g.path)
 		switch {
-		case update && (err != nil || !bytes.Equal(want, g.got)):
+		case o.Update && (err != nil || !bytes.Equal(want, g.got)):
 			err := os.MkdirAll(filepath.Dir(g.path), 0o755)
 			if err == nil {
 				err = os.WriteFile(g.path, g.got, 0o644)
@@ -530,7 +533,7 @@ func summaries(diags hcl.Diagnostics) string {
 // renderPlan is the plan's text and JSON views, redacted, with the paths of
 // the spec directory and of the snapshot written relative to them, so
 // that a golden file does not depend on where the tests run from.
-func renderPlan(p *plans.Plan, dir string, r *Run) (text, js []byte, err error) {
+func renderPlan(p *plans.Plan, dir string, r *Run, render func(io.Writer, *plans.Plan) error) (text, js []byte, err error) {
 	q := *p
 	q.Dir = ""
 	if q.Snapshot != nil {
@@ -540,7 +543,7 @@ func renderPlan(p *plans.Plan, dir string, r *Run) (text, js []byte, err error) 
 	}
 	red := q.Redacted()
 	var buf bytes.Buffer
-	if err := render.Text(&buf, red, render.TextOptions{}); err != nil {
+	if err := render(&buf, red); err != nil {
 		return nil, nil, err
 	}
 	raw, err := json.MarshalIndent(red, "", "  ")
