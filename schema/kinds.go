@@ -33,6 +33,11 @@ type Kind struct {
 	// ignorable are the attributes that ignore_changes may name, and how
 	// deep a path under each may go (-1: any depth).
 	ignorable map[string]int
+	// pulled are the attributes pull may write into the declaration of
+	// the object named name in module, from its live and declared views
+	// (a plan's before and after, as JSON decodes them); nil for a kind
+	// that pull leaves alone.
+	pulled func(cfg *Config, module, name string, live, declared map[string]any) []PullAttr
 	// labels, decode and check are the kind's block: its labels, how the
 	// blocks of one module instance (module, "" for the root), for_each
 	// and dynamic blocks expanded, are decoded into cfg, and what is
@@ -65,6 +70,7 @@ var Kinds = []Kind{
 			return out
 		},
 		ignorable: serviceIgnorable(),
+		pulled:    servicePulled,
 		labels:    []string{"name"},
 		decode: func(d *decoder, cfg *Config, units []unit, module string) {
 			for _, s := range d.serviceBlocks(units) {
@@ -124,7 +130,10 @@ var Kinds = []Kind{
 			return out
 		},
 		ignorable: map[string]int{"source": -1},
-		labels:    []string{"type", "name"},
+		pulled: func(_ *Config, _, _ string, live, declared map[string]any) []PullAttr {
+			return []PullAttr{{Name: "source", Live: live, Decl: declared}}
+		},
+		labels: []string{"type", "name"},
 		decode: func(d *decoder, cfg *Config, units []unit, module string) {
 			for _, doc := range d.documentBlocks(units, cfg.Indices) {
 				doc.Module = module
@@ -151,7 +160,10 @@ var Kinds = []Kind{
 			return out
 		},
 		ignorable: map[string]int{"value": 0, "flags": 0},
-		labels:    []string{"path"},
+		pulled: func(_ *Config, _, _ string, live, declared map[string]any) []PullAttr {
+			return []PullAttr{{Name: "value", Live: live["value"], Decl: declared["value"]}, {Name: "flags", Live: live["flags"], Decl: declared["flags"]}}
+		},
+		labels: []string{"path"},
 		decode: func(d *decoder, cfg *Config, units []unit, module string) {
 			for _, u := range units {
 				d.instance(u, func() {
@@ -163,6 +175,28 @@ var Kinds = []Kind{
 		},
 		check: (*decoder).checkKeys,
 	},
+}
+
+// PullAttr is one attribute pull may write into a declaration: its name
+// in the block, and its live and declared values as JSON decodes them.
+// Frontend says that the declaration's frontend block writes some of the
+// live value (a service's tags), which pull does not rewrite.
+type PullAttr struct {
+	Name       string
+	Live, Decl any
+	Frontend   bool
+}
+
+// Pulled are the attributes pull may write into the declaration of an
+// object of kind (its name and module instance), from its live and
+// declared views: a document's source, a key's value and flags, a
+// service's address, port, meta, tags and the other fields it declares;
+// none for an index.
+func (cfg *Config) Pulled(kind, module, name string, live, declared map[string]any) []PullAttr {
+	if k, ok := kindOf(kind); ok && k.pulled != nil {
+		return k.pulled(cfg, module, name, live, declared)
+	}
+	return nil
 }
 
 // ignorables are each kind's ignorable attributes (Kind.ignorable) by the

@@ -497,3 +497,74 @@ func (d *decoder) checkGate(cfg *Config, s *Service) {
 		}
 	}
 }
+
+// servicePulled are what pull may write into a service block, from the
+// registration as the agent reports it and as declared: its address,
+// port, meta (less provision's marks), tags (less those its frontend
+// block writes) and the other fields of the registration it declares
+// (RegistrationFields).
+func servicePulled(cfg *Config, module, id string, live, declared map[string]any) []PullAttr {
+	attrs := []PullAttr{{Name: "address", Live: live["Address"], Decl: declared["Address"]}, {Name: "port", Live: live["Port"], Decl: declared["Port"]},
+		{Name: "meta", Live: unmarked(live["Meta"]), Decl: unmarked(declared["Meta"])}}
+	i := slices.IndexFunc(cfg.Services, func(s *Service) bool { return s.ID == id && s.Module == module })
+	if i < 0 {
+		return attrs
+	}
+	svc := cfg.Services[i]
+	tags, ok := rawTags(anyStrings(live["Tags"]), anyStrings(declared["Tags"]), svc.Tags)
+	attrs = append(attrs, PullAttr{Name: "tags", Live: tags, Decl: anyStrings(svc.Tags), Frontend: !ok})
+	for _, a := range RegistrationFields {
+		if _, set := svc.Fields[a.Wire]; set {
+			attrs = append(attrs, PullAttr{Name: a.Name, Live: SpecJSON(a, live[a.Wire]), Decl: SpecJSON(a, declared[a.Wire])})
+		}
+	}
+	return attrs
+}
+
+// rawTags are the live tags less those the frontend block writes (those
+// of all, the declared tags, that declared, the block's raw tags, lacks);
+// false when a tag the frontend writes is not live as it is written.
+func rawTags(live, all []any, declared []string) ([]any, bool) {
+	written := map[string]bool{}
+	for _, t := range all {
+		if !slices.Contains(declared, t.(string)) {
+			written[t.(string)] = true
+		}
+	}
+	out := []any{}
+	for _, t := range live {
+		if written[t.(string)] {
+			delete(written, t.(string))
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, len(written) == 0
+}
+
+// anyStrings is a list of strings as JSON decodes it.
+func anyStrings(v any) []any {
+	switch v := v.(type) {
+	case []any:
+		return v
+	case []string:
+		out := make([]any, len(v))
+		for i, s := range v {
+			out[i] = s
+		}
+		return out
+	}
+	return []any{}
+}
+
+// unmarked is a service's meta less the keys provision writes itself.
+func unmarked(v any) any {
+	m, _ := v.(map[string]any)
+	out := map[string]any{}
+	for k, x := range m {
+		if !ProvisionMeta(k) {
+			out[k] = x
+		}
+	}
+	return out
+}

@@ -147,14 +147,6 @@ type instance struct {
 	dropped bool
 }
 
-type attr struct {
-	name       string
-	live, decl any
-	// frontend: the live tags lack some that the frontend block writes,
-	// which pull does not rewrite.
-	frontend bool
-}
-
 // edit replaces the bytes [start, end) of a file with text; a JSON file
 // is replaced whole.
 type edit struct {
@@ -221,117 +213,38 @@ func (in *instance) blockKey() string {
 	return in.file + ":" + strconv.Itoa(in.change.DeclaredAt.Start.Byte)
 }
 
-// attributes are the attributes pull may rewrite of the object c plans,
-// with their live and declared values, from the change's before and
-// after: a document's source, a key's value and flags, a service's
-// address, port, meta (less provision's marks), tags (less those its
-// frontend block writes) and the other fields of the registration it
-// declares (schema.RegistrationFields).
-func attributes(cfg *schema.Config, c *plans.Change) []attr {
+// attributes are the attributes of an updated object that pull may
+// write, as its kind registers them (schema.Config.Pulled), from the
+// change's before and after.
+func attributes(cfg *schema.Config, c *plans.Change) []schema.PullAttr {
 	before, _ := decode(c.Before).(map[string]any)
 	after, _ := decode(c.After).(map[string]any)
 	if before == nil || after == nil {
 		return nil
 	}
-	switch c.Addr.Kind {
-	case "document":
-		return []attr{{name: "source", live: before, decl: after}}
-	case "key":
-		return []attr{{name: "value", live: before["value"], decl: after["value"]}, {name: "flags", live: before["flags"], decl: after["flags"]}}
-	case "service":
-		attrs := []attr{{name: "address", live: before["Address"], decl: after["Address"]}, {name: "port", live: before["Port"], decl: after["Port"]},
-			{name: "meta", live: unmarked(before["Meta"]), decl: unmarked(after["Meta"])}}
-		if svc := serviceOf(cfg, c.Addr); svc != nil {
-			tags, ok := raw(anyStrings(before["Tags"]), anyStrings(after["Tags"]), svc.Tags)
-			attrs = append(attrs, attr{"tags", tags, anyStrings(svc.Tags), !ok})
-			for _, a := range schema.RegistrationFields {
-				if _, declared := svc.Fields[a.Wire]; declared {
-					attrs = append(attrs, attr{name: a.Name, live: schema.SpecJSON(a, before[a.Wire]), decl: schema.SpecJSON(a, after[a.Wire])})
-				}
-			}
-		}
-		return attrs
-	}
-	return nil
-}
-
-// raw are the live tags less those the frontend block writes (those of
-// all, the declared tags, that declared, the block's raw tags, lacks);
-// false when a tag the frontend writes is not live as it is written.
-func raw(live, all []any, declared []string) ([]any, bool) {
-	written := map[string]bool{}
-	for _, t := range all {
-		if !slices.Contains(declared, t.(string)) {
-			written[t.(string)] = true
-		}
-	}
-	out := []any{}
-	for _, t := range live {
-		if written[t.(string)] {
-			delete(written, t.(string))
-			continue
-		}
-		out = append(out, t)
-	}
-	return out, len(written) == 0
-}
-
-// anyStrings is a list of strings as JSON decodes it.
-func anyStrings(v any) []any {
-	switch v := v.(type) {
-	case []any:
-		return v
-	case []string:
-		out := make([]any, len(v))
-		for i, s := range v {
-			out[i] = s
-		}
-		return out
-	}
-	return []any{}
-}
-
-// unmarked is a service's meta less the keys provision writes itself.
-func unmarked(v any) any {
-	m, _ := v.(map[string]any)
-	out := map[string]any{}
-	for k, x := range m {
-		if !schema.ProvisionMeta(k) {
-			out[k] = x
-		}
-	}
-	return out
-}
-
-func serviceOf(cfg *schema.Config, a plans.Addr) *schema.Service {
-	for _, s := range cfg.Services {
-		if s.ID == a.Name && s.Module == a.Module {
-			return s
-		}
-	}
-	return nil
+	return cfg.Pulled(c.Addr.Kind, c.Addr.Module, c.Addr.Name, before, after)
 }
 
 // pull works out the edits of an updated object.
 func (in *instance) pull() {
 	for _, a := range attributes(in.specs.Config, in.change) {
-		if a.frontend {
-			in.leave(in.block.DefRange(), a.name, nil, nil, "Its tags differ from those its frontend block writes; pull does not rewrite a frontend block: change the block, or declare the tags as they are in tags.")
+		if a.Frontend {
+			in.leave(in.block.DefRange(), a.Name, nil, nil, "Its tags differ from those its frontend block writes; pull does not rewrite a frontend block: change the block, or declare the tags as they are in tags.")
 			continue
 		}
-		if equal(a.live, a.decl) {
+		if equal(a.Live, a.Decl) {
 			continue
 		}
-		at, ok := in.block.Body.Attributes[a.name]
-		if i := slices.IndexFunc(in.block.Body.Blocks, func(b *hclsyntax.Block) bool { return b.Type == a.name }); !ok && i >= 0 {
-			in.leave(in.block.Body.Blocks[i].DefRange(), a.name, a.live, a.decl, "It is written as a block, which pull does not rewrite: change the block, or write it as an argument (name = { ... }).")
+		at, ok := in.block.Body.Attributes[a.Name]
+		if i := slices.IndexFunc(in.block.Body.Blocks, func(b *hclsyntax.Block) bool { return b.Type == a.Name }); !ok && i >= 0 {
+			in.leave(in.block.Body.Blocks[i].DefRange(), a.Name, a.Live, a.Decl, "It is written as a block, which pull does not rewrite: change the block, or write it as an argument (name = { ... }).")
 			continue
 		}
 		if !ok {
-			in.insert(a.name, a.live)
+			in.insert(a.Name, a.Live)
 			continue
 		}
-		in.value(at.Expr, []string{a.name}, a.live, a.decl)
+		in.value(at.Expr, []string{a.Name}, a.Live, a.Decl)
 	}
 }
 
