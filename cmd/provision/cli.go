@@ -281,17 +281,6 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-// varFlags are the input-variable options every command that loads specs
-// takes.
-type varFlags struct {
-	vars, files listFlag
-}
-
-func (v *varFlags) register(fs *flag.FlagSet) {
-	fs.Var(&v.vars, "var", "set an input variable: -var name=value (repeatable)")
-	fs.Var(&v.files, "var-file", "read input variables from an HCL file (repeatable)")
-}
-
 func dirArg(pos []string) string {
 	if len(pos) == 0 {
 		return "specs"
@@ -434,8 +423,3 @@ var (
 
 func escapeData(s string) string     { return dataEscaper.Replace(s) }
 func escapeProperty(s string) string { return propertyEscaper.Replace(s) }
-
-// noColorFlag declares -no-color, alike in every command that prints.
-func noColorFlag(fs *flag.FlagSet) *bool {
-	return fs.Bool("no-color", false, "no colors in the output")
-}

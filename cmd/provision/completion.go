@@ -16,13 +16,12 @@ import (
 // flags, and for -target, -exclude and -replace the addresses the specs
 // declare), or with -addresses those addresses, read offline, one a line.
 func (c *cli) completion(args []string) int {
-	fs := c.flagSet("completion")
-	addresses := fs.Bool("addresses", false, "print the addresses of the objects the specs of DIR declare, one a line (what the scripts complete -target, -exclude and -replace with); reads no server")
-	pos, code, ok := c.parse(fs, args, 1, nil)
+	var a completionArgs
+	pos, code, ok := c.args("completion", &a, args, 1, nil)
 	if !ok {
 		return code
 	}
-	if *addresses {
+	if a.addresses {
 		// Best effort, as completion is: specs that do not load (a
 		// required variable, an error being typed) complete nothing.
 		cfg, _ := schema.NewParser().LoadDir(dirArg(pos), schema.Inputs{Env: c.environ()})
@@ -35,7 +34,7 @@ func (c *cli) completion(args []string) int {
 	}
 	if len(pos) != 1 || scripts[pos[0]] == nil {
 		fmt.Fprintf(c.stderr, "provision completion: name a shell: bash, zsh or fish\n\n")
-		fs.Usage()
+		c.usage("completion", &a)
 		return exitError
 	}
 	var flags = map[string][]string{}

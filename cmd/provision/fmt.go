@@ -15,10 +15,8 @@ import (
 const exitUnformatted = 3
 
 func (c *cli) fmt(args []string) int {
-	fs := c.flagSet("fmt")
-	check := fs.Bool("check", false, "change nothing; list the files not in canonical layout and exit 3 if any")
-	showDiff := fs.Bool("diff", false, "print the changes as a diff")
-	pos, code, ok := c.parse(fs, args, 1, nil)
+	var a fmtArgs
+	pos, code, ok := c.args("fmt", &a, args, 1, nil)
 	if !ok {
 		return code
 	}
@@ -48,11 +46,11 @@ func (c *cli) fmt(args []string) int {
 		}
 		unformatted = true
 		var d []byte
-		if *showDiff {
+		if a.diff {
 			d = diff.Diff(path, src, path+" (formatted)", out)
 		}
 		v.unformatted(path, d)
-		if !*check {
+		if !a.check {
 			if err := os.WriteFile(path, out, 0o644); err != nil {
 				v.Diagnostics(run.Refusal("Cannot write a spec", err.Error()+".", nil))
 				return exitError
@@ -64,7 +62,7 @@ func (c *cli) fmt(args []string) int {
 		v.Diagnostics(diags)
 		return exitError
 	}
-	if *check && unformatted {
+	if a.check && unformatted {
 		return exitUnformatted
 	}
 	return exitOK

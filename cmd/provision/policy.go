@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/provision-dev/provision/provision/connect"
 
@@ -14,25 +13,19 @@ import (
 // policy prints the least-privilege Consul ACL policy the specs need: the
 // rules, ready for consul acl policy create -rules @-, or as JSON.
 func (c *cli) policy(args []string) int {
-	fs := c.flagSet("policy")
-	jsonOut := fs.Bool("json", false, "print the policy as JSON: the rules and each permission")
-	watch := fs.Bool("watch", false, "add what provision watch needs: write on the key provision/watch/<project>, where its replicas elect the healer")
-	node := fs.String("node", "", "the node name of the agent that holds the lock, when it cannot be looked up (GET /v1/agent/self needs agent:read)")
-	var pf planFlags
-	pf.vars.register(fs)
-	pf.net.register(fs, 5*time.Minute)
-	pos, code, ok := c.parse(fs, args, 1, &jsonView{o: c.output})
+	var a policyArgs
+	pos, code, ok := c.args("policy", &a, args, 1, &jsonView{o: c.output})
 	if !ok {
 		return code
 	}
 	var v policyView = textPolicy{&textView{o: c.output}}
-	if *jsonOut {
+	if a.view.json {
 		v = jsonPolicy{&jsonView{o: c.output}}
 	}
-	ctx, cancel := pf.net.bound(context.Background())
+	ctx, cancel := a.run.net.bound(context.Background())
 	defer cancel()
-	op := c.operation(run.Policy, dirArg(pos), &pf)
-	op.SearchIndices, op.Node, op.Watch = false, *node, *watch
+	op := c.operation(run.Policy, dirArg(pos), &a.run)
+	op.SearchIndices, op.Node, op.Watch = false, a.node, a.watch
 	r := op.Start(ctx, v)
 	if r.Failed() {
 		return exitError

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
@@ -17,27 +16,18 @@ import (
 )
 
 func (c *cli) pull(args []string) int {
-	fs := c.flagSet("pull")
-	showDiff := fs.Bool("diff", false, "print the rewrites as a unified diff of the spec files and write nothing")
-	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when nothing is left to pull, 1 on error, 2 when files were (or, with -diff, would be) rewritten")
-	noColor := noColorFlag(fs)
-	snapshot := fs.String("snapshot", "", "pull from the live state recorded in `FILE` by provision snapshot, with no network")
-	var pf planFlags
-	pf.net.register(fs, 30*time.Minute)
-	pf.vars.register(fs)
-	fs.Var(&pf.targets, "target", "pull only this object (an address as plan's -target takes it; repeatable)")
-	fs.Var(&pf.excludes, "exclude", "leave this object out of the pull (repeatable)")
-	pos, code, ok := c.parse(fs, args, 1, nil)
+	var a pullArgs
+	pos, code, ok := c.args("pull", &a, args, 1, nil)
 	if !ok {
 		return code
 	}
-	v := pullView{c.textView(*noColor)}
-	ctx, cancel := pf.net.bound(context.Background())
+	v := pullView{c.textView(a.view.noColor)}
+	ctx, cancel := a.run.net.bound(context.Background())
 	defer cancel()
-	op := c.operation(run.Pull, dirArg(pos), &pf)
-	if *snapshot != "" {
+	op := c.operation(run.Pull, dirArg(pos), &a.run)
+	if a.snapshot != "" {
 		var diags hcl.Diagnostics
-		if op.From, diags = provision.ReadSnapshot(*snapshot); diags.HasErrors() {
+		if op.From, diags = provision.ReadSnapshot(a.snapshot); diags.HasErrors() {
 			v.Diagnostics(diags)
 			return exitError
 		}
@@ -51,14 +41,14 @@ func (c *cli) pull(args []string) int {
 		switch {
 		case len(res.Diags) > 0:
 			v.note("Nothing pulled: what differs is left as it is (above).")
-		case len(pf.targets) > 0:
+		case len(a.run.targets) > 0:
 			v.note("Nothing to pull: the objects targeted are as the specs declare them.")
 		default:
 			v.note("Nothing to pull: every object the project owns is as the specs declare it.")
 		}
 		return exitOK
 	}
-	if *showDiff {
+	if a.diff {
 		for _, f := range res.Order {
 			fmt.Fprintf(c.stdout, "%s", diff.Diff(f, res.Before[f], f+" (pulled)", res.Files[f]))
 		}
@@ -79,7 +69,7 @@ func (c *cli) pull(args []string) int {
 		}
 		fmt.Fprintf(c.stdout, "\n%s\n", pulledLine(res))
 	}
-	if *detailed {
+	if a.detailed {
 		return exitChanges
 	}
 	return exitOK

@@ -14,18 +14,13 @@ import (
 // and records what it read in one file: plan -snapshot and provision
 // test plan from it with no network.
 func (c *cli) snapshot(args []string) int {
-	fs := c.flagSet("snapshot")
-	out := fs.String("out", "", "write the snapshot to `FILE` (required)")
-	noColor := noColorFlag(fs)
-	var pf planFlags
-	pf.vars.register(fs)
-	pf.net.register(fs, 30*time.Minute)
-	pos, code, ok := c.parse(fs, args, 1, nil)
+	var a snapshotArgs
+	pos, code, ok := c.args("snapshot", &a, args, 1, nil)
 	if !ok {
 		return code
 	}
-	v := c.textView(*noColor)
-	if *out == "" {
+	v := c.textView(a.view.noColor)
+	if a.out == "" {
 		v.Diagnostics(run.Refusal("No snapshot file", "snapshot needs the file to write: provision snapshot -out FILE [DIR].", nil))
 		return exitError
 	}
@@ -34,16 +29,16 @@ func (c *cli) snapshot(args []string) int {
 		v.Diagnostics(run.Refusal("Invalid SOURCE_DATE_EPOCH", err.Error()+".", nil))
 		return exitError
 	}
-	ctx, cancel := pf.net.bound(context.Background())
+	ctx, cancel := a.run.net.bound(context.Background())
 	defer cancel()
-	r := c.operation(run.Snapshot, dirArg(pos), &pf).Start(ctx, v)
+	r := c.operation(run.Snapshot, dirArg(pos), &a.run).Start(ctx, v)
 	if r.Failed() {
 		return exitError
 	}
 	v.Diagnostics(r.Warnings)
 	s, err := provision.TakeSnapshot(r.Config.Project, r.Opened.Backends, r.Live, provision.Servers(ctx, r.Opened.Backends), at, r.Config.Secrets)
 	if err == nil {
-		err = provision.WriteSnapshot(*out, s)
+		err = provision.WriteSnapshot(a.out, s)
 	}
 	if err != nil {
 		v.Diagnostics(run.Refusal("Cannot write the snapshot", err.Error()+".", nil))
@@ -52,7 +47,7 @@ func (c *cli) snapshot(args []string) int {
 	for _, b := range s.Backends {
 		v.note("%s: %s at %s", b.Name, b.Server, b.Address)
 	}
-	v.note("Wrote the live state of project %s, as of %s, to %s. Plan from it with no network: provision plan -snapshot %s %s", s.Project, s.TakenAt, *out, *out, dirArg(pos))
+	v.note("Wrote the live state of project %s, as of %s, to %s. Plan from it with no network: provision plan -snapshot %s %s", s.Project, s.TakenAt, a.out, a.out, dirArg(pos))
 	return exitOK
 }
 

@@ -21,18 +21,13 @@ import (
 // DIR/tests/*.provtest.hcl plans offline and is compared with its golden
 // plans.
 func (c *cli) test(args []string) int {
-	fs := c.flagSet("test")
-	update := fs.Bool("update", false, "write the golden plans of the runs (new or changed) instead of failing; review the diff before committing")
-	filter := fs.String("run", "", "run only the runs whose name matches `REGEX`")
-	jsonOut := fs.Bool("json", false, "print one JSON object per run and one for the summary")
-	junit := fs.String("junit-xml", "", "also write the results to `FILE` as JUnit XML: one test case per run")
-	noColor := noColorFlag(fs)
-	pos, code, ok := c.parse(fs, args, 1, nil)
+	var a testArgs
+	pos, code, ok := c.args("test", &a, args, 1, nil)
 	if !ok {
 		return code
 	}
 	dir := dirArg(pos)
-	v := c.textView(*noColor)
+	v := c.textView(a.view.noColor)
 	// The specs alone say where the servers are: an address or a
 	// credential of the environment (which Consul's client reads itself)
 	// would make the golden files differ from one machine to another.
@@ -41,7 +36,7 @@ func (c *cli) test(args []string) int {
 			os.Unsetenv(k)
 		}
 	}
-	o := provtest.Options{Update: *update,
+	o := provtest.Options{Update: a.update,
 		Text: func(w io.Writer, p *plans.Plan) error { return render.Text(w, p, render.TextOptions{}) },
 		Getenv: func(k string) string {
 			if serverVar(k) {
@@ -52,8 +47,8 @@ func (c *cli) test(args []string) int {
 		Environ: func() []string {
 			return slices.DeleteFunc(c.environ(), func(kv string) bool { k, _, _ := strings.Cut(kv, "="); return serverVar(k) })
 		}}
-	if *filter != "" {
-		re, err := regexp.Compile(*filter)
+	if a.filter != "" {
+		re, err := regexp.Compile(a.filter)
 		if err != nil {
 			v.Diagnostics(run.Refusal("Invalid -run", err.Error()+".", nil))
 			return exitError
@@ -82,13 +77,13 @@ func (c *cli) test(args []string) int {
 			failed++
 		}
 	}
-	if *jsonOut {
+	if a.view.json {
 		c.testJSON(results, orphans, failed)
 	} else {
 		c.testText(v, results, orphans, failed)
 	}
-	if *junit != "" {
-		if err := writeJUnit(*junit, results); err != nil {
+	if a.junit != "" {
+		if err := writeJUnit(a.junit, results); err != nil {
 			v.Diagnostics(run.Refusal("Cannot write the JUnit file", err.Error()+".", nil))
 			return exitError
 		}

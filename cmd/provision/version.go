@@ -74,11 +74,10 @@ func (b build) write(w io.Writer, asJSON bool) {
 }
 
 func (c *cli) version(args []string) int {
-	fs := c.flagSet("version")
-	asJSON := fs.Bool("json", false, "print one JSON object: version, module, go, platform, revision")
-	if _, code, ok := c.parse(fs, args, 0, nil); !ok {
+	var a versionArgs
+	if _, code, ok := c.args("version", &a, args, 0, nil); !ok {
 		return code
 	}
-	readBuild().write(c.stdout, *asJSON)
+	readBuild().write(c.stdout, a.view.json)
 	return exitOK
 }

@@ -1,0 +1,346 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/run"
+	"github.com/provision-dev/provision/provision/watch"
+	"github.com/provision-dev/provision/schema"
+)
+
+// The arguments of each command, after Terraform's command/arguments:
+// every flag of a command is declared here, into a typed value that
+// cli.args parses once, and the command reads that value, never a flag
+// set. The flags several commands share are declared once, by their
+// group: viewArgs (-no-color, -json), netArgs (-timeout,
+// -request-timeout), varArgs (-var, -var-file), runArgs (a plan's
+// options) and sendArgs (an apply's).
+
+// flagged is a command's arguments: register declares its flags.
+type flagged interface{ register(fs *flag.FlagSet) }
+
+// args parses the arguments of the command name into a, and returns the
+// positional ones; false when the command should stop with code. A
+// command with a JSON output gives its JSON view (see parse).
+func (c *cli) args(name string, a flagged, args []string, maxArgs int, asJSON run.View) ([]string, int, bool) {
+	fs := c.flagSet(name)
+	a.register(fs)
+	return c.parse(fs, args, maxArgs, asJSON)
+}
+
+// usage prints the usage of the command name, whose arguments a
+// declares, on stderr.
+func (c *cli) usage(name string, a flagged) {
+	fs := c.flagSet(name)
+	a.register(fs)
+	fs.Usage()
+}
+
+// viewArgs are how a command prints.
+type viewArgs struct{ noColor, json bool }
+
+// register declares -no-color (color: the command prints in colors) and
+// -json (jsonHelp: what it prints as JSON, "" for none).
+func (a *viewArgs) register(fs *flag.FlagSet, color bool, jsonHelp string) {
+	if color {
+		fs.BoolVar(&a.noColor, "no-color", false, "no colors in the output")
+	}
+	if jsonHelp != "" {
+		fs.BoolVar(&a.json, "json", false, jsonHelp)
+	}
+}
+
+// netArgs bound the network calls of a command.
+type netArgs struct {
+	timeout, request time.Duration
+}
+
+func (a *netArgs) register(fs *flag.FlagSet, overall time.Duration) {
+	fs.DurationVar(&a.timeout, "timeout", overall, "give up the whole command after this long")
+	fs.DurationVar(&a.request, "request-timeout", adapter.DefaultDeadlines.Request, "give up one request to a server after this long (reads of refused, reset or 5xx-answering servers are retried; a Consul or Elasticsearch election is waited out within it)")
+}
+
+func (a *netArgs) deadlines() adapter.Deadlines {
+	d := adapter.DefaultDeadlines
+	d.Request = a.request
+	return d
+}
+
+// bound is ctx ended by -timeout, with the cause saying so.
+func (a *netArgs) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, a.timeout, fmt.Errorf("the command ran past -timeout=%s", a.timeout))
+}
+
+// interruptible is the context of a command that writes: the first
+// SIGINT or SIGTERM cancels it (no new request starts; the ones under way
+// finish), a second one ends the process at once, and -timeout bounds it.
+func interruptible(a *netArgs) (context.Context, func()) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // the default action again: a second Ctrl-C exits at once
+	}()
+	tctx, cancel := a.bound(ctx)
+	return tctx, func() { cancel(); stop() }
+}
+
+// varArgs are the input-variable options every command that loads specs
+// takes.
+type varArgs struct {
+	vars, files listFlag
+}
+
+func (a *varArgs) register(fs *flag.FlagSet) {
+	fs.Var(&a.vars, "var", "set an input variable: -var name=value (repeatable)")
+	fs.Var(&a.files, "var-file", "read input variables from an HCL file (repeatable)")
+}
+
+// runArgs are the options of a run that loads specs (run.Operation): a
+// plan's all of them, other commands some (those they register).
+type runArgs struct {
+	vars              varArgs
+	targets, excludes listFlag
+	replace           listFlag
+	// generated is a spec file written by -generate-config-out, read
+	// beside the directory's files.
+	generated string
+	net       netArgs
+	prune     bool
+	// verifyTimeout bounds the proof through the declared proxies after
+	// an apply; set by apply's and destroy's -verify-timeout.
+	verifyTimeout time.Duration
+}
+
+// register declares a plan's options.
+func (a *runArgs) register(fs *flag.FlagSet) {
+	a.net.register(fs, 30*time.Minute)
+	fs.BoolVar(&a.prune, "prune-indices", false, "delete the project's indices that the specs no longer declare (kept by default: they hold data)")
+	a.vars.register(fs)
+	fs.Var(&a.targets, "target", "plan only this object: "+schema.AddrForms()+", after agent.<name>. or search.<name>. when several are declared (repeatable)")
+	fs.Var(&a.excludes, "exclude", "leave this object out of the plan (repeatable)")
+	fs.Var(&a.replace, "replace", "register this owned service again in place even when converged, as after rotating the Consul token: service.<id> (repeatable)")
+}
+
+// operation is the run the arguments describe, with the environment.
+func (c *cli) operation(t run.Type, dir string, a *runArgs) run.Operation {
+	o := run.Operation{Type: t, Dir: dir, Vars: a.vars.vars, VarFiles: a.vars.files, Getenv: c.getenv, Environ: c.environ,
+		SearchIndices: true, Replace: a.replace, Targets: a.targets, Excludes: a.excludes, VerifyTimeout: a.verifyTimeout, PruneIndices: a.prune}
+	if a.net.request != 0 {
+		o.Deadlines = a.net.deadlines()
+	}
+	if a.generated != "" {
+		o.Extra = []string{a.generated}
+	}
+	return o
+}
+
+// planArgs are plan's.
+type planArgs struct {
+	view                            viewArgs
+	run                             runArgs
+	out, format, generate, snapshot string
+	detailed                        bool
+}
+
+func (a *planArgs) register(fs *flag.FlagSet) {
+	fs.StringVar(&a.out, "out", "", "save the plan to `FILE`, for apply FILE")
+	a.view.register(fs, true, "print the plan as JSON (format_version "+plans.FormatVersion+"); same as -format=json")
+	fs.StringVar(&a.format, "format", "text", "`text`, json, or markdown (a pull-request comment, in parts under 65,000 characters)")
+	fs.BoolVar(&a.detailed, "detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
+	fs.StringVar(&a.generate, "generate-config-out", "", "write the declarations of the objects that import blocks name and no block declares to `FILE` (never overwritten), then plan with it")
+	fs.StringVar(&a.snapshot, "snapshot", "", "plan from the live state recorded in `FILE` by provision snapshot, with no network; such a plan is never applied")
+	a.run.register(fs)
+}
+
+// sendArgs are the options apply and destroy share.
+type sendArgs struct {
+	view        viewArgs
+	autoApprove bool
+	parallelism int
+	lock        bool
+	lockTimeout time.Duration
+	run         runArgs
+}
+
+func (a *sendArgs) register(fs *flag.FlagSet) {
+	fs.BoolVar(&a.autoApprove, "auto-approve", false, "do not ask for confirmation")
+	fs.IntVar(&a.parallelism, "parallelism", 10, "send the requests of at most `N` objects at a time")
+	a.view.register(fs, true, "print one JSON object per event (needs -auto-approve or a saved plan)")
+	fs.BoolVar(&a.lock, "lock", true, "hold the project's lock in Consul while applying")
+	fs.DurationVar(&a.lockTimeout, "lock-timeout", 0, "wait this long for the lock held by another run")
+	a.run.register(fs)
+	fs.DurationVar(&a.run.verifyTimeout, "verify-timeout", run.DefaultVerifyTimeout, "wait this long for each declared traefik proxy to serve every gated path through its forward-auth middleware, then probe it")
+}
+
+// applyArgs are apply's.
+type applyArgs struct {
+	sendArgs
+	snapshot string
+}
+
+func (a *applyArgs) register(fs *flag.FlagSet) {
+	a.sendArgs.register(fs)
+	fs.StringVar(&a.snapshot, "snapshot", "", "refused: a plan made from a snapshot is never applied (use plan -snapshot `FILE`)")
+}
+
+// destroyArgs are destroy's.
+type destroyArgs struct {
+	sendArgs
+	indices bool
+}
+
+func (a *destroyArgs) register(fs *flag.FlagSet) {
+	a.sendArgs.register(fs)
+	fs.BoolVar(&a.indices, "indices", false, "also delete the project's indices (never by default: they hold data)")
+}
+
+// graphArgs are graph's: a plan's options.
+type graphArgs struct{ run runArgs }
+
+func (a *graphArgs) register(fs *flag.FlagSet) { a.run.register(fs) }
+
+// showArgs are show's.
+type showArgs struct {
+	view             viewArgs
+	format, partsDir string
+}
+
+func (a *showArgs) register(fs *flag.FlagSet) {
+	a.view.register(fs, true, "print the plan as JSON; same as -format=json")
+	fs.StringVar(&a.format, "format", "text", "`text`, json, or markdown")
+	fs.StringVar(&a.partsDir, "parts-dir", "", "with -format=markdown, write each part to `DIR`/part-N.md (one pull-request comment each) instead of printing")
+}
+
+// validateArgs are validate's.
+type validateArgs struct {
+	view viewArgs
+	run  runArgs
+}
+
+func (a *validateArgs) register(fs *flag.FlagSet) {
+	a.view.register(fs, true, "print the diagnostics as JSON")
+	a.run.vars.register(fs)
+}
+
+// policyArgs are policy's.
+type policyArgs struct {
+	view  viewArgs
+	watch bool
+	node  string
+	run   runArgs
+}
+
+func (a *policyArgs) register(fs *flag.FlagSet) {
+	a.view.register(fs, false, "print the policy as JSON: the rules and each permission")
+	fs.BoolVar(&a.watch, "watch", false, "add what provision watch needs: write on the key provision/watch/<project>, where its replicas elect the healer")
+	fs.StringVar(&a.node, "node", "", "the node name of the agent that holds the lock, when it cannot be looked up (GET /v1/agent/self needs agent:read)")
+	a.run.vars.register(fs)
+	a.run.net.register(fs, 5*time.Minute)
+}
+
+// pullArgs are pull's.
+type pullArgs struct {
+	view           viewArgs
+	diff, detailed bool
+	snapshot       string
+	run            runArgs
+}
+
+func (a *pullArgs) register(fs *flag.FlagSet) {
+	fs.BoolVar(&a.diff, "diff", false, "print the rewrites as a unified diff of the spec files and write nothing")
+	fs.BoolVar(&a.detailed, "detailed-exitcode", false, "exit 0 when nothing is left to pull, 1 on error, 2 when files were (or, with -diff, would be) rewritten")
+	a.view.register(fs, true, "")
+	fs.StringVar(&a.snapshot, "snapshot", "", "pull from the live state recorded in `FILE` by provision snapshot, with no network")
+	a.run.net.register(fs, 30*time.Minute)
+	a.run.vars.register(fs)
+	fs.Var(&a.run.targets, "target", "pull only this object (an address as plan's -target takes it; repeatable)")
+	fs.Var(&a.run.excludes, "exclude", "leave this object out of the pull (repeatable)")
+}
+
+// snapshotArgs are snapshot's.
+type snapshotArgs struct {
+	view viewArgs
+	out  string
+	run  runArgs
+}
+
+func (a *snapshotArgs) register(fs *flag.FlagSet) {
+	fs.StringVar(&a.out, "out", "", "write the snapshot to `FILE` (required)")
+	a.view.register(fs, true, "")
+	a.run.vars.register(fs)
+	a.run.net.register(fs, 30*time.Minute)
+}
+
+// testArgs are test's.
+type testArgs struct {
+	view          viewArgs
+	update        bool
+	filter, junit string
+}
+
+func (a *testArgs) register(fs *flag.FlagSet) {
+	fs.BoolVar(&a.update, "update", false, "write the golden plans of the runs (new or changed) instead of failing; review the diff before committing")
+	fs.StringVar(&a.filter, "run", "", "run only the runs whose name matches `REGEX`")
+	a.view.register(fs, true, "print one JSON object per run and one for the summary")
+	fs.StringVar(&a.junit, "junit-xml", "", "also write the results to `FILE` as JUnit XML: one test case per run")
+}
+
+// watchArgs are watch's: a plan's options but -timeout (a watch runs
+// until stopped), -target and -replace (a watch repairs what drifted, and
+// a replace would drift for ever), and how it watches and heals.
+type watchArgs struct {
+	view                    viewArgs
+	heal                    bool
+	interval, window        time.Duration
+	buffer, listen          string
+	maxRepairs, parallelism int
+	lockTimeout             time.Duration
+	run                     runArgs
+}
+
+func (a *watchArgs) register(fs *flag.FlagSet) {
+	fs.BoolVar(&a.heal, "heal", false, "apply the plan of what drifted, under the lock (without it, drift is only reported)")
+	fs.DurationVar(&a.interval, "interval", watch.DefaultInterval, "poll the search clusters and proxies, which have no change feed, this often (with jitter)")
+	fs.StringVar(&a.buffer, "buffer", fmt.Sprintf("%s,%s", watch.DefaultBufferMin, watch.DefaultBufferMax), "`MIN,MAX`: wait for MIN of quiet after a change, MAX at most, before one reconcile")
+	fs.IntVar(&a.maxRepairs, "max-repairs", watch.DefaultMaxRepairs, "leave an object alone after this many repairs within -repair-window (something fights provision)")
+	fs.DurationVar(&a.window, "repair-window", watch.DefaultWindow, "the window of -max-repairs")
+	fs.StringVar(&a.listen, "listen", "", "serve /metrics (Prometheus text format) and /healthz on `ADDR`")
+	a.view.register(fs, false, "log one JSON object per event")
+	fs.DurationVar(&a.lockTimeout, "lock-timeout", time.Minute, "wait this long for the project's lock held by another run before a repair")
+	fs.IntVar(&a.parallelism, "parallelism", 10, "send the requests of at most `N` objects at a time")
+	fs.DurationVar(&a.run.net.request, "request-timeout", adapter.DefaultDeadlines.Request, "give up one request to a server after this long")
+	fs.BoolVar(&a.run.prune, "prune-indices", false, "also delete the project's indices that the specs no longer declare")
+	a.run.vars.register(fs)
+	fs.Var(&a.run.excludes, "exclude", "never plan or repair this object (repeatable)")
+	fs.DurationVar(&a.run.verifyTimeout, "verify-timeout", 30*time.Second, "wait this long for each declared traefik proxy to prove the gate after a repair")
+}
+
+// completionArgs are completion's.
+type completionArgs struct{ addresses bool }
+
+func (a *completionArgs) register(fs *flag.FlagSet) {
+	fs.BoolVar(&a.addresses, "addresses", false, "print the addresses of the objects the specs of DIR declare, one a line (what the scripts complete -target, -exclude and -replace with); reads no server")
+}
+
+// fmtArgs are fmt's.
+type fmtArgs struct{ check, diff bool }
+
+func (a *fmtArgs) register(fs *flag.FlagSet) {
+	fs.BoolVar(&a.check, "check", false, "change nothing; list the files not in canonical layout and exit 3 if any")
+	fs.BoolVar(&a.diff, "diff", false, "print the changes as a diff")
+}
+
+// versionArgs are version's.
+type versionArgs struct{ view viewArgs }
+
+func (a *versionArgs) register(fs *flag.FlagSet) {
+	a.view.register(fs, false, "print one JSON object: version, module, go, platform, revision")
+}
