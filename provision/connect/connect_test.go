@@ -1,26 +1,17 @@
 package connect
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/internal/backendtest"
 	"github.com/provision-dev/provision/schema"
 )
 
 func load(t *testing.T, src string) *schema.Config {
 	t.Helper()
 	t.Setenv("CONSUL_HTTP_ADDR", "")
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := schema.NewParser().LoadDir(dir, schema.Inputs{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	return cfg
+	return backendtest.Config(t, src)
 }
 
 // TestOneClientPerAgent: the agent that holds the lock and the record is

@@ -3,15 +3,14 @@ package consul
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/consul/api"
+	"github.com/provision-dev/provision/provision/internal/backendtest"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
-	"github.com/provision-dev/provision/schema"
 )
 
 // agentBackend is the backend of the specs src on the agent at addr.
@@ -19,44 +18,11 @@ func agentBackend(t *testing.T, addr, src string) *Backend {
 	t.Helper()
 	t.Setenv("CONSUL_HTTP_ADDR", addr)
 	t.Setenv("CONSUL_HTTP_TOKEN", "")
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := schema.NewParser().LoadDir(dir, schema.Inputs{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	b, diags := New(cfg, Options{Getenv: os.Getenv})
+	b, diags := New(backendtest.Config(t, src), Options{Getenv: os.Getenv})
 	if diags.HasErrors() || len(b) != 1 {
 		t.Fatal(diags)
 	}
 	return b[0]
-}
-
-// changes reads the agent and plans: the changes that do something.
-func changes(t *testing.T, b *Backend) []*plans.Change {
-	t.Helper()
-	st, diags := b.Read(context.Background(), plans.Converge)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	planned, diags := b.Plan(st, plans.Converge)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	return slices.DeleteFunc(planned.Changes, func(c *plans.Change) bool { return c.Action == plans.NoOp })
-}
-
-func send(t *testing.T, b *Backend, cs []*plans.Change) {
-	t.Helper()
-	for _, c := range cs {
-		for _, r := range c.Requests {
-			if err := b.Send(context.Background(), r); err != nil {
-				t.Fatalf("%s: %s %s: %v", c.Addr, r.Method, r.Path, err)
-			}
-		}
-	}
 }
 
 // TestAgentServices: on a real Consul agent, a declared service is
@@ -69,12 +35,12 @@ func TestAgentServices(t *testing.T) {
 	addr := "http://" + agent.Addr
 	spec := "project = \"p\"\nservice \"web\" {\n  id = \"web-1\"\n  port = 8080\n  tags = [\"v1\"]\n  meta = { team = \"edge\" }\n}\n"
 	b := agentBackend(t, addr, spec)
-	cs := changes(t, b)
+	cs := backendtest.Changes(t, b)
 	if len(cs) != 1 || cs[0].Action != plans.Create || cs[0].Addr.String() != "service.web-1" {
 		t.Fatalf("a new service: %v", cs)
 	}
-	send(t, b, cs)
-	if cs := changes(t, b); len(cs) != 0 {
+	backendtest.Send(t, b, cs)
+	if cs := backendtest.Changes(t, b); len(cs) != 0 {
 		t.Fatalf("converged: %s %s", cs[0].Action, cs[0].Reason)
 	}
 	c, err := api.NewClient(&api.Config{Address: agent.Addr})
@@ -91,11 +57,11 @@ func TestAgentServices(t *testing.T) {
 	if err := c.Agent().ServiceRegister(reg); err != nil {
 		t.Fatal(err)
 	}
-	cs = changes(t, b)
+	cs = backendtest.Changes(t, b)
 	if len(cs) != 1 || cs[0].Action != plans.Update || !strings.Contains(cs[0].Reason, "port") {
 		t.Fatalf("drifted: %v", cs)
 	}
-	send(t, b, cs)
+	backendtest.Send(t, b, cs)
 	live, _, _ = c.Agent().Service("web-1", nil)
 	if live.Port != 8080 || live.Weights.Passing != 5 {
 		t.Errorf("set back: port %d (want 8080), weights %+v kept", live.Port, live.Weights)
@@ -110,11 +76,11 @@ func TestAgentServices(t *testing.T) {
 
 	// No longer declared: deregistered.
 	gone := agentBackend(t, addr, "project = \"p\"\n")
-	cs = changes(t, gone)
+	cs = backendtest.Changes(t, gone)
 	if len(cs) != 1 || cs[0].Action != plans.Delete {
 		t.Fatalf("undeclared: %v", cs)
 	}
-	send(t, gone, cs)
+	backendtest.Send(t, gone, cs)
 	if services, _ := c.Agent().Services(); services["web-1"] != nil {
 		t.Error("web-1 is still registered")
 	}

@@ -5,26 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/consul/api"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
-	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/consul/acl"
 	"github.com/provision-dev/provision/provision/consul/client"
+	"github.com/provision-dev/provision/provision/internal/backendtest"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
 )
-
-func open(t *testing.T, addr, token string) *client.Agent {
-	t.Helper()
-	conf := api.DefaultNonPooledConfig()
-	conf.Address, conf.Token = addr, token
-	a, err := client.Open(conf, adapter.Deadlines{}.OrDefault(), "", hcl.Range{Filename: "main.hcl"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
 
 // TestPolicyGrantsThePermissions: the rules PolicyRules writes, made a
 // token's policy on a real agent under default deny, allow exactly the
@@ -43,7 +31,7 @@ func TestPolicyGrantsThePermissions(t *testing.T) {
 	if !strings.Contains(rules, "# register service web-1\nservice \"web\" {\n  policy = \"write\"\n}") {
 		t.Errorf("rules:\n%s", rules)
 	}
-	a := open(t, agent.URL, agent.NewToken(t, "granted", rules))
+	a := backendtest.ConsulAgent(t, agent.URL, agent.NewToken(t, "granted", rules))
 	missing := []acl.Permission{
 		{Resource: "service", Segment: "db", Access: "write", Why: "register service db-1", At: at, Addrs: []plans.Addr{{Kind: "service", Name: "db-1"}}},
 		{Resource: "key", Segment: "other/x", Access: "write", Why: "a key elsewhere"},
@@ -85,7 +73,7 @@ func TestPolicyGrantsThePermissions(t *testing.T) {
 	}
 
 	// Without a token, every denial is the anonymous token's.
-	anonymous := open(t, agent.URL, "")
+	anonymous := backendtest.ConsulAgent(t, agent.URL, "")
 	allowed, err = acl.Authorize(ctx, anonymous, granted)
 	if diags := acl.Judge(anonymous, granted, allowed, err, true); len(diags) != 1 || diags[0].Summary != "No Consul ACL token" {
 		t.Errorf("anonymous: %v %v", diags, err)
@@ -96,7 +84,7 @@ func TestPolicyGrantsThePermissions(t *testing.T) {
 // endpoint 401 "ACL support disabled", and nothing is checked.
 func TestWithoutACLs(t *testing.T) {
 	agent := servers.NewConsul(t)
-	a := open(t, "http://"+agent.Addr, "")
+	a := backendtest.ConsulAgent(t, "http://"+agent.Addr, "")
 	perms := []acl.Permission{{Resource: "service", Segment: "web", Access: "write"}}
 	allowed, err := acl.Authorize(context.Background(), a, perms)
 	if !client.Disabled(err) {

@@ -7,31 +7,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/consul/api"
-	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/adapter"
-	"github.com/provision-dev/provision/provision/consul/client"
 	"github.com/provision-dev/provision/provision/consul/cluster"
+	"github.com/provision-dev/provision/provision/internal/backendtest"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
 )
-
-func open(t *testing.T, addr string) *client.Agent {
-	t.Helper()
-	conf := api.DefaultNonPooledConfig()
-	conf.Address = addr
-	a, err := client.Open(conf, adapter.Deadlines{}.OrDefault(), "", hcl.Range{Filename: "main.hcl"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
 
 // TestLock: on a real agent, a held lock is refused to a second run with
 // its holder named, after the wait; released, it is taken.
 func TestLock(t *testing.T) {
 	agent := servers.NewConsul(t)
-	first, second := cluster.New(open(t, "http://"+agent.Addr)), cluster.New(open(t, "http://"+agent.Addr))
+	first, second := cluster.New(backendtest.ConsulAgent(t, "http://"+agent.Addr, "")), cluster.New(backendtest.ConsulAgent(t, "http://"+agent.Addr, ""))
 	ctx := context.Background()
 	lctx, unlock, err := first.Lock(ctx, "p", "apply", time.Second)
 	if err != nil {
@@ -61,7 +48,7 @@ func TestLock(t *testing.T) {
 // not read is warned about.
 func TestRecord(t *testing.T) {
 	agent := servers.NewConsul(t)
-	c := cluster.New(open(t, "http://"+agent.Addr))
+	c := cluster.New(backendtest.ConsulAgent(t, "http://"+agent.Addr, ""))
 	ctx := context.Background()
 	scope := func(ids ...string) json.RawMessage { return adapter.RawJSON(map[string]any{"ids": ids}) }
 	backends := []plans.BackendInfo{
@@ -89,7 +76,7 @@ func TestRecord(t *testing.T) {
 	if err := c.Remember(ctx, "p", nil); err != nil {
 		t.Fatal(err)
 	}
-	if pair, _, err := open(t, "http://"+agent.Addr).API.KV().Get(cluster.RecordPrefix+"p", nil); err != nil || pair != nil {
+	if pair, _, err := backendtest.ConsulAgent(t, "http://"+agent.Addr, "").API.KV().Get(cluster.RecordPrefix+"p", nil); err != nil || pair != nil {
 		t.Errorf("after a destroy the record is deleted: %v, %v", pair, err)
 	}
 }
@@ -99,7 +86,7 @@ func TestElect(t *testing.T) {
 	agent := servers.NewConsul(t)
 	leads := make(chan int, 8)
 	elect := func(ctx context.Context, n int) {
-		cluster.New(open(t, "http://"+agent.Addr)).Elect(ctx, "p", func(leading bool) {
+		cluster.New(backendtest.ConsulAgent(t, "http://"+agent.Addr, "")).Elect(ctx, "p", func(leading bool) {
 			if leading {
 				leads <- n
 			}
