@@ -306,40 +306,6 @@ func (r *Run) fail(diags hcl.Diagnostics) {
 	}
 }
 
-// step runs phase ph but lock, whose context replaces the run's once the
-// lock is held (canceled if the lock is lost).
-func (r *Run) step(ctx context.Context, ph Phase) hcl.Diagnostics {
-	switch ph {
-	case Load:
-		return r.load(ctx)
-	case Open:
-		return r.open(ctx)
-	case CheckPermissions:
-		return r.checkPermissions(ctx)
-	case Read:
-		return r.read(ctx)
-	case Diff:
-		return r.plan(ctx)
-	case CheckSaved:
-		return r.checkSaved(ctx)
-	case Confirm:
-		return r.confirm(ctx)
-	case Send:
-		return r.send(ctx)
-	case Record:
-		return r.record(ctx)
-	case Verify:
-		return r.verify(ctx)
-	case MakeConfig:
-		return r.generate(ctx)
-	case MakePolicy:
-		return r.policy(ctx)
-	case MakePull:
-		return r.pull(ctx)
-	}
-	panic(fmt.Sprintf("run: no step for phase %s", ph))
-}
-
 // shownAlready is the Extra of the error a phase returns for a failure
 // its view has shown already (a plan not confirmed, a request that
 // failed): it stops the run and is not shown again.

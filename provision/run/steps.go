@@ -18,6 +18,40 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
+// step runs phase ph but lock, whose context replaces the run's once the
+// lock is held (canceled if the lock is lost).
+func (r *Run) step(ctx context.Context, ph Phase) hcl.Diagnostics {
+	switch ph {
+	case Load:
+		return r.load(ctx)
+	case Open:
+		return r.open(ctx)
+	case CheckPermissions:
+		return r.checkPermissions(ctx)
+	case Read:
+		return r.read(ctx)
+	case Diff:
+		return r.plan(ctx)
+	case CheckSaved:
+		return r.checkSaved(ctx)
+	case Confirm:
+		return r.confirm(ctx)
+	case Send:
+		return r.send(ctx)
+	case Record:
+		return r.record(ctx)
+	case Verify:
+		return r.verify(ctx)
+	case MakeConfig:
+		return r.generate(ctx)
+	case MakePolicy:
+		return r.policy(ctx)
+	case MakePull:
+		return r.pull(ctx)
+	}
+	panic(fmt.Sprintf("run: no step for phase %s", ph))
+}
+
 // skips reports whether the run leaves out phase ph: a saved plan without
 // changes is only verified (a saved plan never widens to what is planned
 // now, and what readers see is still proven), and a plan without changes
