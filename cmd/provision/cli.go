@@ -2,19 +2,14 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/plans"
-	"github.com/provision-dev/provision/provision/run"
 	"golang.org/x/term"
 )
 
@@ -176,116 +171,6 @@ func (c *cli) run(args []string) int {
 	}
 	fmt.Fprintf(c.stderr, "provision: unknown command %q\n\n%s", cmd, usage())
 	return exitError
-}
-
-// flagSet is a command's flags, with its usage text: the synopsis, what
-// the command does, and the options.
-func (c *cli) flagSet(name string) *flag.FlagSet {
-	i := slices.IndexFunc(commands, func(cmd command) bool { return cmd.name == name })
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(c.stderr, "Usage: provision %s\n\n%s\n\nOptions:\n", commands[i].synopsis, wrap(commands[i].about, 72))
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// wrap breaks text into lines of at most width characters, at spaces.
-func wrap(text string, width int) string {
-	var b strings.Builder
-	n := 0
-	for _, w := range strings.Fields(text) {
-		if n > 0 && n+1+len(w) > width {
-			b.WriteByte('\n')
-			n = 0
-		} else if n > 0 {
-			b.WriteByte(' ')
-			n++
-		}
-		b.WriteString(w)
-		n += len(w)
-	}
-	return b.String()
-}
-
-// parse parses flags that may stand before or after the positional
-// arguments, as "provision plan specs -json" reads naturally. It returns
-// false when the command should stop with code. A command with a JSON
-// output gives its JSON view: when -json is among the arguments, a
-// refused flag is a diagnostic on that stream, not usage on stderr.
-func (c *cli) parse(fs *flag.FlagSet, args []string, maxArgs int, asJSON run.View) ([]string, int, bool) {
-	usage := fs.Usage
-	if asJSON == nil || !wantsJSON(args) {
-		asJSON = nil
-	} else {
-		fs.SetOutput(io.Discard)
-		fs.Usage = func() {}
-	}
-	refuse := func(detail string) ([]string, int, bool) {
-		if asJSON != nil {
-			asJSON.Diagnostics(run.Refusal("Invalid command line", detail+". Run provision "+fs.Name()+" -help for the options.", nil))
-		}
-		return nil, exitError, false
-	}
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				if asJSON != nil { // -help asks for the usage, -json or not
-					fs.SetOutput(c.stderr)
-					usage()
-				}
-				return nil, exitOK, false
-			}
-			return refuse(err.Error())
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if len(pos) > maxArgs {
-		if asJSON == nil {
-			fmt.Fprintf(c.stderr, "provision %s: too many arguments: %s\n", fs.Name(), strings.Join(pos, " "))
-			fs.Usage()
-		}
-		return refuse("too many arguments: " + strings.Join(pos, " "))
-	}
-	return pos, exitOK, true
-}
-
-// wantsJSON reports whether args ask for JSON output: -json (with a true
-// value, if any) or -format=json, with one dash or two.
-func wantsJSON(args []string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		if !strings.HasPrefix(a, "-") {
-			continue
-		}
-		name, value, set := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
-		switch on, err := strconv.ParseBool(value); {
-		case name == "json" && (!set || on && err == nil), name == "format" && value == "json":
-			return true
-		}
-	}
-	return false
-}
-
-// listFlag is a repeatable string flag.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
-func dirArg(pos []string) string {
-	if len(pos) == 0 {
-		return "specs"
-	}
-	return pos[0]
 }
 
 // color reports whether output to w may be colored: a terminal, no
