@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -171,27 +170,6 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	files.unquoted(diags)
 	sortDiagnostics(diags)
 	return cfg, diags
-}
-
-// kindObjects decodes the blocks of the kinds that are early (or not) in
-// contents (the root's, or a module instance's, whose addresses start
-// with prefix) into cfg, kind by kind in Kinds' order. The early kinds
-// (indices) are decoded before the module calls and the other kinds,
-// whose blocks name them.
-func (d *decoder) kindObjects(cfg *Config, contents []*hcl.BodyContent, prefix string, early bool) {
-	module := strings.TrimSuffix(prefix, ".")
-	for _, k := range Kinds {
-		if k.early != early {
-			continue
-		}
-		var blocks []*hcl.Block
-		for _, c := range contents {
-			blocks = append(blocks, c.Blocks.OfType(k.Name)...)
-		}
-		ctx := d.ctx
-		k.decode(d, cfg, d.expand(blocks), module)
-		d.ctx, d.each = ctx, nil
-	}
 }
 
 // topLevel decodes the project attribute and the blocks of contents but

@@ -33,6 +33,27 @@ type node struct {
 	rng   hcl.Range
 }
 
+// kindObjects decodes the blocks of the kinds that are early (or not) in
+// contents (the root's, or a module instance's, whose addresses start
+// with prefix) into cfg, kind by kind in Kinds' order. The early kinds
+// (indices) are decoded before the module calls and the other kinds,
+// whose blocks name them.
+func (d *decoder) kindObjects(cfg *Config, contents []*hcl.BodyContent, prefix string, early bool) {
+	module := strings.TrimSuffix(prefix, ".")
+	for _, k := range Kinds {
+		if k.early != early {
+			continue
+		}
+		var blocks []*hcl.Block
+		for _, c := range contents {
+			blocks = append(blocks, c.Blocks.OfType(k.Name)...)
+		}
+		ctx := d.ctx
+		k.decode(d, cfg, d.expand(blocks), module)
+		d.ctx, d.each = ctx, nil
+	}
+}
+
 // objectBlocks are the block types of objects; the early kinds (indices)
 // are decoded before everything else (kindObjects) and are not among
 // them.
