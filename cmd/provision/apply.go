@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/provision-dev/provision/provision/run"
 )
@@ -44,6 +47,19 @@ func (c *cli) applyOperation(t run.Type, dir string, a *sendArgs) run.Operation 
 	o := c.operation(t, dir, &a.run)
 	o.Lock, o.LockTimeout, o.Parallelism, o.AutoApprove = a.lock, a.lockTimeout, a.parallelism, a.autoApprove
 	return o
+}
+
+// interruptible is the context of a command that writes: the first
+// SIGINT or SIGTERM cancels it (no new request starts; the ones under way
+// finish), a second one ends the process at once, and -timeout bounds it.
+func interruptible(a *netArgs) (context.Context, func()) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // the default action again: a second Ctrl-C exits at once
+	}()
+	tctx, cancel := a.bound(ctx)
+	return tctx, func() { cancel(); stop() }
 }
 
 // send runs an operation that sends, interruptible, with the view the

@@ -6,12 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/provision-dev/provision/provision/adapter"
@@ -192,19 +189,6 @@ func (a *netArgs) deadlines() adapter.Deadlines {
 // bound is ctx ended by -timeout, with the cause saying so.
 func (a *netArgs) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, a.timeout, fmt.Errorf("the command ran past -timeout=%s", a.timeout))
-}
-
-// interruptible is the context of a command that writes: the first
-// SIGINT or SIGTERM cancels it (no new request starts; the ones under way
-// finish), a second one ends the process at once, and -timeout bounds it.
-func interruptible(a *netArgs) (context.Context, func()) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop() // the default action again: a second Ctrl-C exits at once
-	}()
-	tctx, cancel := a.bound(ctx)
-	return tctx, func() { cancel(); stop() }
 }
 
 // varArgs are the input-variable options every command that loads specs
