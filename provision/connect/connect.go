@@ -69,13 +69,13 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 			clusterAgent = k.Agent()
 		}
 	}
-	store := kv.New(cfg)
-	if clusterAgent == nil && (consul.Uses(cfg, co) && !diags.HasErrors() || store != nil) {
+	uses, store := consul.Uses(cfg, co), kv.New(cfg)
+	if clusterAgent == nil && (uses && !diags.HasErrors() || store != nil) {
 		var cdiags hcl.Diagnostics
 		clusterAgent, cdiags = consul.ClusterAgent(cfg, co)
 		diags = append(diags, cdiags...)
 	}
-	if clusterAgent != nil && consul.Uses(cfg, co) {
+	if clusterAgent != nil && uses {
 		opened.Cluster = cluster.New(clusterAgent)
 	}
 	if store != nil && clusterAgent != nil {

@@ -103,11 +103,7 @@ func ClusterAgent(cfg *schema.Config, o Options) (*client.Agent, hcl.Diagnostics
 	if lockerIsFirstAgent(cfg, o) {
 		a = cfg.Agents[0]
 	}
-	b, diags := openConfig(cfg, a, o)
-	if b == nil {
-		return nil, diags
-	}
-	return b.c, diags
+	return agentClient(cfg, a, o)
 }
 
 // Agent is the agent's client, for the roles that share it (the cluster's
@@ -128,9 +124,9 @@ func Uses(cfg *schema.Config, o Options) bool {
 	return len(cfg.Agents) > 0 || len(cfg.Services) > 0 || len(cfg.Keys) > 0 || slices.ContainsFunc(cfg.Imports, isConsul) || cfg.Consul != nil || o.addrSet()
 }
 
-// openConfig opens the agent a (nil: Consul's one agent) with the
-// settings of the specs and the environment.
-func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.Diagnostics) {
+// agentClient opens the client of the agent a (nil: Consul's one agent)
+// with the settings of the specs and the environment.
+func agentClient(cfg *schema.Config, a *schema.Agent, o Options) (*client.Agent, hcl.Diagnostics) {
 	conf := api.DefaultConfig()
 	where := cfg.ProjectRange
 	if cfg.Consul != nil {
@@ -142,19 +138,9 @@ func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.D
 			conf.Datacenter = cfg.Consul.Datacenter
 		}
 	}
-	sc := scope{Project: cfg.Project, Datacenter: conf.Datacenter}
-	if a != nil {
-		conf.Address, where, sc.Agent = a.Address, a.DeclRange, a.Name
-	}
-	for _, s := range cfg.Services {
-		if a == nil || s.Agent == a.Name {
-			sc.IDs = append(sc.IDs, s.ID)
-		}
-	}
-	sort.Strings(sc.IDs)
 	name := ""
 	if a != nil {
-		name = a.Name
+		conf.Address, where, name = a.Address, a.DeclRange, a.Name
 	}
 	c, err := client.Open(conf, o.Deadlines.OrDefault(), name, where)
 	if err != nil {
@@ -165,6 +151,23 @@ func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.D
 			Subject:  where.Ptr(),
 		}}
 	}
+	return c, nil
+}
+
+// openConfig opens the backend of the agent a (nil: Consul's one agent):
+// its client, and the scope of what it reads.
+func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.Diagnostics) {
+	c, diags := agentClient(cfg, a, o)
+	if c == nil {
+		return nil, diags
+	}
+	sc := scope{Project: cfg.Project, Datacenter: c.Conf.Datacenter, Agent: c.Name}
+	for _, s := range cfg.Services {
+		if a == nil || s.Agent == a.Name {
+			sc.IDs = append(sc.IDs, s.ID)
+		}
+	}
+	sort.Strings(sc.IDs)
 	b := &Backend{cfg: cfg, scope: sc, c: c, agent: a}
 	if len(o.Replace) > 0 {
 		b.replace = map[plans.Addr]bool{}
@@ -268,8 +271,7 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 	}
 	st.Services, st.Checks = services, byService(checks)
 	for _, h := range headers {
-		st.ACL.Deny = st.ACL.Deny || h.Get("X-Consul-Default-ACL-Policy") == "deny"
-		st.ACL.Filtered = st.ACL.Filtered || h.Get("X-Consul-Results-Filtered-By-ACLs") == "true"
+		st.ACL.Read(h)
 	}
 	return st, nil
 }

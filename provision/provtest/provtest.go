@@ -377,13 +377,13 @@ func plan(dir string, r *Run, specs *run.Specs, snapshots map[string]*provision.
 			snapshots[r.snapshotPath()] = from
 		}
 	}
-	v := &capture{}
+	v := &run.Capture{}
 	op := run.Operation{Type: run.Plan, Dir: dir, Specs: specs, From: from, SearchIndices: true, Getenv: o.Getenv, Environ: o.Environ}
 	rn := op.Start(context.Background(), v)
 	if rn.Failed() {
-		return nil, nil, v.diags
+		return nil, nil, v.Diags
 	}
-	return v.plan, rn.Opened.Backends, append(v.diags, v.warnings...)
+	return v.Planned, rn.Opened.Backends, append(v.Diags, v.Warnings...)
 }
 
 // converges checks, with no I/O, that the plan converges: once its
@@ -410,19 +410,6 @@ func (res *Result) converges(p *plans.Plan, backends []provision.Backend) {
 	if len(left) > 0 {
 		res.Failures = append(res.Failures, "the plan does not converge: once its changes are done, a plan made again still changes "+strings.Join(left, ", "))
 	}
-}
-
-// capture is the view of a run: it keeps what a plan shows.
-type capture struct {
-	plan     *plans.Plan
-	warnings hcl.Diagnostics
-	diags    hcl.Diagnostics
-}
-
-func (c *capture) Loaded(map[string]*hcl.File, []string) {}
-func (c *capture) Diagnostics(d hcl.Diagnostics)         { c.diags = append(c.diags, d...) }
-func (c *capture) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
-	c.plan, c.warnings = p, warnings
 }
 
 // judge compares the run's plan (nil: it failed) with what the run

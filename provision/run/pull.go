@@ -71,10 +71,10 @@ func (r *Run) checkPulled(ctx context.Context, res *pull.Result) hcl.Diagnostics
 	check := r.Operation
 	check.Type, check.Targets, check.Excludes = Plan, nil, nil
 	check.Dir, check.From, check.Hooks, check.Specs = filepath.Join(tmp, dir), provision.Reread(r.Live), nil, nil
-	quiet := &quietView{}
+	quiet := &Capture{}
 	again := check.Start(ctx, quiet)
 	if again.Failed() {
-		return refuse(fmt.Sprintf("The rewritten specs do not plan: %s.", errorTexts(quiet.diags)))
+		return refuse(fmt.Sprintf("The rewritten specs do not plan: %s.", errorTexts(quiet.Diags)))
 	}
 	// An object pulled whole: its declared values are now its live ones
 	// (an update may be left for its ownership marks, which are no value
@@ -102,12 +102,18 @@ func (r *Run) checkPulled(ctx context.Context, res *pull.Result) hcl.Diagnostics
 	return nil
 }
 
-// quietView keeps what a run reports and shows nothing.
-type quietView struct{ diags hcl.Diagnostics }
+// Capture is the view of a run inside another (a pull's check, each run
+// of provision test): it shows nothing and keeps what the run reports.
+type Capture struct {
+	Planned         *plans.Plan
+	Warnings, Diags hcl.Diagnostics
+}
 
-func (v *quietView) Loaded(map[string]*hcl.File, []string) {}
-func (v *quietView) Diagnostics(d hcl.Diagnostics)         { v.diags = append(v.diags, d...) }
-func (v *quietView) Plan(*plans.Plan, hcl.Diagnostics)     {}
+func (c *Capture) Loaded(map[string]*hcl.File, []string) {}
+func (c *Capture) Diagnostics(d hcl.Diagnostics)         { c.Diags = append(c.Diags, d...) }
+func (c *Capture) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
+	c.Planned, c.Warnings = p, warnings
+}
 
 func errorTexts(diags hcl.Diagnostics) string {
 	var out []string

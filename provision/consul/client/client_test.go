@@ -132,10 +132,14 @@ func TestFollow(t *testing.T) {
 		Back: func() {},
 		Log:  func(level, format string, args ...any) { t.Logf(level+": "+format, args...) },
 	}
-	done := make(chan struct{})
+	done, asked := make(chan struct{}), make(chan struct{})
+	var once sync.Once
 	go func() {
 		defer close(done)
 		client.Follow(ctx, feed, "the keys under app/", "app/ changed", nil, func(ctx context.Context, index uint64) (uint64, error) {
+			if index != 0 {
+				once.Do(func() { close(asked) }) // the first answer, which is no change, is in
+			}
 			_, meta, err := a.API.KV().List("app/", (&api.QueryOptions{WaitIndex: index, WaitTime: time.Minute}).WithContext(ctx))
 			if err != nil {
 				return 0, err
@@ -143,7 +147,7 @@ func TestFollow(t *testing.T) {
 			return meta.LastIndex, nil
 		})
 	}()
-	time.Sleep(500 * time.Millisecond) // the first query, which is no change, is answered
+	<-asked
 	if _, err := a.API.KV().Put(&api.KVPair{Key: "app/x", Value: []byte("1")}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,12 @@ func TestElect(t *testing.T) {
 	ctx2, stop2 := context.WithCancel(context.Background())
 	defer stop2()
 	go elect(ctx1, 1)
-	first := <-leads
+	var first int
+	select {
+	case first = <-leads:
+	case <-time.After(15 * time.Second):
+		t.Fatal("no watcher leads in 15 s")
+	}
 	go elect(ctx2, 2)
 	select {
 	case n := <-leads:
