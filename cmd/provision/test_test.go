@@ -127,3 +127,37 @@ func TestGatedRule(t *testing.T) {
 		t.Errorf("a frontend without a forward auth: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestRunsJudgedAlone: a run whose variables the specs refuse fails, with
+// the refusal, whichever run loaded the same variables first (the shipped
+// "bad port" expects that failure), in a file before or after the others,
+// with -run or without; -update writes no golden file for it and still
+// fails.
+func TestRunsJudgedAlone(t *testing.T) {
+	for _, file := range []string{"a.provtest.hcl", "z.provtest.hcl"} {
+		for _, args := range [][]string{{"test"}, {"test", "-run", "zero"}, {"test", "-update"}, {"test", "-update", "-run", "port|zero"}} {
+			t.Run(file+" "+strings.Join(args, " "), func(t *testing.T) {
+				dir := t.TempDir()
+				copyTree(t, "../../specs", dir)
+				if err := os.CopyFS(filepath.Join(dir, "tests"), os.DirFS("../../specs/tests")); err != nil {
+					t.Fatal(err)
+				}
+				zero := filepath.Join(dir, "tests", file)
+				if err := os.WriteFile(zero, []byte("run \"zero\" {\n  variables = { api_port = 0 }\n}\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				code, out, errOut := runCLI(t, map[string]string{"NO_COLOR": "1"}, append(args, dir)...)
+				if code != exitError || !strings.Contains(out, `run "zero" ... FAIL`) || !strings.Contains(out, "Invalid value for variable") {
+					t.Errorf("exit %d\n%s%s", code, out, errOut)
+				}
+				if strings.Contains(out, `"bad port" ... FAIL`) {
+					t.Errorf("the shipped bad port run failed beside it:\n%s", out)
+				}
+				golden, _ := filepath.Glob(filepath.Join(dir, "tests", "golden", strings.TrimSuffix(file, ".provtest.hcl"), "*"))
+				if len(golden) > 0 {
+					t.Errorf("golden files written for a failing run: %v", golden)
+				}
+			})
+		}
+	}
+}

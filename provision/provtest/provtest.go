@@ -292,7 +292,13 @@ func (r Result) Passed() bool { return len(r.Failures) == 0 }
 // results in run order and the golden files no run produces, and the
 // sources the diagnostics quote.
 func Execute(dir string, runs []*Run, o Options) (results []Result, orphans []string, files map[string]*hcl.File) {
-	loaded := map[string]*run.Specs{}
+	// A load is kept with its diagnostics: a run whose variables fail the
+	// specs fails whichever run loaded them first.
+	type load struct {
+		specs *run.Specs
+		diags hcl.Diagnostics
+	}
+	loaded := map[string]load{}
 	snapshots := map[string]*provision.Snapshot{} // each file read and decoded once
 	files = map[string]*hcl.File{}
 	produced := map[string]bool{}
@@ -304,34 +310,33 @@ func Execute(dir string, runs []*Run, o Options) (results []Result, orphans []st
 		start := time.Now()
 		vars := varArgs(r.Variables)
 		key := strings.Join(vars, "\x00")
-		specs := loaded[key]
-		var loadDiags hcl.Diagnostics
-		if specs == nil {
+		l, ok := loaded[key]
+		if !ok {
 			var env []string
 			if o.Environ != nil {
 				env = o.Environ()
 			}
-			specs, loadDiags = run.LoadSpecs(dir, vars, nil, env)
-			loaded[key] = specs
+			l.specs, l.diags = run.LoadSpecs(dir, vars, nil, env)
+			loaded[key] = l
 		}
-		for name, f := range specs.Parser.Files() {
+		for name, f := range l.specs.Parser.Files() {
 			files[name] = f
 		}
 		res := Result{Run: r}
-		if loadDiags.HasErrors() || specs.Config == nil {
-			res.Diagnostics = loadDiags
-			res.judge(nil, dir, o)
+		var p *plans.Plan
+		if l.diags.HasErrors() || l.specs.Config == nil {
+			res.Diagnostics = l.diags
 		} else {
-			p, backends, diags := plan(dir, r, specs, snapshots, o)
-			res.Diagnostics = diags
-			res.judge(p, dir, o)
+			var backends []provision.Backend
+			p, backends, res.Diagnostics = plan(dir, r, l.specs, snapshots, o)
 			if p != nil {
-				res.asserts(p, specs.Config)
+				res.asserts(p, l.specs.Config)
 			}
 			if p != nil && len(r.ExpectFailures) == 0 {
 				res.converges(p, backends)
 			}
 		}
+		res.judge(p, dir, o)
 		res.Elapsed = time.Since(start)
 		results = append(results, res)
 	}
@@ -427,6 +432,9 @@ func (res *Result) judge(p *plans.Plan, dir string, o Options) {
 	if r.ExpectNoChanges && p.Summary.HasChanges() {
 		res.Failures = append(res.Failures, fmt.Sprintf("expect_no_changes, and the plan has changes: %s", p.Summary.Line()))
 	}
+	// A run that fails for any other reason is never written: -update
+	// would make its refused plan the expectation.
+	update := o.Update && len(res.Failures) == 0
 	text, js, err := renderPlan(p, dir, r, o.Text)
 	if err != nil {
 		res.Failures = append(res.Failures, err.Error())
@@ -438,7 +446,7 @@ func (res *Result) judge(p *plans.Plan, dir string, o Options) {
 	}{{r.Golden() + ".txt", text}, {r.Golden() + ".json", js}} {
 		want, err := os.ReadFile(g.path)
 		switch {
-		case o.Update && (err != nil || !bytes.Equal(want, g.got)):
+		case update && (err != nil || !bytes.Equal(want, g.got)):
 			err := os.MkdirAll(filepath.Dir(g.path), 0o755)
 			if err == nil {
 				err = os.WriteFile(g.path, g.got, 0o644)
