@@ -38,13 +38,11 @@ func (b *Backend) Converge(st plans.State, changes []*plans.Change) (plans.State
 				if !strings.HasSuffix(r.Path, "?replace-existing-checks=true") {
 					maps.Copy(checks, next.Checks[reg.ID])
 				}
-				for _, ch := range reg.Checks {
-					checks[ch.CheckID] = liveCheck{Name: ch.Name, ServiceID: reg.ID, Type: schema.CheckType(ch.Def), Interval: str(ch.Def["Interval"]), Timeout: str(ch.Def["Timeout"]), Notes: str(ch.Def["Notes"])}
-				}
-				next.Checks[reg.ID] = checks
+				next.Checks[reg.ID] = reported(reg.ID, reg.Checks, checks)
 				if sc := declaredSidecar(reg.Fields); sc != nil {
-					sidecar := convergedSidecar(reg, sc)
+					sidecar, checks := convergedSidecar(reg, sc)
 					next.Services[sidecar.ID] = sidecar
+					next.Checks[sidecar.ID] = reported(sidecar.ID, checks, map[string]liveCheck{})
 				}
 			case strings.HasPrefix(r.Path, checkDeregisterAPI):
 				id, _ := url.PathUnescape(strings.TrimPrefix(r.Path, checkDeregisterAPI))
@@ -65,4 +63,13 @@ func (b *Backend) Converge(st plans.State, changes []*plans.Change) (plans.State
 		}
 	}
 	return next, nil
+}
+
+// reported adds the checks of the service id to into, as GET
+// /v1/agent/checks reports them once registered, and returns into.
+func reported(id string, checks []check, into map[string]liveCheck) map[string]liveCheck {
+	for _, ch := range checks {
+		into[ch.CheckID] = liveCheck{Name: ch.Name, ServiceID: id, Type: schema.CheckType(ch.Def), Interval: str(ch.Def["Interval"]), Timeout: str(ch.Def["Timeout"]), Notes: str(ch.Def["Notes"])}
+	}
+	return into
 }

@@ -321,7 +321,7 @@ func (b *Backend) planService(st agentState, s *schema.Service, backend, moved s
 	if l != nil {
 		keepLive(&want, l)
 		keepIgnored(&want, l, s.Lifecycle)
-		if sc := sidecarOf(st.Services, l); sc != nil && covers(sidecarLive(l, sc, false), declaredSidecar(s.Fields)) {
+		if sc := sidecarOf(st.Services, l); sc != nil && sidecarAsDeclared(l, sc, st.Checks[sc.ID], declaredSidecar(s.Fields)) {
 			// The live sidecar is as declared: the agent keeps it when
 			// the body leaves it out, and nothing of it is reset.
 			want.Fields = withoutSidecar(want.Fields)
@@ -354,7 +354,7 @@ func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService,
 	have := st.checksOf(s.ID)
 	mine, others := ownChecks(l, have, want.Checks)
 	sidecar := sidecarOf(st.Services, l)
-	changed := changedFields(l, sidecar, s, want)
+	changed := changedFields(l, sidecar, st, s, want)
 	// A sidecar provision registered with the service (it carries the
 	// service's marks) goes when its declaration does: the agent keeps it
 	// when the service is registered again without it.
@@ -554,7 +554,7 @@ func sameValue(field, have, want string) bool {
 // attributes of, the checks (by their digest), the meta, and the
 // registration's other fields the block declares (in their names in a
 // spec), compared with what the agent reports of them.
-func changedFields(l, sidecar *agentService, s *schema.Service, want registration) []string {
+func changedFields(l, sidecar *agentService, st agentState, s *schema.Service, want registration) []string {
 	var out []string
 	have := live(l)
 	if have.Name != want.Name {
@@ -583,7 +583,7 @@ func changedFields(l, sidecar *agentService, s *schema.Service, want registratio
 		d, declared := fields[wire]
 		return declared && !covers(withLive[wire], d) && !reflect.DeepEqual(want.Fields[wire], l.Fields[wire])
 	})...)
-	if sc := declaredSidecar(s.Fields); sc != nil && (sidecar == nil || !covers(sidecarLive(l, sidecar, false), sc)) {
+	if sc := declaredSidecar(s.Fields); sc != nil && (sidecar == nil || !sidecarAsDeclared(l, sidecar, st.Checks[sidecar.ID], sc)) {
 		out = append(out, "sidecar_service")
 	}
 	return out

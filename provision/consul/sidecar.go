@@ -81,6 +81,44 @@ func sidecarLive(l, sc *agentService, pruned bool) map[string]any {
 	return pruneEmpty(out).(map[string]any)
 }
 
+// sidecarAsDeclared reports whether the live sidecar sc of the service l
+// is as the declared sidecar_service: its fields, and its checks by what
+// the agent reports of them (checks, the live checks of sc). The agent
+// registers a sidecar's checks as checks of the sidecar, never in its
+// fields, so they are compared as a service's own are (checkDrift).
+func sidecarAsDeclared(l, sc *agentService, checks map[string]liveCheck, declared map[string]any) bool {
+	fields := maps.Clone(declared)
+	want, _ := fields["Checks"].([]any)
+	delete(fields, "Checks")
+	if !covers(sidecarLive(l, sc, false), fields) {
+		return false
+	}
+	if _, declaredChecks := declared["Checks"]; !declaredChecks {
+		return true // the agent's own default checks, whatever they are
+	}
+	return len(checkDrift(sidecarChecks(sc.ID, want), checks, slices.Collect(maps.Keys(checks)))) == 0
+}
+
+// sidecarChecks are the checks a declared sidecar_service lists, each
+// with the ID the agent gives a check of a registration that names none
+// (Consul 1.15's agent.go, AddService: service:<id>, and :<n> from 1 when
+// there are several).
+func sidecarChecks(id string, declared []any) []check {
+	out := make([]check, 0, len(declared))
+	for i, d := range declared {
+		def, _ := d.(map[string]any)
+		c := check{CheckID: str(def["CheckID"]), Name: str(def["Name"]), Def: def}
+		if c.CheckID == "" {
+			c.CheckID = "service:" + id
+			if len(declared) > 1 {
+				c.CheckID += fmt.Sprintf(":%d", i+1)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 // pruneEmpty is v less the empty values (empty) of its objects, at any
 // depth.
 func pruneEmpty(v any) any {
@@ -168,8 +206,9 @@ func sidecarProxy(name, id string, port int) map[string]any {
 // sidecar_service sc (Consul 1.15's agent/sidecar_service.go): its ID
 // and name after the service's, its tags and meta the service's unless
 // it sets its own, its proxy's destination the service. A port the agent
-// picks from its range is not known before: 0.
-func convergedSidecar(reg registration, sc map[string]any) *agentService {
+// picks from its range is not known before: 0. Its checks are the
+// declared ones, by the IDs the agent gives them.
+func convergedSidecar(reg registration, sc map[string]any) (*agentService, []check) {
 	out := &agentService{ID: reg.ID + sidecarSuffix, Service: reg.Name + sidecarSuffix, Tags: reg.Tags, Meta: reg.Meta}
 	fields := maps.Clone(sc)
 	for k, to := range map[string]*string{"ID": &out.ID, "Name": &out.Service, "Address": &out.Address} {
@@ -193,6 +232,7 @@ func convergedSidecar(reg registration, sc map[string]any) *agentService {
 			out.Meta[k] = fmt.Sprint(x)
 		}
 	}
+	declared, _ := fields["Checks"].([]any)
 	for _, k := range []string{"Port", "Tags", "Meta", "Checks"} {
 		delete(fields, k)
 	}
@@ -200,5 +240,5 @@ func convergedSidecar(reg registration, sc map[string]any) *agentService {
 	fields["Proxy"] = merged(sidecarProxy(reg.Name, reg.ID, reg.Port), proxy)
 	fields["Kind"] = "connect-proxy"
 	out.Fields = normalize(fields, out.Address, out.Port)
-	return out
+	return out, sidecarChecks(out.ID, declared)
 }

@@ -1,0 +1,82 @@
+package consul
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/provision-dev/provision/provision/internal/backendtest"
+	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/servers"
+)
+
+// TestSidecarConverges: a service with a declared sidecar, its checks of
+// each kind the agent runs here (none declared: the agent's own; one; and
+// several, which the agent numbers), is registered on a real Consul
+// agent, then plans nothing; and its changes done in memory (Converge,
+// what provision test checks) plan nothing either: the two verdicts agree.
+func TestSidecarConverges(t *testing.T) {
+	agent := servers.NewConsul(t, "-hcl=enable_script_checks=true")
+	addr := "http://" + agent.Addr
+	for i, checks := range []string{
+		``,
+		`checks = [{ name = "sidecar-alive", ttl = "10s" }]`,
+		`checks = [{ name = "listening", tcp = "127.0.0.1:21000", interval = "10s" }]`,
+		`checks = [{ name = "ready", http = "http://127.0.0.1:21000/ready", interval = "10s", timeout = "1s" }, { name = "alive", ttl = "30s" }]`,
+		`checks = [{ name = "script", args = ["/bin/true"], interval = "30s" }, { name = "grpc", grpc = "127.0.0.1:21000", interval = "10s" }, { name = "h2", h2ping = "127.0.0.1:21000", interval = "10s" }]`,
+	} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			spec := fmt.Sprintf("project = \"p%d\"\nservice \"web%d\" {\n  port = %d\n  connect {\n    sidecar_service {\n      %s\n    }\n  }\n}\n", i, i, 8080+i, checks)
+			b := agentBackend(t, addr, spec)
+			st, diags := b.Read(context.Background(), plans.Converge)
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			planned, diags := b.Plan(st, plans.Converge)
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			cs := slices.DeleteFunc(planned.Changes, func(c *plans.Change) bool { return c.Action == plans.NoOp })
+			if len(cs) != 1 || cs[0].Action != plans.Create {
+				t.Fatalf("planned: %v", cs)
+			}
+			inMemory, err := b.Converge(st, cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, diags := b.Plan(inMemory, plans.Converge)
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			var memory []string
+			for _, c := range again.Changes {
+				if c.Action != plans.NoOp {
+					memory = append(memory, c.Reason)
+				}
+			}
+			backendtest.Send(t, b, cs)
+			var real []string
+			for _, c := range backendtest.Changes(t, b) {
+				real = append(real, c.Reason)
+			}
+			if len(real) != 0 || len(memory) != 0 {
+				t.Errorf("after the apply, the agent plans %q; in memory %q", real, memory)
+			}
+			if checks == "" {
+				return
+			}
+			// Its checks renamed: an update, and then converged again.
+			renamed := agentBackend(t, addr, strings.ReplaceAll(spec, `name = "`, `name = "new-`))
+			cs = backendtest.Changes(t, renamed)
+			if len(cs) != 1 || cs[0].Action != plans.Update {
+				t.Fatalf("sidecar checks renamed: %v", cs)
+			}
+			backendtest.Send(t, renamed, cs)
+			if cs := backendtest.Changes(t, renamed); len(cs) != 0 {
+				t.Errorf("after the renamed checks' apply: %s %s", cs[0].Action, cs[0].Reason)
+			}
+		})
+	}
+}
