@@ -94,7 +94,7 @@ func describeField(f *schema.Field) string {
 func TestIterationInDiagnostics(t *testing.T) {
 	tests := map[string]string{
 		"dynamic-bad-interval.hcl": `(In the iteration check.key = "ready".)`,
-		"for-each-invalid-key.hcl": `(In the iteration each.key = "bad key".)`,
+		"for-each-invalid-key.hcl": `(In the iteration each.key = "bad\tkey".)`,
 	}
 	for file, want := range tests {
 		t.Run(file, func(t *testing.T) {

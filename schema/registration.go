@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
+	"net"
 	"regexp"
 	"slices"
 	"strings"
@@ -133,6 +134,9 @@ var CheckFields = []Arg{
 	{Name: "alias_service", Wire: "AliasService"},
 	{Name: "alias_node", Wire: "AliasNode"},
 	{Name: "args", Wire: "Args", Type: Strings},
+	// script_args is the agent's older name of args, which its own
+	// definitions still take (Consul 1.15's agent/config: ScriptArgs).
+	{Name: "script_args", Wire: "Args", Type: Strings},
 	{Name: "docker_container_id", Wire: "DockerContainerID"},
 	{Name: "shell", Wire: "Shell"},
 	{Name: "method", Wire: "Method"},
@@ -206,6 +210,7 @@ var RegistrationFields = []Arg{
 // sidecar the agent registers with the service (Consul's
 // agent/sidecar_service.go fills in the rest from its parent).
 var sidecarFields = []Arg{
+	{Name: "kind", Wire: "Kind"},
 	{Name: "id", Wire: "ID"},
 	{Name: "name", Wire: "Name"},
 	{Name: "port", Wire: "Port", Type: Int},
@@ -260,7 +265,11 @@ func (d *decoder) args(fields []Arg, c *hcl.BodyContent, path string) map[string
 		at := path + f.Name
 		attr, isAttr := c.Attributes[f.Name]
 		blocks := c.Blocks.OfType(f.Name)
+		_, twice := out[f.Wire]
 		switch {
+		case twice && isAttr:
+			first, _ := ArgWired(fields, f.Wire)
+			d.errorf(attr.Range, attr.Range, "Duplicate "+f.Name, "%s is %s under another name, which is set too: write one of them.", at, path+first.Name)
 		case isAttr && len(blocks) > 0:
 			d.errorf(blocks[0].DefRange, attr.Range, "Duplicate "+f.Name, "%s is set both as an argument (at %s) and as a block: write it once.", at, attr.Range)
 		case f.Enterprise && (isAttr || len(blocks) > 0):
@@ -508,7 +517,7 @@ func (d *decoder) checkRegistration(s *Service, rng hcl.Range) {
 	proxy, _ := s.Fields["Proxy"].(map[string]any)
 	switch {
 	case !slices.Contains(serviceKinds, kind):
-		d.errorf(rng, rng, "Invalid kind", "kind %q is none of the kinds Consul registers: %s (or none, a plain service).", kind, strings.Join(serviceKinds[1:], ", "))
+		d.errorf(rng, rng, "Invalid kind", "kind %q is none of the kinds Consul registers: %s (or none, a plain service).%s", kind, strings.Join(serviceKinds[1:], ", "), onPurpose(true, "the agent takes any kind, and no proxy or gateway serves an unknown one"))
 	case kind == "connect-proxy" && s.Port == 0 && s.Fields["SocketPath"] == nil:
 		d.errorf(rng, rng, "Connect proxy without a port", "A connect-proxy registration needs a port or a socket_path: the agent refuses it otherwise.")
 	case kind == "connect-proxy" && proxy["DestinationServiceName"] == nil:
@@ -517,7 +526,44 @@ func (d *decoder) checkRegistration(s *Service, rng hcl.Range) {
 		d.errorf(rng, rng, "Mesh gateway without a port", "A mesh-gateway registration needs a port: the agent refuses it otherwise.")
 	case kind == "" && proxy != nil:
 		d.errorf(rng, rng, "Proxy settings without a proxy kind", "proxy is the settings of a connect-proxy or a gateway: set kind, or move the settings into connect { sidecar_service { proxy { ... } } }.")
+	case unspecified(s.Address):
+		d.errorf(rng, rng, "Invalid service address", "address %q is the unspecified address, which the agent refuses (\"Invalid service address\"): a registration says where the service is reached. Give its IP or host name, or leave address out for the agent's own.", s.Address)
 	}
+	if sc := SidecarOf(s.Fields); sc != nil {
+		if k, _ := sc["Kind"].(string); k != "" && k != "connect-proxy" {
+			d.errorf(rng, rng, "Invalid sidecar kind", "sidecar_service's kind %q is refused by the agent: it registers every sidecar as a connect-proxy. Leave kind out, or write \"connect-proxy\".", k)
+		}
+		checks, _ := sc["Checks"].([]any)
+		for _, c := range checks {
+			def, _ := c.(map[string]any)
+			name, _ := def["Name"].(string)
+			d.checkCheck(&Check{Name: name, Def: def}, rng)
+		}
+	}
+}
+
+// onPurpose is what a diagnostic adds when provision refuses on purpose
+// what the agent would take: why.
+func onPurpose(refused bool, why string) string {
+	if !refused {
+		return ""
+	}
+	return " The agent itself would take it; provision refuses it on purpose: " + why + "."
+}
+
+// SidecarOf is the sidecar_service that a registration's fields declare;
+// nil for none.
+func SidecarOf(fields map[string]any) map[string]any {
+	c, _ := fields["Connect"].(map[string]any)
+	sc, _ := c["SidecarService"].(map[string]any)
+	return sc
+}
+
+// unspecified says whether address is the unspecified IPv4 or IPv6
+// address (0.0.0.0, ::), which the agent refuses as a service's.
+func unspecified(address string) bool {
+	ip := net.ParseIP(strings.Trim(address, "[]"))
+	return ip != nil && ip.IsUnspecified()
 }
 
 // checkCheck refuses, at the check block, what the agent would refuse of
@@ -528,6 +574,9 @@ func (d *decoder) checkCheck(ch *Check, rng hcl.Range) {
 	var types []string
 	needsInterval := false
 	for _, t := range checkTypes {
+		if t.typ == "script" && ch.Def["DockerContainerID"] != nil {
+			continue // a docker check's args are its command in the container
+		}
 		if _, ok := ch.Def[t.field]; ok && !slices.Contains(types, t.typ) {
 			types = append(types, t.typ)
 			needsInterval = t.interval
@@ -536,7 +585,7 @@ func (d *decoder) checkCheck(ch *Check, rng hcl.Range) {
 	status, hasStatus := ch.Def["Status"].(string)
 	switch {
 	case len(types) != 1:
-		d.errorf(rng, rng, "Invalid check", "A check sets exactly one of http, tcp, udp, ttl, grpc, h2ping, alias_service (or alias_node), args (a script) or docker_container_id; this one sets %s.", orNone(types, "none"))
+		d.errorf(rng, rng, "Invalid check", "A check sets exactly one of http, tcp, udp, ttl, grpc, h2ping, alias_service (or alias_node), args (a script) or docker_container_id; this one sets %s.%s", orNone(types, "none"), onPurpose(len(types) > 1, "the agent takes two, runs one of them and drops the other without a word"))
 	case needsInterval && ch.Def["Interval"] == nil:
 		d.errorf(rng, rng, "Check without an interval", "A %s check runs every interval: set interval, such as \"10s\".", types[0])
 	case types[0] == "ttl" && ch.Def["Interval"] != nil:

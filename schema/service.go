@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -15,7 +16,7 @@ import (
 
 var serviceSchema = with(&hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "id"}, {Name: "name"}, {Name: "agent"}, {Name: "address"}, {Name: "port"}, {Name: "tags"}, {Name: "meta"},
+		{Name: "id"}, {Name: "name"}, {Name: "token"}, {Name: "agent"}, {Name: "address"}, {Name: "port"}, {Name: "tags"}, {Name: "meta"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "frontend"}, {Type: "check", LabelNames: []string{"name"}}, {Type: "lifecycle"}},
 }, RegistrationFields)
@@ -41,9 +42,14 @@ var forwardAuthTLSSchema = &hcl.BodySchema{
 
 var checkSchema = argsSchema(CheckFields)
 
-// serviceID is what Consul accepts in a service ID that also travels in
-// the deregister path.
-var serviceID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+// validID says whether a service's ID or name is one provision writes:
+// anything a Consul 1.15 agent takes (it takes any string, "foo:1234" and
+// "a/b c" among them: the deregister path escapes it, an address quotes
+// it) but the empty string and control characters, which no plan line or
+// diagnostic can show as written.
+func validID(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, unicode.IsControl)
+}
 
 // metaKey is Consul's rule for service meta keys.
 var metaKey = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
@@ -118,10 +124,11 @@ func (d *decoder) serviceBlock(u unit) *Service {
 		}
 		c := d.content(u.body, serviceSchema)
 		if attr, ok := c.Attributes["name"]; ok && d.override(attr, &s.Name, nil) {
-			if !serviceID.MatchString(s.Name) {
-				d.errorf(attr.Expr.Range(), b.DefRange, "Invalid service name",
-					"The service name %q must start with a letter or digit and hold only letters, digits, \".\", \"_\" and \"-\".", s.Name)
+			if !validID(s.Name) {
+				d.errorf(attr.Expr.Range(), b.DefRange, "Invalid service name", "The service name %q is empty or holds a control character: the agent refuses a registration without a name (\"Missing service name\").", s.Name)
 			}
+		} else if !validID(s.Name) {
+			d.errorf(b.LabelRanges[0], b.DefRange, "Invalid service name", "The service name %q is empty or holds a control character: the agent refuses a registration without a name (\"Missing service name\").", s.Name)
 		}
 		d.serviceBody(s, b, c)
 	})
@@ -134,9 +141,11 @@ func (d *decoder) serviceBody(s *Service, b *hcl.Block, c *hcl.BodyContent) {
 	if attr, ok := c.Attributes["agent"]; ok {
 		s.Agent, s.AgentRange = d.str(attr), attr.Expr.Range()
 	}
-	if idOK && !serviceID.MatchString(s.ID) {
-		d.errorf(s.IDRange, b.DefRange, "Invalid service ID",
-			"The service ID %q must start with a letter or digit and hold only letters, digits, \".\", \"_\" and \"-\".", s.ID)
+	if idOK && !validID(s.ID) {
+		d.errorf(s.IDRange, b.DefRange, "Invalid service ID", "The service ID %q is empty or holds a control character, which no plan can show as written: give it letters, digits and punctuation.", s.ID)
+	}
+	if attr, ok := c.Attributes["token"]; ok {
+		d.errorf(attr.Range, b.DefRange, "Token in a spec", "A registration's token is a secret, and a secret in a spec is read by everyone who reads the repository, the plans and Consul's catalog: provision never sends one from a spec. It registers with its own token, CONSUL_HTTP_TOKEN (see docs/reference/secrets.md); the agent keeps that token for the service's anti-entropy.")
 	}
 	s.Lifecycle = d.lifecycleBlock("service", c.Blocks.OfType("lifecycle"))
 	s.Address = d.str(c.Attributes["address"])

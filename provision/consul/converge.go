@@ -39,7 +39,7 @@ func (b *Backend) Converge(st plans.State, changes []*plans.Change) (plans.State
 					maps.Copy(checks, next.Checks[reg.ID])
 				}
 				next.Checks[reg.ID] = reported(reg.ID, reg.Checks, checks)
-				if sc := declaredSidecar(reg.Fields); sc != nil {
+				if sc := schema.SidecarOf(reg.Fields); sc != nil {
 					sidecar, checks := convergedSidecar(reg, sc)
 					next.Services[sidecar.ID] = sidecar
 					next.Checks[sidecar.ID] = reported(sidecar.ID, checks, map[string]liveCheck{})

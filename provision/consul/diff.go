@@ -321,7 +321,7 @@ func (b *Backend) planService(st agentState, s *schema.Service, backend, moved s
 	if l != nil {
 		keepLive(&want, l)
 		keepIgnored(&want, l, s.Lifecycle)
-		if sc := sidecarOf(st.Services, l); sc != nil && sidecarAsDeclared(l, sc, st.Checks[sc.ID], declaredSidecar(s.Fields)) {
+		if sc := sidecarOf(st.Services, l); sc != nil && sidecarAsDeclared(l, sc, st.Checks[sc.ID], schema.SidecarOf(s.Fields)) {
 			// The live sidecar is as declared: the agent keeps it when
 			// the body leaves it out, and nothing of it is reset.
 			want.Fields = withoutSidecar(want.Fields)
@@ -358,7 +358,7 @@ func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService,
 	// A sidecar provision registered with the service (it carries the
 	// service's marks) goes when its declaration does: the agent keeps it
 	// when the service is registered again without it.
-	stale := sidecar != nil && declaredSidecar(s.Fields) == nil && adapter.OwnerOf(sidecar.Meta) == b.cfg.Project
+	stale := sidecar != nil && schema.SidecarOf(s.Fields) == nil && adapter.OwnerOf(sidecar.Meta) == b.cfg.Project
 	if stale {
 		changed = append(changed, "sidecar_service")
 	}
@@ -583,7 +583,7 @@ func changedFields(l, sidecar *agentService, st agentState, s *schema.Service, w
 		d, declared := fields[wire]
 		return declared && !covers(withLive[wire], d) && !reflect.DeepEqual(want.Fields[wire], l.Fields[wire])
 	})...)
-	if sc := declaredSidecar(s.Fields); sc != nil && (sidecar == nil || !sidecarAsDeclared(l, sidecar, st.Checks[sidecar.ID], sc)) {
+	if sc := schema.SidecarOf(s.Fields); sc != nil && (sidecar == nil || !sidecarAsDeclared(l, sidecar, st.Checks[sidecar.ID], sc)) {
 		out = append(out, "sidecar_service")
 	}
 	return out

@@ -90,6 +90,7 @@ func sidecarAsDeclared(l, sc *agentService, checks map[string]liveCheck, declare
 	fields := maps.Clone(declared)
 	want, _ := fields["Checks"].([]any)
 	delete(fields, "Checks")
+	delete(fields, "Kind") // connect-proxy, or refused: every sidecar's
 	if !covers(sidecarLive(l, sc, false), fields) {
 		return false
 	}
@@ -155,14 +156,6 @@ func anyMap(m map[string]string) map[string]any {
 		out[k] = v
 	}
 	return out
-}
-
-// declaredSidecar is the sidecar_service a registration's fields declare;
-// nil for none.
-func declaredSidecar(fields map[string]any) map[string]any {
-	c, _ := fields["Connect"].(map[string]any)
-	sc, _ := c["SidecarService"].(map[string]any)
-	return sc
 }
 
 // withoutSidecar is fields less connect's sidecar_service (and connect,

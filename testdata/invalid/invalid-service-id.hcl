@@ -1,6 +1,6 @@
 project = "edge"
 
 service "api" {
-  id   = "api/1" # ERROR: Invalid service ID
+  id   = "api\n1" # ERROR: Invalid service ID
   port = 8080
 }

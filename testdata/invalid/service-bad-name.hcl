@@ -1,6 +1,6 @@
 project = "edge"
 
 service "api" {
-  name = "my api" # ERROR: Invalid service name
+  name = "" # ERROR: Invalid service name
   port = 8080
 }
