@@ -291,6 +291,7 @@ func (d *decoder) fields(items []property) []*Field {
 			continue
 		}
 		f.Name = parts[len(parts)-1]
+		d.checkFieldParams(key, f.Params, it.keyRange, rng)
 		level, index := &fields, byName
 		for _, p := range parts[:len(parts)-1] {
 			parent := index[p]

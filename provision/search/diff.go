@@ -283,7 +283,7 @@ func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diag
 			EachKey:  ix.Instance.KeyPtr(),
 			After:    adapter.RawJSON(t.view(t.declaredMappings(ix, protect), ix.Settings)),
 			Live:     lv,
-			Check:    func() hcl.Diagnostics { return versionLimits(ix, major) },
+			Check:    func() hcl.Diagnostics { return versionLimits(ix, live, major) },
 			Create: func() []plans.Request {
 				out := []plans.Request{t.createIndex(ix, major, protect)}
 				for _, m := range ix.Mappings {
@@ -540,9 +540,14 @@ func unsupported(f facts) string {
 	return ""
 }
 
-// versionLimits reports what the server's generation cannot take.
-func versionLimits(ix *schema.Index, major int) hcl.Diagnostics {
+// versionLimits reports what the server's generation cannot take: its
+// types, its number of types per index, and on 2.x, whose rules are
+// known whole, every field mapping it would refuse (mappingRules2).
+func versionLimits(ix *schema.Index, live liveIndex, major int) hcl.Diagnostics {
 	var diags hcl.Diagnostics
+	if major == 2 {
+		diags = mappingRules2(ix, live)
+	}
 	if major < 5 {
 		for _, m := range ix.Mappings {
 			for _, f := range fieldsOf(m.Properties, "text", "keyword") {
