@@ -159,6 +159,11 @@ func TestTakeOverCorpus(t *testing.T) {
 		if strings.Contains(block, `"c45-web"`) {
 			t.Logf("generated:%s", block)
 		}
+		// The proxy's mesh gateway mode, which the agent copies into
+		// the upstream that names none, is declared once, at the proxy.
+		if strings.Contains(block, `"c61-web-proxy"`) && (strings.Count(block, `"local"`) != 1 || strings.Count(block, `"remote"`) != 1) {
+			t.Errorf("the take-over declares what the agent derived:%s", block)
+		}
 	}
 	s.run(exitOK, "apply", "-auto-approve")
 	after := allServices(t, agent.Addr)

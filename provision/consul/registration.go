@@ -298,11 +298,22 @@ func normalize(f map[string]any, address string, port int) map[string]any {
 // itself, which no registration may carry: the wildcard upstream ("*")
 // of a transparent proxy (a registration with one is refused: "upstream
 // destination name cannot be a wildcard"), and the paths it exposes for
-// its checks (ParsedFromCheck) when expose.checks is true.
+// its checks (ParsedFromCheck) when expose.checks is true; and what it
+// copies, which a registration need not carry: the proxy's mesh_gateway
+// mode, which it writes into each upstream that names none (Consul
+// 1.15, seen on a real agent in TestTakeOverCorpus's entry c61).
 func underived(p map[string]any) map[string]any {
 	p = maps.Clone(p)
 	if ups, ok := p["Upstreams"].([]any); ok {
-		p["Upstreams"] = slices.DeleteFunc(slices.Clone(ups), func(u any) bool { return asObject(u)["DestinationName"] == "*" })
+		ups = slices.DeleteFunc(slices.Clone(ups), func(u any) bool { return asObject(u)["DestinationName"] == "*" })
+		for i, u := range ups {
+			if up := asObject(u); up["MeshGateway"] != nil && reflect.DeepEqual(up["MeshGateway"], p["MeshGateway"]) {
+				up = maps.Clone(up)
+				delete(up, "MeshGateway")
+				ups[i] = up
+			}
+		}
+		p["Upstreams"] = ups
 	}
 	if ex, ok := p["Expose"].(map[string]any); ok {
 		if paths, ok := ex["Paths"].([]any); ok {
@@ -345,6 +356,9 @@ func withDefaults(l *agentService) map[string]any {
 			f[k] = v
 		}
 	}
+	if p, ok := f["Proxy"].(map[string]any); ok && p["MeshGateway"] != nil {
+		f["Proxy"] = inheritedMode(p)
+	}
 	if ip := net.ParseIP(l.Address); ip != nil {
 		ta, _ := f["TaggedAddresses"].(map[string]any)
 		ta = maps.Clone(ta)
@@ -363,6 +377,26 @@ func withDefaults(l *agentService) map[string]any {
 		f["TaggedAddresses"] = ta
 	}
 	return f
+}
+
+// inheritedMode is the proxy's settings p with its mesh_gateway mode in
+// each upstream that names none, as the agent reports them (underived
+// takes it out).
+func inheritedMode(p map[string]any) map[string]any {
+	ups, ok := p["Upstreams"].([]any)
+	if !ok {
+		return p
+	}
+	p, ups = maps.Clone(p), slices.Clone(ups)
+	for i, u := range ups {
+		if up := asObject(u); up != nil && up["MeshGateway"] == nil {
+			up = maps.Clone(up)
+			up["MeshGateway"] = p["MeshGateway"]
+			ups[i] = up
+		}
+	}
+	p["Upstreams"] = ups
+	return p
 }
 
 // covers says whether the live value has every part the declared one

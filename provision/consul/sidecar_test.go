@@ -81,3 +81,20 @@ func TestSidecarConverges(t *testing.T) {
 		})
 	}
 }
+
+// TestInheritedModeConverges: a proxy's mesh gateway mode, which the agent
+// writes into each upstream that names none, converges whether the specs
+// leave it out of the upstream or repeat it there (a real agent).
+func TestInheritedModeConverges(t *testing.T) {
+	agent := servers.NewConsul(t)
+	addr := "http://" + agent.Addr
+	for i, upstream := range []string{`{ destination_name = "db", local_bind_port = 9191 }`,
+		`{ destination_name = "db", local_bind_port = 9191, mesh_gateway = { mode = "local" } }`} {
+		spec := fmt.Sprintf("project = \"m%d\"\nservice \"proxy%d\" {\n  kind = \"connect-proxy\"\n  port = %d\n  proxy = {\n    destination_service_name = \"web\"\n    mesh_gateway = { mode = \"local\" }\n    upstreams = [%s]\n  }\n}\n", i, i, 21000+i, upstream)
+		b := agentBackend(t, addr, spec)
+		backendtest.Send(t, b, backendtest.Changes(t, b))
+		if cs := backendtest.Changes(t, b); len(cs) != 0 {
+			t.Errorf("%s: after the apply: %s %s", upstream, cs[0].Action, cs[0].Reason)
+		}
+	}
+}
