@@ -46,6 +46,10 @@ type Arg struct {
 	Wire string
 	Type ArgType
 	Args []Arg // of an Object, Objects or ObjectMap
+	// Block is the type of a labelled block that writes one element of
+	// an Objects field, the label its Name: a sidecar's checks are also
+	// check "name" { ... } blocks, as a service's are.
+	Block string
 	// Enterprise is a field only Consul Enterprise takes: an open-source
 	// agent refuses the whole registration ("unknown field").
 	Enterprise bool
@@ -221,7 +225,7 @@ var sidecarFields = []Arg{
 	taggedAddressesArg, weightsArg,
 	{Name: "enable_tag_override", Wire: "EnableTagOverride", Type: Bool},
 	{Name: "proxy", Wire: "Proxy", Type: Object, Args: proxyFields},
-	{Name: "checks", Wire: "Checks", Type: Objects, Args: append([]Arg{{Name: "name", Wire: "Name"}}, CheckFields...)},
+	{Name: "checks", Wire: "Checks", Type: Objects, Args: append([]Arg{{Name: "name", Wire: "Name"}}, CheckFields...), Block: "check"},
 }
 
 // ArgWired is the field of fields with that wire name.
@@ -244,6 +248,9 @@ func argsSchema(fields []Arg) *hcl.BodySchema {
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: f.Name})
 		if f.nests() {
 			s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: f.Name})
+		}
+		if f.Block != "" {
+			s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: f.Block, LabelNames: []string{"name"}})
 		}
 	}
 	return s
@@ -292,8 +299,44 @@ func (d *decoder) args(fields []Arg, c *hcl.BodyContent, path string) map[string
 				out[f.Wire] = w
 			}
 		}
+		if f.Block != "" {
+			d.labelledBlocks(f, c.Blocks.OfType(f.Block), attr, blocks, at, out)
+		}
 	}
 	return out
+}
+
+// labelledBlocks adds the elements of the Objects field f written as
+// labelled blocks (check "name" { ... }) to out, each with its label as
+// its Name; written beside the field's list (attr) or its unlabelled
+// blocks (others), they are refused.
+func (d *decoder) labelledBlocks(f Arg, labelled hcl.Blocks, attr *hcl.Attribute, others hcl.Blocks, at string, out map[string]any) {
+	if len(labelled) == 0 {
+		return
+	}
+	if attr != nil || len(others) > 0 {
+		d.errorf(labelled[0].DefRange, labelled[0].DefRange, "Duplicate "+f.Name, "%s is written both as %s blocks and as %s: write one of them.", at, f.Block, f.Name)
+		return
+	}
+	list := []any{}
+	for _, b := range labelled {
+		el := d.args(f.Args, d.content(b.Body, argsSchema(f.Args)), at+"."+b.Labels[0]+".")
+		el["Name"] = b.Labels[0]
+		d.checkChecks([]any{el}, b.DefRange)
+		list = append(list, el)
+	}
+	out[f.Wire] = list
+}
+
+// checkChecks checks each check of list (a sidecar's, by wire name, its
+// name among them), written at rng, as a service's check blocks are.
+func (d *decoder) checkChecks(list any, rng hcl.Range) {
+	checks, _ := list.([]any)
+	for _, c := range checks {
+		def, _ := c.(map[string]any)
+		name, _ := def["Name"].(string)
+		d.checkCheck(&Check{Name: name, Def: def}, rng)
+	}
 }
 
 // fieldBlocks decodes a nesting field written as blocks: one for an
@@ -304,7 +347,11 @@ func (d *decoder) fieldBlocks(f Arg, blocks hcl.Blocks, at string) (any, bool) {
 	case Objects:
 		var out []any
 		for _, b := range blocks {
-			out = append(out, d.args(f.Args, d.content(b.Body, argsSchema(f.Args)), at+"."))
+			el := d.args(f.Args, d.content(b.Body, argsSchema(f.Args)), at+".")
+			if f.Block == "check" {
+				d.checkChecks([]any{el}, b.DefRange)
+			}
+			out = append(out, el)
 		}
 		return out, true
 	case ObjectMap:
@@ -433,6 +480,9 @@ func (d *decoder) argValue(f Arg, v cty.Value, rng hcl.Range, at string) (any, b
 			}
 			out = append(out, w)
 		}
+		if f.Block == "check" {
+			d.checkChecks(out, rng)
+		}
 		return out, true
 	case ObjectMap:
 		if !ty.IsObjectType() && !ty.IsMapType() {
@@ -532,12 +582,6 @@ func (d *decoder) checkRegistration(s *Service, rng hcl.Range) {
 	if sc := SidecarOf(s.Fields); sc != nil {
 		if k, _ := sc["Kind"].(string); k != "" && k != "connect-proxy" {
 			d.errorf(rng, rng, "Invalid sidecar kind", "sidecar_service's kind %q is refused by the agent: it registers every sidecar as a connect-proxy. Leave kind out, or write \"connect-proxy\".", k)
-		}
-		checks, _ := sc["Checks"].([]any)
-		for _, c := range checks {
-			def, _ := c.(map[string]any)
-			name, _ := def["Name"].(string)
-			d.checkCheck(&Check{Name: name, Def: def}, rng)
 		}
 	}
 }

@@ -24,6 +24,7 @@ func TestSidecarConverges(t *testing.T) {
 		``,
 		`checks = [{ name = "sidecar-alive", ttl = "10s" }]`,
 		`kind = "connect-proxy"`,
+		"check \"alive\" {\n        ttl = \"10s\"\n      }\n      check \"ready\" {\n        tcp = \"127.0.0.1:21000\"\n        interval = \"10s\"\n      }",
 		`checks = [{ name = "listening", tcp = "127.0.0.1:21000", interval = "10s" }]`,
 		`checks = [{ name = "ready", http = "http://127.0.0.1:21000/ready", interval = "10s", timeout = "1s" }, { name = "alive", ttl = "30s" }]`,
 		`checks = [{ name = "script", args = ["/bin/true"], interval = "30s" }, { name = "grpc", grpc = "127.0.0.1:21000", interval = "10s" }, { name = "h2", h2ping = "127.0.0.1:21000", interval = "10s" }]`,
@@ -65,11 +66,11 @@ func TestSidecarConverges(t *testing.T) {
 			if len(real) != 0 || len(memory) != 0 {
 				t.Errorf("after the apply, the agent plans %q; in memory %q", real, memory)
 			}
-			if !strings.Contains(checks, `name = "`) {
+			if !strings.Contains(checks, `name = "`) && !strings.Contains(checks, `check "`) {
 				return
 			}
 			// Its checks renamed: an update, and then converged again.
-			renamed := agentBackend(t, addr, strings.ReplaceAll(spec, `name = "`, `name = "new-`))
+			renamed := agentBackend(t, addr, strings.ReplaceAll(strings.ReplaceAll(spec, `name = "`, `name = "new-`), `check "`, `check "new-`))
 			cs = backendtest.Changes(t, renamed)
 			if len(cs) != 1 || cs[0].Action != plans.Update {
 				t.Fatalf("sidecar checks renamed: %v", cs)
