@@ -3,7 +3,10 @@ package plans
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -12,7 +15,7 @@ import (
 // changes when a field changes meaning or goes away; its minor number when
 // fields are added. What each version added is in
 // docs/reference/plan-format.md.
-const FormatVersion = "3.4"
+const FormatVersion = "3.5"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
 // what the text view is rendered from.
@@ -33,6 +36,9 @@ type Plan struct {
 	// Snapshot is the snapshot the plan was made from, with no network;
 	// such a plan is never applied.
 	Snapshot *SnapshotSource `json:"snapshot,omitempty"`
+	// Sources digest what the plan was made from: a saved plan applies
+	// only while they are the same.
+	Sources *Sources `json:"sources,omitempty"`
 	// Diagnostics are the warnings the plan was made with.
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 	// Outputs are the root specs' output blocks, by name.
@@ -43,6 +49,47 @@ type Plan struct {
 	// Live is the live state the plan was made from; nil for a plan read
 	// from a file.
 	Live *Live `json:"-"`
+}
+
+// Sources digest what a plan was made from: each file the load read (the
+// specs, the modules' specs, the variable files), by its path relative to
+// the plan's Dir, and each variable's final value, by name. A sensitive
+// variable is never digested (a digest of a short secret can be guessed):
+// a change of one shows only where it changes a request.
+type Sources struct {
+	Files     map[string]string `json:"files"`
+	Variables map[string]string `json:"variables,omitempty"`
+}
+
+// Moved says what differs between the sources a plan was made from (s)
+// and those of now, in a sentence naming each file and variable; "" when
+// nothing did.
+func (s *Sources) Moved(now *Sources) string {
+	var moved []string
+	for _, f := range slices.Sorted(maps.Keys(s.Files)) {
+		switch d, ok := now.Files[f]; {
+		case !ok:
+			moved = append(moved, f+" was removed")
+		case d != s.Files[f]:
+			moved = append(moved, f+" changed")
+		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(now.Files)) {
+		if _, ok := s.Files[f]; !ok {
+			moved = append(moved, f+" was added")
+		}
+	}
+	for _, v := range slices.Sorted(maps.Keys(s.Variables)) {
+		if now.Variables[v] != s.Variables[v] {
+			moved = append(moved, "the value of var."+v+" changed")
+		}
+	}
+	for _, v := range slices.Sorted(maps.Keys(now.Variables)) {
+		if _, ok := s.Variables[v]; !ok {
+			moved = append(moved, "var."+v+" is new")
+		}
+	}
+	return strings.Join(moved, ", ")
 }
 
 // Output is the value of an output block: JSON, "(sensitive)" for a

@@ -530,7 +530,7 @@ func summaries(diags hcl.Diagnostics) string {
 // that a golden file does not depend on where the tests run from.
 func renderPlan(p *plans.Plan, dir string, r *Run, render func(io.Writer, *plans.Plan) error) (text, js []byte, err error) {
 	q := *p
-	q.Dir = ""
+	q.Dir, q.Sources = "", nil
 	if q.Snapshot != nil {
 		s := *q.Snapshot
 		s.File = r.Snapshot

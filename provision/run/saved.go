@@ -2,8 +2,16 @@ package run
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+
 	"encoding/json"
 	"fmt"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/schema"
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
 	"slices"
 	"strings"
 
@@ -23,6 +31,11 @@ func matchSaved(saved, now *plans.Plan) string {
 	}
 	if saved.Project != now.Project {
 		return fmt.Sprintf("It is a plan of project %q, and the specs in %s are project %q.", saved.Project, saved.Dir, now.Project)
+	}
+	if saved.Sources != nil && now.Sources != nil {
+		if moved := saved.Sources.Moved(now.Sources); moved != "" {
+			return fmt.Sprintf("The specs or the variables are not the ones it was made from: %s. A saved plan applies only to what it was reviewed from.", moved)
+		}
 	}
 	live := map[string]plans.BackendInfo{}
 	for _, b := range now.Backends {
@@ -87,4 +100,32 @@ func sameNodes(a, b string) bool {
 	slices.Sort(as)
 	slices.Sort(bs)
 	return slices.Equal(as, bs)
+}
+
+// sources digests the files a load read (by path relative to dir) and the
+// variables' final values, but the sensitive ones (plans.Sources).
+func sources(dir string, files map[string]*hcl.File, vars map[string]*schema.Variable) *plans.Sources {
+	out := &plans.Sources{Files: map[string]string{}, Variables: map[string]string{}}
+	for name, f := range files {
+		if rel, err := filepath.Rel(dir, name); err == nil && !strings.HasPrefix(rel, "..") {
+			name = filepath.ToSlash(rel)
+		}
+		out.Files[name] = digest(f.Bytes)
+	}
+	for name, v := range vars {
+		if v.Sensitive || v.Value == cty.NilVal {
+			continue
+		}
+		b, err := ctyjson.Marshal(v.Value, v.Value.Type())
+		if err != nil {
+			b = []byte(v.Value.GoString())
+		}
+		out.Variables[name] = digest(b)
+	}
+	return out
+}
+
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

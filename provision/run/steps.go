@@ -303,6 +303,7 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 	p.Outputs = outputs(r.Config.Outputs)
 	p.Secrets = r.Config.Secrets
 	p.Dir = r.Dir
+	p.Sources = sources(r.Dir, r.parser.Files(), r.Config.Variables)
 	p.Snapshot = r.From.Source()
 	if r.Type != ApplySaved {
 		r.show()

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/provision-dev/provision/provision/servers"
+)
+
+// TestSavedPlanSources: a saved plan applies only to the specs and the
+// variables it was made from. After each kind of change (a spec file
+// edited, added or removed, a variable, a module's file) apply PLANFILE
+// refuses, naming what moved, and writes nothing to a real agent; with
+// nothing moved, it applies.
+func TestSavedPlanSources(t *testing.T) {
+	agent := servers.NewConsul(t)
+	module := "variable \"port\" {\n  type = number\n}\n\nservice \"mod\" {\n  port = var.port\n}\n"
+	main := "project = \"saved\"\n\nvariable \"port\" {\n  default = 8080\n}\n\nservice \"web\" {\n  port = var.port\n}\n\nmodule \"m\" {\n  source = \"./modules/m\"\n  port   = 9090\n}\n"
+	for _, c := range []struct {
+		name, says string
+		change     func(dir string) error
+		args       []string
+	}{
+		{"spec edited", "main.hcl changed", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(main+"\nkey \"a\" {\n  value = \"1\"\n}\n"), 0o644)
+		}, nil},
+		{"spec added", "extra.hcl was added", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "extra.hcl"), []byte("key \"a\" {\n  value = \"1\"\n}\n"), 0o644)
+		}, nil},
+		{"spec removed", "other.hcl was removed", func(dir string) error { return os.Remove(filepath.Join(dir, "other.hcl")) }, nil},
+		{"module edited", "modules/m/main.hcl changed", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "modules", "m", "main.hcl"), []byte(module+"\nservice \"mod2\" {\n  port = 1\n}\n"), 0o644)
+		}, nil},
+		{"variable", "the value of var.port changed", func(string) error { return nil }, []string{"-var", "port=8081"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			env := map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"}
+			for name, src := range map[string]string{"main.hcl": main, "other.hcl": "# nothing yet\n", "modules/m/main.hcl": module} {
+				os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			planFile := filepath.Join(t.TempDir(), "p.plan")
+			if code, out, errOut := runCLI(t, env, "plan", "-out", planFile, dir); code != exitOK {
+				t.Fatalf("plan: exit %d\n%s%s", code, out, errOut)
+			}
+			if err := c.change(dir); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := runCLI(t, env, append(append([]string{"apply"}, c.args...), planFile)...)
+			if code == exitOK || !strings.Contains(out+errOut, c.says) || !strings.Contains(out+errOut, "Nothing was sent") {
+				t.Errorf("apply after %s: exit %d, want a refusal naming %q\n%s%s", c.name, code, c.says, out, errOut)
+			}
+			if services := consulDo(t, agent.Addr, "GET", "/v1/agent/services", ""); strings.Contains(services, `"web"`) {
+				t.Errorf("written after the refusal: %s", services)
+			}
+		})
+	}
+	t.Run("nothing moved", func(t *testing.T) {
+		dir := t.TempDir()
+		env := map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"}
+		os.MkdirAll(filepath.Join(dir, "modules", "m"), 0o755)
+		os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(main), 0o644)
+		os.WriteFile(filepath.Join(dir, "modules", "m", "main.hcl"), []byte(module), 0o644)
+		planFile := filepath.Join(t.TempDir(), "p.plan")
+		if code, out, errOut := runCLI(t, env, "plan", "-out", planFile, dir); code != exitOK {
+			t.Fatalf("plan: exit %d\n%s%s", code, out, errOut)
+		}
+		if code, out, errOut := runCLI(t, env, "apply", planFile); code != exitOK {
+			t.Fatalf("apply: exit %d\n%s%s", code, out, errOut)
+		}
+	})
+}
