@@ -18,6 +18,8 @@
 #   PROVISION_PLAN      the saved plan (default: provision.plan)
 #   PROVISION_SNAPSHOT  the snapshot file, written by snapshot, read by plan for a fork
 #   PROVISION_SNAPSHOT_ARTIFACT  the name it is published under (default: provision-snapshot)
+#   PROVISION_ON_PUSH   a push to the default branch that merged no pull request:
+#                       check (default: fail when it plans any change) or apply
 #   GITLAB_TOKEN        GitLab only: a token that may read the API and write notes
 # and the variables each CI system sets (GITHUB_*, CI_*).
 set -eu
@@ -130,66 +132,119 @@ age() {
 	if [ "$mins" -ge 120 ]; then echo "$((mins / 60)) hours old"; else echo "$mins minutes old"; fi
 }
 
-# comment FILE: the pull request's one provision comment, for $dir, made
-# or updated in place with FILE's text.
+# limit is the longest comment the CI system takes, in characters:
+# GitHub's 65,536, GitLab's 1,000,000.
+limit() {
+	case $(ci) in
+	github) echo 65536 ;;
+	gitlab) echo 1000000 ;;
+	esac
+}
+
+# mark I: the first line of part I of the plan comment for $dir.
+mark() {
+	if [ "$1" = 1 ]; then echo "$marker"; else echo "<!-- provision-plan: $dir (part $1) -->"; fi
+}
+
+# api_or_die WHAT CMD...: runs an API call; one that fails fails the job,
+# saying what was refused and the API's answer (on stderr, above).
+api_or_die() {
+	what=$1
+	shift
+	"$@" >/dev/null || die "$what was refused by the API (its answer is above): the job fails, so that nobody merges on a plan the pull request does not show"
+}
+
+# comment FILE...: the pull request's provision comments for $dir, one
+# per FILE (the parts of a long plan, each under the limit), each made or
+# updated in place; comments of parts no longer needed are deleted. Any
+# call the API refuses fails the job.
 comment() {
 	n=$(change)
 	[ -n "$n" ] || die "no pull request or merge request to comment on"
-	body=$(mktemp)
-	{ echo "$marker"; cat "$1"; } >"$body"
+	sel='.[] | select((.body | startswith($m + " -->")) or (.body | startswith($m + " (part "))) | .id'
 	case $(ci) in
 	github)
-		id=$(gh api --paginate "repos/$GITHUB_REPOSITORY/issues/$n/comments" \
-			--jq ".[] | select(.body | startswith(\"$marker\")) | .id" | head -n 1)
-		if [ -n "$id" ]; then
-			gh api -X PATCH "repos/$GITHUB_REPOSITORY/issues/comments/$id" -F "body=@$body" >/dev/null
-			say "updated the plan comment $id on #$n"
-		else
-			gh api -X POST "repos/$GITHUB_REPOSITORY/issues/$n/comments" -F "body=@$body" >/dev/null
-			say "commented the plan on #$n"
-		fi
+		ids=$(gh api --paginate "repos/$GITHUB_REPOSITORY/issues/$n/comments" --jq ".[]" | jq -rs --arg m "<!-- provision-plan: $dir" "$sel" | sort -n) ||
+			die "reading the comments of #$n was refused by the API (its answer is above)"
 		;;
 	gitlab)
-		id=$(gitlab GET "/merge_requests/$n/notes?per_page=100&sort=asc" |
-			jq -r --arg m "$marker" '.[] | select(.body | startswith($m)) | .id' | head -n 1)
-		data=$(jq -Rs '{body: .}' <"$body")
-		if [ -n "$id" ]; then
-			gitlab PUT "/merge_requests/$n/notes/$id" -H 'Content-Type: application/json' -d "$data" >/dev/null
-			say "updated the plan note $id on !$n"
-		else
-			gitlab POST "/merge_requests/$n/notes" -H 'Content-Type: application/json' -d "$data" >/dev/null
-			say "commented the plan on !$n"
-		fi
+		ids=$(gitlab GET "/merge_requests/$n/notes?per_page=100&sort=asc" | jq -r --arg m "<!-- provision-plan: $dir" "$sel" | sort -n) ||
+			die "reading the notes of !$n was refused by the API (its answer is above)"
 		;;
 	esac
+	i=0
+	body=$(mktemp)
+	max=$(limit)
+	for part in "$@"; do
+		i=$((i + 1))
+		{ mark "$i"; cat "$part"; } >"$body"
+		size=$(wc -m <"$body")
+		[ "$size" -le "$max" ] || die "part $i of the plan comment is $size characters, over the limit of $max: not posted"
+		id=$(echo "$ids" | sed -n "${i}p")
+		case $(ci) in
+		github)
+			if [ -n "$id" ]; then
+				api_or_die "updating the plan comment $id on #$n" gh api -X PATCH "repos/$GITHUB_REPOSITORY/issues/comments/$id" -F "body=@$body"
+				say "updated the plan comment $id on #$n (part $i of $#)"
+			else
+				api_or_die "commenting on #$n" gh api -X POST "repos/$GITHUB_REPOSITORY/issues/$n/comments" -F "body=@$body"
+				say "commented the plan on #$n (part $i of $#)"
+			fi
+			;;
+		gitlab)
+			data=$(jq -Rs '{body: .}' <"$body")
+			if [ -n "$id" ]; then
+				api_or_die "updating the plan note $id on !$n" gitlab PUT "/merge_requests/$n/notes/$id" -H 'Content-Type: application/json' -d "$data"
+				say "updated the plan note $id on !$n (part $i of $#)"
+			else
+				api_or_die "commenting on !$n" gitlab POST "/merge_requests/$n/notes" -H 'Content-Type: application/json' -d "$data"
+				say "commented the plan on !$n (part $i of $#)"
+			fi
+			;;
+		esac
+	done
+	for id in $(echo "$ids" | sed -n "$((i + 1)),\$p"); do
+		case $(ci) in
+		github) api_or_die "deleting the old plan comment $id on #$n" gh api -X DELETE "repos/$GITHUB_REPOSITORY/issues/comments/$id" ;;
+		gitlab) api_or_die "deleting the old plan note $id on !$n" gitlab DELETE "/merge_requests/$n/notes/$id" ;;
+		esac
+		say "deleted the plan comment $id of a part no longer needed"
+	done
 	rm -f "$body"
 }
 
-# plan_and_comment HEADER: plans $dir (from the snapshot for a fork),
-# saves the plan, and comments it under HEADER; returns plan's exit code.
+# plan_and_comment HEADER [PLANFILE]: plans $dir (from the snapshot for a
+# fork) into PLANFILE (default $plan) and comments it under HEADER, in
+# parts when it is long; sets planned to plan's exit code. It is never
+# called in an || list, so that a failed comment fails the job.
 plan_and_comment() {
+	out=${2:-$plan}
 	text=$(mktemp)
+	parts=$(mktemp -d)
 	printf '%s\n\n' "$1" >"$text"
-	set -- plan -detailed-exitcode -no-color "-out=$plan"
+	set -- plan -detailed-exitcode -no-color "-out=$out"
 	if fork; then
 		fetch_snapshot
 		taken=$(jq -r '.taken_at' "$snapshot")
-		printf 'Planned without credentials (a pull request from a fork) from the snapshot `%s` that %s published, taken %s (%s). An apply on merge plans again against the live systems.\n\n' \
+		printf 'Planned without credentials (a pull request from a fork) from the snapshot `%s` that %s published, taken %s (%s). This plan is never applied: the merge applies a plan the base repository makes against the live systems, and only when it makes these changes.\n\n' \
 			"$artifact" "the default branch's pipeline" "$taken" "$(age "$taken")" >>"$text"
 		set -- "$@" "-snapshot=$snapshot"
 	fi
-	code=0
-	provision "$@" "$dir" >plan.out 2>&1 || code=$?
+	planned=0
+	provision "$@" "$dir" >plan.out 2>&1 || planned=$?
 	cat plan.out
-	if [ "$code" != 0 ] && [ "$code" != 2 ]; then
-		printf '**The plan failed.**\n\n```\n%s\n```\n' "$(cat plan.out)" >>"$text"
+	if [ "$planned" != 0 ] && [ "$planned" != 2 ]; then
+		printf '**The plan failed.**\n\n```\n%s\n```\n' "$(tail -c 60000 plan.out)" >>"$text"
+		set -- "$text"
 	else
-		provision show -format=markdown "$plan" >>"$text"
+		provision show -format=markdown "-parts-dir=$parts" "$out"
+		cat "$parts/part-1.md" >>"$text"
+		mv "$text" "$parts/part-1.md"
+		set -- $(ls "$parts"/part-*.md | sort -t- -k2 -n)
 	fi
-	comment "$text"
-	rm -f "$text" plan.out
-	output exitcode "$code"
-	return "$code"
+	comment "$@"
+	rm -rf "$text" "$parts" plan.out
+	output exitcode "$planned"
 }
 
 sha() {
@@ -200,9 +255,8 @@ sha() {
 }
 
 plan() {
-	code=0
-	plan_and_comment "provision plan of \`$dir\` at $(sha)" || code=$?
-	[ "$code" = 0 ] || [ "$code" = 2 ] || exit 1
+	plan_and_comment "provision plan of \`$dir\` at $(sha)"
+	[ "$planned" = 0 ] || [ "$planned" = 2 ] || exit 1
 	output plan "$plan"
 }
 
@@ -238,17 +292,68 @@ fetch_plan() {
 	esac
 }
 
+# changes PLANFILE: what the plan does, for comparing two plans: each
+# change that sends something, its address, action and requests.
+changes() {
+	provision show -json "$1" | jq -cS '[.changes[] | select(.action != "no-op") | {address, action, requests}]'
+}
+
+# apply_merge_commit N: the reviewed plan of #N was refused (the live
+# systems or the specs moved since it was made, or it was made from a
+# snapshot): the merge commit is planned again, and applied only when it
+# makes exactly the changes #N reviewed; otherwise the new plan goes on
+# #N and the job fails.
+apply_merge_commit() {
+	say "the plan #$1 reviewed cannot be applied as it is (see above); planning the merge commit again"
+	planned=0
+	provision plan -detailed-exitcode -no-color -out=merge.plan "$dir" || planned=$?
+	if [ "$planned" = 0 ] || [ "$planned" = 2 ]; then
+		if [ "$(changes merge.plan)" = "$(changes "$plan")" ]; then
+			provision apply -no-color merge.plan || die "the merge commit's plan, which makes the changes #$1 reviewed, failed to apply (see above)"
+			say "applied the merge commit's plan, which makes exactly the changes #$1 reviewed"
+			return
+		fi
+	fi
+	PROVISION_CHANGE=$1 plan_and_comment "provision: the plan reviewed on this pull request was not applied after the merge: the merge commit plans other changes (or none could be planned), shown here. Nothing was applied. Review them, then apply from the default branch (a push there, or a re-run of the merge's job once this is the plan you want)."
+	exit 1
+}
+
+# push_apply: a push that merged no pull request. With
+# PROVISION_ON_PUSH=apply it is planned and applied; with check (the
+# default) the job fails when the default branch plans any change, so that
+# live and main never part without a red job.
+push_apply() {
+	sha=${GITHUB_SHA:-}${CI_COMMIT_SHA:-}
+	case ${PROVISION_ON_PUSH:-check} in
+	apply)
+		say "the push $sha merged no pull request; PROVISION_ON_PUSH=apply: planning and applying the default branch"
+		provision apply -auto-approve -no-color "$dir" || die "applying the default branch at $sha failed (see above)"
+		;;
+	check)
+		code=0
+		provision plan -detailed-exitcode -no-color "$dir" || code=$?
+		case $code in
+		0) say "the push $sha merged no pull request, and the default branch plans no change: live matches it" ;;
+		2) die "the push $sha merged no pull request, and the default branch plans the changes above, which nobody reviewed: nothing is applied. Open a pull request for them, or set PROVISION_ON_PUSH=apply to apply pushes" ;;
+		*) die "planning the default branch at $sha failed (see above)" ;;
+		esac
+		;;
+	*) die "PROVISION_ON_PUSH is apply or check, not $PROVISION_ON_PUSH" ;;
+	esac
+}
+
 apply() {
 	n=$(merged_change)
-	[ -n "$n" ] || die "the pushed commit ${GITHUB_SHA:-}${CI_COMMIT_SHA:-} merged no pull request: nothing was reviewed, nothing is applied"
+	if [ -z "$n" ]; then
+		push_apply
+		return
+	fi
 	fetch_plan "$n" || die "the reviewed plan of #$n was not found (its plan job did not succeed, or its artifact expired): nothing is applied; plan it again"
 	if provision apply -no-color "$plan"; then
 		say "applied the plan #$n reviewed"
 		return
 	fi
-	say "the plan #$n reviewed was not applied, or not all of it (see above: a plan is refused when the live systems or the specs moved since it was made); planning again for review on #$n"
-	PROVISION_CHANGE=$n plan_and_comment "provision: the plan reviewed on this pull request was not applied after the merge, or not all of it (see the merge's pipeline). What applying the specs of the default branch now does:" || true
-	exit 1
+	apply_merge_commit "$n"
 }
 
 snapshot() {

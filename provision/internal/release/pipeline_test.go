@@ -213,8 +213,10 @@ func TestPipelineGitHubFailedPlanComments(t *testing.T) {
 }
 
 // On merge, the job applies the pull request's saved plan; one that is
-// refused (here: planned from a snapshot, which is never applied) fails
-// the job, which plans again and puts that plan on the pull request.
+// refused (here: planned from a snapshot, which is never applied) is
+// planned again from the merge commit, and when that fails too (here: no
+// server answers) the job fails and puts what it found on the pull
+// request.
 func TestPipelineGitHubApplyRefusedPlansAgain(t *testing.T) {
 	p := newPipeline(t, "gh", "GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/specs", "GITHUB_SHA=merge999")
 	snap := filepath.Join(p.fake, "snap.json")
@@ -233,7 +235,7 @@ func TestPipelineGitHubApplyRefusedPlansAgain(t *testing.T) {
 	if err == nil {
 		t.Fatalf("a refused plan passed the job:\n%s", out)
 	}
-	for _, want := range []string{"A plan made from a snapshot is never applied", "the plan #12 reviewed was not applied"} {
+	for _, want := range []string{"A plan made from a snapshot is never applied", "the plan #12 reviewed cannot be applied as it is", "planning the merge commit again"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the job's log lacks %q:\n%s", want, out)
 		}
@@ -247,11 +249,12 @@ func TestPipelineGitHubApplyRefusedPlansAgain(t *testing.T) {
 	}
 }
 
-// A push that merged no pull request applies nothing.
+// A push that merged no pull request is checked: a plan that cannot be
+// made fails the job (TestPipelineMerges has the rest, on a real agent).
 func TestPipelineGitHubApplyNeedsAReview(t *testing.T) {
 	p := newPipeline(t, "gh", "GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/specs", "GITHUB_SHA=direct1")
 	out, err := p.run("apply", p.event(map[string]any{"ref": "refs/heads/main"}))
-	if err == nil || !strings.Contains(out, "merged no pull request: nothing was reviewed, nothing is applied") {
+	if err == nil || !strings.Contains(out, "planning the default branch at direct1 failed") {
 		t.Errorf("%v\n%s", err, out)
 	}
 }
