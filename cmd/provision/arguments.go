@@ -53,10 +53,18 @@ func (c *cli) flagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(c.stderr, "Usage: provision %s\n\n%s\n\nOptions:\n", commands[i].synopsis, wrap(commands[i].about, 72))
+		fmt.Fprintf(fs.Output(), "Usage: provision %s\n\n%s\n\nOptions:\n", commands[i].synopsis, wrap(commands[i].about, 72))
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// help prints the usage of fs on stdout, as -help and help CMD ask (the
+// usage after a refused flag goes to stderr, with the refusal).
+func (c *cli) help(fs *flag.FlagSet, usage func()) {
+	fs.SetOutput(c.stdout)
+	usage()
+	fs.SetOutput(c.stderr)
 }
 
 // wrap breaks text into lines of at most width characters, at spaces.
@@ -84,11 +92,13 @@ func wrap(text string, width int) string {
 // refused flag is a diagnostic on that stream, not usage on stderr.
 func (c *cli) parse(fs *flag.FlagSet, args []string, maxArgs int, asJSON run.View) ([]string, int, bool) {
 	usage := fs.Usage
+	// The flag package prints the usage itself, on a refused flag and on
+	// -help alike: here it is printed once, -help's on stdout.
+	fs.Usage = func() {}
 	if asJSON == nil || !wantsJSON(args) {
 		asJSON = nil
 	} else {
 		fs.SetOutput(io.Discard)
-		fs.Usage = func() {}
 	}
 	refuse := func(detail string) ([]string, int, bool) {
 		if asJSON != nil {
@@ -99,12 +109,12 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, maxArgs int, asJSON run.Vie
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				if asJSON != nil { // -help asks for the usage, -json or not
-					fs.SetOutput(c.stderr)
-					usage()
-				}
+			if errors.Is(err, flag.ErrHelp) { // -help asks for the usage, -json or not
+				c.help(fs, usage)
 				return nil, exitOK, false
+			}
+			if asJSON == nil {
+				usage()
 			}
 			return refuse(err.Error())
 		}
@@ -117,7 +127,7 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, maxArgs int, asJSON run.Vie
 	if len(pos) > maxArgs {
 		if asJSON == nil {
 			fmt.Fprintf(c.stderr, "provision %s: too many arguments: %s\n", fs.Name(), strings.Join(pos, " "))
-			fs.Usage()
+			usage()
 		}
 		return refuse("too many arguments: " + strings.Join(pos, " "))
 	}

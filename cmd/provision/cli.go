@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/agext/levenshtein"
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -131,6 +133,16 @@ func isTerminal(s any) bool {
 }
 
 func (c *cli) run(args []string) int {
+	// -chdir=DIR, before the command, as Terraform's: the command runs
+	// in DIR, and every path it is given is relative to DIR.
+	if len(args) > 0 && (strings.HasPrefix(args[0], "-chdir=") || strings.HasPrefix(args[0], "--chdir=")) {
+		_, dir, _ := strings.Cut(args[0], "=")
+		if err := os.Chdir(dir); err != nil {
+			fmt.Fprintf(c.stderr, "provision: -chdir: %v\n", err)
+			return exitError
+		}
+		args = args[1:]
+	}
 	if len(args) == 0 {
 		fmt.Fprint(c.stderr, usage())
 		return exitError
@@ -140,6 +152,12 @@ func (c *cli) run(args []string) int {
 	case "version", "-version", "--version":
 		return c.version(rest)
 	case "help", "-help", "--help", "-h":
+		if len(rest) > 0 && cmd == "help" && slices.ContainsFunc(commands, func(k command) bool { return k.name == rest[0] }) {
+			return c.run([]string{rest[0], "-help"}) // help CMD is CMD -help
+		}
+		if len(rest) > 0 && cmd == "help" {
+			return c.unknown(rest[0])
+		}
 		fmt.Fprint(c.stdout, usage())
 		return exitOK
 	case "plan":
@@ -169,7 +187,23 @@ func (c *cli) run(args []string) int {
 	case "completion":
 		return c.completion(rest)
 	}
-	fmt.Fprintf(c.stderr, "provision: unknown command %q\n\n%s", cmd, usage())
+	return c.unknown(cmd)
+}
+
+// unknown refuses a command provision does not have, naming the nearest
+// one when it looks like a typo of it.
+func (c *cli) unknown(cmd string) int {
+	fmt.Fprintf(c.stderr, "provision: unknown command %q.", cmd)
+	best, dist := "", 3
+	for _, k := range commands {
+		if d := levenshtein.Distance(cmd, k.name, nil); d < dist {
+			best, dist = k.name, d
+		}
+	}
+	if best != "" {
+		fmt.Fprintf(c.stderr, " Did you mean %q?", best)
+	}
+	fmt.Fprintln(c.stderr, "\nRun provision -help for the commands.")
 	return exitError
 }
 

@@ -59,7 +59,7 @@ var helpFlag = regexp.MustCompile(`(?m)^  (-[a-z][a-z-]*)`)
 // one way that cannot drift.
 func (c *cli) flagsOf(name string) []string {
 	var help bytes.Buffer
-	newCLI(nil, io.Discard, &help).run([]string{name, "-help"})
+	newCLI(nil, &help, io.Discard).run([]string{name, "-help"})
 	var out []string
 	for _, m := range helpFlag.FindAllStringSubmatch(help.String(), -1) {
 		out = append(out, m[1])

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHelpOnStdout: every command's -help, and help CMD, print its usage
+// on stdout and exit 0, the same bytes; a refused flag prints the usage on
+// stderr and exits 1; an unknown command names the nearest one.
+func TestHelpOnStdout(t *testing.T) {
+	for _, cmd := range commands {
+		code, out, errOut := runCLI(t, nil, cmd.name, "-help")
+		if code != exitOK || !strings.HasPrefix(out, "Usage: provision "+cmd.synopsis) || errOut != "" {
+			t.Errorf("%s -help: exit %d, stdout %q, stderr %q", cmd.name, code, firstLine(out), errOut)
+		}
+		if hcode, hout, _ := runCLI(t, nil, "help", cmd.name); hcode != exitOK || hout != out {
+			t.Errorf("help %s: exit %d, not %s -help's text:\n%s", cmd.name, hcode, cmd.name, hout)
+		}
+	}
+	code, out, errOut := runCLI(t, nil, "plan", "-no-such-flag")
+	if code != exitError || out != "" || !strings.Contains(errOut, "flag provided but not defined: -no-such-flag") || !strings.Contains(errOut, "Usage: provision plan") {
+		t.Errorf("a refused flag: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, _, errOut = runCLI(t, nil, "plna")
+	if code != exitError || !strings.Contains(errOut, `unknown command "plna". Did you mean "plan"?`) {
+		t.Errorf("plna: exit %d, %q", code, errOut)
+	}
+}
+
+// TestChdir: -chdir=DIR before the command runs it in DIR.
+func TestChdir(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "specs"), 0o755)
+	os.WriteFile(filepath.Join(dir, "specs", "main.hcl"), []byte("project = \"c\"\n"), 0o644)
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	code, out, errOut := runCLI(t, nil, "-chdir="+dir, "validate")
+	if code != exitOK || !strings.Contains(out, "valid") {
+		t.Errorf("-chdir: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
