@@ -175,7 +175,7 @@ func TestACL(t *testing.T) {
 		if code, out, errOut := runCLI(t, env(partial), "plan", "-var", "gamma_port=19303", "-exclude", "service.gamma-1", "-out", saved, dir); code != exitOK {
 			t.Fatalf("plan -out with that token: exit %d\n%s%s", code, out, errOut)
 		}
-		if code, out, errOut := runCLI(t, env(partial), "apply", saved); code != exitOK || !strings.Contains(out, "Apply complete: 1 created") {
+		if code, out, errOut := runCLI(t, env(partial), "apply", "-var", "gamma_port=19303", saved); code != exitOK || !strings.Contains(out, "Apply complete: 1 created") {
 			t.Errorf("apply of the saved plan with that token: exit %d\n%s%s", code, out, errOut)
 		}
 		if code, out, errOut := runCLI(t, env(least), "apply", "-auto-approve", dir); code != exitOK {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -106,7 +105,10 @@ func (v *jsonView) Diagnostics(diags hcl.Diagnostics) {
 // output: indenting a plan of 10,000 objects took longer than making it
 // (pipe it to jq for a person).
 func (v *jsonView) write(x any) {
-	_ = json.NewEncoder(v.o.stdout).Encode(x)
+	b, err := plans.MarshalJSON(x, "")
+	if err == nil {
+		_, _ = v.o.stdout.Write(append(b, '\n'))
+	}
 }
 
 // validateView reports a validation: the diagnostics, and that the specs

@@ -11,7 +11,7 @@ import (
 // written), readable only by its owner all the same: it holds the exact
 // request bodies otherwise.
 func WritePlanFile(path string, p *Plan) error {
-	b, err := json.MarshalIndent(p.Redacted(), "", "  ")
+	b, err := MarshalJSON(p.Redacted(), "  ")
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package plans_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -112,5 +113,27 @@ func TestTargetNeeds(t *testing.T) {
 	p = &plans.Plan{Changes: []*plans.Change{other, index, doc}}
 	if err := p.Target(nil, []plans.Addr{index.Addr}); err == nil || !strings.Contains(err.Error(), `document[".dashboard/search/errors"] needs index[".dashboard"], which -exclude leaves out`) {
 		t.Errorf("-exclude the index: %v", err)
+	}
+}
+
+// TestUnescape: the escapes json.Marshal writes for &, < and > become
+// the characters; an escaped backslash before a u stays as it is, and the
+// JSON stays the same value.
+func TestUnescape(t *testing.T) {
+	for in, want := range map[string]string{
+		`"Host(\u0060a\u0060) \u0026\u0026 Path(\u0060/api\u0060)"`: "\"Host(\\u0060a\\u0060) && Path(\\u0060/api\\u0060)\"",
+		`"a \u003c b \u003e c"`:                                   `"a < b > c"`,
+		`"\\u0026 stays"`:                                         `"\\u0026 stays"`,
+		`"\\\u0026"`:                                              `"\\&"`,
+		`{"k":"v"}`:                                               `{"k":"v"}`,
+	} {
+		got := string(plans.Unescape([]byte(in)))
+		if got != want {
+			t.Errorf("Unescape(%s) = %s, want %s", in, got, want)
+		}
+		var a, b any
+		if json.Unmarshal([]byte(in), &a) != nil || json.Unmarshal([]byte(got), &b) != nil || !reflect.DeepEqual(a, b) {
+			t.Errorf("Unescape(%s) = %s: not the same JSON value", in, got)
+		}
 	}
 }

@@ -541,7 +541,7 @@ func renderPlan(p *plans.Plan, dir string, r *Run, render func(io.Writer, *plans
 	if err := render(&buf, red); err != nil {
 		return nil, nil, err
 	}
-	raw, err := json.MarshalIndent(red, "", "  ")
+	raw, err := plans.MarshalJSON(red, "  ")
 	if err != nil {
 		return nil, nil, err
 	}
