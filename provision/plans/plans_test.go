@@ -122,10 +122,10 @@ func TestTargetNeeds(t *testing.T) {
 func TestUnescape(t *testing.T) {
 	for in, want := range map[string]string{
 		`"Host(\u0060a\u0060) \u0026\u0026 Path(\u0060/api\u0060)"`: "\"Host(\\u0060a\\u0060) && Path(\\u0060/api\\u0060)\"",
-		`"a \u003c b \u003e c"`:                                   `"a < b > c"`,
-		`"\\u0026 stays"`:                                         `"\\u0026 stays"`,
-		`"\\\u0026"`:                                              `"\\&"`,
-		`{"k":"v"}`:                                               `{"k":"v"}`,
+		`"a \u003c b \u003e c"`: `"a < b > c"`,
+		`"\\u0026 stays"`:       `"\\u0026 stays"`,
+		`"\\\u0026"`:            `"\\&"`,
+		`{"k":"v"}`:             `{"k":"v"}`,
 	} {
 		got := string(plans.Unescape([]byte(in)))
 		if got != want {
