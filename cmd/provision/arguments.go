@@ -440,11 +440,12 @@ func (a *completionArgs) register(fs *flag.FlagSet) {
 }
 
 // fmtArgs are fmt's.
-type fmtArgs struct{ check, diff bool }
+type fmtArgs struct{ check, diff, recursive bool }
 
 func (a *fmtArgs) register(fs *flag.FlagSet) {
 	fs.BoolVar(&a.check, "check", false, "change nothing; list the files not in canonical layout and exit 3 if any")
-	fs.BoolVar(&a.diff, "diff", false, "print the changes as a diff")
+	fs.BoolVar(&a.diff, "diff", false, "print each file's changes as a unified diff (with -check, write nothing)")
+	fs.BoolVar(&a.recursive, "recursive", false, "format every .hcl file under DIR (tests and modules included), not only DIR and the module folders its specs call")
 }
 
 // versionArgs are version's.

@@ -42,7 +42,7 @@ var commands = []command{
 	{"validate", "validate [options] [DIR]", "Check the specs offline: syntax, schema, references, rules",
 		"Checks the specs of DIR with no network: syntax, the schema of every block (services, frontends, checks, keys, indices, documents, agents, proxies, imports), references, variables, frontend rules, mapping types and each document's fields against its type's mapping. Every error names its file, line and column."},
 	{"fmt", "fmt [options] [DIR]", "Rewrite the specs in canonical layout",
-		"Rewrites the .hcl files of DIR in canonical layout (hcl's own), in place."},
+		"Rewrites the .hcl files of DIR, and of the local module folders its specs call, in canonical layout (hcl's own), in place; with -recursive, every .hcl file under DIR."},
 	{"show", "show [options] PLANFILE", "Print a saved plan",
 		"Prints a plan saved with plan -out, as text, JSON or a pull-request comment in Markdown. Reads no server."},
 	{"graph", "graph [options] [DIR]", "Print the apply order as a Graphviz (DOT) graph",

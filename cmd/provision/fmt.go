@@ -21,7 +21,7 @@ func (c *cli) fmt(args []string) int {
 		return code
 	}
 	v := fmtView{c.textView(true)}
-	paths, err := schema.SpecFiles(dirArg(pos))
+	paths, err := schema.FormatFiles(dirArg(pos), a.recursive)
 	if err != nil {
 		v.Diagnostics(run.Refusal("Cannot read the specs", err.Error()+".", nil))
 		return exitError
