@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
 	"context"
 	"errors"
 	"flag"
@@ -253,10 +255,11 @@ func (c *cli) operation(t run.Type, dir string, a *runArgs) run.Operation {
 
 // planArgs are plan's.
 type planArgs struct {
-	view                            viewArgs
-	run                             runArgs
-	out, format, generate, snapshot string
-	detailed                        bool
+	view                  viewArgs
+	run                   runArgs
+	from                  fromArgs
+	out, format, generate string
+	detailed              bool
 }
 
 func (a *planArgs) register(fs *flag.FlagSet) {
@@ -265,8 +268,36 @@ func (a *planArgs) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.format, "format", "text", "`text`, json, or markdown (a pull-request comment, in parts under 65,000 characters)")
 	fs.BoolVar(&a.detailed, "detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
 	fs.StringVar(&a.generate, "generate-config-out", "", "write the declarations of the objects that import blocks name and no block declares to `FILE` (never overwritten), then plan with it")
-	fs.StringVar(&a.snapshot, "snapshot", "", "plan from the live state recorded in `FILE` by provision snapshot, with no network; such a plan is never applied")
+	a.from.register(fs)
 	a.run.register(fs)
+}
+
+// fromArgs say what a command that plans reads as the live state: the
+// live systems (the default), a snapshot, or nothing live.
+type fromArgs struct {
+	snapshot   string
+	greenfield bool
+}
+
+func (a *fromArgs) register(fs *flag.FlagSet) {
+	fs.StringVar(&a.snapshot, "snapshot", "", "plan from the live state recorded in `FILE` by provision snapshot, with no network; such a plan is never applied")
+	fs.BoolVar(&a.greenfield, "greenfield", false, "plan against nothing live, with no network and no file (a first apply's plan, as provision test's runs without a snapshot); never applied")
+}
+
+// set makes op read from the snapshot or from nothing live, as asked;
+// with neither, it reads the live systems.
+func (a *fromArgs) set(op *run.Operation) hcl.Diagnostics {
+	switch {
+	case a.snapshot != "" && a.greenfield:
+		return run.Refusal("Invalid options", "-snapshot plans from a recorded live state and -greenfield from none: give one of them.", nil)
+	case a.greenfield:
+		op.From = provision.Greenfield()
+	case a.snapshot != "":
+		var diags hcl.Diagnostics
+		op.From, diags = provision.ReadSnapshot(a.snapshot)
+		return diags
+	}
+	return nil
 }
 
 // sendArgs are the options apply and destroy share.
@@ -312,9 +343,41 @@ func (a *destroyArgs) register(fs *flag.FlagSet) {
 }
 
 // graphArgs are graph's: a plan's options.
-type graphArgs struct{ run runArgs }
+type graphArgs struct {
+	run  runArgs
+	from fromArgs
+}
 
-func (a *graphArgs) register(fs *flag.FlagSet) { a.run.register(fs) }
+func (a *graphArgs) register(fs *flag.FlagSet) {
+	a.from.register(fs)
+	a.run.register(fs)
+}
+
+// listArgs are list's.
+type listArgs struct {
+	run  runArgs
+	from fromArgs
+}
+
+func (a *listArgs) register(fs *flag.FlagSet) {
+	a.from.register(fs)
+	a.run.register(fs)
+}
+
+// outputArgs are output's.
+type outputArgs struct {
+	view viewArgs
+	run  runArgs
+	from fromArgs
+	raw  bool
+}
+
+func (a *outputArgs) register(fs *flag.FlagSet) {
+	a.view.register(fs, true, "print the outputs as one JSON object: each name with its value and whether it is sensitive")
+	fs.BoolVar(&a.raw, "raw", false, "print the one output NAME's value as it is, a string without quotes (for a script)")
+	a.from.register(fs)
+	a.run.register(fs)
+}
 
 // showArgs are show's.
 type showArgs struct {

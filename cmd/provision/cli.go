@@ -47,6 +47,10 @@ var commands = []command{
 		"Prints a plan saved with plan -out, as text, JSON or a pull-request comment in Markdown. Reads no server."},
 	{"graph", "graph [options] [DIR]", "Print the apply order as a Graphviz (DOT) graph",
 		"Plans as plan does and prints the order the changes would be sent in (a service before the proxy proves its gate, an index before its documents) as a Graphviz DOT graph."},
+	{"list", "list [options] [DIR]", "List the address of every object the project owns",
+		"Plans as plan does (from the live systems, a snapshot or nothing live) and prints the address of every object the project owns, one a line, as -target and scripts take them: those the plan leaves, updates, deletes or lets go of. Nothing is written."},
+	{"output", "output [options] [DIR] [NAME]", "Print the specs' outputs",
+		"Plans as plan does (from the live systems, a snapshot or nothing live) and prints the output blocks of the root specs, name = value, a sensitive one's value as (sensitive); with NAME, that output's value alone. Nothing is written."},
 	{"policy", "policy [options] [DIR]", "Print the least-privilege Consul ACL policy the specs need",
 		"Prints the Consul ACL rules a token needs to plan and apply the specs of DIR: service and key_prefix writes for what they declare, the lock's key and session, the record of the project's agents; with -watch, the watcher's election key too. Reads the agent's node name when it can."},
 	{"snapshot", "snapshot [options] -out FILE [DIR]", "Record the live state a plan reads, to plan from it offline",
@@ -176,6 +180,10 @@ func (c *cli) run(args []string) int {
 		return c.show(rest)
 	case "graph":
 		return c.graph(rest)
+	case "list":
+		return c.list(rest)
+	case "output":
+		return c.outputCmd(rest)
 	case "watch":
 		return c.watchCmd(rest)
 	case "policy":

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/cmd/provision/render"
-	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 )
@@ -34,16 +34,13 @@ func (c *cli) plan(args []string) int {
 		return exitError
 	}
 	op := c.operation(run.Plan, dirArg(pos), pf)
-	if a.snapshot != "" {
-		if a.generate != "" {
-			v.Diagnostics(run.Refusal("Invalid options", "-generate-config-out reads the live objects; it cannot be used with -snapshot.", nil))
-			return exitError
-		}
-		var diags hcl.Diagnostics
-		if op.From, diags = provision.ReadSnapshot(a.snapshot); diags.HasErrors() {
-			v.Diagnostics(diags)
-			return exitError
-		}
+	if a.generate != "" && (a.from.snapshot != "" || a.from.greenfield) {
+		v.Diagnostics(run.Refusal("Invalid options", "-generate-config-out reads the live objects; it cannot be used with -snapshot or -greenfield.", nil))
+		return exitError
+	}
+	if diags := a.from.set(&op); diags.HasErrors() {
+		v.Diagnostics(diags)
+		return exitError
 	}
 	if out := a.out; out != "" {
 		op.Hooks = map[run.Phase][]run.Hook{run.Diff: {func(_ context.Context, r *run.Run) hcl.Diagnostics {
@@ -118,13 +115,62 @@ func (c *cli) graph(args []string) int {
 	if !ok {
 		return code
 	}
-	ctx, cancel := a.run.net.bound(context.Background())
+	return c.planned(dirArg(pos), &a.run, &a.from, &renderView{textView: &textView{o: c.output}, render: render.DOT})
+}
+
+// planned plans the specs of dir as plan does (from the live systems, a
+// snapshot or nothing live) and shows the plan with v.
+func (c *cli) planned(dir string, ra *runArgs, from *fromArgs, v *renderView) int {
+	ctx, cancel := ra.net.bound(context.Background())
 	defer cancel()
-	v := &dotView{textView: &textView{o: c.output}}
-	if c.operation(run.Plan, dirArg(pos), &a.run).Start(ctx, v).Failed() || v.failed {
+	op := c.operation(run.Plan, dir, ra)
+	if diags := from.set(&op); diags.HasErrors() {
+		v.Diagnostics(diags)
+		return exitError
+	}
+	if op.Start(ctx, v).Failed() || v.failed {
 		return exitError
 	}
 	return exitOK
+}
+
+func (c *cli) list(args []string) int {
+	var a listArgs
+	pos, code, ok := c.args("list", &a, args, 1, nil)
+	if !ok {
+		return code
+	}
+	return c.planned(dirArg(pos), &a.run, &a.from, &renderView{textView: &textView{o: c.output}, render: render.Owned})
+}
+
+func (c *cli) outputCmd(args []string) int {
+	var a outputArgs
+	pos, code, ok := c.args("output", &a, args, 2, &jsonView{o: c.output})
+	if !ok {
+		return code
+	}
+	// output [DIR] [NAME]: one argument is DIR when it is a folder.
+	dir, name := "", ""
+	switch len(pos) {
+	case 2:
+		dir, name = pos[0], pos[1]
+	case 1:
+		if st, err := os.Stat(pos[0]); err == nil && st.IsDir() {
+			dir = pos[0]
+		} else {
+			name = pos[0]
+		}
+	}
+	write := func(w io.Writer, p *plans.Plan) error { return render.OutputValues(w, p, name, a.view.json, a.raw) }
+	return c.planned(dirArg(nonEmpty(dir)), &a.run, &a.from, &renderView{textView: &textView{o: c.output}, render: write})
+}
+
+// nonEmpty is the positional arguments of dir: none when it is "".
+func nonEmpty(dir string) []string {
+	if dir == "" {
+		return nil
+	}
+	return []string{dir}
 }
 
 func (c *cli) show(args []string) int {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -67,18 +68,20 @@ func (v markdownView) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
 	fmt.Fprint(v.o.stdout, strings.Join(render.Markdown(p.Redacted()), "\n"))
 }
 
-// dotView prints the plan's apply order as a Graphviz graph; failed is
-// set when the graph could not be written.
-type dotView struct {
+// renderView prints what render makes of the plan (graph's apply order,
+// list's addresses, output's values) instead of the plan, its warnings on
+// stderr; failed is set when render failed.
+type renderView struct {
 	*textView
+	render func(io.Writer, *plans.Plan) error
 	failed bool
 }
 
-func (v *dotView) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
+func (v *renderView) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
 	v.o.printDiags(warnings, v.files, false)
-	if err := render.DOT(v.o.stdout, p); err != nil {
+	if err := v.render(v.o.stdout, p.Redacted()); err != nil {
 		v.failed = true
-		v.Diagnostics(run.Refusal("Cannot write the graph", err.Error()+".", nil))
+		v.Diagnostics(run.Refusal("Cannot print the plan", err.Error()+".", nil))
 	}
 }
 
