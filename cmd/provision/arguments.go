@@ -1,12 +1,12 @@
 package main
 
 import (
-	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/provision"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
 	"io"
 	"slices"
 	"strconv"
