@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/agext/levenshtein"
 	"io"
 	"maps"
 	"os"
 	"slices"
 	"strings"
 
+	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/plans"
 	"golang.org/x/term"
