@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/agext/levenshtein"
@@ -35,7 +36,7 @@ var MappingParams = []string{
 // version takes (a typo, as analyser), with the nearest it may mean; the
 // multi-fields of fields likewise.
 func (d *decoder) checkFieldParams(path string, params map[string]any, subject, context hcl.Range) {
-	for _, p := range sortedKeys(params) {
+	for _, p := range slices.Sorted(maps.Keys(params)) {
 		if !slices.Contains(MappingParams, p) {
 			d.errorf(subject, context, "Unsupported mapping parameter",
 				"The field %q sets %q, which no Elasticsearch version takes: the server refuses the mapping (\"Mapping definition for [%s] has unsupported parameters: [%s : ...]\").%s",
@@ -43,7 +44,7 @@ func (d *decoder) checkFieldParams(path string, params map[string]any, subject, 
 		}
 	}
 	fields, _ := params["fields"].(map[string]any)
-	for _, name := range sortedKeys(fields) {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		if sub, ok := fields[name].(map[string]any); ok {
 			d.checkFieldParams(path+"."+name, sub, subject, context)
 		}
@@ -63,13 +64,4 @@ func suggest(s string, names []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" Did you mean %q?", best)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

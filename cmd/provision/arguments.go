@@ -342,41 +342,29 @@ func (a *destroyArgs) register(fs *flag.FlagSet) {
 	fs.BoolVar(&a.indices, "indices", false, "also delete the project's indices (never by default: they hold data)")
 }
 
-// graphArgs are graph's: a plan's options.
-type graphArgs struct {
+// plannedArgs are graph's and list's: a plan's options, and where it
+// reads the live state from.
+type plannedArgs struct {
 	run  runArgs
 	from fromArgs
 }
 
-func (a *graphArgs) register(fs *flag.FlagSet) {
-	a.from.register(fs)
-	a.run.register(fs)
-}
-
-// listArgs are list's.
-type listArgs struct {
-	run  runArgs
-	from fromArgs
-}
-
-func (a *listArgs) register(fs *flag.FlagSet) {
+func (a *plannedArgs) register(fs *flag.FlagSet) {
 	a.from.register(fs)
 	a.run.register(fs)
 }
 
 // outputArgs are output's.
 type outputArgs struct {
+	plannedArgs
 	view viewArgs
-	run  runArgs
-	from fromArgs
 	raw  bool
 }
 
 func (a *outputArgs) register(fs *flag.FlagSet) {
 	a.view.register(fs, true, "print the outputs as one JSON object: each name with its value and whether it is sensitive")
 	fs.BoolVar(&a.raw, "raw", false, "print the one output NAME's value as it is, a string without quotes (for a script)")
-	a.from.register(fs)
-	a.run.register(fs)
+	a.plannedArgs.register(fs)
 }
 
 // showArgs are show's.

@@ -110,7 +110,7 @@ func setAside(v planView, path string) {
 }
 
 func (c *cli) graph(args []string) int {
-	var a graphArgs
+	var a plannedArgs
 	pos, code, ok := c.args("graph", &a, args, 1, nil)
 	if !ok {
 		return code
@@ -135,7 +135,7 @@ func (c *cli) planned(dir string, ra *runArgs, from *fromArgs, v *renderView) in
 }
 
 func (c *cli) list(args []string) int {
-	var a listArgs
+	var a plannedArgs
 	pos, code, ok := c.args("list", &a, args, 1, nil)
 	if !ok {
 		return code

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -87,7 +88,7 @@ func serviceBlockOf(t *testing.T, reg map[string]any) string {
 	name, _ := reg["Name"].(string)
 	body := f.Body().AppendNewBlock("service", []string{name}).Body()
 	var checks []any
-	for _, k := range slicesSorted(reg) {
+	for _, k := range slices.Sorted(maps.Keys(reg)) {
 		v := reg[k]
 		switch k {
 		case "Name":
@@ -112,7 +113,7 @@ func serviceBlockOf(t *testing.T, reg map[string]any) string {
 			label = fmt.Sprintf("check-%d", i+1)
 		}
 		cb := body.AppendNewBlock("check", []string{label}).Body()
-		for _, k := range slicesSorted(def) {
+		for _, k := range slices.Sorted(maps.Keys(def)) {
 			if k == "Name" || k == "ServiceID" {
 				continue
 			}
@@ -180,13 +181,4 @@ func snake(k string) string {
 		b.WriteRune(unicode.ToLower(r))
 	}
 	return b.String()
-}
-
-func slicesSorted(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -1,9 +1,7 @@
 package consul
 
 import (
-	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -32,15 +30,8 @@ func TestSidecarConverges(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			spec := fmt.Sprintf("project = \"p%d\"\nservice \"web%d\" {\n  port = %d\n  connect {\n    sidecar_service {\n      %s\n    }\n  }\n}\n", i, i, 8080+i, checks)
 			b := agentBackend(t, addr, spec)
-			st, diags := b.Read(context.Background(), plans.Converge)
-			if diags.HasErrors() {
-				t.Fatal(diags)
-			}
-			planned, diags := b.Plan(st, plans.Converge)
-			if diags.HasErrors() {
-				t.Fatal(diags)
-			}
-			cs := slices.DeleteFunc(planned.Changes, func(c *plans.Change) bool { return c.Action == plans.NoOp })
+			st := backendtest.Read(t, b)
+			cs := backendtest.Plan(t, b, st)
 			if len(cs) != 1 || cs[0].Action != plans.Create {
 				t.Fatalf("planned: %v", cs)
 			}
@@ -48,15 +39,9 @@ func TestSidecarConverges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, diags := b.Plan(inMemory, plans.Converge)
-			if diags.HasErrors() {
-				t.Fatal(diags)
-			}
 			var memory []string
-			for _, c := range again.Changes {
-				if c.Action != plans.NoOp {
-					memory = append(memory, c.Reason)
-				}
+			for _, c := range backendtest.Plan(t, b, inMemory) {
+				memory = append(memory, c.Reason)
 			}
 			backendtest.Send(t, b, cs)
 			var real []string

@@ -36,10 +36,22 @@ func Config(t testing.TB, src string) *schema.Config {
 // Changes reads b and plans it: the changes that do something.
 func Changes(t testing.TB, b provision.Backend) []*plans.Change {
 	t.Helper()
+	return Plan(t, b, Read(t, b))
+}
+
+// Read reads b's live state.
+func Read(t testing.TB, b provision.Backend) plans.State {
+	t.Helper()
 	st, diags := b.Read(context.Background(), plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
+	return st
+}
+
+// Plan plans b from the state st: the changes that do something.
+func Plan(t testing.TB, b provision.Backend, st plans.State) []*plans.Change {
+	t.Helper()
 	planned, diags := b.Plan(st, plans.Converge)
 	if diags.HasErrors() {
 		t.Fatal(diags)
