@@ -182,3 +182,47 @@ func snake(k string) string {
 	}
 	return b.String()
 }
+
+// TestCorpusConverges: every registration of the corpora that the agent
+// and validate take, declared greenfield as a service block, is applied
+// to a real Consul 1.15.4 agent and then plans no change; and provision
+// test, which applies the plan in memory and plans again, says the same:
+// the two verdicts agree.
+func TestCorpusConverges(t *testing.T) {
+	var specs strings.Builder
+	specs.WriteString("project = \"corpus\"\n\n")
+	for _, f := range []string{"../../testdata/consul/corpus.json", "../../testdata/consul/verdicts.json"} {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var es []corpusEntry
+		if err := json.Unmarshal(raw, &es); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			if e.Expect != "" {
+				continue // refused by the agent or by provision
+			}
+			var reg map[string]any
+			if err := json.Unmarshal(e.Registration, &reg); err != nil {
+				t.Fatal(err)
+			}
+			specs.WriteString(serviceBlockOf(t, reg) + "\n")
+		}
+	}
+	agent := servers.NewConsul(t, "-hcl=enable_script_checks=true")
+	s := newSpecsDir(t, map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"})
+	s.write(specs.String())
+	os.MkdirAll(filepath.Join(s.dir, "tests"), 0o755)
+	os.WriteFile(filepath.Join(s.dir, "tests", "converges.provtest.hcl"), []byte("run \"greenfield\" {}\n"), 0o644)
+	_, _, _ = runCLI(t, s.env, "test", "-update", s.dir) // the golden files; the verdict is the next run's
+	code, out, errOut := runCLI(t, s.env, "test", s.dir)
+	inMemory := code == exitOK
+	s.run(exitOK, "apply", "-auto-approve")
+	p := s.plan()
+	left := changed(p, actionAddr)
+	if !inMemory || len(left) > 0 {
+		t.Errorf("provision test (in memory) passes: %v; after a real apply the plan changes %q\n%s%s", inMemory, left, out, errOut)
+	}
+}

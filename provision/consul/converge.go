@@ -32,8 +32,12 @@ func (b *Backend) Converge(st plans.State, changes []*plans.Change) (plans.State
 				if err := json.Unmarshal(r.Body, &reg); err != nil {
 					return nil, fmt.Errorf("%s: %s %s: %w", c.Addr, r.Method, r.Path, err)
 				}
+				// The agent registers the sidecar on its own and reports the
+				// service without it, and without the empty values it
+				// drops (connect = { native = false }).
+				fields, _ := pruneEmpty(withoutSidecar(reg.Fields)).(map[string]any)
 				next.Services[reg.ID] = &agentService{ID: reg.ID, Service: reg.Name, Tags: reg.Tags, Meta: reg.Meta, Port: reg.Port, Address: reg.Address,
-					Fields: normalize(reg.Fields, reg.Address, reg.Port)}
+					Fields: normalize(fields, reg.Address, reg.Port)}
 				checks := map[string]liveCheck{}
 				if !strings.HasSuffix(r.Path, "?replace-existing-checks=true") {
 					maps.Copy(checks, next.Checks[reg.ID])

@@ -408,8 +408,13 @@ func covers(live, declared any) bool {
 	switch d := declared.(type) {
 	case map[string]any:
 		l, ok := live.(map[string]any)
+		if !ok && live == nil {
+			// The agent reports nothing of an object whose values are
+			// all empty (connect = { native = false }).
+			return empty(pruneEmpty(d))
+		}
 		if !ok {
-			return len(d) == 0 && live == nil
+			return false
 		}
 		for k, v := range d {
 			if !covers(l[k], v) {
