@@ -606,15 +606,34 @@ func (b *Backend) Plan(st plans.State, mode plans.Mode) (plans.Planned, hcl.Diag
 	f := st.(facts)
 	out, diags := adapter.Diffed(func() string { return b.fingerprint(f) },
 		func() ([]*plans.Change, hcl.Diagnostics) { return b.diff(f, mode) })
+	if note := unchecked(f, out.Changes); note != "" {
+		out.Notes = append(out.Notes, note)
+	}
 	if r := f.TribeNode; r != nil && b.tribe != nil && mode == plans.Converge && !diags.HasErrors() {
 		diags = append(diags, b.tribeDiagnostics(r)...)
 		if r.Blocks != nil {
 			if note := blocksNote(b.scope.TribeURL, r.Blocks.Write, r.Blocks.Metadata); note != "" {
-				out.Notes = []string{note}
+				out.Notes = append(out.Notes, note)
 			}
 		}
 	}
 	return out, diags
+}
+
+// unchecked says, when the plan writes an index's mappings to a server
+// whose mapping rules provision does not hold whole (5.x and later: only
+// 2.x's were read off a real server, see rules.go), that its field
+// parameters are the server's to judge; "" otherwise.
+func unchecked(f facts, changes []*plans.Change) string {
+	if f.major() < 5 {
+		return ""
+	}
+	for _, c := range changes {
+		if c.Addr.Kind == "index" && (c.Action == plans.Create || c.Action == plans.Update) {
+			return fmt.Sprintf("Elasticsearch %s: provision checks the field types and the types per index before sending, not each mapping parameter (it holds 2.x's rules whole only); the server judges those when the index's mappings are put.", f.Version)
+		}
+	}
+	return ""
 }
 
 // unreadable is the diagnostic of a failed read of the cluster.

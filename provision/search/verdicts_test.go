@@ -234,3 +234,18 @@ func loadSpec(dir, src string) (*schema.Config, hcl.Diagnostics) {
 	}
 	return schema.NewParser().LoadDir(dir, schema.Inputs{})
 }
+
+// TestUncheckedSays: a plan that puts mappings on a 5.x or later server,
+// whose mapping rules provision does not hold whole, says that the server
+// judges their parameters; on 2.x, whose rules it holds, it says nothing.
+func TestUncheckedSays(t *testing.T) {
+	create := []*plans.Change{{Addr: plans.Addr{Kind: "index", Name: "logs"}, Action: plans.Create}}
+	for version, says := range map[string]bool{"2.4.1": false, "5.6.16": true, "7.17.10": true} {
+		if note := unchecked(facts{Version: version}, create); (note != "") != says {
+			t.Errorf("%s: %q", version, note)
+		}
+	}
+	if note := unchecked(facts{Version: "5.6.16"}, []*plans.Change{{Addr: plans.Addr{Kind: "index", Name: "logs"}, Action: plans.NoOp}}); note != "" {
+		t.Errorf("a converged index: %q", note)
+	}
+}
