@@ -18,6 +18,8 @@
 #   PROVISION_PLAN      the saved plan (default: provision.plan)
 #   PROVISION_SNAPSHOT  the snapshot file, written by snapshot, read by plan for a fork
 #   PROVISION_SNAPSHOT_ARTIFACT  the name it is published under (default: provision-snapshot)
+#   PROVISION_LOCK_TIMEOUT  how long an apply waits for the project's lock held by
+#                       another run (default 5m)
 #   PROVISION_ON_PUSH   a push to the default branch that merged no pull request:
 #                       check (default: fail when it plans any change) or apply
 #   GITLAB_TOKEN        GitLab only: a token that may read the API and write notes
@@ -32,6 +34,7 @@ artifact=${PROVISION_SNAPSHOT_ARTIFACT:-provision-snapshot}
 # The marker that finds this pipeline's comment among a pull request's,
 # one per specs folder.
 marker="<!-- provision-plan: $dir -->"
+lock_timeout=${PROVISION_LOCK_TIMEOUT:-5m}
 
 say() { printf 'provision-ci: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
@@ -309,7 +312,7 @@ apply_merge_commit() {
 	provision plan -detailed-exitcode -no-color -out=merge.plan "$dir" || planned=$?
 	if [ "$planned" = 0 ] || [ "$planned" = 2 ]; then
 		if [ "$(changes merge.plan)" = "$(changes "$plan")" ]; then
-			provision apply -no-color merge.plan || die "the merge commit's plan, which makes the changes #$1 reviewed, failed to apply (see above)"
+			provision apply -no-color "-lock-timeout=$lock_timeout" merge.plan || die "the merge commit's plan, which makes the changes #$1 reviewed, failed to apply (see above)"
 			say "applied the merge commit's plan, which makes exactly the changes #$1 reviewed"
 			return
 		fi
@@ -327,7 +330,7 @@ push_apply() {
 	case ${PROVISION_ON_PUSH:-check} in
 	apply)
 		say "the push $sha merged no pull request; PROVISION_ON_PUSH=apply: planning and applying the default branch"
-		provision apply -auto-approve -no-color "$dir" || die "applying the default branch at $sha failed (see above)"
+		provision apply -auto-approve -no-color "-lock-timeout=$lock_timeout" "$dir" || die "applying the default branch at $sha failed (see above)"
 		;;
 	check)
 		code=0
@@ -349,9 +352,16 @@ apply() {
 		return
 	fi
 	fetch_plan "$n" || die "the reviewed plan of #$n was not found (its plan job did not succeed, or its artifact expired): nothing is applied; plan it again"
-	if provision apply -no-color "$plan"; then
+	say "applying the plan #$n reviewed; waiting up to $lock_timeout for the project's lock if another run holds it"
+	applied=0
+	provision apply -no-color "-lock-timeout=$lock_timeout" "$plan" >apply.out 2>&1 || applied=$?
+	cat apply.out
+	if [ "$applied" = 0 ]; then
 		say "applied the plan #$n reviewed"
 		return
+	fi
+	if grep -q "(-lock-timeout)" apply.out; then
+		die "the project's lock was held by another run for all of $lock_timeout (see above): nothing was applied. Re-run this job once that run is done, or raise PROVISION_LOCK_TIMEOUT"
 	fi
 	apply_merge_commit "$n"
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/consul/api"
 	"github.com/provision-dev/provision/provision/servers"
 )
 
@@ -138,6 +139,30 @@ func TestPipelineMerges(t *testing.T) {
 	out, err = merge(0, "direct2", "PROVISION_ON_PUSH=apply")
 	if err != nil || consulGet(t, agent.Addr, "apps/ci/d") != "1" || !p.converged(live) {
 		t.Fatalf("a direct push, applied: %v\n%s", err, out)
+	}
+
+	// #4, merged while another run holds the project's lock past the
+	// timeout: a red job that says so; re-run once the lock is free, green.
+	p.reviewed(4, keysSpec("a=1", "b=2", "c=1", "d=1", "e=1"), live)
+	p.specs(keysSpec("a=1", "b=2", "c=1", "d=1", "e=1"))
+	client, err := api.NewClient(&api.Config{Address: agent.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := client.LockKey("provision/locks/ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := held.Lock(nil); err != nil {
+		t.Fatal(err)
+	}
+	out, err = merge(4, "m4", "PROVISION_LOCK_TIMEOUT=2s")
+	if err == nil || !strings.Contains(out, "waiting up to 2s for the project's lock") || !strings.Contains(out, "the project's lock was held by another run for all of 2s") {
+		t.Fatalf("merge of #4 under a held lock: %v\n%s", err, out)
+	}
+	held.Unlock()
+	if out, err := merge(4, "m4", "PROVISION_LOCK_TIMEOUT=2s"); err != nil || !p.converged(live) {
+		t.Fatalf("the re-run of #4's job: %v\n%s", err, out)
 	}
 }
 
