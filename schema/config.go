@@ -27,6 +27,10 @@ type Config struct {
 
 	Variables map[string]*Variable
 	Locals    map[string]*Local
+	// Scope is the root specs' scope once loaded: var, local, module,
+	// path and the functions, as console evaluates expressions in it
+	// (sensitive values marked).
+	Scope *hcl.EvalContext
 	Services  []*Service
 	Searches  []*Search
 	Indices   []*Index

@@ -134,6 +134,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 
 	proxy, imports, removed := d.topLevel(cfg, contents)
 	d.ctx.Variables["module"] = d.evalInOrder(cfg, contents, calls, early, late, call{dir: "."})
+	cfg.Scope = d.ctx
 	for _, o := range d.outputs(contents) {
 		o.Value, _ = o.Value.UnmarkDeep()
 		if o.Sensitive && o.Value.IsWhollyKnown() {

@@ -51,6 +51,8 @@ var commands = []command{
 		"Plans as plan does (from the live systems, a snapshot or nothing live) and prints the address of every object the project owns, one a line, as -target and scripts take them: those the plan leaves, updates, deletes or lets go of. Nothing is written."},
 	{"output", "output [options] [DIR] [NAME]", "Print the specs' outputs",
 		"Plans as plan does (from the live systems, a snapshot or nothing live) and prints the output blocks of the root specs, name = value, a sensitive one's value as (sensitive); with NAME, that output's value alone. Nothing is written."},
+	{"console", "console [options] [DIR]", "Evaluate expressions in the specs' scope",
+		"Reads expressions from stdin (or a prompt), one a line, and prints each one's value as evaluated in the root specs' scope: var, local, module outputs, path and the functions, as terraform console does. Reads no server; an expression that fails is a diagnostic with its line and column, and the command then exits 1. exit or the end of the input ends it."},
 	{"policy", "policy [options] [DIR]", "Print the least-privilege Consul ACL policy the specs need",
 		"Prints the Consul ACL rules a token needs to plan and apply the specs of DIR: service and key_prefix writes for what they declare, the lock's key and session, the record of the project's agents; with -watch, the watcher's election key too. Reads the agent's node name when it can."},
 	{"snapshot", "snapshot [options] -out FILE [DIR]", "Record the live state a plan reads, to plan from it offline",
@@ -182,6 +184,8 @@ func (c *cli) run(args []string) int {
 		return c.graph(rest)
 	case "list":
 		return c.list(rest)
+	case "console":
+		return c.console(rest)
 	case "output":
 		return c.outputCmd(rest)
 	case "watch":
