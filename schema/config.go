@@ -30,10 +30,10 @@ type Config struct {
 	// Scope is the root specs' scope once loaded: var, local, module,
 	// path and the functions, as console evaluates expressions in it
 	// (sensitive values marked).
-	Scope *hcl.EvalContext
-	Services  []*Service
-	Searches  []*Search
-	Indices   []*Index
+	Scope    *hcl.EvalContext
+	Services []*Service
+	Searches []*Search
+	Indices  []*Index
 	// Secrets are the values of sensitive variables and the strings
 	// computed from them: every view shows them as "(sensitive)".
 	Secrets []string
