@@ -96,6 +96,18 @@ func (p *Parser) LoadDir(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 // reading the files and the variable files.
 func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics) {
 	bodies, diags := p.parseFiles(paths)
+	if diags.HasErrors() {
+		// Nothing is decoded from specs that do not parse: every error
+		// it would find (an attribute of a string, a reference to what
+		// the broken file declares) follows from the syntax error. The
+		// variable files' own syntax errors do not, and are said too.
+		var vdiags hcl.Diagnostics
+		for _, path := range in.VarFiles {
+			_, fdiags := p.p.ParseHCLFile(path)
+			vdiags = append(vdiags, firstCause(fdiags)...)
+		}
+		return &Config{Variables: map[string]*Variable{}}, append(vdiags, diags...)
+	}
 	bg := &budget{}
 	var contents []*hcl.BodyContent
 	for _, body := range bodies {

@@ -27,11 +27,31 @@ func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
 			continue
 		}
 		f, fdiags := parseConfig(src, path)
-		diags = append(diags, fdiags...)
+		diags = append(diags, firstCause(fdiags)...)
 		p.p.AddFile(path, &hcl.File{Body: hcl.EmptyBody(), Bytes: maskCredentials(src), Nav: outlineOf(f.Body)})
 		bodies = append(bodies, f.Body)
 	}
 	return bodies, diags
+}
+
+// firstCause is a file's parse diagnostics up to its first error: the
+// errors after it follow from it (one missing quote makes every line
+// after it a string) and would only hide it.
+func firstCause(diags hcl.Diagnostics) hcl.Diagnostics {
+	var out hcl.Diagnostics
+	var first *hcl.Diagnostic
+	for _, d := range diags {
+		switch {
+		case d.Severity != hcl.DiagError:
+			out = append(out, d)
+		case first == nil || d.Subject != nil && first.Subject != nil && d.Subject.Start.Byte < first.Subject.Start.Byte:
+			first = d
+		}
+	}
+	if first != nil {
+		out = append(out, first)
+	}
+	return out
 }
 
 // outline is where each top-level block of a file is and how hcl names
