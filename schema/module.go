@@ -215,11 +215,23 @@ func (d *decoder) moduleSource(attr *hcl.Attribute, b *hcl.Block, at call) (stri
 	return dir, true
 }
 
+// once adds the error diag unless the same one (summary, detail, where)
+// was said already: a module call's instances, and its calls made again
+// for the outputs other calls read, say one error once.
+func (d *decoder) once(diag *hcl.Diagnostic) {
+	if !slices.ContainsFunc(d.diags, func(x *hcl.Diagnostic) bool {
+		return x.Summary == diag.Summary && x.Detail == diag.Detail && x.Subject != nil && *x.Subject == *diag.Subject
+	}) {
+		d.diags = append(d.diags, diag)
+	}
+}
+
 // instanceOf decodes one instance of a module: its variables from the
 // inputs (evaluated in ctx, the caller's with each or count), its locals,
 // objects and module calls, and returns its outputs.
 func (d *decoder) instanceOf(cfg *Config, b *hcl.Block, m *moduleFiles, inputs hcl.Attributes, ctx *hcl.EvalContext, each *Instance, at call) cty.Value {
 	vars := map[string]*Variable{}
+	broken := false
 	caller, callerEach := d.ctx, d.each
 	d.ctx, d.each = ctx, each
 	for _, mv := range m.variables {
@@ -233,18 +245,30 @@ func (d *decoder) instanceOf(cfg *Config, b *hcl.Block, m *moduleFiles, inputs h
 			}
 			val, _ = val.Unmark()
 			if conv, err := convert.Convert(val, v.Type); err != nil && !diags.HasErrors() {
-				d.errorf(in.Expr.Range(), in.Range, "Invalid value for module input", "The value given for %s is not compatible with its type constraint in the module: %s.", v.Name, err)
+				d.once(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for module input",
+					Detail:  fmt.Sprintf("The value given for %s is not compatible with its type constraint in the module: %s. (In %s.)", v.Name, err, strings.TrimSuffix(at.prefix, ".")),
+					Subject: in.Expr.Range().Ptr(), Context: in.Range.Ptr()})
+				v.Value, broken = cty.DynamicVal, true
 			} else if err == nil {
 				v.Value = conv
 			}
 		}
 		if v.Value == cty.NilVal {
-			d.errorf(b.DefRange, b.DefRange, "Missing required module input", "The module at %q requires the input %q (its variable has no default).", at.dir, v.Name)
-			v.Value = cty.DynamicVal
+			// Said once for the call, whatever its instances: the
+			// call is what lacks it.
+			d.once(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing required module input",
+				Detail:  fmt.Sprintf("The module at %q requires the input %q (its variable has no default): give it in this module block.", at.dir, v.Name),
+				Subject: b.DefRange.Ptr(), Context: b.DefRange.Ptr()})
+			broken = true
 		}
 		vars[v.Name] = &v
 	}
 	d.ctx, d.each = caller, callerEach
+	if broken {
+		// Nothing inside a call without its inputs is decoded: every
+		// error it would find follows from what the call lacks.
+		return cty.DynamicVal
+	}
 	child := &decoder{parser: d.parser, files: d.files, modules: d.modules, functions: d.functions, vars: vars, bg: d.bg}
 	child.diags = validate(vars, d.functions)
 	child.ctx = evalContext(vars, d.functions)
