@@ -232,12 +232,18 @@ type runArgs struct {
 
 // register declares a plan's options.
 func (a *runArgs) register(fs *flag.FlagSet) {
-	a.net.register(fs, 30*time.Minute)
+	a.registerRemoval(fs)
 	fs.BoolVar(&a.prune, "prune-indices", false, "delete the project's indices that the specs no longer declare (kept by default: they hold data)")
+	fs.Var(&a.replace, "replace", "register this owned service again in place even when converged, as after rotating the Consul token: service.<id> (repeatable)")
+}
+
+// registerRemoval declares the options of a plan that removes everything
+// (destroy's): -replace and -prune-indices are not among them.
+func (a *runArgs) registerRemoval(fs *flag.FlagSet) {
+	a.net.register(fs, 30*time.Minute)
 	a.vars.register(fs)
 	fs.Var(&a.targets, "target", "plan only this object: "+schema.AddrForms()+", after agent.<name>. or search.<name>. when several are declared (repeatable)")
 	fs.Var(&a.excludes, "exclude", "leave this object out of the plan (repeatable)")
-	fs.Var(&a.replace, "replace", "register this owned service again in place even when converged, as after rotating the Consul token: service.<id> (repeatable)")
 }
 
 // operation is the run the arguments describe, with the environment.
@@ -310,13 +316,20 @@ type sendArgs struct {
 	run         runArgs
 }
 
-func (a *sendArgs) register(fs *flag.FlagSet) {
+// register declares them; removal is destroy's, which takes no saved
+// plan, -replace nor -prune-indices.
+func (a *sendArgs) register(fs *flag.FlagSet, removal bool) {
 	fs.BoolVar(&a.autoApprove, "auto-approve", false, "do not ask for confirmation")
 	fs.IntVar(&a.parallelism, "parallelism", 10, "send the requests of at most `N` objects at a time")
-	a.view.register(fs, true, "print one JSON object per event (needs -auto-approve or a saved plan)")
 	fs.BoolVar(&a.lock, "lock", true, "hold the project's lock in Consul while applying")
 	fs.DurationVar(&a.lockTimeout, "lock-timeout", 0, "wait this long for the lock held by another run")
-	a.run.register(fs)
+	if removal {
+		a.view.register(fs, true, "print one JSON object per event (needs -auto-approve)")
+		a.run.registerRemoval(fs)
+	} else {
+		a.view.register(fs, true, "print one JSON object per event (needs -auto-approve or a saved plan)")
+		a.run.register(fs)
+	}
 	fs.DurationVar(&a.run.verifyTimeout, "verify-timeout", run.DefaultVerifyTimeout, "wait this long for each declared traefik proxy to serve every gated path through its forward-auth middleware, then probe it")
 }
 
@@ -327,7 +340,7 @@ type applyArgs struct {
 }
 
 func (a *applyArgs) register(fs *flag.FlagSet) {
-	a.sendArgs.register(fs)
+	a.sendArgs.register(fs, false)
 	fs.StringVar(&a.snapshot, "snapshot", "", "refused: a plan made from a snapshot is never applied (use plan -snapshot `FILE`)")
 }
 
@@ -338,7 +351,7 @@ type destroyArgs struct {
 }
 
 func (a *destroyArgs) register(fs *flag.FlagSet) {
-	a.sendArgs.register(fs)
+	a.sendArgs.register(fs, true)
 	fs.BoolVar(&a.indices, "indices", false, "also delete the project's indices (never by default: they hold data)")
 }
 

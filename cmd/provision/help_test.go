@@ -47,3 +47,17 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
+
+// TestDestroyFlags: destroy offers only what it takes: no -replace, no
+// -prune-indices, and -json without a saved plan.
+func TestDestroyFlags(t *testing.T) {
+	c := newCLI(nil, nil, nil)
+	for _, f := range c.flagsOf("destroy") {
+		if f == "-replace" || f == "-prune-indices" {
+			t.Errorf("destroy -help offers %s", f)
+		}
+	}
+	if _, out, _ := runCLI(t, nil, "destroy", "-help"); strings.Contains(out, "saved plan") {
+		t.Errorf("destroy -help speaks of a saved plan:\n%s", out)
+	}
+}
