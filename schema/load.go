@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -132,6 +133,15 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 		}
 	}
 	diags = append(diags, assignValues(cfg.Variables, in, p.p.ParseHCLFile)...)
+	// A -var's value is the source its diagnostics quote ("on <-var
+	// api_port> line 1"), but a sensitive variable's, which nothing shows.
+	for _, kv := range in.Vars {
+		if name, val, ok := strings.Cut(kv, "="); ok {
+			if v := cfg.Variables[strings.TrimSpace(name)]; v != nil && !v.Sensitive {
+				p.p.AddFile(inputRange("-var "+name).Filename, &hcl.File{Body: hcl.EmptyBody(), Bytes: []byte(val)})
+			}
+		}
+	}
 	files := newSpecFiles(filepath.Dir(paths[0]), bg)
 	functions := files.functions(Functions)
 	diags = append(diags, validate(cfg.Variables, functions)...)

@@ -318,7 +318,9 @@ func assignValues(vars map[string]*Variable, in Inputs, readFile func(string) (*
 			})
 			continue
 		}
-		set(strings.TrimSpace(name), nil, val, inputRange("-var "+name))
+		rng := inputRange("-var " + name)
+		rng.End = hcl.Pos{Line: 1, Column: len(val) + 1, Byte: len(val)}
+		set(strings.TrimSpace(name), nil, val, rng)
 	}
 
 	for _, v := range sortedVariables(vars) {

@@ -41,11 +41,11 @@ func TestVariableSources(t *testing.T) {
 		},
 		"-var for an undeclared variable": {
 			in:       schema.Inputs{Vars: []string{"api_hots=x"}},
-			wantDiag: "<-var api_hots>:1,1-1: Value for undeclared variable",
+			wantDiag: "<-var api_hots>:1,1-2: Value for undeclared variable",
 		},
 		"-var that does not fit the type": {
 			in:       schema.Inputs{Vars: []string{"api_port=many"}},
-			wantDiag: "<-var api_port>:1,1-1: Invalid value for variable",
+			wantDiag: "<-var api_port>:1,1-5: Invalid value for variable",
 		},
 		"-var without a value": {
 			in:       schema.Inputs{Vars: []string{"api_port"}},

@@ -61,3 +61,12 @@ func TestDestroyFlags(t *testing.T) {
 		t.Errorf("destroy -help speaks of a saved plan:\n%s", out)
 	}
 }
+
+// TestVarSource: a -var's error quotes the value given, as a file's
+// quotes its line; a sensitive variable's value is never quoted.
+func TestVarSource(t *testing.T) {
+	code, _, errOut := runCLI(t, map[string]string{"NO_COLOR": "1"}, "validate", "-var", `api_port="x"`, "../../specs")
+	if code != exitError || !strings.Contains(errOut, "on <-var api_port> line 1:\n   1: \"x\"") || strings.Contains(errOut, "source code not available") {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+}
