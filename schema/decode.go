@@ -38,6 +38,9 @@ type decoder struct {
 	// repeated are the module calls of this module with for_each or
 	// count, whose outputs are named by instance.
 	repeated map[string]bool
+	// keyRanges are where each key of the object attribute being
+	// decoded is written, by its path (connect.sidecar_service.kind).
+	keyRanges map[string]hcl.Range
 }
 
 // evaluate is expr's value in the decoder's context, refused when it is

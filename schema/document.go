@@ -274,14 +274,38 @@ func rangeOf(fields map[string]hcl.Range, path string, source hcl.Range) hcl.Ran
 
 // keyRanges are where each key of an object constructor is written.
 func keyRanges(expr hcl.Expression, ctx *hcl.EvalContext) map[string]hcl.Range {
+	return nestedKeyRanges(expr, ctx, "", false)
+}
+
+// nestedKeyRanges is keyRanges at any depth: each key of the object
+// expressions in expr (and the elements of its tuples, key[i]) by its
+// path from prefix (prefix.key when deep), for a diagnostic at the key.
+func nestedKeyRanges(expr hcl.Expression, ctx *hcl.EvalContext, prefix string, deep bool) map[string]hcl.Range {
 	out := map[string]hcl.Range{}
-	oc, ok := expr.(*hclsyntax.ObjectConsExpr)
-	if !ok {
-		return out
+	join := func(k string) string {
+		if deep {
+			return prefix + "." + k
+		}
+		return k
 	}
-	for _, item := range oc.Items {
-		if k, diags := item.KeyExpr.Value(ctx); !diags.HasErrors() && k.Type() == cty.String && k.IsKnown() && !k.IsNull() {
-			out[k.AsString()] = hcl.RangeBetween(item.KeyExpr.Range(), item.ValueExpr.Range())
+	switch e := expr.(type) {
+	case *hclsyntax.ObjectConsExpr:
+		for _, item := range e.Items {
+			if k, diags := item.KeyExpr.Value(ctx); !diags.HasErrors() && k.Type() == cty.String && k.IsKnown() && !k.IsNull() {
+				path := join(k.AsString())
+				out[path] = hcl.RangeBetween(item.KeyExpr.Range(), item.ValueExpr.Range())
+				if deep {
+					maps.Copy(out, nestedKeyRanges(item.ValueExpr, ctx, path, true))
+				}
+			}
+		}
+	case *hclsyntax.TupleConsExpr:
+		if deep {
+			for i, el := range e.Exprs {
+				path := fmt.Sprintf("%s[%d]", prefix, i)
+				out[path] = el.Range()
+				maps.Copy(out, nestedKeyRanges(el, ctx, path, true))
+			}
 		}
 	}
 	return out

@@ -291,9 +291,11 @@ func (d *decoder) args(fields []Arg, c *hcl.BodyContent, path string) map[string
 				continue
 			}
 			v, _ = v.Unmark()
+			d.keyRanges = nestedKeyRanges(attr.Expr, d.ctx, at, true)
 			if w, ok := d.argValue(f, v, attr.Expr.Range(), at); ok {
 				out[f.Wire] = w
 			}
+			d.keyRanges = nil
 		case len(blocks) > 0:
 			if w, ok := d.fieldBlocks(f, blocks, at); ok {
 				out[f.Wire] = w
@@ -382,6 +384,9 @@ func (d *decoder) fieldBlocks(f Arg, blocks hcl.Blocks, at string) (any, bool) {
 // fieldValue converts v, written at rng, to f's wire form; false when it
 // does not fit (the diagnostic says why).
 func (d *decoder) argValue(f Arg, v cty.Value, rng hcl.Range, at string) (any, bool) {
+	if r, ok := d.keyRanges[at]; ok {
+		rng = r // the key that holds the value, not the whole attribute
+	}
 	bad := func(want string) (any, bool) {
 		d.errorf(rng, rng, "Invalid "+f.Name, "%s is %s; got %s.", at, want, typeName(v))
 		return nil, false
@@ -505,12 +510,16 @@ func (d *decoder) argValue(f Arg, v cty.Value, rng hcl.Range, at string) (any, b
 	out := map[string]any{}
 	for k, e := range v.AsValueMap() {
 		sub, ok := argNamed(f.Args, k)
+		key := rng
+		if r, ok := d.keyRanges[at+"."+k]; ok {
+			key = r
+		}
 		switch {
 		case !ok:
-			d.errorf(rng, rng, "Unsupported argument", "%s has no %q: it takes %s.", at, k, names(f.Args))
+			d.errorf(key, rng, "Unsupported argument", "%s has no %q: it takes %s.%s", at, k, names(f.Args), suggest(k, argNames(f.Args)))
 			return nil, false
 		case sub.Enterprise:
-			d.errorf(rng, rng, "Consul Enterprise only", "%s.%s exists in Consul Enterprise only: an open-source agent refuses the whole registration (\"unknown field\"). Leave it out.", at, k)
+			d.errorf(key, rng, "Consul Enterprise only", "%s.%s exists in Consul Enterprise only: an open-source agent refuses the whole registration (\"unknown field\"). Leave it out.", at, k)
 			return nil, false
 		case e.IsNull():
 			continue
@@ -530,6 +539,15 @@ func argNamed(fields []Arg, name string) (Arg, bool) {
 		return Arg{}, false
 	}
 	return fields[i], true
+}
+
+// argNames are the fields' names.
+func argNames(fields []Arg) []string {
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = f.Name
+	}
+	return out
 }
 
 // names lists the fields' names that a spec may write.
