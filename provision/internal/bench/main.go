@@ -50,6 +50,12 @@ type row struct {
 	FloorSec float64 `json:"floor_seconds,omitempty"`
 	Ratio    float64 `json:"ratio,omitempty"`
 	Exit     int     `json:"exit"`
+	// With -base, the base binary's median (BaseSec) and the median of
+	// the pairs' ratios A/B with their spread (each pair: A then B).
+	BaseSec float64 `json:"base_seconds,omitempty"`
+	AB      float64 `json:"ab,omitempty"`
+	ABMin   float64 `json:"ab_min,omitempty"`
+	ABMax   float64 `json:"ab_max,omitempty"`
 	// Requests counts the requests the job made, per backend, at the
 	// wire ("agents" sums the client agents of the fleet rows); writes
 	// are counted apart ("consul writes").
@@ -101,6 +107,8 @@ func main() {
 	bin := flag.String("provision", "bin/provision", "the provision binary to measure")
 	agents := flag.Int("agents", 10, "client agents of the cluster the fleet rows spread the services over (0: no fleet rows)")
 	documents := flag.String("documents", "1000", "comma-separated numbers of documents (saved objects)")
+	flag.StringVar(&baseBin, "base", "", "a provision binary of an earlier revision (make bench builds BENCH_BASE's): each plan and validate job then runs in pairs, this binary then that one, and the table gives the median A/B with its spread, marked * over 1.05")
+	flag.IntVar(&pairs, "pairs", 10, "with -base, the pairs each job runs")
 	jobs := flag.String("jobs", "", "measure only the services' jobs whose name matches this regular expression (the create, snapshot and destroy they need still run, once, unrecorded); 0 indices, documents and agents leave those rows out")
 	flag.Parse()
 	selected, err := regexp.Compile(*jobs)
@@ -313,9 +321,9 @@ func run(bin string, services, indices, documents []int, agents int, selected *r
 		}
 		rows = append(rows, take...)
 	}
-	fmt.Printf("%-30s %6s %8s %8s %4s  %-30s %8s %6s  %s\n", "job", "n", "seconds", "peak MB", "exit", "floor", "seconds", "ratio", "requests")
+	fmt.Printf("%-30s %6s %8s %8s %4s  %-30s %8s %6s  %-22s %s\n", "job", "n", "seconds", "peak MB", "exit", "floor", "seconds", "ratio", "A/B (min-max)", "requests")
 	for _, r := range rows {
-		fmt.Printf("%-30s %6d %8.3f %8.1f %4d  %-30s %8.3f %6.2f  %s\n", r.Job, r.N, r.Seconds, r.PeakMB, r.Exit, r.Floor, r.FloorSec, r.Ratio, counts(r.Requests))
+		fmt.Printf("%-30s %6d %8.3f %8.1f %4d  %-30s %8.3f %6.2f  %-22s %s\n", r.Job, r.N, r.Seconds, r.PeakMB, r.Exit, r.Floor, r.FloorSec, r.Ratio, abText(r), counts(r.Requests))
 	}
 	b, _ := json.MarshalIndent(rows, "", "  ")
 	return os.WriteFile(jsonOut, append(b, '\n'), 0o644)
@@ -332,6 +340,19 @@ func writeTests(dir, snap string, runs int) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "tests", "bench.provtest.hcl"), []byte(b.String()), 0o644)
+}
+
+// abText is a row's A/B against the base, "1.02 (0.97-1.08)", marked *
+// over 1.05; "" without a base.
+func abText(r row) string {
+	if r.AB == 0 {
+		return ""
+	}
+	mark := ""
+	if r.AB > 1.05 {
+		mark = " *"
+	}
+	return fmt.Sprintf("%.2f (%.2f-%.2f)%s", r.AB, r.ABMin, r.ABMax, mark)
 }
 
 // counts renders the request counts of a row: "consul 2, search.t1 4".
@@ -352,8 +373,11 @@ const tries = 5
 // start) tries times and keeps the fastest run; other jobs run once.
 func best(job, bin string, env []string, args ...string) row {
 	r := measure(bin, env, args...)
-	if !strings.Contains(job, "plan") && job != "validate" && job != "process start" {
+	if !strings.Contains(job, "plan") && !strings.HasPrefix(job, "validate") && job != "process start" {
 		return r
+	}
+	if baseBin != "" {
+		return paired(r, bin, env, args...)
 	}
 	for range tries - 1 {
 		if again := measure(bin, env, args...); again.Seconds < r.Seconds {
@@ -361,6 +385,36 @@ func best(job, bin string, env []string, args ...string) row {
 		}
 	}
 	return r
+}
+
+var (
+	// baseBin is -base: the binary of the revision to compare with.
+	baseBin string
+	pairs   int
+)
+
+// paired runs bin and baseBin in turn, pairs times, after first (a run
+// of bin): the row is bin's median, with the base's median and the
+// median and spread of the pairs' ratios. Pairs keep the ratio fair when
+// the machine's speed drifts.
+func paired(first row, bin string, env []string, args ...string) row {
+	var a, b, ratio []float64
+	for range pairs {
+		ra, rb := measure(bin, env, args...), measure(baseBin, env, args...)
+		a, b, ratio = append(a, ra.Seconds), append(b, rb.Seconds), append(ratio, ra.Seconds/rb.Seconds)
+		first.PeakMB, first.Exit = max(first.PeakMB, ra.PeakMB), max(first.Exit, ra.Exit, rb.Exit)
+	}
+	first.Seconds, first.BaseSec, first.AB = median(a), median(b), median(ratio)
+	first.ABMin, first.ABMax = slices.Min(ratio), slices.Max(ratio)
+	return first
+}
+
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // measure runs the binary and returns its wall time, peak RSS and exit
