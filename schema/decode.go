@@ -38,8 +38,11 @@ type decoder struct {
 	// repeated are the module calls of this module with for_each or
 	// count, whose outputs are named by instance.
 	repeated map[string]bool
-	// keyRanges are where each key of the object attribute being
-	// decoded is written, by its path (connect.sidecar_service.kind).
+	// keyAttr is the object attribute being decoded (at keyAt), and
+	// keyRanges where each of its keys is written, by its path
+	// (connect.sidecar_service.kind), found when first asked (keyRange).
+	keyAttr   hcl.Expression
+	keyAt     string
 	keyRanges map[string]hcl.Range
 }
 

@@ -291,11 +291,11 @@ func (d *decoder) args(fields []Arg, c *hcl.BodyContent, path string) map[string
 				continue
 			}
 			v, _ = v.Unmark()
-			d.keyRanges = nestedKeyRanges(attr.Expr, d.ctx, at, true)
+			d.keyAttr, d.keyAt = attr.Expr, at
 			if w, ok := d.argValue(f, v, attr.Expr.Range(), at); ok {
 				out[f.Wire] = w
 			}
-			d.keyRanges = nil
+			d.keyAttr, d.keyRanges = nil, nil
 		case len(blocks) > 0:
 			if w, ok := d.fieldBlocks(f, blocks, at); ok {
 				out[f.Wire] = w
@@ -384,11 +384,8 @@ func (d *decoder) fieldBlocks(f Arg, blocks hcl.Blocks, at string) (any, bool) {
 // fieldValue converts v, written at rng, to f's wire form; false when it
 // does not fit (the diagnostic says why).
 func (d *decoder) argValue(f Arg, v cty.Value, rng hcl.Range, at string) (any, bool) {
-	if r, ok := d.keyRanges[at]; ok {
-		rng = r // the key that holds the value, not the whole attribute
-	}
 	bad := func(want string) (any, bool) {
-		d.errorf(rng, rng, "Invalid "+f.Name, "%s is %s; got %s.", at, want, typeName(v))
+		d.errorf(d.keyRange(rng, at), rng, "Invalid "+f.Name, "%s is %s; got %s.", at, want, typeName(v))
 		return nil, false
 	}
 	if !v.IsWhollyKnown() {
@@ -403,7 +400,7 @@ func (d *decoder) argValue(f Arg, v cty.Value, rng hcl.Range, at string) (any, b
 		}
 		if f.Type == Duration {
 			if dur, err := time.ParseDuration(s.AsString()); err != nil || dur <= 0 {
-				d.errorf(rng, rng, "Invalid duration", "%q is not a positive duration such as \"10s\" or \"1m30s\".", s.AsString())
+				d.errorf(d.keyRange(rng, at), rng, "Invalid duration", "%q is not a positive duration such as \"10s\" or \"1m30s\".", s.AsString())
 				return nil, false
 			}
 		}
@@ -455,7 +452,7 @@ func (d *decoder) argValue(f Arg, v cty.Value, rng hcl.Range, at string) (any, b
 		out := map[string]any{}
 		for k, e := range m.AsValueMap() {
 			if SensitiveKey.MatchString(k) {
-				d.errorf(rng, rng, "Credentials in a spec", "%s names the header %q, a credential: specs are committed and plans are shared. Give the check its credentials another way (a file or a local endpoint that needs none).", at, k)
+				d.errorf(d.keyRange(rng, at), rng, "Credentials in a spec", "%s names the header %q, a credential: specs are committed and plans are shared. Give the check its credentials another way (a file or a local endpoint that needs none).", at, k)
 				return nil, false
 			}
 			vals := []any{}
@@ -486,7 +483,7 @@ func (d *decoder) argValue(f Arg, v cty.Value, rng hcl.Range, at string) (any, b
 			out = append(out, w)
 		}
 		if f.Block == "check" {
-			d.checkChecks(out, rng)
+			d.checkChecks(out, d.keyRange(rng, at))
 		}
 		return out, true
 	case ObjectMap:
@@ -510,16 +507,12 @@ func (d *decoder) argValue(f Arg, v cty.Value, rng hcl.Range, at string) (any, b
 	out := map[string]any{}
 	for k, e := range v.AsValueMap() {
 		sub, ok := argNamed(f.Args, k)
-		key := rng
-		if r, ok := d.keyRanges[at+"."+k]; ok {
-			key = r
-		}
 		switch {
 		case !ok:
-			d.errorf(key, rng, "Unsupported argument", "%s has no %q: it takes %s.%s", at, k, names(f.Args), suggest(k, argNames(f.Args)))
+			d.errorf(d.keyRange(rng, at+"."+k), rng, "Unsupported argument", "%s has no %q: it takes %s.%s", at, k, names(f.Args), suggest(k, argNames(f.Args)))
 			return nil, false
 		case sub.Enterprise:
-			d.errorf(key, rng, "Consul Enterprise only", "%s.%s exists in Consul Enterprise only: an open-source agent refuses the whole registration (\"unknown field\"). Leave it out.", at, k)
+			d.errorf(d.keyRange(rng, at+"."+k), rng, "Consul Enterprise only", "%s.%s exists in Consul Enterprise only: an open-source agent refuses the whole registration (\"unknown field\"). Leave it out.", at, k)
 			return nil, false
 		case e.IsNull():
 			continue
@@ -539,6 +532,23 @@ func argNamed(fields []Arg, name string) (Arg, bool) {
 		return Arg{}, false
 	}
 	return fields[i], true
+}
+
+// keyRange is where the value at (connect.sidecar_service.kind) is
+// written in the object attribute being decoded: its key and value; rng
+// when it is not written there (a computed value). The ranges are found
+// once, when a diagnostic first asks: most attributes have none.
+func (d *decoder) keyRange(rng hcl.Range, at string) hcl.Range {
+	if d.keyAttr == nil {
+		return rng
+	}
+	if d.keyRanges == nil {
+		d.keyRanges = nestedKeyRanges(d.keyAttr, d.ctx, d.keyAt, true)
+	}
+	if r, ok := d.keyRanges[at]; ok {
+		return r
+	}
+	return rng
 }
 
 // argNames are the fields' names.
