@@ -106,6 +106,24 @@ type corpusEntry struct {
 	Why          string          `json:"why,omitempty"`
 }
 
+// readCorpus reads the entries of the files of testdata/consul, in order.
+func readCorpus(t *testing.T, files ...string) []corpusEntry {
+	t.Helper()
+	var out []corpusEntry
+	for _, f := range files {
+		raw, err := os.ReadFile(filepath.Join("../../testdata/consul", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var es []corpusEntry
+		if err := json.Unmarshal(raw, &es); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, es...)
+	}
+	return out
+}
+
 // TestTakeOverCorpus takes over registrations transcribed from Consul's
 // own documentation and tests (testdata/consul/corpus.json; each entry
 // names its file), all on one real Consul 1.15.4 agent with script checks
@@ -114,14 +132,7 @@ type corpusEntry struct {
 // and its checks read back after the apply. Nothing may change but the
 // ownership marks, and the next plan must be empty.
 func TestTakeOverCorpus(t *testing.T) {
-	raw, err := os.ReadFile("../../testdata/consul/corpus.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var corpus []corpusEntry
-	if err := json.Unmarshal(raw, &corpus); err != nil {
-		t.Fatal(err)
-	}
+	corpus := readCorpus(t, "corpus.json")
 	agent := servers.NewConsul(t, "-hcl=enable_script_checks=true")
 	var imports strings.Builder
 	imports.WriteString("project = \"corpus\"\n")

@@ -29,18 +29,7 @@ import (
 // here, never written down; an entry provision refuses on purpose
 // ("expect": "provision refuses") must be refused with its reason.
 func TestRegistrationVerdicts(t *testing.T) {
-	var entries []corpusEntry
-	for _, f := range []string{"../../testdata/consul/corpus.json", "../../testdata/consul/verdicts.json"} {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var es []corpusEntry
-		if err := json.Unmarshal(raw, &es); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		entries = append(entries, es...)
-	}
+	entries := readCorpus(t, "corpus.json", "verdicts.json")
 	agent := servers.NewConsul(t, "-hcl=enable_script_checks=true")
 	alike := 0
 	for _, e := range entries {
@@ -191,25 +180,15 @@ func snake(k string) string {
 func TestCorpusConverges(t *testing.T) {
 	var specs strings.Builder
 	specs.WriteString("project = \"corpus\"\n\n")
-	for _, f := range []string{"../../testdata/consul/corpus.json", "../../testdata/consul/verdicts.json"} {
-		raw, err := os.ReadFile(f)
-		if err != nil {
+	for _, e := range readCorpus(t, "corpus.json", "verdicts.json") {
+		if e.Expect != "" {
+			continue // refused by the agent or by provision
+		}
+		var reg map[string]any
+		if err := json.Unmarshal(e.Registration, &reg); err != nil {
 			t.Fatal(err)
 		}
-		var es []corpusEntry
-		if err := json.Unmarshal(raw, &es); err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range es {
-			if e.Expect != "" {
-				continue // refused by the agent or by provision
-			}
-			var reg map[string]any
-			if err := json.Unmarshal(e.Registration, &reg); err != nil {
-				t.Fatal(err)
-			}
-			specs.WriteString(serviceBlockOf(t, reg) + "\n")
-		}
+		specs.WriteString(serviceBlockOf(t, reg) + "\n")
 	}
 	agent := servers.NewConsul(t, "-hcl=enable_script_checks=true")
 	s := newSpecsDir(t, map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"})

@@ -216,31 +216,37 @@ comment() {
 	rm -f "$body"
 }
 
-# plan_and_comment HEADER [PLANFILE]: plans $dir (from the snapshot for a
-# fork) into PLANFILE (default $plan) and comments it under HEADER, in
-# parts when it is long; sets planned to plan's exit code. It is never
-# called in an || list, so that a failed comment fails the job.
-plan_and_comment() {
-	out=${2:-$plan}
-	text=$(mktemp)
-	parts=$(mktemp -d)
-	printf '%s\n\n' "$1" >"$text"
-	set -- plan -detailed-exitcode -no-color "-out=$out"
+# plan_to FILE: plans $dir (from the snapshot for a fork) into FILE, its
+# output in plan.out; sets planned to plan's exit code, and fork_note to
+# what the comment says of a fork's plan.
+plan_to() {
+	set -- plan -detailed-exitcode -no-color "-out=$1"
+	fork_note=
 	if fork; then
 		fetch_snapshot
 		taken=$(jq -r '.taken_at' "$snapshot")
-		printf 'Planned without credentials (a pull request from a fork) from the snapshot `%s` that %s published, taken %s (%s). This plan is never applied: the merge applies a plan the base repository makes against the live systems, and only when it makes these changes.\n\n' \
-			"$artifact" "the default branch's pipeline" "$taken" "$(age "$taken")" >>"$text"
+		fork_note=$(printf 'Planned without credentials (a pull request from a fork) from the snapshot `%s` that %s published, taken %s (%s). This plan is never applied: the merge applies a plan the base repository makes against the live systems, and only when it makes these changes.' \
+			"$artifact" "the default branch's pipeline" "$taken" "$(age "$taken")")
 		set -- "$@" "-snapshot=$snapshot"
 	fi
 	planned=0
 	provision "$@" "$dir" >plan.out 2>&1 || planned=$?
 	cat plan.out
+}
+
+# comment_plan HEADER FILE: comments the plan plan_to made into FILE (or
+# its failure, from plan.out) under HEADER, in parts when it is long. It
+# is never called in an || list, so that a failed comment fails the job.
+comment_plan() {
+	text=$(mktemp)
+	parts=$(mktemp -d)
+	printf '%s\n\n' "$1" >"$text"
+	if [ -n "$fork_note" ]; then printf '%s\n\n' "$fork_note" >>"$text"; fi
 	if [ "$planned" != 0 ] && [ "$planned" != 2 ]; then
 		printf '**The plan failed.**\n\n```\n%s\n```\n' "$(tail -c 60000 plan.out)" >>"$text"
 		set -- "$text"
 	else
-		provision show -format=markdown "-parts-dir=$parts" "$out"
+		provision show -format=markdown "-parts-dir=$parts" "$2"
 		cat "$parts/part-1.md" >>"$text"
 		mv "$text" "$parts/part-1.md"
 		set -- $(ls "$parts"/part-*.md | sort -t- -k2 -n)
@@ -258,7 +264,8 @@ sha() {
 }
 
 plan() {
-	plan_and_comment "provision plan of \`$dir\` at $(sha)"
+	plan_to "$plan"
+	comment_plan "provision plan of \`$dir\` at $(sha)" "$plan"
 	[ "$planned" = 0 ] || [ "$planned" = 2 ] || exit 1
 	output plan "$plan"
 }
@@ -308,8 +315,7 @@ changes() {
 # #N and the job fails.
 apply_merge_commit() {
 	say "the plan #$1 reviewed cannot be applied as it is (see above); planning the merge commit again"
-	planned=0
-	provision plan -detailed-exitcode -no-color -out=merge.plan "$dir" || planned=$?
+	plan_to merge.plan
 	if [ "$planned" = 0 ] || [ "$planned" = 2 ]; then
 		if [ "$(changes merge.plan)" = "$(changes "$plan")" ]; then
 			provision apply -no-color "-lock-timeout=$lock_timeout" merge.plan || die "the merge commit's plan, which makes the changes #$1 reviewed, failed to apply (see above)"
@@ -317,7 +323,7 @@ apply_merge_commit() {
 			return
 		fi
 	fi
-	PROVISION_CHANGE=$1 plan_and_comment "provision: the plan reviewed on this pull request was not applied after the merge: the merge commit plans other changes (or none could be planned), shown here. Nothing was applied. Review them, then apply from the default branch (a push there, or a re-run of the merge's job once this is the plan you want)."
+	PROVISION_CHANGE=$1 comment_plan "provision: the plan reviewed on this pull request was not applied after the merge: the merge commit plans other changes (or none could be planned), shown here. Nothing was applied. Review them, then apply from the default branch (a push there, or a re-run of the merge's job once this is the plan you want)." merge.plan
 	exit 1
 }
 

@@ -48,7 +48,9 @@ func (p *pipeline) provision(env []string, args ...string) (string, error) {
 }
 
 // reviewed saves the plan of a pull request's specs as its plan job's
-// artifact (provision-plan-N), planned in a folder of its own.
+// artifact (provision-plan-N), planned in a folder of its own; the plan
+// names its specs folder as given, specs, so that the merge's job loads
+// its own.
 func (p *pipeline) reviewed(n int, src string, env []string) {
 	p.t.Helper()
 	head := &pipeline{t: p.t, work: p.t.TempDir(), env: p.env}
@@ -58,7 +60,6 @@ func (p *pipeline) reviewed(n int, src string, env []string) {
 	if out, err := head.provision(env, "plan", "-out="+filepath.Join(art, "provision.plan"), "specs"); err != nil {
 		p.t.Fatalf("the plan of #%d: %v\n%s", n, err, out)
 	}
-	// The saved plan names its specs folder as given: specs, relative.
 }
 
 // converged says whether the job's specs plan no change against live.
