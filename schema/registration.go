@@ -595,7 +595,7 @@ func (d *decoder) checkRegistration(s *Service, rng hcl.Range) {
 	proxy, _ := s.Fields["Proxy"].(map[string]any)
 	switch {
 	case !slices.Contains(serviceKinds, kind):
-		d.errorf(rng, rng, "Invalid kind", "kind %q is none of the kinds Consul registers: %s (or none, a plain service).%s", kind, strings.Join(serviceKinds[1:], ", "), onPurpose(true, "the agent takes any kind, and no proxy or gateway serves an unknown one"))
+		d.errorf(rng, rng, "Invalid kind", "kind %q is none of the kinds Consul registers: %s (or none, a plain service).%s", kind, strings.Join(serviceKinds[1:], ", "), onPurpose("the agent takes any kind, and no proxy or gateway serves an unknown one"))
 	case kind == "connect-proxy" && s.Port == 0 && s.Fields["SocketPath"] == nil:
 		d.errorf(rng, rng, "Connect proxy without a port", "A connect-proxy registration needs a port or a socket_path: the agent refuses it otherwise.")
 	case kind == "connect-proxy" && proxy["DestinationServiceName"] == nil:
@@ -616,11 +616,17 @@ func (d *decoder) checkRegistration(s *Service, rng hcl.Range) {
 
 // onPurpose is what a diagnostic adds when provision refuses on purpose
 // what the agent would take: why.
-func onPurpose(refused bool, why string) string {
-	if !refused {
+func onPurpose(why string) string {
+	return " The agent itself would take it; provision refuses it on purpose: " + why + "."
+}
+
+// twoTypes is onPurpose's words for a check of more than one type; ""
+// for none.
+func twoTypes(types []string) string {
+	if len(types) < 2 {
 		return ""
 	}
-	return " The agent itself would take it; provision refuses it on purpose: " + why + "."
+	return onPurpose("the agent takes two, runs one of them and drops the other without a word")
 }
 
 // SidecarOf is the sidecar_service that a registration's fields declare;
@@ -657,7 +663,7 @@ func (d *decoder) checkCheck(ch *Check, rng hcl.Range) {
 	status, hasStatus := ch.Def["Status"].(string)
 	switch {
 	case len(types) != 1:
-		d.errorf(rng, rng, "Invalid check", "A check sets exactly one of http, tcp, udp, ttl, grpc, h2ping, alias_service (or alias_node), args (a script) or docker_container_id; this one sets %s.%s", orNone(types, "none"), onPurpose(len(types) > 1, "the agent takes two, runs one of them and drops the other without a word"))
+		d.errorf(rng, rng, "Invalid check", "A check sets exactly one of http, tcp, udp, ttl, grpc, h2ping, alias_service (or alias_node), args (a script) or docker_container_id; this one sets %s.%s", orNone(types, "none"), twoTypes(types))
 	case needsInterval && ch.Def["Interval"] == nil:
 		d.errorf(rng, rng, "Check without an interval", "A %s check runs every interval: set interval, such as \"10s\".", types[0])
 	case types[0] == "ttl" && ch.Def["Interval"] != nil:
