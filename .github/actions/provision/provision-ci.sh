@@ -2,7 +2,10 @@
 # provision-ci.sh: the steps of provision's pipeline, shared by the GitHub
 # action (action.yml beside this file) and the GitLab CI template
 # (.gitlab/provision.gitlab-ci.yml, which runs the copy in the release
-# archive). POSIX sh; needs curl, jq and sha256sum, and gh on GitHub.
+# archive). POSIX sh; needs curl, jq and sha256sum, and unzip on GitHub.
+# It speaks to each CI system's REST API with curl: GitHub's at
+# $GITHUB_API_URL (the runner sets it) with $GITHUB_TOKEN, GitLab's at
+# $CI_API_V4_URL with $GITLAB_TOKEN.
 #
 #   provision-ci.sh install    install provision $PROVISION_VERSION
 #   provision-ci.sh plan       plan a pull request, keep its one comment up to date
@@ -22,6 +25,10 @@
 #                       another run (default 5m)
 #   PROVISION_ON_PUSH   a push to the default branch that merged no pull request:
 #                       check (default: fail when it plans any change) or apply
+#   GITHUB_TOKEN        GitHub only: a token that may comment on pull requests
+#                       and read the workflow's artifacts
+#   PROVISION_COMMENTER GitHub only: the login GITHUB_TOKEN comments as
+#                       (default github-actions[bot], the workflow's token)
 #   GITLAB_TOKEN        GitLab only: a token that may read the API and write notes
 # and the variables each CI system sets (GITHUB_*, CI_*).
 set -eu
@@ -52,12 +59,51 @@ ci() {
 	fi
 }
 
-# gitlab METHOD PATH [curl args...]: a GitLab API call.
+# call METHOD URL [curl args...]: one API call, the answer's body on
+# stdout. An answer of 400 or more is said on stderr, status and body, and
+# the call fails: nothing the API refused is ever taken for done.
+call() {
+	_method=$1 _url=$2
+	shift 2
+	_answer=$(mktemp)
+	_status=$(curl -sS -X "$_method" -o "$_answer" -w '%{http_code}' "$@" "$_url") || {
+		rm -f "$_answer"
+		return 1
+	}
+	if [ "$_status" -ge 400 ]; then
+		say "$_method ${_url%%\?*}: HTTP $_status: $(head -c 2000 "$_answer")"
+		rm -f "$_answer"
+		return 1
+	fi
+	cat "$_answer"
+	rm -f "$_answer"
+}
+
+# github METHOD PATH [curl args...]: a call to the repository's part of
+# GitHub's API.
+github() {
+	_method=$1 _path=$2
+	shift 2
+	[ -n "${GITHUB_TOKEN:-}" ] || die "GITHUB_TOKEN is not set: the action passes its github-token input; a token that may comment on pull requests and read the workflow's artifacts"
+	call "$_method" "${GITHUB_API_URL:-https://api.github.com}/repos/$GITHUB_REPOSITORY$_path" \
+		-H "Authorization: Bearer $GITHUB_TOKEN" -H "Accept: application/vnd.github+json" "$@"
+}
+
+# gitlab METHOD PATH [curl args...]: a call to the project's part of
+# GitLab's API.
 gitlab() {
-	m=$1 p=$2
+	_method=$1 _path=$2
 	shift 2
 	[ -n "${GITLAB_TOKEN:-}" ] || die "GITLAB_TOKEN is not set: the template needs a token that may read the API and write merge request notes"
-	curl -fsS -X "$m" -H "PRIVATE-TOKEN: $GITLAB_TOKEN" "$CI_API_V4_URL/projects/$CI_PROJECT_ID$p" "$@"
+	call "$_method" "$CI_API_V4_URL/projects/$CI_PROJECT_ID$_path" -H "PRIVATE-TOKEN: $GITLAB_TOKEN" "$@"
+}
+
+# api METHOD PATH [curl args...]: a call to this CI system's API.
+api() {
+	case $(ci) in
+	github) github "$@" ;;
+	gitlab) gitlab "$@" ;;
+	esac
 }
 
 install() {
@@ -107,23 +153,32 @@ change() {
 	esac
 }
 
+# github_artifact NAME FIELD VALUE FILE: downloads FILE out of the newest
+# unexpired artifact NAME of a workflow run whose FIELD (head_branch,
+# head_sha) is VALUE; fails, saying so, when there is none.
+github_artifact() {
+	got=$(github GET "/actions/artifacts?name=$1&per_page=100") || return 1
+	id=$(printf '%s\n' "$got" | jq -r --arg f "$2" --arg v "$3" '[.artifacts[] | select((.expired | not) and .workflow_run[$f] == $v)] | sort_by(.created_at) | last | .id // empty') || return 1
+	[ -n "$id" ] || { say "no artifact $1 of a run with $2 $3"; return 1; }
+	tmp=$(mktemp -d)
+	github GET "/actions/artifacts/$id/zip" -L >"$tmp/artifact.zip" || return 1
+	unzip -p "$tmp/artifact.zip" "$(basename "$4")" >"$4" || { say "the artifact $1 ($id) holds no $(basename "$4")"; return 1; }
+	rm -rf "$tmp"
+}
+
 # fetch_snapshot downloads the snapshot the default branch's pipeline
 # published last into $snapshot.
 fetch_snapshot() {
 	case $(ci) in
 	github)
 		branch=$(jq -r '.repository.default_branch' "$GITHUB_EVENT_PATH")
-		run=$(gh run list --repo "$GITHUB_REPOSITORY" --branch "$branch" --status success --limit 20 \
-			--json databaseId --jq '.[].databaseId' | head -n 1)
-		[ -n "$run" ] || die "no successful run on $branch has published $artifact: run the workflow there first"
-		tmp=$(mktemp -d)
-		gh run download "$run" --repo "$GITHUB_REPOSITORY" --name "$artifact" --dir "$tmp"
-		mv "$tmp/$(basename "$snapshot")" "$snapshot"
-		rm -rf "$tmp"
+		github_artifact "$artifact" head_branch "$branch" "$snapshot" ||
+			die "no run on $branch has published $artifact: run the workflow there first"
 		;;
 	gitlab)
-		curl -fsS -H "JOB-TOKEN: $CI_JOB_TOKEN" -o "$snapshot" \
-			"$CI_API_V4_URL/projects/$CI_PROJECT_ID/jobs/artifacts/$CI_DEFAULT_BRANCH/raw/$snapshot?job=provision-snapshot"
+		call GET "$CI_API_V4_URL/projects/$CI_PROJECT_ID/jobs/artifacts/$CI_DEFAULT_BRANCH/raw/$snapshot?job=provision-snapshot" \
+			-H "JOB-TOKEN: $CI_JOB_TOKEN" >"$snapshot" ||
+			die "no provision-snapshot job on $CI_DEFAULT_BRANCH has published $snapshot: run the pipeline there first"
 		;;
 	esac
 }
@@ -149,12 +204,73 @@ mark() {
 	if [ "$1" = 1 ]; then echo "$marker"; else echo "<!-- provision-plan: $dir (part $1) -->"; fi
 }
 
-# api_or_die WHAT CMD...: runs an API call; one that fails fails the job,
-# saying what was refused and the API's answer (on stderr, above).
-api_or_die() {
-	what=$1
-	shift
-	"$@" >/dev/null || die "$what was refused by the API (its answer is above): the job fails, so that nobody merges on a plan the pull request does not show"
+# comments_path N: where the comments (GitHub) or notes (GitLab) of pull
+# request N are.
+comments_path() {
+	case $(ci) in
+	github) echo "/issues/$1/comments" ;;
+	gitlab) echo "/merge_requests/$1/notes" ;;
+	esac
+}
+
+# edit: the method that edits a comment.
+edit() {
+	case $(ci) in
+	github) echo PATCH ;;
+	gitlab) echo PUT ;;
+	esac
+}
+
+# commit: the commit the pipeline runs for.
+commit() {
+	case $(ci) in
+	github) echo "${GITHUB_SHA:-}" ;;
+	gitlab) echo "${CI_COMMIT_SHA:-}" ;;
+	esac
+}
+
+# comment_path N ID: where one of them is.
+comment_path() {
+	case $(ci) in
+	github) echo "/issues/comments/$2" ;;
+	gitlab) echo "/merge_requests/$1/notes/$2" ;;
+	esac
+}
+
+# author: who the step's comments are by, the only comments it reads or
+# edits, so that nobody else's comment passes for its plan: on GitHub,
+# $PROVISION_COMMENTER (default github-actions[bot], the author of what
+# the workflow's token posts); on GitLab, the token's user.
+author() {
+	case $(ci) in
+	github) echo "${PROVISION_COMMENTER:-github-actions[bot]}" ;;
+	gitlab)
+		got=$(call GET "$CI_API_V4_URL/user" -H "PRIVATE-TOKEN: $GITLAB_TOKEN") || die "reading the user of GITLAB_TOKEN was refused by the API (its answer is above)"
+		printf '%s\n' "$got" | jq -r .username
+		;;
+	esac
+}
+
+# provision_comments N: the step's comments on pull request N for $dir,
+# oldest first, as JSON lines {id, body}; every page is read.
+provision_comments() {
+	by=$(author) || exit 1
+	sel='.[] | select((.user.login // .author.username) == $by) | select((.body | startswith($m + " -->")) or (.body | startswith($m + " (part "))) | {id, body}'
+	page=1
+	while :; do
+		got=$(api GET "$(comments_path "$1")?per_page=100&page=$page&sort=asc") ||
+			die "reading the comments of #$1 was refused by the API (its answer is above)"
+		printf '%s\n' "$got" | jq -c --arg m "<!-- provision-plan: $dir" --arg by "$by" "$sel"
+		[ "$(printf '%s\n' "$got" | jq length)" -eq 100 ] || break
+		page=$((page + 1))
+	done
+}
+
+# write_comment METHOD PATH FILE WHAT: sends FILE as a comment's body; a
+# call the API refuses fails the job, saying what was refused.
+write_comment() {
+	jq -Rs '{body: .}' <"$3" | api "$1" "$2" -H 'Content-Type: application/json' --data-binary @- >/dev/null ||
+		die "$4 was refused by the API (its answer is above): the job fails, so that nobody merges on a plan the pull request does not show"
 }
 
 # comment FILE...: the pull request's provision comments for $dir, one
@@ -164,17 +280,8 @@ api_or_die() {
 comment() {
 	n=$(change)
 	[ -n "$n" ] || die "no pull request or merge request to comment on"
-	sel='.[] | select((.body | startswith($m + " -->")) or (.body | startswith($m + " (part "))) | .id'
-	case $(ci) in
-	github)
-		ids=$(gh api --paginate "repos/$GITHUB_REPOSITORY/issues/$n/comments" --jq ".[]" | jq -rs --arg m "<!-- provision-plan: $dir" "$sel" | sort -n) ||
-			die "reading the comments of #$n was refused by the API (its answer is above)"
-		;;
-	gitlab)
-		ids=$(gitlab GET "/merge_requests/$n/notes?per_page=100&sort=asc" | jq -r --arg m "<!-- provision-plan: $dir" "$sel" | sort -n) ||
-			die "reading the notes of !$n was refused by the API (its answer is above)"
-		;;
-	esac
+	found=$(provision_comments "$n") || exit 1
+	ids=$(printf '%s\n' "$found" | jq -r .id | sort -n)
 	i=0
 	body=$(mktemp)
 	max=$(limit)
@@ -184,33 +291,17 @@ comment() {
 		size=$(wc -m <"$body")
 		[ "$size" -le "$max" ] || die "part $i of the plan comment is $size characters, over the limit of $max: not posted"
 		id=$(echo "$ids" | sed -n "${i}p")
-		case $(ci) in
-		github)
-			if [ -n "$id" ]; then
-				api_or_die "updating the plan comment $id on #$n" gh api -X PATCH "repos/$GITHUB_REPOSITORY/issues/comments/$id" -F "body=@$body"
-				say "updated the plan comment $id on #$n (part $i of $#)"
-			else
-				api_or_die "commenting on #$n" gh api -X POST "repos/$GITHUB_REPOSITORY/issues/$n/comments" -F "body=@$body"
-				say "commented the plan on #$n (part $i of $#)"
-			fi
-			;;
-		gitlab)
-			data=$(jq -Rs '{body: .}' <"$body")
-			if [ -n "$id" ]; then
-				api_or_die "updating the plan note $id on !$n" gitlab PUT "/merge_requests/$n/notes/$id" -H 'Content-Type: application/json' -d "$data"
-				say "updated the plan note $id on !$n (part $i of $#)"
-			else
-				api_or_die "commenting on !$n" gitlab POST "/merge_requests/$n/notes" -H 'Content-Type: application/json' -d "$data"
-				say "commented the plan on !$n (part $i of $#)"
-			fi
-			;;
-		esac
+		if [ -n "$id" ]; then
+			write_comment "$(edit)" "$(comment_path "$n" "$id")" "$body" "updating the plan comment $id on #$n"
+			say "updated the plan comment $id on #$n (part $i of $#)"
+		else
+			write_comment POST "$(comments_path "$n")" "$body" "commenting on #$n"
+			say "commented the plan on #$n (part $i of $#)"
+		fi
 	done
 	for id in $(echo "$ids" | sed -n "$((i + 1)),\$p"); do
-		case $(ci) in
-		github) api_or_die "deleting the old plan comment $id on #$n" gh api -X DELETE "repos/$GITHUB_REPOSITORY/issues/comments/$id" ;;
-		gitlab) api_or_die "deleting the old plan note $id on !$n" gitlab DELETE "/merge_requests/$n/notes/$id" ;;
-		esac
+		api DELETE "$(comment_path "$n" "$id")" >/dev/null ||
+			die "deleting the old plan comment $id on #$n was refused by the API (its answer is above)"
 		say "deleted the plan comment $id of a part no longer needed"
 	done
 	rm -f "$body"
@@ -234,13 +325,37 @@ plan_to() {
 	cat plan.out
 }
 
-# comment_plan HEADER FILE: comments the plan plan_to made into FILE (or
-# its failure, from plan.out) under HEADER, in parts when it is long. It
-# is never called in an || list, so that a failed comment fails the job.
+# changes PLANFILE: what the plan does, for comparing two plans: each
+# change that sends something, its address, action and requests.
+changes() {
+	provision show -json "$1" | jq -cS '[.changes[] | select(.action != "no-op") | {address, action, requests}]'
+}
+
+# digest PLANFILE: the digest of changes PLANFILE, which each plan comment
+# carries so that an apply knows what the pull request shows.
+digest() {
+	changes "$1" | sha256sum | cut -d' ' -f1
+}
+
+# shown N: the digest of the changes the comment of pull request N shows
+# now; empty when it shows none (no comment, or a failed plan).
+shown() {
+	found=$(provision_comments "$1") || exit 1
+	printf '%s\n' "$found" | jq -r --arg m "$marker" 'select(.body | startswith($m)) | .body | capture("<!-- provision-changes: (?<d>[0-9a-f]+) -->").d' | head -n 1
+}
+
+# comment_plan HEADER FILE: shows the plan plan_to made into FILE (or its
+# failure, from plan.out) under HEADER: as the pull request's comment, in
+# parts when it is long; for a fork on GitHub, whose token may not write,
+# as the job's summary. It is never called in an || list, so that a
+# failed comment fails the job.
 comment_plan() {
 	text=$(mktemp)
 	parts=$(mktemp -d)
-	printf '%s\n\n' "$1" >"$text"
+	if [ "$planned" = 0 ] || [ "$planned" = 2 ]; then
+		printf '<!-- provision-changes: %s -->\n' "$(digest "$2")" >"$text"
+	fi
+	printf '%s\n\n' "$1" >>"$text"
 	if [ -n "$fork_note" ]; then printf '%s\n\n' "$fork_note" >>"$text"; fi
 	if [ "$planned" != 0 ] && [ "$planned" != 2 ]; then
 		printf '**The plan failed.**\n\n```\n%s\n```\n' "$(tail -c 60000 plan.out)" >>"$text"
@@ -251,7 +366,13 @@ comment_plan() {
 		mv "$text" "$parts/part-1.md"
 		set -- $(ls "$parts"/part-*.md | sort -t- -k2 -n)
 	fi
-	comment "$@"
+	if [ -n "$fork_note" ] && [ "$(ci)" = github ]; then
+		[ -n "${GITHUB_STEP_SUMMARY:-}" ] || die "GITHUB_STEP_SUMMARY is not set: a fork's plan is shown as the job's summary"
+		cat "$@" >>"$GITHUB_STEP_SUMMARY"
+		say "a pull request from a fork gets a token that may not comment: the plan is the job's summary, on the run's page"
+	else
+		comment "$@"
+	fi
 	rm -rf "$text" "$parts" plan.out
 	output exitcode "$planned"
 }
@@ -274,56 +395,79 @@ plan() {
 # merged, empty when none did.
 merged_change() {
 	case $(ci) in
-	github) gh api "repos/$GITHUB_REPOSITORY/commits/$GITHUB_SHA/pulls" --jq '.[0].number // empty' ;;
-	gitlab) gitlab GET "/repository/commits/$CI_COMMIT_SHA/merge_requests" | jq -r '.[0].iid // empty' ;;
-	esac
+	github) got=$(github GET "/commits/$(commit)/pulls") && printf '%s\n' "$got" | jq -r '.[0].number // empty' ;;
+	gitlab) got=$(gitlab GET "/repository/commits/$(commit)/merge_requests") && printf '%s\n' "$got" | jq -r '.[0].iid // empty' ;;
+	esac || die "asking which pull request $(commit) merged was refused by the API (its answer is above)"
 }
 
-# fetch_plan downloads the saved plan of change $1's last plan into $plan.
+# fetch_plan N: downloads the saved plan of pull request N's last plan
+# job into $plan.
 fetch_plan() {
 	case $(ci) in
 	github)
-		head=$(gh api "repos/$GITHUB_REPOSITORY/pulls/$1" --jq .head.sha)
-		run=$(gh run list --repo "$GITHUB_REPOSITORY" --commit "$head" --event pull_request --status success --limit 1 \
-			--json databaseId --jq '.[0].databaseId // empty')
-		[ -n "$run" ] || return 1
-		tmp=$(mktemp -d)
-		gh run download "$run" --repo "$GITHUB_REPOSITORY" --name "provision-plan-$1" --dir "$tmp" || return 1
-		mv "$tmp/$(basename "$plan")" "$plan"
-		rm -rf "$tmp"
+		got=$(github GET "/pulls/$1") || return 1
+		head=$(printf '%s\n' "$got" | jq -r .head.sha)
+		github_artifact "provision-plan-$1" head_sha "$head" "$plan"
 		;;
 	gitlab)
-		pipeline=$(gitlab GET "/merge_requests/$1" | jq -r '.head_pipeline.id // empty')
-		[ -n "$pipeline" ] || return 1
-		job=$(gitlab GET "/pipelines/$pipeline/jobs?scope=success" | jq -r '.[] | select(.name == "provision-plan") | .id' | head -n 1)
-		[ -n "$job" ] || return 1
-		gitlab GET "/jobs/$job/artifacts/$plan" -o "$plan"
+		got=$(gitlab GET "/merge_requests/$1") || return 1
+		pipeline=$(printf '%s\n' "$got" | jq -r '.head_pipeline.id // empty')
+		[ -n "$pipeline" ] || { say "!$1 has no pipeline"; return 1; }
+		got=$(gitlab GET "/pipelines/$pipeline/jobs?scope=success") || return 1
+		job=$(printf '%s\n' "$got" | jq -r '[.[] | select(.name == "provision-plan")][0].id // empty')
+		[ -n "$job" ] || { say "the pipeline $pipeline of !$1 has no provision-plan job that succeeded"; return 1; }
+		gitlab GET "/jobs/$job/artifacts/$plan" >"$plan"
 		;;
 	esac
 }
 
-# changes PLANFILE: what the plan does, for comparing two plans: each
-# change that sends something, its address, action and requests.
-changes() {
-	provision show -json "$1" | jq -cS '[.changes[] | select(.action != "no-op") | {address, action, requests}]'
+# run_url: this job's page.
+run_url() {
+	case $(ci) in
+	github) echo "${GITHUB_SERVER_URL:-https://github.com}/$GITHUB_REPOSITORY/actions/runs/${GITHUB_RUN_ID:-}" ;;
+	gitlab) echo "${CI_JOB_URL:-}" ;;
+	esac
+}
+
+# applied N WHAT: says on the first comment of pull request N what the
+# merge's job finally applied, in a line above its plan (replacing the
+# line of an earlier run).
+applied() {
+	found=$(provision_comments "$1") || exit 1
+	first=$(printf '%s\n' "$found" | jq -c --arg m "$marker" 'select(.body | startswith($m))' | head -n 1)
+	if [ -z "$first" ]; then
+		say "applied; #$1 has no plan comment to say so on"
+		return
+	fi
+	body=$(mktemp)
+	status="<!-- provision-status --> **Applied** after the merge at $(commit): $2 ([the job]($(run_url)))."
+	printf '%s\n' "$first" | jq -r --arg s "$status" '.body | split("\n") | [.[0], $s] + (.[1:] | map(select(startswith("<!-- provision-status -->") | not))) | join("\n")' >"$body"
+	write_comment "$(edit)" "$(comment_path "$1" "$(printf '%s\n' "$first" | jq -r .id)")" "$body" "saying on #$1 that its plan was applied"
+	rm -f "$body"
+	say "said on #$1 that its plan was applied"
 }
 
 # apply_merge_commit N: the reviewed plan of #N was refused (the live
 # systems or the specs moved since it was made, or it was made from a
 # snapshot): the merge commit is planned again, and applied only when it
-# makes exactly the changes #N reviewed; otherwise the new plan goes on
-# #N and the job fails.
+# makes exactly the changes #N's comment shows (the plan its plan job
+# saved, or the one an earlier run of this job put there); otherwise the
+# new plan goes on #N, where a re-run of this job finds it, and the job
+# fails.
 apply_merge_commit() {
 	say "the plan #$1 reviewed cannot be applied as it is (see above); planning the merge commit again"
+	want=$(shown "$1")
+	[ -n "$want" ] || want=$(digest "$plan")
 	plan_to merge.plan
 	if [ "$planned" = 0 ] || [ "$planned" = 2 ]; then
-		if [ "$(changes merge.plan)" = "$(changes "$plan")" ]; then
-			provision apply -no-color "-lock-timeout=$lock_timeout" merge.plan || die "the merge commit's plan, which makes the changes #$1 reviewed, failed to apply (see above)"
-			say "applied the merge commit's plan, which makes exactly the changes #$1 reviewed"
+		if [ "$(digest merge.plan)" = "$want" ]; then
+			provision apply -no-color "-lock-timeout=$lock_timeout" merge.plan || die "the merge commit's plan, which makes the changes #$1 shows, failed to apply (see above)"
+			say "applied the merge commit's plan, which makes exactly the changes #$1 shows"
+			applied "$1" "the merge commit's plan, which makes exactly the changes shown here"
 			return
 		fi
 	fi
-	PROVISION_CHANGE=$1 comment_plan "provision: the plan reviewed on this pull request was not applied after the merge: the merge commit plans other changes (or none could be planned), shown here. Nothing was applied. Review them, then apply from the default branch (a push there, or a re-run of the merge's job once this is the plan you want)." merge.plan
+	PROVISION_CHANGE=$1 comment_plan "provision: the merge commit plans other changes than this pull request showed (or none could be planned): they are shown here, and nothing was applied. Review them; a re-run of the merge's job applies them while the merge commit still plans exactly these, or apply from the default branch (a push there)." merge.plan
 	exit 1
 }
 
@@ -332,7 +476,7 @@ apply_merge_commit() {
 # default) the job fails when the default branch plans any change, so that
 # live and main never part without a red job.
 push_apply() {
-	sha=${GITHUB_SHA:-}${CI_COMMIT_SHA:-}
+	sha=$(commit)
 	case ${PROVISION_ON_PUSH:-check} in
 	apply)
 		say "the push $sha merged no pull request; PROVISION_ON_PUSH=apply: planning and applying the default branch"
@@ -359,11 +503,12 @@ apply() {
 	fi
 	fetch_plan "$n" || die "the reviewed plan of #$n was not found (its plan job did not succeed, or its artifact expired): nothing is applied; plan it again"
 	say "applying the plan #$n reviewed; waiting up to $lock_timeout for the project's lock if another run holds it"
-	applied=0
-	provision apply -no-color "-lock-timeout=$lock_timeout" "$plan" >apply.out 2>&1 || applied=$?
+	code=0
+	provision apply -no-color "-lock-timeout=$lock_timeout" "$plan" >apply.out 2>&1 || code=$?
 	cat apply.out
-	if [ "$applied" = 0 ]; then
+	if [ "$code" = 0 ]; then
 		say "applied the plan #$n reviewed"
+		applied "$n" "the plan reviewed here"
 		return
 	fi
 	if grep -q "(-lock-timeout)" apply.out; then

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,9 +14,9 @@ import (
 
 // The pipeline step's script (provision-ci.sh), run as each CI system
 // runs it: with the variables GitHub Actions and GitLab CI set, the real
-// provision binary, and a fake gh or curl (testdata/) that records what
-// would be posted. Live plans point at ports where nothing listens, so
-// that they fail at once without reaching a server of another test.
+// provision binary, real curl, and a local API answering as GitHub's and
+// GitLab's do (ciAPI). Live plans point at ports where nothing listens,
+// so that they fail at once without reaching a server of another test.
 
 var (
 	binOnce sync.Once
@@ -51,50 +53,43 @@ func TestMain(m *testing.M) {
 }
 
 // pipeline is one CI job's workspace: a copy of the shipped specs, the
-// fakes' folder and the variables of its CI system.
+// API of its CI system and its variables.
 type pipeline struct {
 	t    *testing.T
 	work string // the job's working directory
-	fake string // the fakes' files and their log of calls
+	dir  string // the runner's files: the event, the step summary
+	api  *ciAPI
 	env  []string
 }
 
-func newPipeline(t *testing.T, fakes string, env ...string) *pipeline {
-	p := &pipeline{t: t, work: t.TempDir(), fake: t.TempDir()}
+func newPipeline(t *testing.T, env ...string) *pipeline {
+	p := &pipeline{t: t, work: t.TempDir(), dir: t.TempDir(), api: newCIAPI(t)}
 	if err := os.CopyFS(filepath.Join(p.work, "specs"), os.DirFS(filepath.Join(root, "specs"))); err != nil {
 		t.Fatal(err)
 	}
-	fakeBin := t.TempDir()
-	abs, _ := filepath.Abs(filepath.Join("testdata", "fake-"+fakes))
-	if err := os.Symlink(abs, filepath.Join(fakeBin, fakes)); err != nil {
-		t.Fatal(err)
-	}
-	p.env = append(os.Environ(), "PATH="+fakeBin+":"+provisionBin(t)+":"+os.Getenv("PATH"), "FAKE="+p.fake,
-		"GITHUB_ACTIONS=", "GITLAB_CI=", "GITHUB_OUTPUT=", "NO_COLOR=1",
+	p.env = append(os.Environ(), "PATH="+provisionBin(t)+":"+os.Getenv("PATH"),
+		"GITHUB_ACTIONS=", "GITLAB_CI=", "GITHUB_OUTPUT=", "NO_COLOR=1", "GITHUB_STEP_SUMMARY="+filepath.Join(p.dir, "summary.md"),
 		"CONSUL_HTTP_ADDR=127.0.0.1:1", "CONSUL_HTTP_TOKEN=", "PROVISION_VAR_search_url=http://127.0.0.1:1", "PROVISION_VAR_tribe_url=http://127.0.0.1:1")
-	p.env = append(p.env, env...)
+	p.env = append(append(p.env, p.api.env()...), env...)
 	return p
 }
 
 // event writes the GitHub event payload and returns its variable.
 func (p *pipeline) event(v any) string {
 	b, _ := json.Marshal(v)
-	path := filepath.Join(p.fake, "event.json")
+	path := filepath.Join(p.dir, "event.json")
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		p.t.Fatal(err)
 	}
 	return "GITHUB_EVENT_PATH=" + path
 }
 
-// file writes one of the fakes' files.
-func (p *pipeline) file(name string, data []byte) {
-	path := filepath.Join(p.fake, name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		p.t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		p.t.Fatal(err)
-	}
+// pullRequest is the event of a push to pull request n at head, from
+// the repository named from.
+func (p *pipeline) pullRequest(n int, head, from string) string {
+	p.api.pull(n, head)
+	return p.event(map[string]any{"number": n, "repository": map[string]any{"default_branch": "main"},
+		"pull_request": map[string]any{"number": n, "head": map[string]any{"sha": head, "repo": map[string]any{"full_name": from}}}})
 }
 
 // run runs provision-ci.sh command in the job, with env added.
@@ -107,28 +102,9 @@ func (p *pipeline) run(command string, env ...string) (string, error) {
 	return string(out), err
 }
 
-// posted are the comments (or notes) the fake holds, by id.
-func (p *pipeline) posted(name string) map[float64]string {
-	b, err := os.ReadFile(filepath.Join(p.fake, name))
-	if err != nil {
-		return nil
-	}
-	var list []struct {
-		ID   float64 `json:"id"`
-		Body string  `json:"body"`
-	}
-	if err := json.Unmarshal(b, &list); err != nil {
-		p.t.Fatal(err)
-	}
-	out := map[float64]string{}
-	for _, c := range list {
-		out[c.ID] = c.Body
-	}
-	return out
-}
-
-func (p *pipeline) calls() string {
-	b, _ := os.ReadFile(filepath.Join(p.fake, "calls"))
+// summary is what the job wrote to its step summary.
+func (p *pipeline) summary() string {
+	b, _ := os.ReadFile(filepath.Join(p.dir, "summary.md"))
 	return string(b)
 }
 
@@ -142,73 +118,70 @@ func snapshotFile(t *testing.T, name string) []byte {
 
 const marker = "<!-- provision-plan: specs -->"
 
-// only is the one body of posted, failing the test when there is not
-// exactly one.
-func only(t *testing.T, posted map[float64]string) (float64, string) {
+// only is the body of the one comment the step posted on pull request n,
+// failing the test when there is not exactly one.
+func only(t *testing.T, a *ciAPI, n int) (int, string) {
 	t.Helper()
+	posted := slices.DeleteFunc(a.posted(n), func(c comment) bool { return c.User["login"] == "mallory" || c.Author["username"] == "mallory" })
 	if len(posted) != 1 {
-		t.Fatalf("%d comments, want exactly one: %v", len(posted), posted)
+		t.Fatalf("%d comments on #%d, want exactly one: %v", len(posted), n, posted)
 	}
-	for id, body := range posted {
-		return id, body
-	}
-	return 0, ""
+	return posted[0].ID, posted[0].Body
 }
 
 // A pull request from a fork is planned with no credentials from the
-// snapshot the default branch published, and each push updates the one
-// comment in place.
-func TestPipelineGitHubForkKeepsOneComment(t *testing.T) {
-	p := newPipeline(t, "gh", "GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/specs")
-	event := p.event(map[string]any{"number": 12, "repository": map[string]any{"default_branch": "main"},
-		"pull_request": map[string]any{"number": 12, "head": map[string]any{"sha": "aaa111", "repo": map[string]any{"full_name": "someone/specs"}}}})
-	p.file("run", []byte("4242"))
-	p.file("artifacts/provision-snapshot/provision-snapshot.json", snapshotFile(t, "drifted.json"))
-	out, err := p.run("plan", event)
+// snapshot the default branch published last; its token may not write,
+// so its plan is the job's summary, and nothing is posted.
+func TestPipelineGitHubForkSummary(t *testing.T) {
+	p := newPipeline(t, "GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/specs", "GITHUB_TOKEN="+readToken)
+	p.api.upload("provision-snapshot", "main", "old", map[string][]byte{"provision-snapshot.json": snapshotFile(t, "converged.json")})
+	p.api.upload("provision-snapshot", "main", "new", map[string][]byte{"provision-snapshot.json": snapshotFile(t, "drifted.json")})
+	p.api.upload("provision-snapshot", "feature", "newer", map[string][]byte{"provision-snapshot.json": snapshotFile(t, "converged.json")})
+	out, err := p.run("plan", p.pullRequest(12, "aaa111", "someone/specs"))
 	if err != nil {
-		t.Fatalf("first push: %v\n%s", err, out)
+		t.Fatalf("%v\n%s", err, out)
 	}
-	id, first := only(t, p.posted("comments.json"))
-	for _, want := range []string{marker + "\n", "provision plan of `specs` at aaa111", "Planned without credentials (a pull request from a fork) from the snapshot `provision-snapshot`",
+	summary := p.summary()
+	for _, want := range []string{"provision plan of `specs` at aaa111", "Planned without credentials (a pull request from a fork) from the snapshot `provision-snapshot`",
 		"taken 2025-11-25T00:00:00Z", "**0 to create, 2 to update, 0 to delete.**", "port changed"} {
-		if !strings.Contains(first, want) {
-			t.Errorf("the first comment lacks %q:\n%s", want, first)
+		if !strings.Contains(summary, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, summary)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(p.work, "provision.plan")); err != nil {
 		t.Errorf("no saved plan to upload: %v", err)
 	}
-
-	// A second push, after the default branch published a newer snapshot.
-	event = p.event(map[string]any{"number": 12, "repository": map[string]any{"default_branch": "main"},
-		"pull_request": map[string]any{"number": 12, "head": map[string]any{"sha": "bbb222", "repo": map[string]any{"full_name": "someone/specs"}}}})
-	p.file("artifacts/provision-snapshot/provision-snapshot.json", snapshotFile(t, "converged.json"))
-	if out, err := p.run("plan", event); err != nil {
-		t.Fatalf("second push: %v\n%s", err, out)
+	if took := p.api.took(); strings.Contains(took, "POST") || strings.Contains(took, "PATCH") || !strings.Contains(took, "GET /blobs/") {
+		t.Errorf("requests:\n%s", took)
 	}
-	id2, second := only(t, p.posted("comments.json"))
-	if id2 != id || second == first || !strings.Contains(second, "at bbb222") || !strings.HasPrefix(second, marker) {
-		t.Errorf("the second push did not update comment %v in place (now %v):\n%s", id, id2, second)
-	}
-	if n := strings.Count(p.calls(), "-X PATCH"); n != 1 {
-		t.Errorf("%d PATCH calls, want 1:\n%s", n, p.calls())
+	if !strings.Contains(out, "the plan is the job's summary") {
+		t.Errorf("the log does not say where the plan is:\n%s", out)
 	}
 }
 
-// A plan that fails is a comment that says so, and a failed job.
+// A plan that fails is a comment that says so, and a failed job; each
+// push updates the one comment in place.
 func TestPipelineGitHubFailedPlanComments(t *testing.T) {
-	p := newPipeline(t, "gh", "GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/specs")
-	event := p.event(map[string]any{"pull_request": map[string]any{"number": 3, "head": map[string]any{"sha": "ccc333", "repo": map[string]any{"full_name": "acme/specs"}}}})
-	out, err := p.run("plan", event)
+	p := newPipeline(t, "GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/specs")
+	out, err := p.run("plan", p.pullRequest(3, "ccc333", "acme/specs"))
 	if err == nil {
 		t.Fatalf("a plan that cannot read Consul passed:\n%s", out)
 	}
-	_, body := only(t, p.posted("comments.json"))
-	if !strings.Contains(body, "**The plan failed.**") || strings.Contains(body, "snapshot") {
+	id, body := only(t, p.api, 3)
+	if !strings.HasPrefix(body, marker+"\n") || !strings.Contains(body, "**The plan failed.**") || strings.Contains(body, "snapshot") || strings.Contains(body, "provision-changes") {
 		t.Errorf("the comment of a failed live plan:\n%s", body)
 	}
-	if strings.Contains(p.calls(), "run download") {
-		t.Errorf("a pull request of the repository itself fetched the snapshot:\n%s", p.calls())
+	if took := p.api.took(); strings.Contains(took, "artifacts") || !strings.Contains(took, "POST /repos/acme/specs/issues/3/comments 201") {
+		t.Errorf("requests:\n%s", took)
+	}
+	if _, err := p.run("plan", p.pullRequest(3, "ddd444", "acme/specs")); err == nil {
+		t.Fatal("the second push passed")
+	}
+	if id2, body := only(t, p.api, 3); id2 != id || !strings.Contains(body, "at ddd444") {
+		t.Errorf("the second push did not update comment %v in place (now %v):\n%s", id, id2, body)
+	}
+	if took := p.api.took(); !strings.Contains(took, fmt.Sprintf("PATCH /repos/acme/specs/issues/comments/%d 200", id)) {
+		t.Errorf("requests:\n%s", took)
 	}
 }
 
@@ -216,22 +189,29 @@ func TestPipelineGitHubFailedPlanComments(t *testing.T) {
 // refused (here: planned from a snapshot, which is never applied) is
 // planned again from the merge commit, and when that fails too (here: no
 // server answers) the job fails and puts what it found on the pull
-// request.
+// request. A reviewed plan whose artifact is gone fails the job at once.
 func TestPipelineGitHubApplyRefusedPlansAgain(t *testing.T) {
-	p := newPipeline(t, "gh", "GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/specs", "GITHUB_SHA=merge999")
-	snap := filepath.Join(p.fake, "snap.json")
-	p.file("snap.json", snapshotFile(t, "drifted.json"))
-	plan := exec.Command(filepath.Join(provisionBin(t), "provision"), "plan", "-out="+filepath.Join(p.fake, "artifacts", "provision-plan-12", "provision.plan"), "-snapshot="+snap, "specs")
+	p := newPipeline(t, "GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/specs", "GITHUB_SHA=merge999")
+	snap := filepath.Join(p.dir, "snap.json")
+	os.WriteFile(snap, snapshotFile(t, "drifted.json"), 0o644)
+	saved := filepath.Join(p.dir, "provision.plan")
+	plan := exec.Command(filepath.Join(provisionBin(t), "provision"), "plan", "-out="+saved, "-snapshot="+snap, "specs")
 	plan.Dir = p.work
-	if err := os.MkdirAll(filepath.Join(p.fake, "artifacts", "provision-plan-12"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	if out, err := plan.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	p.file("merged", []byte("12"))
-	p.file("run", []byte("77"))
-	out, err := p.run("apply", p.event(map[string]any{"ref": "refs/heads/main"}))
+	b, _ := os.ReadFile(saved)
+	p.api.pull(12, "head12")
+	p.api.merge("merge999", 12)
+	push := p.event(map[string]any{"ref": "refs/heads/main"})
+
+	out, err := p.run("apply", push)
+	if err == nil || !strings.Contains(out, "the reviewed plan of #12 was not found") || !strings.Contains(out, "no artifact provision-plan-12 of a run with head_sha head12") {
+		t.Fatalf("a merge whose plan has no artifact: %v\n%s", err, out)
+	}
+
+	p.api.upload("provision-plan-12", "feature", "head12", map[string][]byte{"provision.plan": b})
+	out, err = p.run("apply", push)
 	if err == nil {
 		t.Fatalf("a refused plan passed the job:\n%s", out)
 	}
@@ -240,45 +220,44 @@ func TestPipelineGitHubApplyRefusedPlansAgain(t *testing.T) {
 			t.Errorf("the job's log lacks %q:\n%s", want, out)
 		}
 	}
-	_, body := only(t, p.posted("comments.json"))
-	if !strings.Contains(body, "the plan reviewed on this pull request was not applied after the merge") {
+	if _, body := only(t, p.api, 12); !strings.Contains(body, "the merge commit plans other changes than this pull request showed") || !strings.Contains(body, "**The plan failed.**") {
 		t.Errorf("the comment on #12:\n%s", body)
-	}
-	if !strings.Contains(p.calls(), "gh run download 77") || !strings.Contains(p.calls(), "issues/12/comments") {
-		t.Errorf("calls:\n%s", p.calls())
 	}
 }
 
 // A push that merged no pull request is checked: a plan that cannot be
 // made fails the job (TestPipelineMerges has the rest, on a real agent).
 func TestPipelineGitHubApplyNeedsAReview(t *testing.T) {
-	p := newPipeline(t, "gh", "GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/specs", "GITHUB_SHA=direct1")
+	p := newPipeline(t, "GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/specs", "GITHUB_SHA=direct1")
 	out, err := p.run("apply", p.event(map[string]any{"ref": "refs/heads/main"}))
 	if err == nil || !strings.Contains(out, "planning the default branch at direct1 failed") {
 		t.Errorf("%v\n%s", err, out)
 	}
+	if took := p.api.took(); took != "GET /repos/acme/specs/commits/direct1/pulls 200" {
+		t.Errorf("requests:\n%s", took)
+	}
 }
 
 // GitLab: a merge request from a fork, planned from the default
-// branch's snapshot, one note updated in place.
+// branch's snapshot, one note updated in place; the token never shows.
 func TestPipelineGitLabForkKeepsOneNote(t *testing.T) {
-	p := newPipeline(t, "curl", "GITLAB_CI=true", "CI_API_V4_URL=https://gitlab.example/api/v4", "CI_PROJECT_ID=5",
-		"CI_MERGE_REQUEST_SOURCE_PROJECT_ID=9", "CI_MERGE_REQUEST_IID=4", "CI_DEFAULT_BRANCH=main", "CI_JOB_TOKEN=job", "GITLAB_TOKEN=secret")
-	p.file("snapshot.json", snapshotFile(t, "drifted.json"))
+	p := newPipeline(t, "GITLAB_CI=true", "CI_MERGE_REQUEST_SOURCE_PROJECT_ID=9", "CI_MERGE_REQUEST_IID=4", "CI_DEFAULT_BRANCH=main")
+	p.api.upload("provision-snapshot", "main", "s1", map[string][]byte{"provision-snapshot.json": snapshotFile(t, "drifted.json")})
 	for _, sha := range []string{"ddd444", "eee555"} {
 		out, err := p.run("plan", "CI_COMMIT_SHA="+sha)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", sha, err, out)
 		}
-		if strings.Contains(out, "secret") {
+		if strings.Contains(out, token) {
 			t.Errorf("the job's log shows GITLAB_TOKEN:\n%s", out)
 		}
 	}
-	_, body := only(t, p.posted("notes.json"))
+	_, body := only(t, p.api, 4)
 	if !strings.HasPrefix(body, marker) || !strings.Contains(body, "at eee555") || !strings.Contains(body, "from the snapshot") {
 		t.Errorf("the note:\n%s", body)
 	}
-	if n := strings.Count(p.calls(), "-X PUT"); n != 1 {
-		t.Errorf("%d PUT calls, want 1:\n%s", n, p.calls())
+	took := p.api.took()
+	if strings.Count(took, "PUT /api/v4/projects/5/merge_requests/4/notes/") != 1 || !strings.Contains(took, "GET /api/v4/projects/5/jobs/artifacts/main/raw/provision-snapshot.json 200") {
+		t.Errorf("requests:\n%s", took)
 	}
 }

@@ -1,0 +1,415 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// ciAPI stands in for the parts of GitHub's and GitLab's REST APIs that
+// provision-ci.sh calls, over real HTTP, answering as they answer:
+//
+//   - GitHub (https://docs.github.com/en/rest): issue comments (a body over
+//     65,536 characters is 422 "Validation Failed"; a token that may not
+//     write, as a fork's, gets 403 "Resource not accessible by
+//     integration"), the pull requests a commit merged, a pull request's
+//     head, and the repository's artifacts, whose zip is a 302 to storage;
+//   - GitLab (https://docs.gitlab.com/ee/api/): merge request notes (over
+//     1,000,000 characters is 400 "is too long (maximum is 1000000
+//     characters)"), the merge requests a commit merged, a merge request's
+//     head pipeline, its jobs, and job artifacts by job and by ref;
+//   - both: an unknown comment, pull request or artifact is 404, a missing
+//     or wrong token 401.
+//
+// It keeps every request it answered, with its status, for the tests.
+type ciAPI struct {
+	t   *testing.T
+	srv *httptest.Server
+
+	mu        sync.Mutex
+	readonly  bool                 // the token may read but not write
+	comments  map[string][]comment // by pull request number
+	nextID    int
+	merged    map[string]int // the pull request a commit merged
+	heads     map[int]string // a pull request's head commit
+	artifacts []artifact
+	requests  []string // "METHOD path status"
+}
+
+// comment is a comment or a note, by its author (GitHub's user.login,
+// GitLab's author.username).
+type comment struct {
+	ID     int            `json:"id"`
+	Body   string         `json:"body"`
+	User   map[string]any `json:"user,omitempty"`
+	Author map[string]any `json:"author,omitempty"`
+}
+
+// The users the tokens act as: GitHub's workflow token posts as
+// github-actions[bot]; a GitLab project access token is a bot user.
+const (
+	githubBot = "github-actions[bot]"
+	gitlabBot = "project_5_bot_1"
+)
+
+// artifact is a file a job published: GitHub's artifact (a zip), GitLab's
+// job artifacts (its id is the job's and its pipeline's).
+type artifact struct {
+	id          int
+	name        string // provision-plan-N, provision-snapshot
+	branch, sha string
+	files       map[string][]byte
+	created     time.Time
+}
+
+// The tokens the API takes; readToken may only read.
+const (
+	token     = "t0ken-write"
+	readToken = "t0ken-read"
+)
+
+func newCIAPI(t *testing.T) *ciAPI {
+	a := &ciAPI{t: t, comments: map[string][]comment{}, nextID: 1000, merged: map[string]int{}, heads: map[int]string{}}
+	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+// env is what a job of either CI system needs to reach the API.
+func (a *ciAPI) env() []string {
+	return []string{"GITHUB_API_URL=" + a.srv.URL, "GITHUB_TOKEN=" + token,
+		"CI_API_V4_URL=" + a.srv.URL + "/api/v4", "CI_PROJECT_ID=5", "GITLAB_TOKEN=" + token, "CI_JOB_TOKEN=" + token}
+}
+
+// someoneSays posts a comment on pull request n as another user.
+func (a *ciAPI) someoneSays(n int, body string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.nextID++
+	key := strconv.Itoa(n)
+	a.comments[key] = append(a.comments[key], comment{ID: a.nextID, Body: body, User: map[string]any{"login": "mallory"}, Author: map[string]any{"username": "mallory"}})
+}
+
+// upload publishes a job's artifact.
+func (a *ciAPI) upload(name, branch, sha string, files map[string][]byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.nextID++
+	a.artifacts = append(a.artifacts, artifact{id: a.nextID, name: name, branch: branch, sha: sha, files: files,
+		created: time.Date(2026, 1, 1, 0, 0, a.nextID, 0, time.UTC)})
+}
+
+// pull opens pull request n at head, and merge makes sha its merge.
+func (a *ciAPI) pull(n int, head string) { a.mu.Lock(); a.heads[n] = head; a.mu.Unlock() }
+func (a *ciAPI) merge(sha string, n int) { a.mu.Lock(); a.merged[sha] = n; a.mu.Unlock() }
+
+// posted are pull request n's comments, oldest first.
+func (a *ciAPI) posted(n int) []comment {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.comments[strconv.Itoa(n)])
+}
+
+// took returns the requests answered since the last call, one a line.
+func (a *ciAPI) took() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := strings.Join(a.requests, "\n")
+	a.requests = nil
+	return s
+}
+
+func (a *ciAPI) serve(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rec := &recorder{ResponseWriter: w, status: 200}
+	a.route(rec, r)
+	a.requests = append(a.requests, fmt.Sprintf("%s %s %d", r.Method, r.URL.Path, rec.status))
+}
+
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *recorder) WriteHeader(s int) { r.status = s; r.ResponseWriter.WriteHeader(s) }
+
+func answer(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func (a *ciAPI) route(w http.ResponseWriter, r *http.Request) {
+	if blob, ok := strings.CutPrefix(r.URL.Path, "/blobs/"); ok { // storage: a signed URL, no token
+		a.blob(w, blob)
+		return
+	}
+	github := !strings.HasPrefix(r.URL.Path, "/api/v4/")
+	tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !github {
+		tok = r.Header.Get("PRIVATE-TOKEN") + r.Header.Get("JOB-TOKEN")
+	}
+	if tok != token && tok != readToken {
+		answer(w, 401, map[string]any{"message": "Bad credentials"})
+		return
+	}
+	if r.Method != "GET" && (a.readonly || tok == readToken) {
+		if github {
+			answer(w, 403, map[string]any{"message": "Resource not accessible by integration"})
+		} else {
+			answer(w, 403, map[string]any{"message": "403 Forbidden"})
+		}
+		return
+	}
+	if !github && r.URL.Path == "/api/v4/user" {
+		answer(w, 200, map[string]any{"username": gitlabBot})
+		return
+	}
+	var path string
+	var ok bool
+	if github {
+		path, ok = strings.CutPrefix(r.URL.Path, "/repos/acme/specs/")
+	} else {
+		path, ok = strings.CutPrefix(r.URL.Path, "/api/v4/projects/5/")
+	}
+	if !ok {
+		a.notFound(w)
+		return
+	}
+	if github {
+		a.github(w, r, strings.Split(path, "/"))
+	} else {
+		a.gitlab(w, r, strings.Split(path, "/"))
+	}
+}
+
+func (a *ciAPI) notFound(w http.ResponseWriter) {
+	answer(w, 404, map[string]any{"message": "Not Found"})
+}
+
+// github answers a path under /repos/acme/specs/.
+func (a *ciAPI) github(w http.ResponseWriter, r *http.Request, p []string) {
+	switch {
+	case match(p, "issues", "*", "comments"):
+		a.commentsOf(w, r, p[1], 65536, true)
+	case match(p, "issues", "comments", "*"):
+		a.commentByID(w, r, "", p[2], "PATCH", 65536, true)
+	case match(p, "commits", "*", "pulls"):
+		var list []map[string]any
+		if n, ok := a.merged[p[1]]; ok {
+			list = append(list, map[string]any{"number": n})
+		}
+		answer(w, 200, list)
+	case match(p, "pulls", "*"):
+		n, _ := strconv.Atoi(p[1])
+		head, ok := a.heads[n]
+		if !ok {
+			a.notFound(w)
+			return
+		}
+		answer(w, 200, map[string]any{"number": n, "head": map[string]any{"sha": head}})
+	case match(p, "actions", "artifacts"):
+		list := []map[string]any{}
+		for _, art := range a.artifacts {
+			if art.name == r.URL.Query().Get("name") {
+				list = append(list, map[string]any{"id": art.id, "name": art.name, "expired": false, "created_at": art.created,
+					"workflow_run": map[string]any{"head_branch": art.branch, "head_sha": art.sha}})
+			}
+		}
+		slices.Reverse(list) // newest first, as GitHub lists them
+		answer(w, 200, map[string]any{"total_count": len(list), "artifacts": list})
+	case match(p, "actions", "artifacts", "*", "zip"):
+		id, _ := strconv.Atoi(p[2])
+		if !slices.ContainsFunc(a.artifacts, func(x artifact) bool { return x.id == id }) {
+			a.notFound(w)
+			return
+		}
+		http.Redirect(w, r, fmt.Sprintf("/blobs/%d.zip", id), http.StatusFound)
+	default:
+		a.notFound(w)
+	}
+}
+
+// gitlab answers a path under /api/v4/projects/5/.
+func (a *ciAPI) gitlab(w http.ResponseWriter, r *http.Request, p []string) {
+	switch {
+	case match(p, "merge_requests", "*", "notes"):
+		a.commentsOf(w, r, p[1], 1000000, false)
+	case match(p, "merge_requests", "*", "notes", "*"):
+		a.commentByID(w, r, p[1], p[3], "PUT", 1000000, false)
+	case match(p, "repository", "commits", "*", "merge_requests"):
+		var list []map[string]any
+		if n, ok := a.merged[p[2]]; ok {
+			list = append(list, map[string]any{"iid": n})
+		}
+		answer(w, 200, list)
+	case match(p, "merge_requests", "*"):
+		n, _ := strconv.Atoi(p[1])
+		head, ok := a.heads[n]
+		if !ok {
+			a.notFound(w)
+			return
+		}
+		mr := map[string]any{"iid": n, "sha": head, "head_pipeline": nil}
+		if art := a.newest(fmt.Sprintf("provision-plan-%d", n), func(x artifact) bool { return x.sha == head }); art != nil {
+			mr["head_pipeline"] = map[string]any{"id": art.id}
+		}
+		answer(w, 200, mr)
+	case match(p, "pipelines", "*", "jobs"):
+		id, _ := strconv.Atoi(p[1])
+		list := []map[string]any{}
+		for _, art := range a.artifacts {
+			if art.id == id {
+				list = append(list, map[string]any{"id": art.id, "name": "provision-plan", "status": "success"})
+			}
+		}
+		answer(w, 200, list)
+	case len(p) == 4 && match(p[:3], "jobs", "*", "artifacts"):
+		id, _ := strconv.Atoi(p[1])
+		a.file(w, a.newest("", func(x artifact) bool { return x.id == id }), p[3])
+	case len(p) == 5 && match(p[:4], "jobs", "artifacts", "*", "raw"):
+		a.file(w, a.newest(r.URL.Query().Get("job"), func(x artifact) bool { return x.branch == p[2] }), p[4])
+	default:
+		a.notFound(w)
+	}
+}
+
+// match says whether the path's parts are pattern's, "*" matching any.
+func match(p []string, pattern ...string) bool {
+	if len(p) != len(pattern) {
+		return false
+	}
+	for i := range p {
+		if pattern[i] != "*" && pattern[i] != p[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// newest is the newest artifact named name (any, when empty) that keep
+// takes, or nil.
+func (a *ciAPI) newest(name string, keep func(artifact) bool) *artifact {
+	for i := len(a.artifacts) - 1; i >= 0; i-- {
+		x := a.artifacts[i]
+		if (name == "" || x.name == name) && keep(x) {
+			return &a.artifacts[i]
+		}
+	}
+	return nil
+}
+
+func (a *ciAPI) file(w http.ResponseWriter, art *artifact, name string) {
+	if art == nil || art.files[name] == nil {
+		answer(w, 404, map[string]any{"message": "404 Not found"})
+		return
+	}
+	w.Write(art.files[name])
+}
+
+func (a *ciAPI) blob(w http.ResponseWriter, name string) {
+	id, _ := strconv.Atoi(strings.TrimSuffix(name, ".zip"))
+	art := a.newest("", func(x artifact) bool { return x.id == id })
+	if art == nil {
+		http.NotFound(w, nil)
+		return
+	}
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	for name, data := range art.files {
+		f, _ := z.Create(name)
+		f.Write(data)
+	}
+	z.Close()
+	w.Write(b.Bytes())
+}
+
+// commentsOf lists (by pages) or creates the comments of pull request n.
+func (a *ciAPI) commentsOf(w http.ResponseWriter, r *http.Request, n string, limit int, github bool) {
+	switch r.Method {
+	case "GET":
+		per, _ := strconv.Atoi(r.URL.Query().Get("per_page"))
+		page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		if per <= 0 {
+			per = 30
+		}
+		page = max(page, 1)
+		list := a.comments[n]
+		lo, hi := min((page-1)*per, len(list)), min(page*per, len(list))
+		answer(w, 200, append([]comment{}, list[lo:hi]...))
+	case "POST":
+		body, ok := a.body(w, r, limit, github)
+		if !ok {
+			return
+		}
+		a.nextID++
+		c := comment{ID: a.nextID, Body: body, User: map[string]any{"login": githubBot}}
+		if !github {
+			c = comment{ID: a.nextID, Body: body, Author: map[string]any{"username": gitlabBot}}
+		}
+		a.comments[n] = append(a.comments[n], c)
+		answer(w, 201, c)
+	default:
+		answer(w, 405, map[string]any{"message": "Method Not Allowed"})
+	}
+}
+
+// commentByID edits (with the method edit) or deletes one comment (of
+// pull request n on GitLab, of any on GitHub).
+func (a *ciAPI) commentByID(w http.ResponseWriter, r *http.Request, n, idText, edit string, limit int, github bool) {
+	id, _ := strconv.Atoi(idText)
+	for pr, list := range a.comments {
+		i := slices.IndexFunc(list, func(c comment) bool { return c.ID == id })
+		if i < 0 || (n != "" && pr != n) {
+			continue
+		}
+		switch r.Method {
+		case edit:
+			body, ok := a.body(w, r, limit, github)
+			if !ok {
+				return
+			}
+			list[i].Body = body
+			answer(w, 200, list[i])
+		case "DELETE":
+			a.comments[pr] = slices.Delete(list, i, i+1)
+			w.WriteHeader(204)
+		default:
+			answer(w, 405, map[string]any{"message": "Method Not Allowed"})
+		}
+		return
+	}
+	a.notFound(w)
+}
+
+// body reads a comment's text, refusing it as each API does when it is
+// over the limit.
+func (a *ciAPI) body(w http.ResponseWriter, r *http.Request, limit int, github bool) (string, bool) {
+	var in struct {
+		Body string `json:"body"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		answer(w, 400, map[string]any{"message": "Problems parsing JSON"})
+		return "", false
+	}
+	if n := len([]rune(in.Body)); n > limit {
+		if github {
+			answer(w, 422, map[string]any{"message": "Validation Failed", "errors": []map[string]any{{"resource": "IssueComment", "code": "custom", "field": "body",
+				"message": fmt.Sprintf("body is too long (maximum is %d characters)", limit)}}})
+		} else {
+			answer(w, 400, map[string]any{"message": map[string]any{"note": []string{fmt.Sprintf("is too long (maximum is %d characters)", limit)}}})
+		}
+		return "", false
+	}
+	return in.Body, true
+}
