@@ -52,7 +52,7 @@ func (p *pipeline) provision(args ...string) (string, error) {
 // it (its comment posted, its saved plan uploaded as the action uploads
 // it: provision-plan-N), in a folder of its own; the plan names its specs
 // folder as given, specs, so that the merge's job loads its own.
-func (p *pipeline) reviewed(n int, src string, env ...string) {
+func (p *pipeline) reviewed(n int, from, src string, env ...string) {
 	p.t.Helper()
 	head := &pipeline{t: p.t, work: p.t.TempDir(), dir: p.dir, api: p.api, env: p.env}
 	head.specs(src)
@@ -61,7 +61,7 @@ func (p *pipeline) reviewed(n int, src string, env ...string) {
 		p.api.pull(n, sha)
 		env = append(env, "CI_MERGE_REQUEST_IID="+fmt.Sprint(n), "CI_COMMIT_SHA="+sha)
 	} else {
-		env = append(env, head.pullRequest(n, sha, "acme/specs"))
+		env = append(env, head.pullRequest(n, sha, from))
 	}
 	if out, err := head.run("plan", env...); err != nil {
 		p.t.Fatalf("the plan job of #%d: %v\n%s", n, err, out)
@@ -134,8 +134,8 @@ func TestPipelineMerges(t *testing.T) {
 	}
 
 	// #1 adds a, #2 adds b, both planned from main with neither.
-	p.reviewed(1, keysSpec("a=1"))
-	p.reviewed(2, keysSpec("b=1"))
+	p.reviewed(1, "acme/specs", keysSpec("a=1"))
+	p.reviewed(2, "acme/specs", keysSpec("b=1"))
 	p.api.took()
 	p.specs(keysSpec("a=1"))
 	out, err := p.merge(1, "m1")
@@ -152,7 +152,7 @@ func TestPipelineMerges(t *testing.T) {
 	// neither read nor edited.
 	forged := marker + "\n<!-- provision-changes: 0123abcd -->\nLooks like a plan."
 	p.api.someoneSays(3, forged)
-	p.reviewed(3, keysSpec("a=1", "b=2", "c=1"))
+	p.reviewed(3, "acme/specs", keysSpec("a=1", "b=2", "c=1"))
 	p.api.took()
 	consulPut(t, agent.Addr, "apps/ci/b", "2")
 	p.specs(keysSpec("a=1", "b=2", "c=1"))
@@ -185,7 +185,7 @@ func TestPipelineMerges(t *testing.T) {
 
 	// #4, merged while another run holds the project's lock past the
 	// timeout: a red job that says so; re-run once the lock is free, green.
-	p.reviewed(4, keysSpec("a=1", "b=2", "c=1", "d=1", "e=1"))
+	p.reviewed(4, "acme/specs", keysSpec("a=1", "b=2", "c=1", "d=1", "e=1"))
 	p.api.took()
 	p.specs(keysSpec("a=1", "b=2", "c=1", "d=1", "e=1"))
 	client, err := api.NewClient(&api.Config{Address: agent.Addr})
@@ -205,6 +205,22 @@ func TestPipelineMerges(t *testing.T) {
 	out, err = p.merge(4, "m4", "PROVISION_LOCK_TIMEOUT=2s")
 	step("re-run of #4's job, the lock free", out, err, false, "applied the plan #4 reviewed")
 	applied(4, "the plan reviewed here")
+
+	// #5, from a fork: planned from the snapshot main's job published
+	// (the job's summary, no comment), merged: its snapshot plan is never
+	// applied, the merge commit's plan makes the same changes, and is.
+	out, err = p.run("snapshot")
+	step("the snapshot job on main", out, err, false)
+	snap, _ := os.ReadFile(filepath.Join(p.work, "provision-snapshot.json"))
+	p.api.upload("provision-snapshot", "main", "direct2", map[string][]byte{"provision-snapshot.json": snap})
+	p.reviewed(5, "someone/specs", keysSpec("a=1", "b=2", "c=1", "d=1", "e=1", "f=1"))
+	if posted := p.api.posted(5); len(posted) != 0 || !strings.Contains(p.summary(), "Planned without credentials") {
+		t.Fatalf("the fork's plan job commented %v; its summary:\n%s", posted, p.summary())
+	}
+	p.api.took()
+	p.specs(keysSpec("a=1", "b=2", "c=1", "d=1", "e=1", "f=1"))
+	out, err = p.merge(5, "m5")
+	step("merge #5, from a fork", out, err, false, "A plan made from a snapshot is never applied", "applied the merge commit's plan, which makes exactly the changes #5 shows")
 }
 
 // TestPipelineGitLabMerge: a merge request planned and merged as GitLab
@@ -213,7 +229,7 @@ func TestPipelineMerges(t *testing.T) {
 func TestPipelineGitLabMerge(t *testing.T) {
 	agent := servers.NewConsul(t)
 	p := newPipeline(t, "GITLAB_CI=true", "CI_DEFAULT_BRANCH=main", "CI_JOB_URL=https://gitlab.example/acme/specs/-/jobs/9", "CONSUL_HTTP_ADDR="+agent.Addr)
-	p.reviewed(6, keysSpec("x=1"))
+	p.reviewed(6, "acme/specs", keysSpec("x=1"))
 	p.specs(keysSpec("x=1"))
 	out, err := p.merge(6, "m6")
 	if err != nil || consulGet(t, agent.Addr, "apps/ci/x") != "1" || !p.converged() {
