@@ -50,11 +50,14 @@ BENCH_AGENTS   ?= 10
 # BENCH_BASE= (empty) runs no A/B. It is built into .cache/bench-base.
 BENCH_BASE ?= $(shell git describe --tags --abbrev=0 2>/dev/null || git merge-base HEAD @{upstream} 2>/dev/null)
 BENCH_PAIRS ?= 10
+# More flags for the harness: -plain (services without weights and
+# tagged_addresses, for a base older than them), -jobs REGEXP.
+BENCH_FLAGS ?=
 bench: servers build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	@if [ -n "$(BENCH_BASE)" ]; then bash .ci/build-revision "$(BENCH_BASE)" .cache/bench-base; else echo "bench: no base revision (no release tag, no upstream): give BENCH_BASE=REV for the A/B"; fi
 	$(GO) run ./provision/internal/bench -services $(BENCH_SERVICES) -indices $(BENCH_INDICES) -agents $(BENCH_AGENTS) -documents $(BENCH_DOCUMENTS) -json bench.json \
-		$(if $(BENCH_BASE),-base .cache/bench-base/provision -pairs $(BENCH_PAIRS))
+		$(if $(BENCH_BASE),-base .cache/bench-base/provision -pairs $(BENCH_PAIRS)) $(BENCH_FLAGS)
 
 # Each fuzz target for FUZZTIME, then the mapping-pairs property test against
 # a real Elasticsearch for as long; fuzz inputs that fail (also one slower than

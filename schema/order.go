@@ -172,6 +172,9 @@ func (d *decoder) evalInOrder(cfg *Config, contents []*hcl.BodyContent, calls []
 
 	kinds := objectBlocks()
 	deps := func(n *node) []string {
+		if len(nodes) == 1 {
+			return nil // the objects alone: nothing they could wait for
+		}
 		var trs []hcl.Traversal
 		switch {
 		case n.local != nil:

@@ -682,6 +682,9 @@ func (d *decoder) checkCheck(ch *Check, rng hcl.Range) {
 // objects likewise), then any others sorted (a live value provision keeps
 // as it is).
 func Wire(args []Arg, m map[string]any) json.RawMessage {
+	if len(m) == 0 {
+		return json.RawMessage("{}") // a plain service's: most of a large plan's
+	}
 	var b bytes.Buffer
 	b.WriteByte('{')
 	first := true

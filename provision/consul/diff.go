@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -606,7 +607,7 @@ func liveOf(services map[string]*agentService, id string) (*agentService, adapte
 	if !exists {
 		return nil, adapter.LiveObject{}
 	}
-	return l, adapter.LiveObject{Exists: true, Owner: adapter.OwnerOf(l.Meta), Protected: adapter.ProtectedBy(l.Meta), What: fmt.Sprintf("a registration named %q", l.Service)}
+	return l, adapter.LiveObject{Exists: true, Owner: adapter.OwnerOf(l.Meta), Protected: adapter.ProtectedBy(l.Meta), What: "a registration named " + strconv.Quote(l.Service)}
 }
 
 func sortedIDs(services map[string]*agentService) []string {

@@ -1,12 +1,14 @@
 package consul
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"net"
 	"reflect"
 	"slices"
+	"strconv"
 
 	"github.com/provision-dev/provision/schema"
 )
@@ -169,13 +171,12 @@ type reportedService struct {
 	Kind              string
 	SocketPath        string
 	EnableTagOverride bool
-	Weights           *struct{ Passing, Warning float64 }
-	TaggedAddresses   map[string]struct {
-		Address string
-		Port    float64
-	}
-	Proxy   json.RawMessage
-	Connect json.RawMessage
+	Weights           struct{ Passing, Warning float64 } // zero: not reported
+	// TaggedAddresses is decoded only when it is not the two the agent
+	// derives for every service with an IP address (derivedOnly).
+	TaggedAddresses json.RawMessage
+	Proxy           json.RawMessage
+	Connect         json.RawMessage
 	// Namespace and Partition are Consul Enterprise's: kept when an
 	// agent reports them, so that a registration carries them back.
 	Namespace string
@@ -194,43 +195,92 @@ func (r *reportedService) service() (*agentService, error) {
 		}
 		f[k] = v
 	}
-	for k, v := range map[string]string{"Kind": r.Kind, "SocketPath": r.SocketPath, "Namespace": r.Namespace, "Partition": r.Partition} {
-		if v != "" {
-			set(k, v)
+	for _, kv := range [...]struct{ k, v string }{{"Kind", r.Kind}, {"SocketPath", r.SocketPath}, {"Namespace", r.Namespace}, {"Partition", r.Partition}} {
+		if kv.v != "" {
+			set(kv.k, kv.v)
 		}
 	}
 	if r.EnableTagOverride {
 		set("EnableTagOverride", true)
 	}
-	if w := r.Weights; w != nil {
-		if weights := map[string]any{"Passing": w.Passing, "Warning": w.Warning}; !reflect.DeepEqual(weights, defaultWeights) {
-			set("Weights", weights)
+	if w := r.Weights; w.Passing != 0 && (w.Passing != 1 || w.Warning != 1) {
+		set("Weights", map[string]any{"Passing": w.Passing, "Warning": w.Warning})
+	}
+	if !r.derivedOnly() {
+		var tagged map[string]struct {
+			Address string
+			Port    float64
+		}
+		if err := json.Unmarshal(r.TaggedAddresses, &tagged); err != nil {
+			return nil, err
+		}
+		for k, a := range tagged {
+			if derivedAddress(k, map[string]any{"Address": a.Address, "Port": a.Port}, r.Address, r.Port) {
+				continue
+			}
+			ta, _ := f["TaggedAddresses"].(map[string]any)
+			if ta == nil {
+				ta = map[string]any{}
+				set("TaggedAddresses", ta)
+			}
+			ta[k] = map[string]any{"Address": a.Address, "Port": a.Port}
 		}
 	}
-	for k, a := range r.TaggedAddresses {
-		if derivedAddress(k, map[string]any{"Address": a.Address, "Port": a.Port}, r.Address, r.Port) {
-			continue
-		}
-		ta, _ := f["TaggedAddresses"].(map[string]any)
-		if ta == nil {
-			ta = map[string]any{}
-			set("TaggedAddresses", ta)
-		}
-		ta[k] = map[string]any{"Address": a.Address, "Port": a.Port}
-	}
-	for k, raw := range map[string]json.RawMessage{"Proxy": r.Proxy, "Connect": r.Connect} {
-		if len(raw) > 0 && string(raw) != "null" && string(raw) != "{}" {
+	for _, kv := range [...]struct {
+		k   string
+		raw json.RawMessage
+	}{{"Proxy", r.Proxy}, {"Connect", r.Connect}} {
+		if raw := kv.raw; len(raw) > 0 && string(raw) != "null" && string(raw) != "{}" {
 			var v any
 			if err := json.Unmarshal(raw, &v); err != nil {
 				return nil, err
 			}
-			set(k, v)
+			set(kv.k, v)
 		}
 	}
 	if f != nil {
 		s.Fields = normalize(f, s.Address, s.Port)
 	}
 	return s, nil
+}
+
+// derivedOnly says whether r reports no tagged addresses, or only those
+// the agent derives (derivedAddress) as it writes them, keys sorted (and
+// indented by a dev agent): most services, whose answer is then compared
+// as bytes, not decoded.
+func (r *reportedService) derivedOnly() bool {
+	var compact [512]byte
+	raw := compact[:0]
+	quoted := false
+	for i, c := range r.TaggedAddresses {
+		switch {
+		case len(raw) == len(compact):
+			return false // longer than the derived two
+		case c == '"' && (i == 0 || r.TaggedAddresses[i-1] != '\\'):
+			quoted = !quoted
+		case !quoted && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
+			continue
+		}
+		raw = append(raw, c)
+	}
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == "{}" {
+		return true
+	}
+	var buf [128]byte
+	at := strconv.AppendQuote(append(buf[:0], `{"Address":`...), r.Address)
+	at = append(strconv.AppendInt(append(at, `,"Port":`...), int64(r.Port), 10), '}')
+	for _, v := range [...]string{"ipv4", "ipv6"} {
+		rest, ok := raw, true
+		for _, part := range [...][]byte{[]byte(`{"lan_` + v + `":`), at, []byte(`,"wan_` + v + `":`), at, []byte(`}`)} {
+			if rest, ok = bytes.CutPrefix(rest, part); !ok {
+				break
+			}
+		}
+		if ok && len(rest) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // services are the services of an answer of GET /v1/agent/services, by

@@ -94,3 +94,29 @@ func TestKeepLive(t *testing.T) {
 		}
 	}
 }
+
+// TestDerivedOnly: the tagged addresses a plan compares as bytes, without
+// decoding them, are only the two the agent derives, as a dev agent
+// (indented) and any other (compact) write them; anything else is decoded.
+func TestDerivedOnly(t *testing.T) {
+	for _, c := range []struct {
+		address string
+		tagged  string
+		want    bool
+	}{
+		{"127.0.0.1", ``, true},
+		{"127.0.0.1", `{}`, true},
+		{"127.0.0.1", `{"lan_ipv4":{"Address":"127.0.0.1","Port":80},"wan_ipv4":{"Address":"127.0.0.1","Port":80}}`, true},
+		{"127.0.0.1", "{\n    \"lan_ipv4\": {\n        \"Address\": \"127.0.0.1\",\n        \"Port\": 80\n    },\n    \"wan_ipv4\": {\n        \"Address\": \"127.0.0.1\",\n        \"Port\": 80\n    }\n}", true},
+		{"::1", `{"lan_ipv6": {"Address": "::1", "Port": 80}, "wan_ipv6": {"Address": "::1", "Port": 80}}`, true},
+		{"127.0.0.1", `{"lan_ipv4":{"Address":"127.0.0.1","Port":81},"wan_ipv4":{"Address":"127.0.0.1","Port":80}}`, false},
+		{"127.0.0.1", `{"lan_ipv4":{"Address":"127.0.0.1","Port":80},"wan_ipv4":{"Address":"127.0.0.1","Port":80},"wan":{"Address":"198.51.100.5","Port":80}}`, false},
+		{"127.0.0.1", `{"lan_ipv4":{"Address":"127.0.0. 1","Port":80},"wan_ipv4":{"Address":"127.0.0.1","Port":80}}`, false},
+		{"127.0.0.1", `{"lan_ipv4":{"Address":"127.0.0.1","Port":80}}`, false},
+	} {
+		r := &reportedService{Address: c.address, Port: 80, TaggedAddresses: json.RawMessage(c.tagged)}
+		if got := r.derivedOnly(); got != c.want {
+			t.Errorf("%s at %s: derivedOnly %v, want %v", c.tagged, c.address, got, c.want)
+		}
+	}
+}

@@ -109,8 +109,12 @@ func main() {
 	documents := flag.String("documents", "1000", "comma-separated numbers of documents (saved objects)")
 	flag.StringVar(&baseBin, "base", "", "a provision binary of an earlier revision (make bench builds BENCH_BASE's): each plan and validate job then runs in pairs, this binary then that one, and the table gives the median A/B with its spread, marked * over 1.05")
 	flag.IntVar(&pairs, "pairs", 10, "with -base, the pairs each job runs")
+	plain := flag.Bool("plain", false, "services without weights and tagged_addresses, for a -base revision that does not take them")
 	jobs := flag.String("jobs", "", "measure only the services' jobs whose name matches this regular expression (the create, snapshot and destroy they need still run, once, unrecorded); 0 indices, documents and agents leave those rows out")
 	flag.Parse()
+	if *plain {
+		extras = ""
+	}
 	selected, err := regexp.Compile(*jobs)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench: -jobs: %v\n", err)
@@ -452,9 +456,16 @@ func measure(bin string, env []string, args ...string) row {
 	return row{Seconds: time.Since(start).Seconds(), Exit: cmd.ProcessState.ExitCode(), PeakMB: peak, Requests: wire.take()}
 }
 
-// writeServices declares n gated services, each with weights and a WAN
-// address (fields a registration carries beside its tags, which the plan
-// reads back and compares).
+// extras are the fields each service declares beside its address, port
+// and frontend: weights and a WAN address, which a registration carries
+// beside its tags; -plain leaves them out, for a base revision that does
+// not take them (the plan still reads back and compares every field the
+// agent reports).
+var extras = `  weights          = { passing = 10, warning = 1 }
+  tagged_addresses = { wan = { address = "198.51.100.5", port = 80 } }
+`
+
+// writeServices declares n gated services.
 func writeServices(dir string, n int) error {
 	var b bytes.Buffer
 	b.WriteString("project = \"bench\"\n\nvariable \"port_base\" {\n  type    = number\n  default = 10000\n}\n")
@@ -463,9 +474,7 @@ func writeServices(dir string, n int) error {
 service "svc-%d" {
   address          = "127.0.0.1"
   port             = var.port_base + %d
-  weights          = { passing = 10, warning = 1 }
-  tagged_addresses = { wan = { address = "198.51.100.5", port = 80 } }
-  frontend {
+%s  frontend {
     rule = "PathPrefix:/svc-%d"
     forward_auth {
       address               = "http://127.0.0.1:8080/auth"
@@ -473,7 +482,7 @@ service "svc-%d" {
     }
   }
 }
-`, i, i%50000, i)
+`, i, i%50000, extras, i)
 	}
 	return writeSpec(dir, b.Bytes())
 }
@@ -489,9 +498,7 @@ service "svc" {
   name     = "svc-${each.key}"
   address  = "127.0.0.1"
   port     = var.port_base + each.value
-  weights  = { passing = 10, warning = 1 }
-  tagged_addresses = { wan = { address = "198.51.100.5", port = 80 } }
-  frontend {
+` + extras + `  frontend {
     rule = "PathPrefix:/svc-${each.key}"
     forward_auth {
       address               = "http://127.0.0.1:8080/auth"
@@ -549,9 +556,7 @@ service "svc" {
   name    = "svc-${var.key}"
   address = "127.0.0.1"
   port    = var.port
-  weights = { passing = 10, warning = 1 }
-  tagged_addresses = { wan = { address = "198.51.100.5", port = 80 } }
-  frontend {
+` + extras + `  frontend {
     rule = "PathPrefix:/svc-${var.key}"
     forward_auth {
       address               = "http://127.0.0.1:8080/auth"
