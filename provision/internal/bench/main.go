@@ -556,7 +556,7 @@ service "svc" {
   name    = "svc-${var.key}"
   address = "127.0.0.1"
   port    = var.port
-` + extras + `  frontend {
+`+extras+`  frontend {
     rule = "PathPrefix:/svc-${var.key}"
     forward_auth {
       address               = "http://127.0.0.1:8080/auth"
