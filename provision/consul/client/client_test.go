@@ -164,3 +164,49 @@ func TestFollow(t *testing.T) {
 		t.Errorf("changes: %q", changes)
 	}
 }
+
+// TestReadEarly: an answer begun before the specs load is what the run's
+// first read of the same agent, token and path gets (a service registered
+// after it is not in it), once; the next read asks the agent again. Another
+// token, another path, or a context without the early answers asks the
+// agent; an early answer that failed is asked for again.
+func TestReadEarly(t *testing.T) {
+	agent := servers.NewConsul(t)
+	t.Setenv("CONSUL_HTTP_ADDR", "http://"+agent.Addr)
+	t.Setenv("CONSUL_HTTP_TOKEN", "")
+	ctx := client.ReadEarly(context.Background(), "/v1/agent/services")
+	a := open(t, config("http://"+agent.Addr))
+	time.Sleep(200 * time.Millisecond) // the early answer is in
+	if err := a.API.Agent().ServiceRegister(&api.AgentServiceRegistration{ID: "late", Name: "late"}); err != nil {
+		t.Fatal(err)
+	}
+	has := func(ctx context.Context, a *client.Agent) bool {
+		t.Helper()
+		var services map[string]any
+		if _, err := a.Get(ctx, "/v1/agent/services", &services); err != nil {
+			t.Fatal(err)
+		}
+		_, ok := services["late"]
+		return ok
+	}
+	other := config("http://" + agent.Addr)
+	other.Token = "another"
+	switch {
+	case !has(context.Background(), a):
+		t.Error("a context without early answers did not ask the agent")
+	case !has(ctx, open(t, other)):
+		t.Error("another token took the early answer")
+	case has(ctx, a):
+		t.Error("the first read did not take the early answer")
+	case !has(ctx, a):
+		t.Error("the second read took the early answer again")
+	}
+
+	t.Setenv("CONSUL_HTTP_ADDR", "http://127.0.0.1:1") // refused
+	ctx = client.ReadEarly(context.Background(), "/v1/agent/services")
+	refused := open(t, config("http://127.0.0.1:1"))
+	var services map[string]any
+	if _, err := refused.Get(ctx, "/v1/agent/services", &services); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("an early answer that failed, asked again: %v", err)
+	}
+}
