@@ -69,15 +69,17 @@ func TestGoldenPlans(t *testing.T) {
 	}
 }
 
-// BenchmarkDiff diffs 1,000 declared services against 1,000 live ones,
-// next to the baseline of decoding the agent's answer for them: the plan's
-// own work should stay of the order of reading the agent, and its decoding
-// (which keeps every field of the registration) near the API client's.
+// BenchmarkDiff reads, decodes and compares 10,000 registrations: the
+// agent's answer for them decoded as the plan decodes it (every field of
+// the registration kept, reportedService) next to the baseline of the API
+// client's own decoding (api.AgentService), and the diff of 10,000
+// declared services against them: the plan's own work should stay of the
+// order of reading the agent, and its decoding near the API client's.
 func BenchmarkDiff(b *testing.B) {
 	cfg := &schema.Config{Project: "bench", Proxy: schema.Proxy{Dialect: schema.DialectTraefik, Prefix: "traefik"}}
 	live := map[string]*api.AgentService{}
 	rule, _ := schema.ParseRule("Path:/api")
-	for i := range 1000 {
+	for i := range 10000 {
 		s := &schema.Service{Name: fmt.Sprintf("svc-%d", i), ID: fmt.Sprintf("svc-%d", i), Port: 8000 + i,
 			Frontend: &schema.Frontend{Rule: rule, ForwardAuth: &schema.ForwardAuth{Address: "http://127.0.0.1/auth"}}}
 		cfg.Services = append(cfg.Services, s)
