@@ -9,20 +9,9 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/cmd/provision/render"
-	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 )
-
-// readEarly begins a run's reads of the agent CONSUL_HTTP_ADDR names
-// while the specs load (consul.ReadEarly), for the runs that take no
-// lock: plan and snapshot.
-func (c *cli) readEarly(ctx context.Context) context.Context {
-	if c.getenv("CONSUL_HTTP_ADDR") == "" {
-		return ctx
-	}
-	return consul.ReadEarly(ctx)
-}
 
 func (c *cli) plan(args []string) int {
 	var a planArgs
@@ -61,9 +50,6 @@ func (c *cli) plan(args []string) int {
 			v.note("\nSaved the plan to %s. Apply exactly these requests with: provision apply %s", out, out)
 			return nil
 		}}}
-	}
-	if a.from.snapshot == "" && !a.from.greenfield {
-		ctx = c.readEarly(ctx)
 	}
 	r := op.Start(ctx, v)
 	switch {

@@ -31,7 +31,7 @@ func (c *cli) snapshot(args []string) int {
 	}
 	ctx, cancel := a.run.net.bound(context.Background())
 	defer cancel()
-	r := c.operation(run.Snapshot, dirArg(pos), &a.run).Start(c.readEarly(ctx), v)
+	r := c.operation(run.Snapshot, dirArg(pos), &a.run).Start(ctx, v)
 	if r.Failed() {
 		return exitError
 	}

@@ -243,19 +243,6 @@ func byService(checks map[string]liveCheck) map[string]map[string]liveCheck {
 
 // read makes the two requests a plan makes of an agent, side by side:
 // GET /v1/agent/services and GET /v1/agent/checks.
-// ReadEarly begins the reads of a plan on the agent of Consul's
-// environment while the specs load (client.ReadEarly): for runs that take
-// no lock.
-func ReadEarly(ctx context.Context) context.Context {
-	return client.ReadEarly(ctx, servicesPath, checksPath)
-}
-
-// The endpoints a plan reads.
-const (
-	servicesPath = "/v1/agent/services"
-	checksPath   = "/v1/agent/checks"
-)
-
 func (b *Backend) read(ctx context.Context) (agentState, error) {
 	var st agentState
 	var reported map[string]*reportedService
@@ -266,14 +253,14 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 		errs[i] = b.c.Net.Call(ctx, true, func(ctx context.Context) error {
 			var err error
 			if i == 0 {
-				headers[i], err = b.c.Get(ctx, servicesPath, &reported)
+				headers[i], err = b.c.Get(ctx, "/v1/agent/services", &reported)
 			} else {
-				headers[i], err = b.c.Get(ctx, checksPath, &checks)
+				headers[i], err = b.c.Get(ctx, "/v1/agent/checks", &checks)
 			}
 			return err
 		})
 	})
-	for i, path := range []string{servicesPath, checksPath} {
+	for i, path := range []string{"/v1/agent/services", "/v1/agent/checks"} {
 		if errs[i] != nil {
 			return agentState{}, fmt.Errorf("reading %s%s: %w", b.c.Address(), path, errs[i])
 		}

@@ -101,24 +101,7 @@ func (a *Agent) Sender() adapter.Sender {
 // returns the answer's headers, which say what the ACLs did (the API
 // client drops them: it stops reading headers at the X-Consul-LastContact
 // the agent endpoints do not send).
-//
-// An answer ReadEarly began under ctx for the same agent, token and path
-// is taken instead of asking again.
 func (a *Agent) Get(ctx context.Context, path string, out any) (http.Header, error) {
-	if r, ok := a.early(ctx, path); ok {
-		return r.decode(out)
-	}
-	resp, err := a.get(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	return resp.Header, json.NewDecoder(resp.Body).Decode(out)
-}
-
-// get sends GET path with the token; an answer that is not 2xx is the
-// agent's refusal (Answered), its body read and closed.
-func (a *Agent) get(ctx context.Context, path string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return nil, err
@@ -127,12 +110,12 @@ func (a *Agent) get(ctx context.Context, path string) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return nil, a.Answered(resp.StatusCode, string(msg))
 	}
-	return resp, nil
+	return resp.Header, json.NewDecoder(resp.Body).Decode(out)
 }
 
 // self reads GET /v1/agent/self (which needs agent:read) into out.
