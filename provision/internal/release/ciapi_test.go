@@ -205,19 +205,11 @@ func (a *ciAPI) github(w http.ResponseWriter, r *http.Request, p []string) {
 	case match(p, "issues", "comments", "*"):
 		a.commentByID(w, r, "", p[2], "PATCH", 65536, true)
 	case match(p, "commits", "*", "pulls"):
-		var list []map[string]any
-		if n, ok := a.merged[p[1]]; ok {
-			list = append(list, map[string]any{"number": n})
-		}
-		answer(w, 200, list)
+		a.mergedBy(w, p[1], "number")
 	case match(p, "pulls", "*"):
-		n, _ := strconv.Atoi(p[1])
-		head, ok := a.heads[n]
-		if !ok {
-			a.notFound(w)
-			return
+		if n, head, ok := a.pullOf(w, p[1]); ok {
+			answer(w, 200, map[string]any{"number": n, "head": map[string]any{"sha": head}})
 		}
-		answer(w, 200, map[string]any{"number": n, "head": map[string]any{"sha": head}})
 	case match(p, "actions", "artifacts"):
 		list := []map[string]any{}
 		for _, art := range a.artifacts {
@@ -248,16 +240,10 @@ func (a *ciAPI) gitlab(w http.ResponseWriter, r *http.Request, p []string) {
 	case match(p, "merge_requests", "*", "notes", "*"):
 		a.commentByID(w, r, p[1], p[3], "PUT", 1000000, false)
 	case match(p, "repository", "commits", "*", "merge_requests"):
-		var list []map[string]any
-		if n, ok := a.merged[p[2]]; ok {
-			list = append(list, map[string]any{"iid": n})
-		}
-		answer(w, 200, list)
+		a.mergedBy(w, p[2], "iid")
 	case match(p, "merge_requests", "*"):
-		n, _ := strconv.Atoi(p[1])
-		head, ok := a.heads[n]
+		n, head, ok := a.pullOf(w, p[1])
 		if !ok {
-			a.notFound(w)
 			return
 		}
 		mr := map[string]any{"iid": n, "sha": head, "head_pipeline": nil}
@@ -282,6 +268,27 @@ func (a *ciAPI) gitlab(w http.ResponseWriter, r *http.Request, p []string) {
 	default:
 		a.notFound(w)
 	}
+}
+
+// mergedBy answers the pull requests commit sha merged, each its number
+// under key.
+func (a *ciAPI) mergedBy(w http.ResponseWriter, sha, key string) {
+	list := []map[string]any{}
+	if n, ok := a.merged[sha]; ok {
+		list = append(list, map[string]any{key: n})
+	}
+	answer(w, 200, list)
+}
+
+// pullOf is pull request number's head; false, answered 404, when there
+// is no such pull request.
+func (a *ciAPI) pullOf(w http.ResponseWriter, number string) (int, string, bool) {
+	n, _ := strconv.Atoi(number)
+	head, ok := a.heads[n]
+	if !ok {
+		a.notFound(w)
+	}
+	return n, head, ok
 }
 
 // match says whether the path's parts are pattern's, "*" matching any.
