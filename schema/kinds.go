@@ -63,7 +63,7 @@ var Kinds = []Kind{
 			return "", ""
 		},
 		declared: func(cfg *Config) []object {
-			var out []object
+			out := make([]object, 0, len(cfg.Services))
 			for _, s := range cfg.Services {
 				out = append(out, object{s.Agent, s.ID, s.Module})
 			}
