@@ -113,7 +113,13 @@ func TestPipelineMerges(t *testing.T) {
 	step := func(what string, out string, err error, wantErr bool, says ...string) {
 		t.Helper()
 		took := p.api.took()
-		t.Logf("%s: exit %v; requests:\n%s", what, err, took)
+		var said []string
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "provision-ci: ") {
+				said = append(said, line)
+			}
+		}
+		t.Logf("%s: exit %v; requests:\n%s\nthe step said:\n%s", what, err, took, strings.Join(said, "\n"))
 		if (err != nil) != wantErr {
 			t.Fatalf("%s: %v\n%s", what, err, out)
 		}
