@@ -46,6 +46,63 @@ type Snapshot struct {
 	// snapshot that several plans are made from (provision test's runs)
 	// is decoded once. States are never changed in place.
 	decoded map[string]plans.State
+	// early is the decode DecodeEarly began, closed when it is done.
+	early     chan struct{}
+	earlyRead *Snapshot
+}
+
+// StateDecoder decodes the state of one kind of backend without its
+// declaration (Backend.DecodeState of any backend of that kind).
+type StateDecoder func(*json.Decoder) (plans.State, error)
+
+// DecodeEarly begins decoding the states of the backends whose kind
+// decoders names, beside the load of the specs (a large snapshot's
+// decode is most of what a plan from it adds to validate); Live takes
+// them when the specs declare backends of those names and kinds, and
+// decodes the rest itself. A snapshot the early decode finds anything
+// wrong with is decoded by Live alone, so that its diagnostics are
+// Live's.
+func (s *Snapshot) DecodeEarly(decoders map[string]StateDecoder) {
+	if s.greenfield || s.read != nil || s.early != nil {
+		return
+	}
+	e := &Snapshot{file: s.file, src: s.src}
+	s.early, s.earlyRead = make(chan struct{}), e
+	go func() {
+		defer close(s.early)
+		if diags := e.readBackends(func(name, kind string) Backend {
+			if d := decoders[kind]; d != nil {
+				return standIn{info: plans.BackendInfo{Name: name, Kind: kind}, decode: d}
+			}
+			return nil
+		}); len(diags) > 0 {
+			e.decoded = nil
+		}
+	}()
+}
+
+// standIn decodes a state of its kind for DecodeEarly; nothing else of a
+// Backend is asked of it.
+type standIn struct {
+	Backend
+	info   plans.BackendInfo
+	decode StateDecoder
+}
+
+func (b standIn) Info() plans.BackendInfo                          { return b.info }
+func (b standIn) DecodeState(d *json.Decoder) (plans.State, error) { return b.decode(d) }
+
+// takeEarly waits for the decode DecodeEarly began and keeps its states
+// as decoded.
+func (s *Snapshot) takeEarly() {
+	if s.early == nil {
+		return
+	}
+	<-s.early
+	if e := s.earlyRead; e.decoded != nil && s.decoded == nil {
+		s.decoded, s.Backends = e.decoded, e.Backends
+	}
+	s.early, s.earlyRead = nil, nil
 }
 
 // Greenfield is the snapshot of nothing live: every backend the specs
@@ -211,7 +268,7 @@ func (s *Snapshot) field(dec *json.Decoder, key string) (int, error) {
 // other fields are read again, as they are small. A state that cannot be
 // decoded is a diagnostic, and the others are still read; a file that is
 // not JSON from some point on stops it there.
-func (s *Snapshot) readBackends(backends map[string]Backend) hcl.Diagnostics {
+func (s *Snapshot) readBackends(backends func(name, kind string) Backend) hcl.Diagnostics {
 	dec := strictDecoder(s.src)
 	if at, err := delim(dec, s.src, '{'); err != nil {
 		return hcl.Diagnostics{s.notSnapshot(at, err)}
@@ -240,7 +297,7 @@ func (s *Snapshot) readBackends(backends map[string]Backend) hcl.Diagnostics {
 
 // readArray reads the snapshot's array of backends for readBackends; an
 // error stops it, at the place returned.
-func (s *Snapshot) readArray(dec *json.Decoder, backends map[string]Backend) ([]SnapshotBackend, hcl.Diagnostics, int, error) {
+func (s *Snapshot) readArray(dec *json.Decoder, backends func(name, kind string) Backend) ([]SnapshotBackend, hcl.Diagnostics, int, error) {
 	var read []SnapshotBackend
 	var diags hcl.Diagnostics
 	if at, err := delim(dec, s.src, '['); err != nil {
@@ -315,12 +372,14 @@ func (s *Snapshot) readArray(dec *json.Decoder, backends map[string]Backend) ([]
 // undecoded is the backend of backends that reads sb's state when that
 // state is not decoded yet (nil when it is, or when no backend of that
 // name and kind is declared: the state is then only skipped).
-func (s *Snapshot) undecoded(backends map[string]Backend, sb SnapshotBackend) Backend {
-	b := backends[sb.Name]
-	if _, done := s.decoded[sb.Name]; done || b == nil || b.Info().Kind != sb.Kind {
+func (s *Snapshot) undecoded(backends func(name, kind string) Backend, sb SnapshotBackend) Backend {
+	if _, done := s.decoded[sb.Name]; done {
 		return nil
 	}
-	return b
+	if b := backends(sb.Name, sb.Kind); b != nil && b.Info().Kind == sb.Kind {
+		return b
+	}
+	return nil
 }
 
 // unreadable is the diagnostic of sb's state that its backend cannot read
@@ -374,6 +433,7 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 		return nil, hcl.Diagnostics{snapshotError(s.file, src, bytes.Index(src, []byte(`"project"`)), "Snapshot of another project",
 			fmt.Sprintf("%s records project %q, and the specs are project %q.", s.file, s.Project, project))}
 	}
+	s.takeEarly()
 	byName := map[string]Backend{}
 	for _, b := range backends {
 		if _, done := s.decoded[b.Info().Name]; !done {
@@ -382,7 +442,7 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 	}
 	var diags hcl.Diagnostics
 	if len(byName) > 0 || s.Backends == nil {
-		if diags = s.readBackends(byName); diags.HasErrors() && s.Backends == nil {
+		if diags = s.readBackends(func(name, _ string) Backend { return byName[name] }); diags.HasErrors() && s.Backends == nil {
 			return nil, diags
 		}
 	}

@@ -147,39 +147,52 @@ func TestSnapshotRead(t *testing.T) {
 ` + one, diags: []string{"The snapshot is not valid: 11"}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "p.json")
-			if err := os.WriteFile(path, []byte(c.src), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			a, b := &counted{name: "a", kind: "k"}, &counted{name: "b", kind: "k"}
-			snap, diags := ReadSnapshot(path)
-			if diags.HasErrors() {
-				t.Fatalf("ReadSnapshot: %v", diags)
-			}
-			var got []string
-			var live *plans.Live
-			for range 2 { // a second plan from the same snapshot decodes nothing again
-				if live, diags = snap.Live("p", []Backend{a, b}); len(got) == 0 {
-					got = said(diags, c.diags, filepath.Dir(path)+string(filepath.Separator))
+		for _, early := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, early %v", c.name, early), func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "p.json")
+				if err := os.WriteFile(path, []byte(c.src), 0o644); err != nil {
+					t.Fatal(err)
 				}
-			}
-			if diff := cmp.Diff(c.diags, got); diff != "" {
-				t.Errorf("diagnostics (-want +got):\n%s", diff)
-			}
-			if len(c.diags) == 0 && (a.decodes != 1 || b.decodes != 1) {
-				t.Errorf("states decoded %d and %d times, want once each", a.decodes, b.decodes)
-			}
-			if live == nil {
-				return
-			}
-			for name, want := range map[string]int{"a": c.a, "b": c.b} {
-				st, ok := live.States[name].(countState)
-				if ok != (want > 0) || st.Services != want {
-					t.Errorf("state of %s: %#v, want %d services", name, live.States[name], want)
+				a, b := &counted{name: "a", kind: "k"}, &counted{name: "b", kind: "k"}
+				snap, diags := ReadSnapshot(path)
+				if diags.HasErrors() {
+					t.Fatalf("ReadSnapshot: %v", diags)
 				}
-			}
-		})
+				// Early, the states of kind k are decoded beside the load,
+				// by a backend of that kind that no spec declared; Live
+				// takes them, or decodes again when that found a fault.
+				stand := &counted{kind: "k"}
+				if early {
+					snap.DecodeEarly(map[string]StateDecoder{"k": stand.DecodeState})
+				}
+				var got []string
+				var live *plans.Live
+				for range 2 { // a second plan from the same snapshot decodes nothing again
+					if live, diags = snap.Live("p", []Backend{a, b}); len(got) == 0 {
+						got = said(diags, c.diags, filepath.Dir(path)+string(filepath.Separator))
+					}
+				}
+				if diff := cmp.Diff(c.diags, got); diff != "" {
+					t.Errorf("diagnostics (-want +got):\n%s", diff)
+				}
+				switch {
+				case len(c.diags) > 0:
+				case !early && (a.decodes != 1 || b.decodes != 1):
+					t.Errorf("states decoded %d and %d times, want once each", a.decodes, b.decodes)
+				case early && (a.decodes != 0 || b.decodes != 0 || stand.decodes != 2):
+					t.Errorf("states decoded %d and %d times by their backends, %d early; want 0, 0, 2", a.decodes, b.decodes, stand.decodes)
+				}
+				if live == nil {
+					return
+				}
+				for name, want := range map[string]int{"a": c.a, "b": c.b} {
+					st, ok := live.States[name].(countState)
+					if ok != (want > 0) || st.Services != want {
+						t.Errorf("state of %s: %#v, want %d services", name, live.States[name], want)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 	"github.com/provision-dev/provision/provision/watch"
@@ -300,10 +301,20 @@ func (a *fromArgs) set(op *run.Operation) hcl.Diagnostics {
 		op.From = provision.Greenfield()
 	case a.snapshot != "":
 		var diags hcl.Diagnostics
-		op.From, diags = provision.ReadSnapshot(a.snapshot)
+		op.From, diags = readSnapshot(a.snapshot)
 		return diags
 	}
 	return nil
+}
+
+// readSnapshot reads the snapshot at path and begins decoding its agents'
+// states beside the load of the specs (provision.Snapshot.DecodeEarly).
+func readSnapshot(path string) (*provision.Snapshot, hcl.Diagnostics) {
+	s, diags := provision.ReadSnapshot(path)
+	if !diags.HasErrors() {
+		s.DecodeEarly(map[string]provision.StateDecoder{consul.Kind: consul.DecodeState})
+	}
+	return s, diags
 }
 
 // sendArgs are the options apply and destroy share.

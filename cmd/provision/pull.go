@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/pull"
 	"github.com/provision-dev/provision/provision/run"
@@ -27,7 +26,7 @@ func (c *cli) pull(args []string) int {
 	op := c.operation(run.Pull, dirArg(pos), &a.run)
 	if a.snapshot != "" {
 		var diags hcl.Diagnostics
-		if op.From, diags = provision.ReadSnapshot(a.snapshot); diags.HasErrors() {
+		if op.From, diags = readSnapshot(a.snapshot); diags.HasErrors() {
 			v.Diagnostics(diags)
 			return exitError
 		}

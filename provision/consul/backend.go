@@ -182,6 +182,13 @@ func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.D
 }
 
 // Info names the agent by its base URL; the token is never part of it.
+// Kind is the kind of a Consul agent's backend.
+const Kind = "consul"
+
+// DecodeState decodes an agent's state in a snapshot as every agent's
+// backend does: it needs no declaration (provision.Snapshot.DecodeEarly).
+func DecodeState(dec *json.Decoder) (plans.State, error) { return (&Backend{}).DecodeState(dec) }
+
 func (b *Backend) Info() plans.BackendInfo {
 	name := "consul"
 	if b.agent != nil {
@@ -189,7 +196,7 @@ func (b *Backend) Info() plans.BackendInfo {
 	}
 	return plans.BackendInfo{
 		Name:    name,
-		Kind:    "consul",
+		Kind:    Kind,
 		Address: b.c.Address(),
 		Scope:   adapter.RawJSON(b.scope),
 	}
