@@ -46,9 +46,9 @@ type Snapshot struct {
 	// snapshot that several plans are made from (provision test's runs)
 	// is decoded once. States are never changed in place.
 	decoded map[string]plans.State
-	// early is the decode DecodeEarly began, closed when it is done.
-	early     chan struct{}
-	earlyRead *Snapshot
+	// early is the decode DecodeEarly began: its snapshot once done, nil
+	// when it found a fault.
+	early chan *Snapshot
 }
 
 // StateDecoder decodes the state of one kind of backend without its
@@ -66,18 +66,19 @@ func (s *Snapshot) DecodeEarly(decoders map[string]StateDecoder) {
 	if s.greenfield || s.read != nil || s.early != nil {
 		return
 	}
-	e := &Snapshot{file: s.file, src: s.src}
-	s.early, s.earlyRead = make(chan struct{}), e
+	done := make(chan *Snapshot, 1)
+	s.early = done
 	go func() {
-		defer close(s.early)
+		e := &Snapshot{file: s.file, src: s.src}
 		if diags := e.readBackends(func(name, kind string) Backend {
 			if d := decoders[kind]; d != nil {
 				return standIn{info: plans.BackendInfo{Name: name, Kind: kind}, decode: d}
 			}
 			return nil
 		}); len(diags) > 0 {
-			e.decoded = nil
+			e = nil
 		}
+		done <- e
 	}()
 }
 
@@ -98,11 +99,10 @@ func (s *Snapshot) takeEarly() {
 	if s.early == nil {
 		return
 	}
-	<-s.early
-	if e := s.earlyRead; e.decoded != nil && s.decoded == nil {
+	if e := <-s.early; e != nil && s.decoded == nil {
 		s.decoded, s.Backends = e.decoded, e.Backends
 	}
-	s.early, s.earlyRead = nil, nil
+	s.early = nil
 }
 
 // Greenfield is the snapshot of nothing live: every backend the specs

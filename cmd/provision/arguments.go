@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
-	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/connect"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 	"github.com/provision-dev/provision/provision/watch"
@@ -312,7 +312,7 @@ func (a *fromArgs) set(op *run.Operation) hcl.Diagnostics {
 func readSnapshot(path string) (*provision.Snapshot, hcl.Diagnostics) {
 	s, diags := provision.ReadSnapshot(path)
 	if !diags.HasErrors() {
-		s.DecodeEarly(map[string]provision.StateDecoder{consul.Kind: consul.DecodeState})
+		s.DecodeEarly(connect.StateDecoders())
 	}
 	return s, diags
 }

@@ -114,6 +114,13 @@ type Cluster interface {
 	Elect(ctx context.Context, project string, changed func(bool), log func(string, ...any))
 }
 
+// StateDecoders are the kinds of backend whose states in a snapshot
+// decode without their declaration, for provision.Snapshot.DecodeEarly:
+// Consul agents', most of a large snapshot.
+func StateDecoders() map[string]provision.StateDecoder {
+	return map[string]provision.StateDecoder{consul.Kind: consul.DecodeState}
+}
+
 // LockKey is the KV key of the project's lock; RecordKey that of its record.
 func LockKey(project string) string   { return cluster.LockPrefix + project }
 func RecordKey(project string) string { return cluster.RecordPrefix + project }

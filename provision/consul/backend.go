@@ -181,7 +181,6 @@ func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.D
 	return b, nil
 }
 
-// Info names the agent by its base URL; the token is never part of it.
 // Kind is the kind of a Consul agent's backend.
 const Kind = "consul"
 
@@ -189,6 +188,7 @@ const Kind = "consul"
 // backend does: it needs no declaration (provision.Snapshot.DecodeEarly).
 func DecodeState(dec *json.Decoder) (plans.State, error) { return (&Backend{}).DecodeState(dec) }
 
+// Info names the agent by its base URL; the token is never part of it.
 func (b *Backend) Info() plans.BackendInfo {
 	name := "consul"
 	if b.agent != nil {
