@@ -32,11 +32,9 @@ import (
 //
 // It keeps every request it answered, with its status, for the tests.
 type ciAPI struct {
-	t   *testing.T
 	srv *httptest.Server
 
 	mu        sync.Mutex
-	readonly  bool                 // the token may read but not write
 	comments  map[string][]comment // by pull request number
 	nextID    int
 	merged    map[string]int // the pull request a commit merged
@@ -78,7 +76,7 @@ const (
 )
 
 func newCIAPI(t *testing.T) *ciAPI {
-	a := &ciAPI{t: t, comments: map[string][]comment{}, nextID: 1000, merged: map[string]int{}, heads: map[int]string{}}
+	a := &ciAPI{comments: map[string][]comment{}, nextID: 1000, merged: map[string]int{}, heads: map[int]string{}}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
 	t.Cleanup(a.srv.Close)
 	return a
@@ -163,7 +161,7 @@ func (a *ciAPI) route(w http.ResponseWriter, r *http.Request) {
 		answer(w, 401, map[string]any{"message": "Bad credentials"})
 		return
 	}
-	if r.Method != "GET" && (a.readonly || tok == readToken) {
+	if r.Method != "GET" && tok == readToken {
 		if github {
 			answer(w, 403, map[string]any{"message": "Resource not accessible by integration"})
 		} else {
