@@ -72,7 +72,7 @@ FUZZTIME ?= 5m
 FUZZ_INPUT_TIMEOUT ?= 3s
 FUZZ_GO ?= GOTOOLCHAIN=go1.27.3 $(GO)
 FUZZ_TARGETS := ./schema:FuzzLoad ./schema:FuzzParseRule ./schema:FuzzNesting ./provision/consul:FuzzReadTags \
-	./provision/plans:FuzzReadPlanFile ./provision/search:FuzzMapping
+	./provision/plans:FuzzReadPlanFile ./provision/search:FuzzMapping ./provision/adapter:FuzzDecodeObject
 fuzz: servers
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

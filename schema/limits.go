@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
+
+	"github.com/provision-dev/provision/provision/parallel"
 )
 
 // The work one load of the specs may ask for. A spec is a program: a few
@@ -95,11 +97,18 @@ func thousands(n int) string {
 // bound counts, against bg, the collection of every for expression of
 // body and the strings every template interpolates, and passes long
 // tuples to functions as lists. (How deep expressions nest is checked
-// before they are parsed, on the bytes or the tokens: tooDeep.)
+// before they are parsed, on the bytes or the tokens: tooDeep.) The walk
+// visits every node of the file, so a file's blocks are walked side by
+// side: each block's nodes are its own.
 func (bg *budget) bound(body hcl.Body) {
-	if sb, ok := body.(*hclsyntax.Body); ok {
-		bg.boundNode(sb)
+	sb, ok := body.(*hclsyntax.Body)
+	if !ok {
+		return
 	}
+	for _, attr := range sb.Attributes {
+		bg.boundNode(attr)
+	}
+	parallel.Spread(len(sb.Blocks), func(i int) { bg.boundNode(sb.Blocks[i]) })
 }
 
 // boundNode is bound of one node: a body, or a template a spec renders

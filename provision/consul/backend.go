@@ -260,9 +260,9 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 		errs[i] = b.c.Net.Call(ctx, true, func(ctx context.Context) error {
 			var err error
 			if i == 0 {
-				headers[i], err = b.c.Get(ctx, "/v1/agent/services", &reported)
+				reported, headers[i], err = client.GetObject[*reportedService](ctx, b.c, "/v1/agent/services")
 			} else {
-				headers[i], err = b.c.Get(ctx, "/v1/agent/checks", &checks)
+				checks, headers[i], err = client.GetObject[liveCheck](ctx, b.c, "/v1/agent/checks")
 			}
 			return err
 		})

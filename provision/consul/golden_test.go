@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/consul/api"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/internal/golden"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
@@ -105,8 +106,7 @@ func BenchmarkDiff(b *testing.B) {
 	})
 	b.Run("decode", func(b *testing.B) {
 		for b.Loop() {
-			var m map[string]*reportedService
-			json.Unmarshal(answer, &m)
+			m, _ := adapter.DecodeObject[*reportedService](answer)
 			services(m)
 		}
 	})

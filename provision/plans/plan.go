@@ -317,14 +317,12 @@ func (c *Change) DeclRange() *hcl.Range { return c.DeclaredAt.Range() }
 // needs, and otherwise as they are (a stable topological order). The
 // needs form no cycle (the specs refuse one); a need met twice is met.
 func needsFirst(changes []*Change) []*Change {
+	if !slices.ContainsFunc(changes, func(c *Change) bool { return len(c.Needs) > 0 }) {
+		return changes
+	}
 	at := make(map[Addr]int, len(changes))
-	needed := false
 	for i, c := range changes {
 		at[c.Addr] = i
-		needed = needed || len(c.Needs) > 0
-	}
-	if !needed {
-		return changes
 	}
 	out := make([]*Change, 0, len(changes))
 	placed := make([]bool, len(changes))

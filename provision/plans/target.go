@@ -28,6 +28,10 @@ func (p *Plan) Target(include, exclude []Addr) error {
 			return fmt.Errorf("%s matches %d objects of this plan (%s); write the one you mean", a, len(hits), strings.Join(hits, ", "))
 		}
 	}
+	if len(include) == 0 && len(exclude) == 0 {
+		p.Sort() // -replace and the modules may have moved a change
+		return nil
+	}
 	kept := map[Addr]bool{}
 	byAddr := map[Addr]*Change{}
 	var queue []*Change

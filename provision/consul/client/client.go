@@ -6,6 +6,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -102,6 +103,24 @@ func (a *Agent) Sender() adapter.Sender {
 // client drops them: it stops reading headers at the X-Consul-LastContact
 // the agent endpoints do not send).
 func (a *Agent) Get(ctx context.Context, path string, out any) (http.Header, error) {
+	return a.get(ctx, path, func(body []byte) error { return json.Unmarshal(body, out) })
+}
+
+// GetObject is Get of an answer that is one JSON object, keyed by ID (the
+// agent's services or checks): decoded by adapter.DecodeObject, side by
+// side when it is large.
+func GetObject[V any](ctx context.Context, a *Agent, path string) (map[string]V, http.Header, error) {
+	var m map[string]V
+	h, err := a.get(ctx, path, func(body []byte) (err error) {
+		m, err = adapter.DecodeObject[V](body)
+		return err
+	})
+	return m, h, err
+}
+
+// get reads one endpoint of the agent with the token, whole, and decodes
+// its body with decode.
+func (a *Agent) get(ctx context.Context, path string, decode func([]byte) error) (http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return nil, err
@@ -115,7 +134,14 @@ func (a *Agent) Get(ctx context.Context, path string, out any) (http.Header, err
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return nil, a.Answered(resp.StatusCode, string(msg))
 	}
-	return resp.Header, json.NewDecoder(resp.Body).Decode(out)
+	var body bytes.Buffer
+	if resp.ContentLength > 0 {
+		body.Grow(int(min(resp.ContentLength, 64<<20)))
+	}
+	if _, err := body.ReadFrom(resp.Body); err != nil {
+		return nil, err
+	}
+	return resp.Header, decode(body.Bytes())
 }
 
 // self reads GET /v1/agent/self (which needs agent:read) into out.
