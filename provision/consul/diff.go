@@ -573,7 +573,7 @@ func changedFields(l, sidecar *agentService, st agentState, s *schema.Service, w
 	if have.Meta[checksKey] != want.Meta[checksKey] {
 		out = append(out, "checks")
 	}
-	if !maps.Equal(withoutDigest(have.Meta), withoutDigest(want.Meta)) {
+	if !sameMeta(have.Meta, want.Meta) {
 		out = append(out, "meta")
 	}
 	if len(s.Fields) == 0 {
@@ -590,14 +590,21 @@ func changedFields(l, sidecar *agentService, st agentState, s *schema.Service, w
 	return out
 }
 
-// withoutDigest is meta less the checks' digest and the protection,
-// which have changes of their own.
-func withoutDigest(meta map[string]string) map[string]string {
-	m := maps.Clone(meta)
-	delete(m, checksKey)
-	delete(m, checkIDsKey)
-	delete(m, adapter.ProtectedKey)
-	return m
+// sameMeta reports whether the meta a and b are the same but for the
+// checks' digest and the protection, which have changes of their own.
+func sameMeta(a, b map[string]string) bool {
+	own := func(k string) bool { return k == checksKey || k == checkIDsKey || k == adapter.ProtectedKey }
+	for k, v := range a {
+		if w, ok := b[k]; !own(k) && (!ok || w != v) {
+			return false
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !own(k) && !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // liveOf is the live service of that ID and what the ownership decision

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/hashicorp/consul/api"
@@ -81,7 +82,7 @@ func BenchmarkDiff(b *testing.B) {
 	live := map[string]*api.AgentService{}
 	rule, _ := schema.ParseRule("Path:/api")
 	for i := range 10000 {
-		s := &schema.Service{Name: fmt.Sprintf("svc-%d", i), ID: fmt.Sprintf("svc-%d", i), Port: 8000 + i,
+		s := &schema.Service{Name: fmt.Sprintf("svc-%d", i), ID: fmt.Sprintf("svc-%d", i), Address: "127.0.0.1", Port: 8000 + i,
 			Frontend: &schema.Frontend{Rule: rule, ForwardAuth: &schema.ForwardAuth{Address: "http://127.0.0.1/auth"}}}
 		cfg.Services = append(cfg.Services, s)
 		r := desired(cfg.Project, cfg.Proxy, s, false)
@@ -110,6 +111,10 @@ func BenchmarkDiff(b *testing.B) {
 			services(m)
 		}
 	})
+	// The estate is converged: every change is a no-op.
+	if changes, _ := agent.diff(agentState{Services: lean}, plans.Converge); len(changes) != len(cfg.Services) || slices.ContainsFunc(changes, func(c *plans.Change) bool { return c.Action != plans.NoOp }) {
+		b.Fatalf("%d changes of %d services, not all no-ops", len(changes), len(cfg.Services))
+	}
 	b.Run("diff", func(b *testing.B) {
 		for b.Loop() {
 			agent.diff(agentState{Services: lean}, plans.Converge)

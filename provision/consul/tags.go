@@ -28,7 +28,7 @@ import (
 // router. Only keys every generation of the dialect knows are written:
 // Traefik 2.11 drops a whole service over one tag key it does not know.
 func Tags(p schema.Proxy, s *schema.Service) []string {
-	tags := append([]string{}, s.Tags...)
+	tags := append(make([]string, 0, len(s.Tags)+12), s.Tags...) // room for a frontend's
 	f := s.Frontend
 	if f == nil || f.Rule == nil {
 		return tags
@@ -158,7 +158,12 @@ var routerUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 // routerName is the Traefik 2 router of a service: its name, with anything
 // a tag key cannot hold replaced by "-". Instances of one service share it.
 func routerName(service string) string {
-	return routerUnsafe.ReplaceAllString(service, "-")
+	for _, c := range []byte(service) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return routerUnsafe.ReplaceAllString(service, "-")
+		}
+	}
+	return service // most names: no expression to run
 }
 
 // ReadTags is the inverse of Tags, for taking over a registration made by
