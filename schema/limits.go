@@ -13,10 +13,9 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
-
-	"github.com/provision-dev/provision/provision/parallel"
 )
 
 // The work one load of the specs may ask for. A spec is a program: a few
