@@ -52,7 +52,24 @@ func (v *textView) Loaded(files map[string]*hcl.File, secrets []string) {
 
 func (v *textView) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
 	v.o.printDiags(warnings, v.files, v.color)
-	_ = render.Text(v.o.stdout, p.Redacted(), render.TextOptions{Color: v.color})
+	_ = render.Text(v.o.stdout, shown(p).Redacted(), render.TextOptions{Color: v.color})
+}
+
+// shown is p as the text and markdown views read it: their no-op changes
+// without the values (before, after, requests) they never print, so that
+// a converged plan of 10,000 objects is not redacted for a summary line.
+func shown(p *plans.Plan) *plans.Plan {
+	q := *p
+	q.Changes = make([]*plans.Change, len(p.Changes))
+	for i, c := range p.Changes {
+		if c.Action == plans.NoOp {
+			d := *c
+			d.Before, d.After, d.Requests = nil, nil, nil
+			c = &d
+		}
+		q.Changes[i] = c
+	}
+	return &q
 }
 
 func (v *textView) Diagnostics(diags hcl.Diagnostics) { v.o.printDiags(diags, v.files, v.color) }
@@ -65,7 +82,7 @@ type markdownView struct{ *textView }
 
 func (v markdownView) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
 	v.o.printDiags(warnings, v.files, false)
-	fmt.Fprint(v.o.stdout, strings.Join(render.Markdown(p.Redacted()), "\n"))
+	fmt.Fprint(v.o.stdout, strings.Join(render.Markdown(shown(p).Redacted()), "\n"))
 }
 
 // renderView prints what render makes of the plan (graph's apply order,
