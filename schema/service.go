@@ -7,10 +7,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -75,18 +75,14 @@ func (d *decoder) serviceBlocks(units []unit) []*Service {
 func (d *decoder) spread(n int, decode func(part *decoder, i int)) {
 	values, bytes, spent := d.bg.values.Load(), d.bg.bytes.Load(), d.bg.spent.Load()
 	parts := make([]*decoder, min(runtime.GOMAXPROCS(0), n/256+1))
-	var wg sync.WaitGroup
 	for w := range parts {
 		parts[w] = &decoder{vars: d.vars, locals: d.locals, bg: d.bg, docs: d.docs}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w * n / len(parts); i < (w+1)*n/len(parts); i++ {
-				decode(parts[w], i)
-			}
-		}()
 	}
-	wg.Wait()
+	parallel.Do(len(parts), len(parts), func(w int) {
+		for i := w * n / len(parts); i < (w+1)*n/len(parts); i++ {
+			decode(parts[w], i)
+		}
+	})
 	if spent || !d.bg.spent.Load() {
 		for _, p := range parts {
 			d.diags = append(d.diags, p.diags...)
