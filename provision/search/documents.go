@@ -288,11 +288,11 @@ func (b *Backend) readDeclared(ctx context.Context, f *facts, records map[string
 	for _, r := range b.removed {
 		add(r)
 	}
+	for _, path := range b.declaredRecords(f.Indices) {
+		ids = append(ids, recordRef(path))
+	}
 	for _, d := range b.documents {
 		add(docRef{d.Index, d.Type, d.ID})
-		if _, exists := f.Indices[d.Index]; exists {
-			ids = append(ids, recordRef(d.Path()))
-		}
 		for _, r := range d.Refs {
 			for _, t := range r.Types {
 				add(docRef{d.Index, t, r.ID})

@@ -137,7 +137,14 @@ func (b *Backend) readRecords(ctx context.Context, f *facts) error {
 	if f.Records == nil {
 		f.Records = map[string]docRecord{}
 	}
-	query := map[string]any{"size": 10000, "query": map[string]any{"match_phrase": map[string]any{"project": b.project}}}
+	// The records of the declared documents come with them, in
+	// readDeclared's _mget: the search leaves them out, so that a
+	// converged estate's records are read once.
+	var query any = map[string]any{"match_phrase": map[string]any{"project": b.project}}
+	if declared := b.declaredRecords(f.Indices); len(declared) > 0 {
+		query = map[string]any{"bool": map[string]any{"must": query, "must_not": map[string]any{"ids": map[string]any{"type": recordType, "values": declared}}}}
+	}
+	query = map[string]any{"size": 10000, "query": query}
 	err := b.post(ctx, b.es, "/"+recordIndex+"/"+recordType+"/_search", query, &found)
 	var status *adapter.StatusError
 	if errors.As(err, &status) && status.Code == http.StatusNotFound {
@@ -160,4 +167,16 @@ func (b *Backend) readRecords(ctx context.Context, f *facts) error {
 		}
 	}
 	return nil
+}
+
+// declaredRecords are the IDs of the records readDeclared reads with the
+// declared documents: those of the documents whose index exists.
+func (b *Backend) declaredRecords(indices map[string]liveIndex) []string {
+	var ids []string
+	for _, d := range b.documents {
+		if _, exists := indices[d.Index]; exists {
+			ids = append(ids, d.Path())
+		}
+	}
+	return ids
 }
