@@ -319,8 +319,10 @@ func TestRegistrationFields(t *testing.T) {
 	}
 
 	// Kept by an unrelated update: a LAN address and a check set by hand
-	// stay when the tags change; the declared heartbeat, removed from the
-	// specs, goes.
+	// stay when the weights change; the declared heartbeat, removed from
+	// the specs, goes. (Not the tags: with enable_tag_override the agent's
+	// anti-entropy can put the catalog's old tags back over an update's,
+	// hashicorp/consul#13578, as this test saw once under CI's load.)
 	live = service()
 	live["Name"] = live["Service"]
 	live["TaggedAddresses"].(map[string]any)["lan"] = map[string]any{"Address": "10.0.0.5", "Port": 8080}
@@ -330,7 +332,7 @@ func TestRegistrationFields(t *testing.T) {
 	b, _ = json.Marshal(live)
 	consulDo(t, agent.Addr, "PUT", "/v1/agent/service/register", string(b))
 	consulDo(t, agent.Addr, "PUT", "/v1/agent/check/register", `{"ID": "manual", "Name": "manual", "ServiceID": "web-1", "TTL": "60s"}`)
-	s.write(fmt.Sprintf(fieldsService, `"v2"`, "7", strings.Replace(fieldsChecks, "check \"heartbeat\" {\n    ttl = \"30s\"\n  }", "", 1)))
+	s.write(fmt.Sprintf(fieldsService, `"v1"`, "5", strings.Replace(fieldsChecks, "check \"heartbeat\" {\n    ttl = \"30s\"\n  }", "", 1)))
 	out, _ = s.run(exitOK, "apply", "-auto-approve")
 	if !strings.Contains(out, "PUT /v1/agent/check/deregister/service:web-1:heartbeat") || !strings.Contains(out, "kept: the health checks on the agent that provision did not write (manual)") {
 		t.Errorf("the update does not say it removes the heartbeat and keeps the manual check:\n%s", out)
@@ -342,7 +344,7 @@ func TestRegistrationFields(t *testing.T) {
 	if got := checkIDs(); !slices.Equal(got, []string{"manual", "service:web-1:health"}) {
 		t.Errorf("checks after the update: %q", got)
 	}
-	if got := changed(s.plan(), actionAddr); len(got) > 0 {
+	if got := changed(s.plan(), func(c *plans.Change) string { return actionAddr(c) + " " + c.Reason + " " + strings.Join(c.Notes, "; ") }); len(got) > 0 {
 		t.Errorf("plan after the update: %q", got)
 	}
 
