@@ -344,7 +344,9 @@ func TestRegistrationFields(t *testing.T) {
 	if got := checkIDs(); !slices.Equal(got, []string{"manual", "service:web-1:health"}) {
 		t.Errorf("checks after the update: %q", got)
 	}
-	if got := changed(s.plan(), func(c *plans.Change) string { return actionAddr(c) + " " + c.Reason + " " + strings.Join(c.Notes, "; ") }); len(got) > 0 {
+	if got := changed(s.plan(), func(c *plans.Change) string {
+		return actionAddr(c) + " " + c.Reason + " " + strings.Join(c.Notes, "; ")
+	}); len(got) > 0 {
 		t.Errorf("plan after the update: %q", got)
 	}
 
