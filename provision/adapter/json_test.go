@@ -73,9 +73,10 @@ func TestDecodeObject(t *testing.T) {
 	// A large object is cut, n runs of about the same size, and decoded
 	// as the whole; a value of another type fails as the whole does.
 	var b strings.Builder
-	b.WriteString("{")
+	sep := "{"
 	for i := range 1000 {
-		fmt.Fprintf(&b, "%s\n  \"svc-%d\": {\"ID\": \"svc-%d\", \"Tags\": [\"a,}\", \"\\\"{\"], \"Port\": %d}", map[bool]string{true: ",", false: ""}[i > 0], i, i, i)
+		fmt.Fprintf(&b, "%s\n  \"svc-%d\": {\"ID\": \"svc-%d\", \"Tags\": [\"a,}\", \"\\\"{\"], \"Port\": %d}", sep, i, i, i)
+		sep = ","
 	}
 	b.WriteString("\n}")
 	large := []byte(b.String())
