@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,8 +15,9 @@ import (
 )
 
 // marker is an expected diagnostic written inline in a bad spec: the
-// diagnostic's subject starts on the marker's line.
-var marker = regexp.MustCompile(`# (ERROR|WARNING): (.+)$`)
+// diagnostic's subject starts on the marker's line (which may hold
+// several, in the order they are reported).
+var marker = regexp.MustCompile(`# (ERROR|WARNING): ([^#]+)`)
 
 // TestInvalidCorpus loads every spec of testdata/invalid (a file, or a
 // directory of files) and compares its diagnostics, as "file:line: severity:
@@ -66,8 +68,8 @@ func markers(t *testing.T, path string) []string {
 	var out []string
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
-		if m := marker.FindStringSubmatch(sc.Text()); m != nil {
-			out = append(out, fmt.Sprintf("%s:%d: %s: %s", filepath.Base(path), line, severity(m[1]), m[2]))
+		for _, m := range marker.FindAllStringSubmatch(sc.Text(), -1) {
+			out = append(out, fmt.Sprintf("%s:%d: %s: %s", filepath.Base(path), line, severity(m[1]), strings.TrimSpace(m[2])))
 		}
 	}
 	return out

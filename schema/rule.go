@@ -5,12 +5,29 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/provision-dev/provision/provision/traefik/labels"
 )
 
 // Rule is a frontend rule in the Traefik 1.7 grammar: matchers joined by
 // ";" (all must match), each "Name:value[,value]" (any value matches).
 type Rule struct {
 	Matchers []Matcher
+}
+
+// Probes are the requests that prove the rule: each of its paths (a
+// PathPrefix at the prefix itself) with each of its hosts.
+func (r *Rule) Probes() []labels.Probe {
+	var paths, hosts []string
+	for _, m := range r.Matchers {
+		switch m.Name {
+		case "Path", "PathPrefix", "PathStrip", "PathPrefixStrip":
+			paths = append(paths, m.Values...)
+		case "Host":
+			hosts = append(hosts, m.Values...)
+		}
+	}
+	return labels.Probes(paths, hosts)
 }
 
 // Matcher is one "Name:values" term of a Rule.

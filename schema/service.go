@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/parallel"
+	"github.com/provision-dev/provision/provision/traefik/labels"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -444,10 +445,8 @@ func (d *decoder) checkServices(cfg *Config) {
 					"The rule %q cannot be written for dialect %q: %s.", f.Rule, dl, err)
 			}
 		}
-		if a := f.ForwardAuth; a != nil && dl.V1() && (len(a.AuthRequestHeaders) > 0 || a.AuthResponseHeadersRegex != "") {
-			d.errorf(a.DeclRange, f.DeclRange, "Forward-auth option Traefik 1 lacks",
-				"auth_request_headers and auth_response_headers_regex exist in Traefik 2 and 3 only, and the dialect %q also writes Traefik 1 tags, which would gate without them. "+
-					"Choose dialect \"traefik-v2\" or \"traefik-v3\", or drop the option.", dl)
+		if a := f.ForwardAuth; a != nil {
+			d.checkForwardAuth(dl, f, a)
 		}
 		if f.ForwardAuth != nil {
 			d.checkGate(cfg, s)
@@ -462,6 +461,36 @@ func (d *decoder) checkServices(cfg *Config) {
 				Context: cfg.Proxy.DeclRange.Ptr(),
 			})
 		}
+	}
+	d.checkRoutes(cfg)
+}
+
+// checkForwardAuth refuses the forward-auth options a dialect cannot
+// write and warns of those that weaken the gate.
+func (d *decoder) checkForwardAuth(dl Dialect, f *Frontend, a *ForwardAuth) {
+	warn := func(summary, detail string) {
+		d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: detail, Subject: a.DeclRange.Ptr(), Context: f.DeclRange.Ptr()})
+	}
+	switch {
+	case dl == DialectTraefikV1 && (len(a.AuthRequestHeaders) > 0 || a.AuthResponseHeadersRegex != ""):
+		d.errorf(a.DeclRange, f.DeclRange, "Forward-auth option Traefik 1 lacks",
+			"auth_request_headers and auth_response_headers_regex exist in Traefik 2 and 3 only, and the dialect %q writes Traefik 1 tags alone, which would gate without them. "+
+				"Choose the default dialect \"traefik\", \"traefik-v2\" or \"traefik-v3\", or drop the option.", dl)
+	case dl.V1() && a.AuthResponseHeadersRegex != "":
+		d.errorf(a.DeclRange, f.DeclRange, "Forward-auth option Traefik 1 lacks",
+			"auth_response_headers_regex exists in Traefik 2 and 3 only, and the dialect %q also writes Traefik 1 tags, which would copy no header by it. "+
+				"Name the headers in auth_response_headers, or choose dialect \"traefik-v2\" or \"traefik-v3\".", dl)
+	case dl.V1() && len(a.AuthRequestHeaders) > 0:
+		warn("Traefik 1 sends every header to the auth endpoint",
+			"auth_request_headers is written for Traefik 2 and 3; Traefik 1.7 has no such option and sends every request header (cookies, Authorization) to the auth endpoint.")
+	}
+	if a.TrustForwardHeader {
+		warn("The auth endpoint trusts the client's X-Forwarded headers",
+			"trust_forward_header = true makes the proxy pass the client's own X-Forwarded-* headers to the auth endpoint, where a client can forge its address, host and path. Leave it false unless a proxy in front of this one sets them.")
+	}
+	if a.TLS != nil && a.TLS.InsecureSkipVerify {
+		warn("The auth endpoint's certificate is not checked",
+			"insecure_skip_verify = true sends every token to whoever answers at the forward_auth address, with no check of its certificate. Give tls { ca = ... } instead.")
 	}
 }
 
@@ -488,18 +517,75 @@ var otherGenerations = map[Dialect]string{
 	DialectTraefikV3: "Traefik 1 would serve the service ungated on its default frontend; Traefik 2 reads the same http.* tags and drops a router whose rule uses Traefik 3 syntax (the path then answers 404).",
 }
 
-// checkGate refuses extra tags under the proxy prefix that would add a
-// router or frontend of their own, or override the generated one: such a
-// route would reach the service without the forward-auth gate.
+// checkGate refuses extra tags of a gated service that Traefik reads as
+// a route or a middleware of their own (a router of any protocol, a
+// middleware, a Traefik 1 frontend, traefik.enable), in any case, as
+// Traefik's label parser reads them (labels.Decode): such a route reaches
+// the service without the forward-auth check, and a middleware of the
+// generated name overrides the gate.
 func (d *decoder) checkGate(cfg *Config, s *Service) {
-	p := cfg.Proxy.Prefix + "."
-	for _, t := range s.Tags {
-		if strings.HasPrefix(t, p+"http.routers.") || strings.HasPrefix(t, p+"frontend.") || strings.HasPrefix(t, p+"frontends.") ||
-			strings.HasPrefix(t, p+"http.middlewares.") || strings.HasPrefix(t, p+"enable=") {
-			d.errorf(s.DeclRange, s.DeclRange, "Tag would bypass the gate",
-				"The service %q has a gated frontend, and its extra tag %q would add a route of its own or override the generated one, which could serve the service without the forward-auth check. "+
-					"Declare the route in the frontend block, or drop the tag.", s.Name, t)
+	routes, err := labels.Decode(cfg.Proxy.Prefix, s.Tags)
+	if err != nil {
+		d.errorf(s.DeclRange, s.DeclRange, "Tags Traefik cannot read",
+			"The tags of the gated service %q do not decode as Traefik's label parser reads them (%s): Traefik would drop the service's whole configuration, gate and all.", s.Name, err)
+		return
+	}
+	var own []string
+	for _, r := range routes.Routers {
+		own = append(own, fmt.Sprintf("the %s router %q", r.Protocol, r.Name))
+	}
+	for _, m := range routes.Middlewares {
+		own = append(own, fmt.Sprintf("the middleware %q", m))
+	}
+	for _, t := range routes.V1 {
+		own = append(own, fmt.Sprintf("the tag %q", t))
+	}
+	if len(own) > 0 {
+		d.errorf(s.DeclRange, s.DeclRange, "Tag would bypass the gate",
+			"The service %q has a gated frontend, and its extra tags define %s, as Traefik reads them (its label parser takes a key in any case): a route of its own, or a middleware in place of the generated one, could serve the service without the forward-auth check. "+
+				"Declare the route in the frontend block, or drop the tag.", s.Name, strings.Join(own, ", "))
+	}
+}
+
+// Gates are the requests the specs' gated frontends gate, as the proxy
+// judge takes them.
+func Gates(cfg *Config) []labels.Gate {
+	var out []labels.Gate
+	for _, s := range cfg.Services {
+		f := s.Frontend
+		if f == nil || f.Rule == nil || f.ForwardAuth == nil {
+			continue
 		}
+		for _, p := range f.Rule.Probes() {
+			out = append(out, labels.Gate{Service: s.Name, Probe: p, EntryPoints: f.EntryPoints, Auth: f.ForwardAuth.Address})
+		}
+	}
+	return out
+}
+
+// checkRoutes refuses the extra tags of any declared service that route
+// a gated request past its gate, as labels.Judge judges them: an HTTP
+// router that may claim it without the forward-auth middleware, a TCP
+// router on its entrypoints, a route to the gated service.
+func (d *decoder) checkRoutes(cfg *Config) {
+	gates := Gates(cfg)
+	if len(gates) == 0 {
+		return
+	}
+	regs := make([]labels.Registration, 0, len(cfg.Services))
+	at := map[string]*Service{}
+	for _, s := range cfg.Services {
+		if len(s.Tags) > 0 && (s.Frontend == nil || s.Frontend.ForwardAuth == nil) {
+			regs = append(regs, labels.Registration{ID: s.ID, Service: s.Name, Tags: s.Tags})
+			at[s.ID] = s
+		}
+	}
+	open, _ := labels.Judge(cfg.Proxy.Prefix, gates, regs)
+	for _, o := range open {
+		s := at[o.ID]
+		d.errorf(s.DeclRange, s.DeclRange, "Tag would bypass the gate",
+			"The service %q: %s, as Traefik reads its tags. Requests there would reach what %s gates without the auth check. "+
+				"Give the route the forward-auth middleware, another path or host, or (a TCP router) an entrypoint of its own that no gated frontend names.", s.Name, o, o.Gate.Service)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/traefik/labels"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -54,7 +55,7 @@ type Backend struct {
 type frontend struct {
 	addr   plans.Addr
 	auth   string // the forward-auth address
-	probes []probe
+	probes []labels.Probe
 	at     hcl.Range // the service block
 	// token is a token the auth endpoint accepts (proof { token }), ""
 	// without one; headers are the auth response headers declared, which
@@ -95,7 +96,7 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 		if len(cfg.Agents) > 1 {
 			a.In = "agent." + s.Agent
 		}
-		fronts = append(fronts, frontend{addr: a, auth: f.ForwardAuth.Address, probes: probes(f.Rule), at: s.DeclRange,
+		fronts = append(fronts, frontend{addr: a, auth: f.ForwardAuth.Address, probes: f.Rule.Probes(), at: s.DeclRange,
 			token: f.ProofToken, headers: f.ForwardAuth.AuthResponseHeaders})
 	}
 	var out []provision.Backend
@@ -180,7 +181,7 @@ func (b *Backend) unread() []plans.Gate {
 	var out []plans.Gate
 	for _, f := range b.fronts {
 		for _, p := range f.probes {
-			out = append(out, plans.Gate{Proxy: b.name(), Address: f.addr, Path: p.path, Host: p.host, Status: plans.Unread})
+			out = append(out, plans.Gate{Proxy: b.name(), Address: f.addr, Path: p.Path, Host: p.Host, Status: plans.Unread})
 		}
 	}
 	return out
@@ -393,7 +394,7 @@ func (st *state) gates(b *Backend) []plans.Gate {
 	var out []plans.Gate
 	for _, f := range b.fronts {
 		for _, p := range f.probes {
-			g := plans.Gate{Proxy: b.name(), Address: f.addr, Path: p.path, Host: p.host, Status: plans.NotServed}
+			g := plans.Gate{Proxy: b.name(), Address: f.addr, Path: p.Path, Host: p.Host, Status: plans.NotServed}
 			var open *router
 			for i := range st.Routers {
 				r := &st.Routers[i]
@@ -409,7 +410,7 @@ func (st *state) gates(b *Backend) []plans.Gate {
 				}
 			}
 			if open != nil {
-				g = plans.Gate{Proxy: b.name(), Address: f.addr, Path: p.path, Host: p.host, Status: plans.Ungated,
+				g = plans.Gate{Proxy: b.name(), Address: f.addr, Path: p.Path, Host: p.Host, Status: plans.Ungated,
 					Router: open.Name, Rule: open.Rule, Priority: priority(open)}
 			}
 			out = append(out, g)
@@ -425,11 +426,11 @@ func (st *state) listens(r *router) bool {
 
 // claims reports whether r's rule, in its generation's grammar, serves
 // the probe's request.
-func (st *state) claims(r *router, p probe) bool {
+func (st *state) claims(r *router, p labels.Probe) bool {
 	if st.V1 {
-		return readRuleV1(r.Rule).claims(p)
+		return labels.ReadRuleV1(r.Rule).Claims(p)
 	}
-	return readRule(r.Rule).claims(p)
+	return labels.ReadRule(r.Rule).Claims(p)
 }
 
 // gate is the middleware of r that forwards to the auth address; "".

@@ -92,34 +92,3 @@ func (f frontendV1) rule() string {
 	}
 	return strings.Join(rules, ";")
 }
-
-// readRuleV1 reads a 1.7 rule ("Host:a.example.com;PathPrefix:/x,/y"):
-// one alternative whose terms must all hold, each of its values one
-// choice. A matcher not read here (a regexp, a header, a method) or a
-// path with a template makes it opaque, as for the later grammar.
-// Modifiers (AddPrefix, ReplacePath, ...) match nothing and are skipped.
-func readRuleV1(rule string) claim {
-	var a alternative
-	for _, term := range strings.Split(rule, ";") {
-		name, value, _ := strings.Cut(strings.TrimSpace(term), ":")
-		values := strings.Split(value, ",")
-		for i := range values {
-			values[i] = strings.TrimSpace(values[i])
-		}
-		switch name = strings.TrimSpace(name); name {
-		case "Path", "PathStrip":
-			a.paths = append(a.paths, values...)
-		case "PathPrefix", "PathPrefixStrip":
-			a.prefixes = append(a.prefixes, values...)
-		case "Host":
-			a.hosts = append(a.hosts, values...)
-		case "AddPrefix", "ReplacePath", "ReplacePathRegex":
-		default:
-			a.opaque = true
-		}
-		if strings.Contains(name, "Path") && strings.Contains(value, "{") {
-			a.opaque = true
-		}
-	}
-	return claim{a}
-}

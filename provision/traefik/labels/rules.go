@@ -1,52 +1,41 @@
-package traefik
+package labels
 
 import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/provision-dev/provision/schema"
 )
 
-// probe is one request that proves a gated path: the path (a
+// Probe is one request that proves a gated path: the path (a
 // PathPrefix's prefix itself) and the Host header of a Host matcher.
-type probe struct {
-	path, host string
+type Probe struct {
+	Path, Host string
 }
 
-// probes are the requests that prove a frontend's rule: each path with
-// each host (no host when the rule has no Host matcher), or "/" when the
-// rule names no path.
-func probes(r *schema.Rule) []probe {
-	var paths, hosts []string
-	for _, m := range r.Matchers {
-		switch m.Name {
-		case "Path", "PathPrefix", "PathStrip", "PathPrefixStrip":
-			paths = append(paths, m.Values...)
-		case "Host":
-			hosts = append(hosts, m.Values...)
-		}
-	}
+// Probes are the requests that prove a rule whose Path and PathPrefix
+// matchers name paths and whose Host matchers name hosts: each path with
+// each host (no host when there is none), or "/" when there is no path.
+func Probes(paths, hosts []string) []Probe {
 	if len(paths) == 0 {
 		paths = []string{"/"}
 	}
 	if len(hosts) == 0 {
 		hosts = []string{""}
 	}
-	var out []probe
+	var out []Probe
 	for _, p := range paths {
 		for _, h := range hosts {
-			out = append(out, probe{path: p, host: h})
+			out = append(out, Probe{Path: p, Host: h})
 		}
 	}
 	return out
 }
 
-// claim is what a live router's rule matches, as far as paths and hosts
+// Claim is what a live router's rule matches, as far as paths and hosts
 // go: its alternatives (the parts of a top-level ||), each the Path,
 // PathPrefix and Host matchers that must all hold, in either generation's
 // form.
-type claim []alternative
+type Claim []alternative
 
 type alternative struct {
 	paths, prefixes, hosts []string
@@ -59,9 +48,9 @@ type alternative struct {
 var matcherCall = regexp.MustCompile(`(Path|PathPrefix|Host|PathRegexp|HostRegexp|HostSNI)\(([^)]*)\)`)
 var quoted = regexp.MustCompile("`([^`]*)`|\"([^\"]*)\"")
 
-// readRule reads the path and host matchers of a router's rule.
-func readRule(rule string) claim {
-	var c claim
+// ReadRule reads the path and host matchers of a router's rule.
+func ReadRule(rule string) Claim {
+	var c Claim
 	for _, part := range alternatives(rule) {
 		var a alternative
 		a.opaque = strings.Contains(part, "!")
@@ -148,17 +137,59 @@ func unquoted(s string, f func(i, depth int) bool) {
 	}
 }
 
-// claims reports whether a router with this rule would serve the probe's
+// Claims reports whether a router with this rule would serve the probe's
 // request: some alternative of it names the probe's path or a prefix of
 // it (or no path), and its host (or no host). An alternative with
-// matchers not read here claims nothing it cannot be shown to claim.
-func (c claim) claims(p probe) bool {
-	return slices.ContainsFunc(c, func(a alternative) bool { return a.claims(p) })
+// matchers not read here claims nothing it cannot be shown to claim: this
+// is what a proxy that serves the rule is asked about.
+func (c Claim) Claims(p Probe) bool {
+	return slices.ContainsFunc(c, func(a alternative) bool { return !a.opaque && a.path(p.Path) && a.host(p.Host) })
 }
 
-func (a alternative) claims(p probe) bool {
-	pathOK := len(a.paths)+len(a.prefixes) == 0 || slices.Contains(a.paths, p.path) ||
-		slices.ContainsFunc(a.prefixes, func(pre string) bool { return strings.HasPrefix(p.path, pre) })
-	hostOK := len(a.hosts) == 0 || slices.ContainsFunc(a.hosts, func(h string) bool { return strings.EqualFold(h, p.host) })
-	return pathOK && hostOK && !a.opaque
+// MayClaim reports whether a router with this rule could serve the
+// probe's request: as Claims, but an alternative with matchers not read
+// here (a regexp, a negation) may. This is what a tag is judged by before
+// any proxy has read it.
+func (c Claim) MayClaim(p Probe) bool {
+	return slices.ContainsFunc(c, func(a alternative) bool { return a.opaque || a.path(p.Path) && a.host(p.Host) })
+}
+
+func (a alternative) path(p string) bool {
+	return len(a.paths)+len(a.prefixes) == 0 || slices.Contains(a.paths, p) ||
+		slices.ContainsFunc(a.prefixes, func(pre string) bool { return strings.HasPrefix(p, pre) })
+}
+
+func (a alternative) host(h string) bool {
+	return len(a.hosts) == 0 || slices.ContainsFunc(a.hosts, func(x string) bool { return strings.EqualFold(x, h) })
+}
+
+// ReadRuleV1 reads a 1.7 rule ("Host:a.example.com;PathPrefix:/x,/y"):
+// one alternative whose terms must all hold, each of its values one
+// choice. A matcher not read here (a regexp, a header, a method) or a
+// path with a template makes it opaque, as for the later grammar.
+// Modifiers (AddPrefix, ReplacePath, ...) match nothing and are skipped.
+func ReadRuleV1(rule string) Claim {
+	var a alternative
+	for _, term := range strings.Split(rule, ";") {
+		name, value, _ := strings.Cut(strings.TrimSpace(term), ":")
+		values := strings.Split(value, ",")
+		for i := range values {
+			values[i] = strings.TrimSpace(values[i])
+		}
+		switch name = strings.TrimSpace(name); name {
+		case "Path", "PathStrip":
+			a.paths = append(a.paths, values...)
+		case "PathPrefix", "PathPrefixStrip":
+			a.prefixes = append(a.prefixes, values...)
+		case "Host":
+			a.hosts = append(a.hosts, values...)
+		case "AddPrefix", "ReplacePath", "ReplacePathRegex":
+		default:
+			a.opaque = true
+		}
+		if strings.Contains(name, "Path") && strings.Contains(value, "{") {
+			a.opaque = true
+		}
+	}
+	return Claim{a}
 }

@@ -1,9 +1,10 @@
-package traefik
+package labels_test
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/provision/traefik/labels"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -11,7 +12,7 @@ import (
 // forms Traefik 2 and 3 list (the rules provision writes, a rogue one, the
 // default Host routers, and rules it cannot read).
 func TestClaims(t *testing.T) {
-	api, hp := probe{path: "/api"}, probe{path: "/hp", host: "a.example.com"}
+	api, hp := labels.Probe{Path: "/api"}, labels.Probe{Path: "/hp", Host: "a.example.com"}
 	tests := map[string]struct {
 		rule    string
 		api, hp bool
@@ -35,8 +36,8 @@ func TestClaims(t *testing.T) {
 		"a group, or a path":              {"(Path(`/a`) && Method(`GET`)) || Path(`/api`)", true, false},
 	}
 	for name, tt := range tests {
-		c := readRule(tt.rule)
-		if got := [2]bool{c.claims(api), c.claims(hp)}; got != [2]bool{tt.api, tt.hp} {
+		c := labels.ReadRule(tt.rule)
+		if got := [2]bool{c.Claims(api), c.Claims(hp)}; got != [2]bool{tt.api, tt.hp} {
 			t.Errorf("%s: %s claims /api, /hp (Host a.example.com) = %v, want %v", name, tt.rule, got, [2]bool{tt.api, tt.hp})
 		}
 	}
@@ -45,18 +46,18 @@ func TestClaims(t *testing.T) {
 // TestProbes: each path of a rule, with the Host of a Host matcher; a
 // PathPrefix at the prefix itself; "/" for a rule without a path.
 func TestProbes(t *testing.T) {
-	tests := map[string][]probe{
-		"Path:/api":                         {{path: "/api"}},
-		"Path:/two,/v2/two":                 {{path: "/two"}, {path: "/v2/two"}},
-		"Host:a.example.com;PathPrefix:/hp": {{path: "/hp", host: "a.example.com"}},
-		"Host:a.example.com,b.example.com":  {{path: "/", host: "a.example.com"}, {path: "/", host: "b.example.com"}},
+	tests := map[string][]labels.Probe{
+		"Path:/api":                         {{Path: "/api"}},
+		"Path:/two,/v2/two":                 {{Path: "/two"}, {Path: "/v2/two"}},
+		"Host:a.example.com;PathPrefix:/hp": {{Path: "/hp", Host: "a.example.com"}},
+		"Host:a.example.com,b.example.com":  {{Path: "/", Host: "a.example.com"}, {Path: "/", Host: "b.example.com"}},
 	}
 	for rule, want := range tests {
 		r, err := schema.ParseRule(rule)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want, probes(r), cmp.AllowUnexported(probe{})); diff != "" {
+		if diff := cmp.Diff(want, r.Probes()); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", rule, diff)
 		}
 	}
@@ -66,7 +67,7 @@ func TestProbes(t *testing.T) {
 // frontends, the routes of one frontend joined by ";" as readV1 joins
 // them.
 func TestClaimsV1(t *testing.T) {
-	api, hp := probe{path: "/api"}, probe{path: "/hp", host: "a.example.com"}
+	api, hp := labels.Probe{Path: "/api"}, labels.Probe{Path: "/hp", Host: "a.example.com"}
 	tests := map[string]struct {
 		rule    string
 		api, hp bool
@@ -87,8 +88,8 @@ func TestClaimsV1(t *testing.T) {
 		"spaces around terms and values": {" Path: /two , /api ", true, false},
 	}
 	for name, tt := range tests {
-		c := readRuleV1(tt.rule)
-		if got := [2]bool{c.claims(api), c.claims(hp)}; got != [2]bool{tt.api, tt.hp} {
+		c := labels.ReadRuleV1(tt.rule)
+		if got := [2]bool{c.Claims(api), c.Claims(hp)}; got != [2]bool{tt.api, tt.hp} {
 			t.Errorf("%s: %s claims /api, /hp (Host a.example.com) = %v, want %v", name, tt.rule, got, [2]bool{tt.api, tt.hp})
 		}
 	}
