@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -72,6 +73,20 @@ var loaderBlocks = []hcl.BlockHeaderSchema{
 
 var projectName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
+// varFile reads and parses a variable file, confined as a spec file is
+// (ReadConfined). Its text is kept from the diagnostics' snippets: a
+// variable file holds values, sensitive ones among them, and no
+// diagnostic quotes it.
+func (p *Parser) varFile(path string) (*hcl.File, hcl.Diagnostics) {
+	src, err := ReadConfined(path, filepath.Dir(path))
+	if err != nil {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Variable file refused", Detail: fmt.Sprintf("The variable file %s.", err)}}
+	}
+	f, diags := hclsyntax.ParseConfig(src, path, hcl.InitialPos)
+	p.p.AddFile(path, &hcl.File{Body: hcl.EmptyBody()})
+	return f, diags
+}
+
 // LoadDir reads every spec file of dir and decodes them into one Config.
 // It reports every problem of every file in one go; the Config is only
 // meaningful when the diagnostics hold no error.
@@ -104,7 +119,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 		// variable files' own syntax errors do not, and are said too.
 		var vdiags hcl.Diagnostics
 		for _, path := range in.VarFiles {
-			_, fdiags := p.p.ParseHCLFile(path)
+			_, fdiags := p.varFile(path)
 			vdiags = append(vdiags, firstCause(fdiags)...)
 		}
 		return &Config{Variables: map[string]*Variable{}}, append(vdiags, diags...)
@@ -132,7 +147,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 			cfg.Variables[v.Name] = v
 		}
 	}
-	diags = append(diags, assignValues(cfg.Variables, in, p.p.ParseHCLFile)...)
+	diags = append(diags, assignValues(cfg.Variables, in, p.varFile)...)
 	// A -var's value is the source its diagnostics quote ("on <-var
 	// api_port> line 1"), but a sensitive variable's, which nothing shows.
 	for _, kv := range in.Vars {

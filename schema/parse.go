@@ -3,7 +3,7 @@ package schema
 import (
 	"bytes"
 	"fmt"
-	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -21,10 +21,10 @@ func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
 	var bodies []hcl.Body
 	var diags hcl.Diagnostics
 	for _, path := range paths {
-		src, err := os.ReadFile(path)
+		src, err := ReadConfined(path, filepath.Dir(path))
 		if err != nil {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Failed to read file",
-				Detail: fmt.Sprintf("The configuration file %q could not be read.", path)})
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Spec file refused",
+				Detail: fmt.Sprintf("The spec file %s.", err)})
 			continue
 		}
 		f, fdiags := parseConfig(src, path)

@@ -291,6 +291,39 @@ func TestProveTheGate(t *testing.T) {
 		t.Log(out)
 	})
 
+	// Issue 72's bypasses by a tag, made by hand on the agent as a rogue
+	// contributor would: Traefik 2 and 3 serve /healthz past the gate
+	// through them (each row: the probe, what a closed gate answers, what
+	// the proxy answered), the plan reports each at the gated service as
+	// Traefik reads the tags, and the apply's proof fails.
+	for _, bypass := range []struct{ name, tags, route string }{
+		{"tcp router", "\"traefik.tcp.routers.raw.rule=HostSNI(`*`)\",\"traefik.tcp.routers.raw.entrypoints=web\"", `tcp router "raw"`},
+		{"router in another case", "\"traefik.HTTP.Routers.open.rule=PathPrefix(`/`)\"", `http router "open"`},
+	} {
+		t.Run(bypass.name, func(t *testing.T) {
+			consulPut(t, agent.Addr, "/v1/agent/service/register", fmt.Sprintf(`{"ID":"bypass","Name":"bypass","Address":"127.0.0.1","Port":%d,"Tags":[%s]}`, port, bypass.tags))
+			defer func() {
+				consulPut(t, agent.Addr, "/v1/agent/service/deregister/bypass", "")
+				for _, p := range []*servers.Traefik{v2, v3} {
+					waitStatus(t, func() int { return min(healthz(p.URL), http.StatusOK+1) }, http.StatusOK+1) // anything but 200: closed again
+				}
+			}()
+			for name, p := range map[string]*servers.Traefik{"2.11": v2, "3.6": v3} {
+				waitStatus(t, func() int { return healthz(p.URL) }, http.StatusOK)
+				t.Logf("probe GET /healthz, no token, Traefik %s, %s: a closed gate answers 404, seen 200", name, bypass.name)
+			}
+			code, out := run("plan", "-var", portVar, specs)
+			if code != 0 || !strings.Contains(out, "Warning: A registration opens the gate") || !strings.Contains(out, bypass.route+` in the tags of "bypass"`) {
+				t.Errorf("plan with the %s: exit %d\n%s", bypass.name, code, out)
+			}
+			code, out = run("apply", "-auto-approve", "-verify-timeout", "3s", "-var", portVar, specs)
+			if code != 1 || !strings.Contains(out, "Error: Gate not proven") || strings.Contains(out, "traefik.v3: /api gated by") {
+				t.Errorf("apply with the %s: exit %d\n%s", bypass.name, code, out)
+			}
+			t.Log(out)
+		})
+	}
+
 	t.Run("rogue router, watched", func(t *testing.T) {
 		// provision watch -heal, polling the proxies every second: a rogue
 		// router in front of /api is reported once while it stays, and
@@ -511,4 +544,15 @@ func gateProven(t *testing.T, listen string) string {
 	}
 	slices.Sort(got)
 	return strings.Join(got, " ")
+}
+
+// healthz is the status of GET url/healthz without a token; 0 when the
+// request fails.
+func healthz(url string) int {
+	resp, err := http.Get(url + "/healthz")
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

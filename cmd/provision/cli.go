@@ -234,9 +234,13 @@ func (o *output) printDiags(diags hcl.Diagnostics, files map[string]*hcl.File, c
 	diags = o.hide(diags)
 	files = withJSONSources(files, diags)
 	shown := diags[:min(len(diags), snippets)]
+	// The snippets are written through the credentials' redaction: the
+	// last line of defence, should a source hold a credential's value.
+	var text strings.Builder
 	for _, d := range shown {
-		_ = hcl.NewDiagnosticTextWriter(o.stderr, upTo(files, d), 0, color).WriteDiagnostic(d)
+		_ = hcl.NewDiagnosticTextWriter(&text, upTo(files, d), 0, color).WriteDiagnostic(d)
 	}
+	io.WriteString(o.stderr, plans.HideSecrets(text.String(), o.credentials()))
 	if rest := diags[len(shown):]; len(rest) > 0 {
 		// hcl finds a snippet by scanning the file from its start, once
 		// per diagnostic: a thousand of them in a large spec add up.
@@ -317,6 +321,22 @@ func shortDiag(d *hcl.Diagnostic) string {
 }
 
 // hide returns diagnostics whose texts hold no secret.
+// credentialEnv are the environment variables that hold credentials,
+// whose values no diagnostic shows.
+var credentialEnv = []string{"CONSUL_HTTP_TOKEN", "CONSUL_HTTP_AUTH", "ELASTICSEARCH_PASSWORD", "ELASTICSEARCH_API_KEY", "TRAEFIK_API_PASSWORD"}
+
+// credentials are the secrets and the values of the credentials in the
+// environment.
+func (o *output) credentials() []string {
+	out := slices.Clone(o.secrets)
+	for _, name := range credentialEnv {
+		if v := o.getenv(name); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 func (o *output) hide(diags hcl.Diagnostics) hcl.Diagnostics {
 	if len(o.secrets) == 0 {
 		return diags

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/run"
@@ -30,9 +31,9 @@ func (c *cli) fmt(args []string) int {
 	files := map[string]*hcl.File{}
 	unformatted := false
 	for _, path := range paths {
-		src, err := os.ReadFile(path)
+		src, err := schema.ReadConfined(path, filepath.Dir(path))
 		if err != nil {
-			v.Diagnostics(run.Refusal("Cannot read a spec", err.Error()+".", nil))
+			v.Diagnostics(run.Refusal("Spec file refused", "The spec file "+err.Error()+".", nil))
 			return exitError
 		}
 		out, fdiags := schema.Format(src, path)

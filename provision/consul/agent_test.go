@@ -85,3 +85,37 @@ func TestAgentServices(t *testing.T) {
 		t.Error("web-1 is still registered")
 	}
 }
+
+// TestRogueRoute: on a real Consul agent, a registration made by hand,
+// outside the project, whose tags open the gate (a TCP router, an HTTP
+// router in another case) is reported by the plan at the gated service;
+// one that routes another host is not.
+func TestRogueRoute(t *testing.T) {
+	agent := servers.NewConsul(t)
+	spec := "project = \"p\"\nservice \"gated-api\" {\n  port = 8080\n  frontend {\n    rule = \"Path:/api\"\n    forward_auth {\n      address = \"http://127.0.0.1:8080/auth\"\n    }\n  }\n}\n"
+	b := agentBackend(t, "http://"+agent.Addr, spec)
+	c, err := api.NewClient(&api.Config{Address: agent.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, tags := range map[string][]string{
+		"raw":   {"traefik.tcp.routers.raw.rule=HostSNI(`*`)", "traefik.tcp.routers.raw.entrypoints=web"},
+		"open":  {"traefik.HTTP.Routers.open.rule=PathPrefix(`/`)"},
+		"other": {"traefik.http.routers.other.rule=Host(`other.example`)"},
+	} {
+		if err := c.Agent().ServiceRegister(&api.AgentServiceRegistration{ID: id, Name: id, Port: 9000, Tags: tags}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, diags := b.Plan(backendtest.Read(t, b), plans.Converge)
+	var got []string
+	for _, d := range diags {
+		if d.Summary == "A registration opens the gate" {
+			got = append(got, d.Detail)
+		}
+	}
+	if len(got) != 2 || !strings.Contains(got[0], `tcp router "raw"`) && !strings.Contains(got[1], `tcp router "raw"`) ||
+		!strings.Contains(strings.Join(got, "\n"), `http router "open"`) || strings.Contains(strings.Join(got, "\n"), "other") {
+		t.Fatalf("the plan's warnings of the hand-made routes: %q", got)
+	}
+}

@@ -214,6 +214,10 @@ type agentState struct {
 	// service's checks does not scan every check of the agent.
 	Checks map[string]map[string]liveCheck `json:"checks,omitempty"`
 	ACL    acl.State                       `json:"acl"`
+	// Routes are the agent's other registrations whose tags route
+	// through the proxy (a tag under its prefix): their ID, name and tags,
+	// which the plan judges against the gates (gates.go).
+	Routes map[string]*agentService `json:"routes,omitempty"`
 }
 
 // Server is unnamed: the agent endpoints a plan reads do not say
@@ -295,8 +299,12 @@ func (b *Backend) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diag
 	if st.ACL.Deny && b.c.Conf.Token == "" {
 		return nil, hcl.Diagnostics{b.c.NoToken()}
 	}
+	gated := len(schema.Gates(b.cfg)) > 0
 	for id, s := range st.Services {
 		if !b.scope.relevant(s) && !b.scope.relevantSidecar(st.Services, s) {
+			if gated {
+				b.keepRoute(&st, s)
+			}
 			delete(st.Services, id)
 		}
 	}
@@ -325,7 +333,7 @@ func (b *Backend) Plan(st plans.State, mode plans.Mode) (plans.Planned, hcl.Diag
 	}
 	planned, pdiags := adapter.Diffed(func() string { return b.scope.fingerprint(as, lifecycles) },
 		func() ([]*plans.Change, hcl.Diagnostics) { return b.diff(as, mode) })
-	return planned, append(diags, pdiags...)
+	return planned, append(append(diags, pdiags...), b.judgeRoutes(as)...)
 }
 
 // Send performs one planned request, adding the ACL token from the

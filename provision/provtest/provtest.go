@@ -128,6 +128,10 @@ func decodeRun(path string, b *hcl.Block) (*Run, hcl.Diagnostics) {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Snapshot file not found",
 					Detail:  fmt.Sprintf("%s. Take one with provision snapshot -out %s, or leave snapshot out to plan against nothing live.", err, r.snapshotPath()),
 					Subject: a.Expr.Range().Ptr()})
+			} else if _, err := schema.Confined(r.snapshotPath(), filepath.Dir(r.File)); err != nil {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Snapshot file refused",
+					Detail:  fmt.Sprintf("The snapshot %s: a test reads its snapshot from the test file's folder or below, so that no test shows another file.", err),
+					Subject: a.Expr.Range().Ptr()})
 			}
 		}
 	}

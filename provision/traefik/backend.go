@@ -124,7 +124,6 @@ func (b *Backend) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diag
 	if err != nil {
 		return &state{Error: err.Error()}, nil
 	}
-	st.Version = b.version
 	return st, nil
 }
 
@@ -226,6 +225,10 @@ type state struct {
 	Version     string                `json:"version,omitempty"`
 	Routers     []router              `json:"routers,omitempty"`
 	Middlewares map[string]middleware `json:"middlewares,omitempty"`
+	// TCP and UDP are the proxy's TCP and UDP routers: a TCP router on an
+	// entrypoint takes its connections before any HTTP router does.
+	TCP []router `json:"tcp,omitempty"`
+	UDP []router `json:"udp,omitempty"`
 	// Entrypoints are the names of the entrypoints at the probe URL's
 	// port; all but Traefik's own API entrypoint when none is. A Traefik 1
 	// API does not list its entrypoints: every frontend counts there.
@@ -265,8 +268,10 @@ func (b *Backend) read(ctx context.Context) (*state, error) {
 	st, err := read(ctx)
 	if err != nil {
 		b.version = ""
+		return nil, err
 	}
-	return st, err
+	st.Version = b.version
+	return st, nil
 }
 
 // readV2 reads a Traefik 2 or 3 proxy: its routers, middlewares and
@@ -275,7 +280,8 @@ func (b *Backend) readV2(ctx context.Context) (*state, error) {
 	st := &state{Middlewares: map[string]middleware{}}
 	var mws []middleware
 	var eps []entrypoint
-	for path, to := range map[string]any{"/api/http/routers": &st.Routers, "/api/http/middlewares": &mws, "/api/entrypoints": &eps} {
+	for path, to := range map[string]any{"/api/http/routers": &st.Routers, "/api/http/middlewares": &mws, "/api/entrypoints": &eps,
+		"/api/tcp/routers": &st.TCP, "/api/udp/routers": &st.UDP} {
 		if err := b.get(ctx, path, to); err != nil {
 			return nil, err
 		}
@@ -387,9 +393,11 @@ func (b *Backend) get(ctx context.Context, path string, to any) error {
 }
 
 // gates judges every probe of every frontend against the routers of the
-// probe's entrypoints: ungated when an enabled router claims it without
-// the frontend's forward-auth middleware (the one of highest priority
-// is named), gated when one claims it with it, not served otherwise.
+// probe's entrypoints: ungated when an enabled TCP router listens there
+// (Traefik routes TCP before HTTP) or an enabled HTTP router claims it
+// without the frontend's forward-auth middleware (the one of highest
+// priority is named), gated when one claims it with it, not served
+// otherwise.
 func (st *state) gates(b *Backend) []plans.Gate {
 	var out []plans.Gate
 	for _, f := range b.fronts {
@@ -408,6 +416,9 @@ func (st *state) gates(b *Backend) []plans.Gate {
 				} else if open == nil || priority(r) > priority(open) {
 					open = r
 				}
+			}
+			if i := slices.IndexFunc(st.TCP, func(r router) bool { return r.Status == "enabled" && st.listens(&r) }); i >= 0 {
+				open = &router{Name: "tcp " + st.TCP[i].Name, Rule: st.TCP[i].Rule, Priority: priority(&st.TCP[i])}
 			}
 			if open != nil {
 				g = plans.Gate{Proxy: b.name(), Address: f.addr, Path: p.Path, Host: p.Host, Status: plans.Ungated,
@@ -457,7 +468,7 @@ func priority(r *router) int64 {
 // the routers of the frontends this plan removes are gone; then it probes
 // each path at the entrypoint without a token and with a wrong one.
 func (b *Backend) Verify(ctx context.Context, p *plans.Plan) ([]provision.Proof, hcl.Diagnostics) {
-	removed := b.removed(p)
+	removed, applied := b.removed(p), b.applied(p)
 	if len(b.fronts) == 0 && len(removed.v1)+len(removed.later) == 0 {
 		return nil, nil
 	}
@@ -465,18 +476,18 @@ func (b *Backend) Verify(ctx context.Context, p *plans.Plan) ([]provision.Proof,
 	deadline := start.Add(b.wait)
 	var st *state
 	var gates []plans.Gate
-	var gone []string
+	var gone, unserved []string
 	var err error
 	for {
 		st, err = b.read(ctx)
 		if err == nil {
-			gates, gone = st.gates(b), st.left(removed.of(st))
-			if proven(gates) && len(gone) == 0 {
+			gates, gone, unserved = st.gates(b), st.left(removed.of(st)), st.unserved(applied.of(st))
+			if proven(gates) && len(gone) == 0 && len(unserved) == 0 {
 				break
 			}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return nil, b.unproven(gates, gone, err)
+			return nil, b.unproven(gates, gone, unserved, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -523,6 +534,9 @@ func (b *Backend) Verify(ctx context.Context, p *plans.Plan) ([]provision.Proof,
 	for _, r := range removed.of(st) {
 		lines = append(lines, provision.Proof{Line: fmt.Sprintf("%s: the router %s of a removed frontend is no longer served", b.name(), r)})
 	}
+	if ex := exposure(st.Version); ex != "" {
+		lines = append(lines, provision.Proof{Line: fmt.Sprintf("%s: %s is exposed to %s", b.name(), st.Server(), ex)})
+	}
 	return lines, diags
 }
 
@@ -534,7 +548,7 @@ func proven(gates []plans.Gate) bool {
 // unproven turns what the last read showed, when the wait ran out, into
 // one error per path that is not gated and per removed router still
 // served, at the declaration concerned.
-func (b *Backend) unproven(gates []plans.Gate, gone []string, readErr error) hcl.Diagnostics {
+func (b *Backend) unproven(gates []plans.Gate, gone, unserved []string, readErr error) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	if readErr != nil {
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: b.proxy.APIRange.Ptr(), Context: b.proxy.DeclRange.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
@@ -557,15 +571,19 @@ func (b *Backend) unproven(gates []plans.Gate, gone []string, readErr error) hcl
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Removed frontend still served", Subject: b.proxy.DeclRange.Ptr(),
 			Detail: fmt.Sprintf("%s still serves the router %s of a service this apply removed, after -verify-timeout=%s.", b.name(), r, b.wait)})
 	}
+	if len(unserved) > 0 && len(diags) == 0 {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: b.proxy.DeclRange.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
+			Detail: fmt.Sprintf("%s has not read what this apply registered within -verify-timeout=%s: it does not list %s. A proof made on what it served before would prove nothing of the new registrations (the catalog not read yet, or the service's health check not passing).",
+				b.name(), b.wait, strings.Join(unserved, ", "))})
+	}
 	return diags
 }
 
-// removedRouters are the routers of removed frontends as each generation
-// names them: a Traefik 1 frontend after the service, a later router
-// after its tags.
-type removedRouters struct{ v1, later []string }
+// routerNames are routers as each generation names them: a Traefik 1
+// frontend after the service, a later router after its tags.
+type routerNames struct{ v1, later []string }
 
-func (r removedRouters) of(st *state) []string {
+func (r routerNames) of(st *state) []string {
 	if st.V1 {
 		return r.v1
 	}
@@ -575,10 +593,10 @@ func (r removedRouters) of(st *state) []string {
 // removed are the routers of the services the plan deletes whose name no
 // declared service still has (an instance of a for_each, or a service
 // moved to another agent, keeps it), as the proxy names them.
-func (b *Backend) removed(p *plans.Plan) removedRouters {
+func (b *Backend) removed(p *plans.Plan) routerNames {
 	rule := regexp.MustCompile("^" + regexp.QuoteMeta(b.prefix) + `\.http\.routers\.([^.]+)\.rule=`)
 	v1 := b.prefix + ".frontend.rule="
-	var out removedRouters
+	var out routerNames
 	for _, c := range p.Changes {
 		if c.Action != plans.Delete || c.Addr.Kind != "service" {
 			continue
@@ -597,6 +615,60 @@ func (b *Backend) removed(p *plans.Plan) removedRouters {
 			if f := "frontend-" + before.Name + "@" + consulCatalogV1; strings.HasPrefix(t, v1) && !slices.Contains(out.v1, f) {
 				out.v1 = append(out.v1, f)
 			}
+		}
+	}
+	return out
+}
+
+// applied are the routers the registrations this plan creates or
+// updates define, as the proxy names them: the proof waits until it
+// lists them all (in any status), so that it never judges a view of the
+// catalog from before the apply.
+func (b *Backend) applied(p *plans.Plan) routerNames {
+	var out routerNames
+	for _, c := range p.Changes {
+		if c.Action != plans.Create && c.Action != plans.Update || c.Addr.Kind != "service" {
+			continue
+		}
+		var after struct {
+			Name string
+			Tags []string
+		}
+		if json.Unmarshal(c.After, &after) != nil {
+			continue
+		}
+		cfg, err := labels.Decode(b.prefix, after.Tags)
+		if err != nil {
+			continue // Traefik drops the service: nothing of it to wait for
+		}
+		for _, r := range cfg.Routers {
+			name := r.Name + "@consulcatalog"
+			if r.Protocol != labels.HTTP {
+				name = string(r.Protocol) + " " + name
+			}
+			if !slices.Contains(out.later, name) {
+				out.later = append(out.later, name)
+			}
+		}
+		if f := "frontend-" + after.Name + "@" + consulCatalogV1; slices.Contains(after.Tags, b.prefix+".enable=true") &&
+			slices.ContainsFunc(after.Tags, func(t string) bool { return strings.HasPrefix(t, b.prefix+".frontend.rule=") }) && !slices.Contains(out.v1, f) {
+			out.v1 = append(out.v1, f)
+		}
+	}
+	return out
+}
+
+// unserved are the routers of applied that the proxy does not list: TCP
+// and UDP ones as "tcp name", "udp name".
+func (st *state) unserved(applied []string) []string {
+	var out []string
+	for _, r := range applied {
+		list, name := st.Routers, r
+		if proto, n, ok := strings.Cut(r, " "); ok {
+			list, name = map[string][]router{"tcp": st.TCP, "udp": st.UDP}[proto], n
+		}
+		if !slices.ContainsFunc(list, func(x router) bool { return x.Name == name }) {
+			out = append(out, r)
 		}
 	}
 	return out

@@ -1,0 +1,67 @@
+package schema
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"unicode/utf8"
+)
+
+// ReadConfined reads a file the specs name or hold, confined as file()
+// is: a regular file reached inside dir (a symbolic link that resolves
+// outside it is refused), of UTF-8 text, of at most MaxStringBytes. A
+// device, a FIFO or a /proc file (a link to /proc/self/environ, say) is
+// refused before it is read. The error names the path, never a byte of
+// what the file holds, so that no diagnostic prints a file that is not a
+// spec.
+func ReadConfined(path, dir string) ([]byte, error) {
+	real, err := Confined(path, dir)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return nil, fmt.Errorf("%q cannot be read: %v", path, unwrapPath(err))
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxStringBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%q cannot be read: %v", path, unwrapPath(err))
+	case len(b) > MaxStringBytes:
+		return nil, fmt.Errorf("%q holds more than one load reads (MaxStringBytes, %d MiB)", path, MaxStringBytes>>20)
+	case !utf8.Valid(b):
+		return nil, fmt.Errorf("%q is not UTF-8 text", path)
+	}
+	return b, nil
+}
+
+// Confined checks, without reading it, that the file at path is one
+// ReadConfined reads, and returns where it really is.
+func Confined(path, dir string) (string, error) {
+	root, err := filepath.Abs(dir)
+	if err == nil {
+		root, err = filepath.EvalSymlinks(root)
+	}
+	if err != nil {
+		return "", fmt.Errorf("the directory of %q cannot be read: %v", path, unwrapPath(err))
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("%q cannot be read: %v", path, unwrapPath(err))
+	}
+	if real, err = filepath.Abs(real); err != nil || !under(root, real) {
+		return "", fmt.Errorf("%q is outside %s, or a symbolic link to outside it; provision reads only files inside it", path, dir)
+	}
+	info, err := os.Stat(real)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%q cannot be read: %v", path, unwrapPath(err))
+	case !info.Mode().IsRegular():
+		return "", fmt.Errorf("%q is not a regular file (%s); provision reads only regular files", path, info.Mode().Type())
+	case info.Size() > MaxStringBytes:
+		return "", fmt.Errorf("%q holds %d bytes, more than one load reads (MaxStringBytes, %d MiB)", path, info.Size(), MaxStringBytes>>20)
+	}
+	return real, nil
+}
