@@ -12,7 +12,7 @@ import (
 )
 
 // testToken is a fake token; only its hash is ever written anywhere.
-const testToken = "test-token-alice-0123456789"
+const testToken = "test-token-alice-0123456789abcdef0123456789"
 
 func testTokens(t *testing.T) *tokenSet {
 	t.Helper()
@@ -105,7 +105,7 @@ func TestServe(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- serve(ctx, ln, testTokens(t), io.Discard) }()
+	go func() { done <- serve(ctx, ln, newHandler(testTokens(t), io.Discard)) }()
 	req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/api", nil)
 	req.Header.Set("X-Auth-Token", testToken)
 	resp, err := http.DefaultClient.Do(req)

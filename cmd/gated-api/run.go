@@ -16,6 +16,10 @@ import (
 	"time"
 )
 
+// minTokenBytes is the shortest token hash-token takes: a token is
+// guessed, so it holds at least 32 bytes (openssl rand -hex 32 gives 64).
+const minTokenBytes = 32
+
 const usage = `Usage:
   gated-api [-listen ADDR] [-tokens FILE]
   gated-api hash-token [-identity NAME] [-token-env VAR]
@@ -41,10 +45,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	listen := fs.String("listen", "127.0.0.1:8080", "`address` to listen on")
 	tokenFile := fs.String("tokens", "", "token `file` of \"<identity> sha256:<hex>\" lines")
+	burst := fs.Int("auth-burst", defaultAuthBurst, "wrong tokens a client may send at once before it is answered 429")
+	rate := fs.Float64("auth-rate", defaultAuthRate, "wrong tokens a `second` a client may send after its burst")
+	trusted := fs.String("trusted-proxies", "127.0.0.1,::1", "proxies (`addresses or CIDRs`, comma-separated) whose X-Forwarded-For names the client")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return 2
+	}
+	proxies, err := parseCIDRs(*trusted)
+	if err != nil || *burst < 1 || *rate <= 0 {
+		fmt.Fprintf(stderr, "gated-api: -auth-burst must be at least 1, -auth-rate above 0 and -trusted-proxies addresses or CIDRs (%v)\n", err)
 		return 2
 	}
 	tokens, err := loadTokens(*tokenFile, os.Getenv("GATED_API_TOKENS"))
@@ -60,16 +72,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(stderr, "gated-api: listening on http://%s with %d tokens\n", ln.Addr(), len(tokens.entries))
-	if err := serve(ctx, ln, tokens, stderr); err != nil {
+	if err := serve(ctx, ln, newLimitedHandler(tokens, stderr, newLimiter(*rate, *burst, proxies))); err != nil {
 		fmt.Fprintf(stderr, "gated-api: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-// serve serves on ln until ctx ends, then shuts down gracefully.
-func serve(ctx context.Context, ln net.Listener, tokens *tokenSet, log io.Writer) error {
-	srv := newServer(newHandler(tokens, log))
+// serve serves h on ln until ctx ends, then shuts down gracefully.
+func serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := newServer(h)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
@@ -130,8 +142,8 @@ func hashToken(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		line, _ := bufio.NewReader(stdin).ReadString('\n')
 		token = strings.TrimSpace(line)
 	}
-	if token == "" || strings.ContainsAny(*identity, " \t\n") || *identity == "" {
-		fmt.Fprintln(stderr, "gated-api hash-token: need a non-empty token and an identity without spaces")
+	if len(token) < minTokenBytes || strings.ContainsAny(*identity, " \t\n") || *identity == "" {
+		fmt.Fprintf(stderr, "gated-api hash-token: need a token of at least %d bytes (openssl rand -hex 32 makes one) and an identity without spaces\n", minTokenBytes)
 		return 1
 	}
 	fmt.Fprintln(stdout, hashLine(*identity, token))

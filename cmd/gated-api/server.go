@@ -3,10 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 )
 
 // Limits of the server: no body is needed, headers are small.
@@ -15,11 +18,39 @@ const (
 	maxBodyBytes   = 1 << 20
 )
 
-// newHandler serves /api, /auth and /healthz, logging one line per
-// request to log: method, path, status, duration and identity, never the
-// token.
+// Defaults of the wrong guesses a client may make (limiter): a burst of
+// 100, then 10 a second.
+const (
+	defaultAuthBurst = 100
+	defaultAuthRate  = 10
+)
+
+// newHandler is newLimitedHandler with the default limits, trusting the
+// X-Forwarded-For of a proxy on loopback.
 func newHandler(tokens *tokenSet, log io.Writer) http.Handler {
+	trusted, _ := parseCIDRs("127.0.0.1,::1")
+	return newLimitedHandler(tokens, log, newLimiter(defaultAuthRate, defaultAuthBurst, trusted))
+}
+
+// newLimitedHandler serves /api, /auth and /healthz, logging one line
+// per request to log: method, path (its control characters escaped),
+// status, duration and identity, never the token. A client's wrong
+// tokens are bounded by lim.
+func newLimitedHandler(tokens *tokenSet, log io.Writer, lim *limiter) http.Handler {
 	mux := http.NewServeMux()
+	authenticate := func(w http.ResponseWriter, r *http.Request, tokens *tokenSet) (string, bool) {
+		client := lim.client(r)
+		if wait := lim.wait(client); wait > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			http.Error(w, "too many wrong tokens: retry later", http.StatusTooManyRequests)
+			return "", false
+		}
+		identity, ok := authenticate(w, r, tokens)
+		if !ok && strings.TrimSpace(r.Header.Get("X-Auth-Token")) != "" {
+			lim.refused(client)
+		}
+		return identity, ok
+	}
 	mux.HandleFunc("/auth", func(w http.ResponseWriter, r *http.Request) {
 		identity, ok := authenticate(w, r, tokens)
 		if !ok {
@@ -52,9 +83,32 @@ func newHandler(tokens *tokenSet, log io.Writer) http.Handler {
 			identity = "-"
 		}
 		mu.Lock()
-		fmt.Fprintf(log, "%s %s %s %d %s %s\n", start.UTC().Format(time.RFC3339), r.Method, r.URL.Path, rec.status, time.Since(start).Round(time.Microsecond), identity)
+		fmt.Fprintf(log, "%s %s %s %d %s %s\n", start.UTC().Format(time.RFC3339), escaped(r.Method), escaped(r.URL.Path), rec.status, time.Since(start).Round(time.Microsecond), identity)
 		mu.Unlock()
 	})
+}
+
+// escaped is s for one line of the log: a control character (a %0A
+// decoded into the path) as \xNN, a backslash doubled, so that no request
+// writes a line of its own.
+func escaped(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' || unicode.IsControl(r) }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unicode.IsControl(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // authenticate answers 401 unless X-Auth-Token holds an accepted token.

@@ -64,7 +64,7 @@ func run(ctx context.Context, out io.Writer) error {
 	defer search.Stop()
 
 	// A token made for this run only; the application gets its hash.
-	secret := make([]byte, 16)
+	secret := make([]byte, 32)
 	rand.Read(secret)
 	token := "demo-" + hex.EncodeToString(secret)
 	ports, err := servers.FreePorts(1)
