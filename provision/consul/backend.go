@@ -142,6 +142,16 @@ func agentClient(cfg *schema.Config, a *schema.Agent, o Options) (*client.Agent,
 	if a != nil {
 		conf.Address, where, name = a.Address, a.DeclRange, a.Name
 	}
+	if conf.Token != "" || conf.TokenFile != "" || conf.HttpAuth != nil {
+		if err := adapter.Allowed(conf.Address, o.Getenv); err != nil {
+			return nil, hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "Server not allowed",
+				Detail:   fmt.Sprintf("The Consul agent %s. Add it to %s where it is the team's own, or plan without CONSUL_HTTP_TOKEN.", err, adapter.AllowedServersEnv),
+				Subject:  where.Ptr(),
+			}}
+		}
+	}
 	c, err := client.Open(conf, o.Deadlines.OrDefault(), name, where)
 	if err != nil {
 		return nil, hcl.Diagnostics{{

@@ -203,6 +203,11 @@ func open(raw []string, sc scope, env func(string) string) (*Backend, error) {
 			u.User = nil
 		}
 		b.urls = append(b.urls, strings.TrimSuffix(u.String(), "/"))
+		if user != "" || pass != "" || env("ELASTICSEARCH_API_KEY") != "" {
+			if err := adapter.Allowed(u.String(), env); err != nil {
+				return nil, fmt.Errorf("the cluster %w", err)
+			}
+		}
 	}
 	// One transport, whatever the TLS settings: the deadlines are the
 	// requests' contexts, never a transport setting a CA could drop.

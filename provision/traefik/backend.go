@@ -101,9 +101,13 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 	}
 	var out []provision.Backend
 	for _, t := range cfg.Traefiks {
+		user, pass := env(UsernameEnv), env(PasswordEnv)
+		if adapter.Allowed(t.API, env) != nil {
+			user, pass = "", "" // read without credentials, as a proxy outside the allowed servers
+		}
 		out = append(out, &Backend{
 			proxy: t, prefix: cfg.Proxy.Prefix, fronts: fronts, names: names, wait: wait, net: o.Deadlines.OrDefault(),
-			user: env(UsernameEnv), pass: env(PasswordEnv),
+			user: user, pass: pass,
 			http: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		})
 	}
