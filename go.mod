@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/Shopify/toxiproxy/v2 v2.5.0
+	github.com/agext/levenshtein v1.2.1
 	github.com/elastic/go-elasticsearch/v7 v7.13.1
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/consul/api v1.34.0
@@ -12,13 +13,13 @@ require (
 	github.com/prometheus/common v0.37.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/rs/zerolog v1.28.0
+	github.com/traefik/paerser v0.2.2
 	github.com/zclconf/go-cty v1.20.0
 	github.com/zclconf/go-cty-yaml v1.2.0
 	golang.org/x/term v0.38.0
 )
 
 require (
-	github.com/agext/levenshtein v1.2.1 // indirect
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
 	github.com/apparentlymart/go-textseg/v17 v17.0.1 // indirect
 	github.com/armon/go-metrics v0.4.1 // indirect
@@ -44,7 +45,6 @@ require (
 	github.com/prometheus/client_model v0.2.0 // indirect
 	github.com/prometheus/procfs v0.8.0 // indirect
 	github.com/rs/xid v1.4.0 // indirect
-	github.com/traefik/paerser v0.2.2 // indirect
 	golang.org/x/exp v0.0.0-20260218203240-3dfff04db8fa // indirect
 	golang.org/x/mod v0.33.0 // indirect
 	golang.org/x/sync v0.19.0 // indirect
