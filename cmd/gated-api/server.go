@@ -92,7 +92,7 @@ func newLimitedHandler(tokens *tokenSet, log io.Writer, lim *limiter) http.Handl
 // decoded into the path) as \xNN, a backslash doubled, so that no request
 // writes a line of its own.
 func escaped(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' || unicode.IsControl(r) }) {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r == '\\' || unicode.IsControl(r) }) {
 		return s
 	}
 	var b strings.Builder

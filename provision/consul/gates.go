@@ -36,11 +36,8 @@ func (b *Backend) judgeRoutes(as agentState) hcl.Diagnostics {
 	}
 	written := map[string][]string{}
 	for _, s := range b.cfg.Services {
-		if s.Agent == b.agentName() {
-			written[s.ID] = nil
-			if l := as.Services[s.ID]; l != nil {
-				written[s.ID] = Tags(b.cfg.Proxy, s)
-			}
+		if s.Agent == b.agentName() && as.Services[s.ID] != nil {
+			written[s.ID] = Tags(b.cfg.Proxy, s)
 		}
 	}
 	var regs []labels.Registration
