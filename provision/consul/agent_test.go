@@ -102,6 +102,8 @@ func TestRogueRoute(t *testing.T) {
 		"raw":   {"traefik.tcp.routers.raw.rule=HostSNI(`*`)", "traefik.tcp.routers.raw.entrypoints=web"},
 		"open":  {"traefik.HTTP.Routers.open.rule=PathPrefix(`/`)"},
 		"other": {"traefik.http.routers.other.rule=Host(`other.example`)"},
+		// The declared service's own stale tags: the plan rewrites them.
+		"gated-api": {"traefik.http.routers.stale.rule=Path(`/api`)"},
 	} {
 		if err := c.Agent().ServiceRegister(&api.AgentServiceRegistration{ID: id, Name: id, Port: 9000, Tags: tags}); err != nil {
 			t.Fatal(err)

@@ -27,26 +27,28 @@ func (b *Backend) keepRoute(st *agentState, s *agentService) {
 // reads their tags (labels.Judge, the judge of validate and of the
 // proof), against the gates the specs declare: a route that reaches a
 // gated request without the gate is a warning at the gated service, and
-// an apply's proof fails while the proxy serves it. A declared service
-// whose live tags are those the specs write was judged at validate.
+// an apply's proof fails while the proxy serves it. A declared service is
+// not judged by its live tags: the plan writes the tags the specs give
+// it, and those were judged at validate (a change of the gate's own
+// address makes the live tags of every gated service differ from it
+// until the apply).
 func (b *Backend) judgeRoutes(as agentState) hcl.Diagnostics {
 	gates := schema.Gates(b.cfg)
 	if len(gates) == 0 {
 		return nil
 	}
-	written := map[string][]string{}
+	declared := map[string]bool{}
 	for _, s := range b.cfg.Services {
-		if s.Agent == b.agentName() && as.Services[s.ID] != nil {
-			written[s.ID] = Tags(b.cfg.Proxy, s)
+		if s.Agent == b.agentName() {
+			declared[s.ID] = true
 		}
 	}
 	var regs []labels.Registration
 	for _, m := range []map[string]*agentService{as.Services, as.Routes} {
 		for id, s := range m {
-			if w, ok := written[id]; ok && slices.Equal(w, s.Tags) {
-				continue
+			if !declared[id] {
+				regs = append(regs, labels.Registration{ID: id, Service: s.Service, Tags: s.Tags})
 			}
-			regs = append(regs, labels.Registration{ID: id, Service: s.Service, Tags: s.Tags})
 		}
 	}
 	slices.SortFunc(regs, func(a, b labels.Registration) int { return strings.Compare(a.ID, b.ID) })
