@@ -38,6 +38,13 @@ func newLimiter(rate float64, burst int, trusted []*net.IPNet) *limiter {
 	return &limiter{rate: rate, burst: float64(burst), now: time.Now, trusted: trusted, buckets: map[string]*bucket{}}
 }
 
+// set changes the limits; a bucket fuller than the new burst is cut to it.
+func (l *limiter) set(rate float64, burst int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rate, l.burst = rate, float64(burst)
+}
+
 // client is who a request comes from: its peer, or, from a trusted
 // proxy, the last address of X-Forwarded-For that the proxy added.
 func (l *limiter) client(r *http.Request) string {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hashicorp/consul/api"
 )
 
 // minTokenBytes is the shortest token hash-token takes: a token is
@@ -21,7 +23,7 @@ import (
 const minTokenBytes = 32
 
 const usage = `Usage:
-  gated-api [-listen ADDR] [-tokens FILE]
+  gated-api [-listen ADDR] [-tokens FILE] [-limits-key KEY | -auth-burst N -auth-rate N]
   gated-api hash-token [-identity NAME] [-token-env VAR]
 
 Serves /api (token-gated), /auth (the proxy's forward-auth check) and /healthz.
@@ -32,6 +34,12 @@ GATED_API_TOKENS; both hold entries "<identity> sha256:<hex>" (one a line in
 the file; newlines or commas in the variable). Tokens are never stored in
 clear: "gated-api hash-token" reads a token from standard input (or from the
 variable named by -token-env) and prints its entry.
+
+Wrong tokens are bounded per client by -auth-burst and -auth-rate, or by
+the Consul KV key -limits-key names ({"rate": N, "burst": N}, the key
+apps/<team>/limits the shipped specs write), read from the agent of
+CONSUL_HTTP_ADDR (with CONSUL_HTTP_TOKEN and the CONSUL_* TLS settings)
+at start and followed while it runs.
 
 Options:
 `
@@ -48,6 +56,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	burst := fs.Int("auth-burst", defaultAuthBurst, "wrong tokens a client may send at once before it is answered 429")
 	rate := fs.Float64("auth-rate", defaultAuthRate, "wrong tokens a `second` a client may send after its burst")
 	trusted := fs.String("trusted-proxies", "127.0.0.1,::1", "proxies (`addresses or CIDRs`, comma-separated) whose X-Forwarded-For names the client")
+	limitsKey := fs.String("limits-key", "", "Consul KV `key` of {\"rate\": N, \"burst\": N} that sets -auth-rate and -auth-burst, followed while running")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -59,20 +68,40 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gated-api: -auth-burst must be at least 1, -auth-rate above 0 and -trusted-proxies addresses or CIDRs (%v)\n", err)
 		return 2
 	}
-	tokens, err := loadTokens(*tokenFile, os.Getenv("GATED_API_TOKENS"))
-	if err != nil {
-		fmt.Fprintf(stderr, "gated-api: %v\n", err)
-		return 1
+	if *limitsKey != "" && (isSet(fs, "auth-burst") || isSet(fs, "auth-rate")) {
+		fmt.Fprintln(stderr, "gated-api: -limits-key sets the limits: give it or -auth-burst and -auth-rate, not both")
+		return 2
 	}
-	ln, err := net.Listen("tcp", *listen)
+	tokens, err := loadTokens(*tokenFile, os.Getenv("GATED_API_TOKENS"))
 	if err != nil {
 		fmt.Fprintf(stderr, "gated-api: %v\n", err)
 		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(stderr, "gated-api: listening on http://%s with %d tokens\n", ln.Addr(), len(tokens.entries))
-	if err := serve(ctx, ln, newLimitedHandler(tokens, stderr, newLimiter(*rate, *burst, proxies))); err != nil {
+	lim := newLimiter(*rate, *burst, proxies)
+	if *limitsKey != "" {
+		client, err := api.NewClient(api.DefaultConfig())
+		if err != nil {
+			fmt.Fprintf(stderr, "gated-api: %v\n", err)
+			return 1
+		}
+		l, index, err := readLimits(ctx, client.KV(), *limitsKey, 0)
+		if err != nil {
+			fmt.Fprintf(stderr, "gated-api: %v\n", err)
+			return 1
+		}
+		lim.set(l.Rate, l.Burst)
+		*burst, *rate = l.Burst, l.Rate
+		go watchLimits(ctx, client.KV(), *limitsKey, index, lim, stderr)
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "gated-api: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "gated-api: listening on http://%s with %d tokens; a client gets %v wrong tokens, then %v a second\n", ln.Addr(), len(tokens.entries), *burst, *rate)
+	if err := serve(ctx, ln, newLimitedHandler(tokens, stderr, lim)); err != nil {
 		fmt.Fprintf(stderr, "gated-api: %v\n", err)
 		return 1
 	}
@@ -148,4 +177,11 @@ func hashToken(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, hashLine(*identity, token))
 	return 0
+}
+
+// isSet reports whether the command line gave the flag.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
