@@ -52,3 +52,13 @@ func TestOffline(t *testing.T) {
 		t.Errorf("plan -greenfield -snapshot: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestWarningOnce: the shipped module is called twice, and its
+// forward_auth's warning (auth_request_headers, which Traefik 1.7 lacks)
+// is said once, at its one declaration.
+func TestWarningOnce(t *testing.T) {
+	code, _, errOut := runCLI(t, map[string]string{"NO_COLOR": "1"}, "validate", "../../specs")
+	if n := strings.Count(errOut, "Warning: Traefik 1 sends every header to the auth endpoint"); code != exitOK || n != 1 {
+		t.Fatalf("validate: exit %d, the warning %d times\n%s", code, n, errOut)
+	}
+}

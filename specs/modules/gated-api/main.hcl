@@ -71,6 +71,7 @@ service "api" {
 
     forward_auth {
       address               = "http://${var.host}:${var.port}/auth"
+      auth_request_headers  = ["X-Auth-Token"]
       auth_response_headers = ["X-Auth-User"]
     }
 
