@@ -18,6 +18,8 @@
 #   PROVISION_RELEASES  where the archives are (default: this repository's GitHub releases)
 #   PROVISION_BIN       folder to install into (default: $HOME/.provision/bin)
 #   PROVISION_DIR       the specs (default: specs)
+#   PROVISION_ALLOWED_SERVERS  the servers a pull request's plan may send credentials
+#                       to (default: those of the default branch's snapshot)
 #   PROVISION_PLAN      the saved plan (default: provision.plan)
 #   PROVISION_SNAPSHOT  the snapshot file, written by snapshot, read by plan for a fork
 #   PROVISION_SNAPSHOT_ARTIFACT  the name it is published under (default: provision-snapshot)
@@ -166,21 +168,43 @@ github_artifact() {
 	rm -rf "$tmp"
 }
 
-# fetch_snapshot downloads the snapshot the default branch's pipeline
-# published last into $snapshot.
-fetch_snapshot() {
+# default_snapshot downloads the snapshot the default branch's pipeline
+# published last into $snapshot; fails, saying so, when none has.
+default_snapshot() {
 	case $(ci) in
 	github)
 		branch=$(jq -r '.repository.default_branch' "$GITHUB_EVENT_PATH")
 		github_artifact "$artifact" head_branch "$branch" "$snapshot" ||
-			die "no run on $branch has published $artifact: run the workflow there first"
+			{ say "no run on $branch has published $artifact: run the workflow there first"; return 1; }
 		;;
 	gitlab)
 		call GET "$CI_API_V4_URL/projects/$CI_PROJECT_ID/jobs/artifacts/$CI_DEFAULT_BRANCH/raw/$snapshot?job=provision-snapshot" \
 			-H "JOB-TOKEN: $CI_JOB_TOKEN" >"$snapshot" ||
-			die "no provision-snapshot job on $CI_DEFAULT_BRANCH has published $snapshot: run the pipeline there first"
+			{ say "no provision-snapshot job on $CI_DEFAULT_BRANCH has published $snapshot: run the pipeline there first"; return 1; }
 		;;
 	esac
+}
+
+fetch_snapshot() { default_snapshot || exit 1; }
+
+# allow_default sets PROVISION_ALLOWED_SERVERS, when the CI config does
+# not, to the servers the default branch's specs declare (their
+# snapshot's): a pull request that adds or moves a server is planned
+# without the credentials for it. It sets allowed_note to what the
+# comment says of it.
+allow_default() {
+	allowed_note=
+	if [ -n "${PROVISION_ALLOWED_SERVERS+set}" ]; then return; fi
+	if ! default_snapshot; then
+		allowed_note="Credentials went to every server the specs name: no snapshot of the default branch says which servers its specs declare (add the snapshot job, or set PROVISION_ALLOWED_SERVERS in the CI config)."
+		return
+	fi
+	PROVISION_ALLOWED_SERVERS=$(jq -r '[.backends[].address, ((.record.agents // {}) | .[])] | unique | join(",")' "$snapshot") ||
+		die "the default branch's snapshot $snapshot is not a provision snapshot"
+	export PROVISION_ALLOWED_SERVERS
+	allowed_note=$(printf 'Credentials went only to the servers the default branch'"'"'s specs declare (its snapshot, taken %s): `%s`. A server this pull request adds or moves is planned without them; widen `PROVISION_ALLOWED_SERVERS` in the CI config to allow it.' \
+		"$(jq -r '.taken_at' "$snapshot")" "$PROVISION_ALLOWED_SERVERS")
+	rm -f "$snapshot"
 }
 
 # age says how long ago an RFC 3339 time was, in hours or minutes.
@@ -357,6 +381,7 @@ comment_plan() {
 	fi
 	printf '%s\n\n' "$1" >>"$text"
 	if [ -n "$fork_note" ]; then printf '%s\n\n' "$fork_note" >>"$text"; fi
+	if [ -n "${allowed_note:-}" ]; then printf '%s\n\n' "$allowed_note" >>"$text"; fi
 	if [ "$planned" != 0 ] && [ "$planned" != 2 ]; then
 		printf '**The plan failed.**\n\n```\n%s\n```\n' "$(tail -c 60000 plan.out)" >>"$text"
 		set -- "$text"
@@ -385,6 +410,7 @@ sha() {
 }
 
 plan() {
+	if ! fork; then allow_default; fi
 	plan_to "$plan"
 	comment_plan "provision plan of \`$dir\` at $(sha)" "$plan"
 	[ "$planned" = 0 ] || [ "$planned" = 2 ] || exit 1

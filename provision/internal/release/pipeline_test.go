@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,10 +170,13 @@ func TestPipelineGitHubFailedPlanComments(t *testing.T) {
 		t.Fatalf("a plan that cannot read Consul passed:\n%s", out)
 	}
 	id, body := only(t, p.api, 3)
-	if !strings.HasPrefix(body, marker+"\n") || !strings.Contains(body, "**The plan failed.**") || strings.Contains(body, "snapshot") || strings.Contains(body, "provision-changes") {
+	if !strings.HasPrefix(body, marker+"\n") || !strings.Contains(body, "**The plan failed.**") || strings.Contains(body, "from the snapshot") || strings.Contains(body, "provision-changes") {
 		t.Errorf("the comment of a failed live plan:\n%s", body)
 	}
-	if took := p.api.took(); strings.Contains(took, "artifacts") || !strings.Contains(took, "POST /repos/acme/specs/issues/3/comments 201") {
+	if !strings.Contains(body, "Credentials went to every server the specs name: no snapshot of the default branch") {
+		t.Errorf("the comment does not say where the credentials went:\n%s", body)
+	}
+	if took := p.api.took(); !strings.Contains(took, "POST /repos/acme/specs/issues/3/comments 201") {
 		t.Errorf("requests:\n%s", took)
 	}
 	if _, err := p.run("plan", p.pullRequest(3, "ddd444", "acme/specs")); err == nil {
@@ -259,5 +264,53 @@ func TestPipelineGitLabForkKeepsOneNote(t *testing.T) {
 	took := p.api.took()
 	if strings.Count(took, "PUT /api/v4/projects/5/merge_requests/4/notes/") != 1 || !strings.Contains(took, "GET /api/v4/projects/5/jobs/artifacts/main/raw/provision-snapshot.json 200") {
 		t.Errorf("requests:\n%s", took)
+	}
+}
+
+// A pull request from the repository itself is planned with the
+// credentials only for the servers the default branch's specs declare
+// (the servers of its snapshot): one that adds an agent elsewhere gets a
+// plan that refuses it at its block, the listener there receives no
+// token, and the comment says which servers were allowed.
+func TestPipelineGitHubAllowsDefaultServers(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	listen := func() *httptest.Server {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			got = append(got, r.Host+" "+r.URL.Path+" token="+r.Header.Get("X-Consul-Token"))
+			mu.Unlock()
+			w.Write([]byte("{}"))
+		}))
+		t.Cleanup(s.Close)
+		return s
+	}
+	agent, elsewhere := listen(), listen()
+	p := newPipeline(t, "GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/specs", "CONSUL_HTTP_ADDR="+agent.URL, "CONSUL_HTTP_TOKEN=canary-token-77d0")
+	snap := strings.ReplaceAll(string(snapshotFile(t, "converged.json")), "http://localhost:8500", agent.URL)
+	p.api.upload("provision-snapshot", "main", "s1", map[string][]byte{"provision-snapshot.json": []byte(snap)})
+	added := "agent \"x\" {\n  address = \"" + elsewhere.URL + "\"\n}\n\nservice \"x\" {\n  agent = \"x\"\n  port  = 8080\n}\n"
+	if err := os.WriteFile(filepath.Join(p.work, "specs", "elsewhere.hcl"), []byte(added), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.run("plan", p.pullRequest(8, "fff666", "acme/specs"))
+	if err == nil {
+		t.Fatalf("a plan with an agent outside the allowed servers passed:\n%s", out)
+	}
+	_, body := only(t, p.api, 8)
+	for _, want := range []string{"Credentials went only to the servers the default branch's specs declare", agent.URL, "Error: Server not allowed", "elsewhere.hcl"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the comment lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body+out, "canary") {
+		t.Errorf("the token shows:\n%s\n%s", out, body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range got {
+		if strings.HasPrefix(r, strings.TrimPrefix(elsewhere.URL, "http://")) && strings.Contains(r, "canary") {
+			t.Errorf("the agent elsewhere received the token: %s", r)
+		}
 	}
 }
