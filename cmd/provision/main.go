@@ -9,19 +9,16 @@ import (
 )
 
 func main() {
-	// The collector runs less often than Go's default (GOGC=100) and
-	// works harder near a soft limit instead of letting the heap grow
-	// past it: a large plan allocates far more than it keeps live.
-	// docs/internals/performance.md has the measurements behind both
-	// numbers. GOGC and GOMEMLIMIT still win.
+	// The collector runs less often than Go's default (GOGC=100): a large
+	// plan allocates far more than it keeps live, and a CLI ends soon.
+	// The soft limit follows the memory the process may use
+	// (memoryLimit). GOGC and GOMEMLIMIT still win;
+	// docs/internals/performance.md has the measurements.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(memoryLimit)
+		debug.SetMemoryLimit(memoryLimit(os.DirFS("/")))
 	}
 	os.Exit(newCLI(os.Stdin, os.Stdout, os.Stderr).run(os.Args[1:]))
 }
-
-// memoryLimit is the default GOMEMLIMIT.
-const memoryLimit = 192 << 20
