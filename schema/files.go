@@ -22,20 +22,22 @@ import (
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 )
 
-// FileFunctions are the functions that read files: only the specs' own,
-// under the directory of the root spec files, so that a plan depends on
+// FileFunctions are the functions that read files: only files inside the
+// specs' bound (their repository, boundOf), so that a plan depends on
 // nothing but the specs (and snapshot, plan -snapshot and provision test
 // stay offline and deterministic).
 var FileFunctions = []string{"file", "fileexists", "fileset", "templatefile"}
 
 // specFiles reads the files the specs name. Paths are relative to the
 // root directory of the specs (path.root is "."; path.module is a
-// module's directory from there); a path that resolves outside it, by
-// "..", an absolute path or a symbolic link, is an error, and no error
-// shows what a file holds.
+// module's directory from there); a path that resolves outside their
+// bound (the repository that holds them, boundOf), by "..", an absolute
+// path or a symbolic link, is an error, and no error shows what a file
+// holds.
 type specFiles struct {
-	root string // absolute, symbolic links resolved
-	dir  string // as given, which diagnostics name the files by
+	root  string // absolute, symbolic links resolved
+	dir   string // as given, which diagnostics name the files by
+	bound bound
 	// bg bounds the work of the templates rendered, as of the specs.
 	bg *budget
 	// read is the text of each file read, by its text, for jsondecode to
@@ -44,24 +46,25 @@ type specFiles struct {
 	read map[string]string
 }
 
-func newSpecFiles(dir string, bg *budget) *specFiles {
+func newSpecFiles(dir string, env []string, bg *budget) (*specFiles, error) {
 	root, err := filepath.Abs(dir)
 	if err == nil {
 		if r, err := filepath.EvalSymlinks(root); err == nil {
 			root = r
 		}
 	}
-	return &specFiles{root: root, dir: dir, bg: bg, read: map[string]string{}}
+	b, err := boundOf(root, env)
+	return &specFiles{root: root, dir: dir, bound: b, bg: bg, read: map[string]string{}}, err
 }
 
 // resolve is the file or directory at p under the root, or why not.
 func (f *specFiles) resolve(p string) (string, error) {
 	if filepath.IsAbs(p) {
-		return "", fmt.Errorf("%q is an absolute path; a spec reads only files under its own directory, named relative to it (path.module, path.root)", p)
+		return "", fmt.Errorf("%q is an absolute path; a spec reads only files inside %s, named relative to the specs (path.module, path.root)", p, f.bound.name)
 	}
 	full := filepath.Join(f.root, filepath.FromSlash(p))
-	if !under(f.root, full) {
-		return "", fmt.Errorf("%q is outside the directory of the specs; a spec reads only its own files", p)
+	if !under(f.bound.dir, full) {
+		return "", fmt.Errorf("%q is outside %s; a spec reads only files inside it", p, f.bound.name)
 	}
 	real, err := filepath.EvalSymlinks(full)
 	switch {
@@ -69,8 +72,8 @@ func (f *specFiles) resolve(p string) (string, error) {
 		return full, err
 	case err != nil:
 		return "", fmt.Errorf("%q cannot be read: %v", p, unwrapPath(err))
-	case !under(f.root, real):
-		return "", fmt.Errorf("%q is a symbolic link to outside the directory of the specs; a spec reads only its own files", p)
+	case !under(f.bound.dir, real):
+		return "", fmt.Errorf("%q is a symbolic link to outside %s; a spec reads only files inside it", p, f.bound.name)
 	}
 	return real, nil
 }
@@ -93,7 +96,7 @@ func unwrapPath(err error) error {
 func (f *specFiles) text(p string) (string, error) {
 	full, err := f.resolve(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("no file %q under the directory of the specs", p)
+		return "", fmt.Errorf("no file %q inside %s", p, f.bound.name)
 	}
 	if err != nil {
 		return "", err

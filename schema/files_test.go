@@ -83,7 +83,7 @@ func TestFileFunctionsConfined(t *testing.T) {
 		{`file("../secret.txt")`, "is outside the directory of the specs"},
 		{`file("` + filepath.Join(root, "secret.txt") + `")`, "is an absolute path"},
 		{`file("link.txt")`, "is a symbolic link to outside the directory of the specs"},
-		{`file("none.txt")`, `no file "none.txt" under the directory of the specs`},
+		{`file("none.txt")`, `no file "none.txt" inside the directory of the specs`},
 		{`fileset("..", "*.txt")`, "is outside the directory of the specs"},
 		{`fileset(".", "*.yaml")`, `the pattern "*.yaml" matches no file under "."`},
 		{`fileset("none", "*.json")`, `no directory "none" under the directory of the specs`},

@@ -157,7 +157,10 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 			}
 		}
 	}
-	files := newSpecFiles(filepath.Dir(paths[0]), bg)
+	files, err := newSpecFiles(filepath.Dir(paths[0]), in.Env, bg)
+	if err != nil {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid root", Detail: upper(err.Error()) + "."})
+	}
 	functions := files.functions(Functions)
 	diags = append(diags, validate(cfg.Variables, functions)...)
 	var ldiags hcl.Diagnostics

@@ -199,11 +199,8 @@ func (d *decoder) moduleSource(attr *hcl.Attribute, b *hcl.Block, at call) (stri
 		return bad("Invalid module source", "%q is not a local path. provision calls local modules only: a directory of spec files named from the calling module's directory, starting with ./ or ../.", src)
 	}
 	dir := path.Join(at.dir, src)
-	if dir == ".." || strings.HasPrefix(dir, "../") {
-		return bad("Module outside the specs", "%q is outside the directory of the specs; a module is a directory inside it.", src)
-	}
 	if _, err := d.files.resolve(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return bad("Module outside the specs", "%s.", err)
+		return bad("Module outside "+d.files.bound.short, "%s.", err)
 	}
 	files, err := SpecFiles(filepath.Join(d.files.dir, filepath.FromSlash(dir)))
 	if st, serr := os.Stat(filepath.Join(d.files.dir, filepath.FromSlash(dir))); err != nil || serr != nil || !st.IsDir() || len(files) == 0 {

@@ -192,3 +192,59 @@ func TestModulesBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedModule: two projects of one repository call one module kept
+// at its top (issue 74's layout): it loads from either, its file() reads
+// beside it, and each project is its own; outside the repository (by
+// "..", by a symbolic link) it is refused at its source. Without git,
+// PROVISION_ROOT names the folder; one that does not hold the specs is
+// refused.
+func TestSharedModule(t *testing.T) {
+	kv := "variable \"team\" {\n  type = string\n}\n\nkey \"limits\" {\n  path  = \"apps/${var.team}/limits\"\n  value = jsondecode(file(\"${path.module}/limits.json\"))\n}\n"
+	project := func(name string) string {
+		return "project = \"" + name + "\"\n\nmodule \"kv\" {\n  source = \"../../../modules/kv\"\n  team   = \"" + name + "\"\n}\n"
+	}
+	files := map[string]string{
+		".git/HEAD":              "ref: refs/heads/main\n",
+		"modules/kv/main.hcl":    kv,
+		"modules/kv/limits.json": `{"rate": 10, "burst": 5}`,
+		"teams/a/specs/main.hcl": project("a"),
+		"teams/b/specs/main.hcl": project("b"),
+		"teams/c/specs/main.hcl": "project = \"c\"\n\nmodule \"kv\" {\n  source = \"../../../../elsewhere\"\n  team   = \"c\"\n}\n",
+		"teams/d/specs/main.hcl": "project = \"d\"\n\nmodule \"kv\" {\n  source = \"../../../modules/out\"\n  team   = \"d\"\n}\n",
+	}
+	root := writeTree(t, files)
+	elsewhere := writeTree(t, map[string]string{"kv/main.hcl": kv, "kv/limits.json": "{}"})
+	if err := os.Symlink(filepath.Join(elsewhere, "kv"), filepath.Join(root, "modules", "out")); err != nil {
+		t.Fatal(err)
+	}
+	for _, team := range []string{"a", "b"} {
+		cfg, diags := schema.NewParser().LoadDir(filepath.Join(root, "teams", team, "specs"), schema.Inputs{})
+		if diags.HasErrors() {
+			t.Fatalf("project %s: %s", team, diags)
+		}
+		if cfg.Project != team || len(cfg.Keys) != 1 || cfg.Keys[0].Path != "apps/"+team+"/limits" {
+			t.Errorf("project %s: %q, keys %+v", team, cfg.Project, cfg.Keys)
+		}
+	}
+	for _, team := range []string{"c", "d"} {
+		_, diags := schema.NewParser().LoadDir(filepath.Join(root, "teams", team, "specs"), schema.Inputs{})
+		if !diags.HasErrors() || diags.Errs()[0].(*hcl.Diagnostic).Summary != "Module outside the repository" || diags.Errs()[0].(*hcl.Diagnostic).Subject.Start.Line != 4 {
+			t.Errorf("project %s, a module outside the repository: %s", team, diags)
+		}
+	}
+	// Without git the specs' folder is the bound, unless PROVISION_ROOT
+	// widens it (writeTree's folders are not in a repository).
+	norepo := writeTree(t, map[string]string{"specs/main.hcl": "project = \"n\"\n\nmodule \"kv\" {\n  source = \"../modules/kv\"\n  team   = \"n\"\n}\n",
+		"modules/kv/main.hcl": kv, "modules/kv/limits.json": `{"rate": 1, "burst": 1}`})
+	specs := filepath.Join(norepo, "specs")
+	if _, diags := schema.NewParser().LoadDir(specs, schema.Inputs{}); !diags.HasErrors() || diags.Errs()[0].(*hcl.Diagnostic).Summary != "Module outside the specs" {
+		t.Errorf("no git, no root: %s", diags)
+	}
+	if _, diags := schema.NewParser().LoadDir(specs, schema.Inputs{Env: []string{"PROVISION_ROOT=" + norepo}}); diags.HasErrors() {
+		t.Errorf("PROVISION_ROOT: %s", diags)
+	}
+	if _, diags := schema.NewParser().LoadDir(specs, schema.Inputs{Env: []string{"PROVISION_ROOT=" + elsewhere}}); !diags.HasErrors() || diags.Errs()[0].(*hcl.Diagnostic).Summary != "Invalid root" {
+		t.Errorf("PROVISION_ROOT that does not hold the specs: %s", diags)
+	}
+}

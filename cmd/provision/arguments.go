@@ -208,11 +208,21 @@ func (a *netArgs) bound(ctx context.Context) (context.Context, context.CancelFun
 // takes.
 type varArgs struct {
 	vars, files listFlag
+	root        string
 }
 
 func (a *varArgs) register(fs *flag.FlagSet) {
 	fs.Var(&a.vars, "var", "set an input variable: -var name=value (repeatable)")
 	fs.Var(&a.files, "var-file", "read input variables from an HCL file (repeatable)")
+	fs.StringVar(&a.root, "root", "", "the `folder` the specs' modules and files may be anywhere inside, where no .git above the specs says (PROVISION_ROOT)")
+}
+
+// environ is env with -root, when given, as PROVISION_ROOT.
+func (a *varArgs) environ(env func() []string) func() []string {
+	if a.root == "" {
+		return env
+	}
+	return func() []string { return append(env(), schema.RootEnv+"="+a.root) }
 }
 
 // runArgs are the options of a run that loads specs (run.Operation): a
@@ -249,7 +259,7 @@ func (a *runArgs) registerRemoval(fs *flag.FlagSet) {
 
 // operation is the run the arguments describe, with the environment.
 func (c *cli) operation(t run.Type, dir string, a *runArgs) run.Operation {
-	o := run.Operation{Type: t, Dir: dir, Vars: a.vars.vars, VarFiles: a.vars.files, Getenv: c.getenv, Environ: c.environ,
+	o := run.Operation{Type: t, Dir: dir, Vars: a.vars.vars, VarFiles: a.vars.files, Getenv: c.getenv, Environ: a.vars.environ(c.environ),
 		SearchIndices: true, Replace: a.replace, Targets: a.targets, Excludes: a.excludes, VerifyTimeout: a.verifyTimeout, PruneIndices: a.prune}
 	if a.net.request != 0 {
 		o.Deadlines = a.net.deadlines()

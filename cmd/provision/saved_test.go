@@ -60,6 +60,30 @@ func TestSavedPlanSources(t *testing.T) {
 			}
 		})
 	}
+	// A module kept at the top of the repository, outside the specs'
+	// folder (issue 74): its file is a source of the plan too.
+	t.Run("shared module edited", func(t *testing.T) {
+		repo := t.TempDir()
+		env := map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"}
+		for name, src := range map[string]string{".git/HEAD": "ref: refs/heads/main\n", "modules/m/main.hcl": module,
+			"envs/staging/main.hcl": strings.Replace(main, "./modules/m", "../../modules/m", 1)} {
+			os.MkdirAll(filepath.Dir(filepath.Join(repo, name)), 0o755)
+			if err := os.WriteFile(filepath.Join(repo, name), []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		planFile := filepath.Join(t.TempDir(), "p.plan")
+		if code, out, errOut := runCLI(t, env, "plan", "-out", planFile, filepath.Join(repo, "envs", "staging")); code != exitOK {
+			t.Fatalf("plan: exit %d\n%s%s", code, out, errOut)
+		}
+		if err := os.WriteFile(filepath.Join(repo, "modules", "m", "main.hcl"), []byte(module+"\n# edited\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runCLI(t, env, "apply", planFile)
+		if code == exitOK || !strings.Contains(out+errOut, "../../modules/m/main.hcl changed") || !strings.Contains(out+errOut, "Nothing was sent") {
+			t.Errorf("apply after the shared module changed: exit %d\n%s%s", code, out, errOut)
+		}
+	})
 	t.Run("nothing moved", func(t *testing.T) {
 		dir := t.TempDir()
 		env := map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"}
