@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,7 +28,8 @@ import (
 // specs' bound (their repository, boundOf), so that a plan depends on
 // nothing but the specs (and snapshot, plan -snapshot and provision test
 // stay offline and deterministic).
-var FileFunctions = []string{"file", "fileexists", "fileset", "templatefile"}
+var FileFunctions = []string{"file", "fileexists", "fileset", "templatefile",
+	"filebase64", "filemd5", "filesha1", "filesha256", "filesha512", "filebase64sha256", "filebase64sha512"}
 
 // specFiles reads the files the specs name. Paths are relative to the
 // root directory of the specs (path.root is "."; path.module is a
@@ -94,25 +97,9 @@ func unwrapPath(err error) error {
 
 // text reads the file at p: UTF-8 text of at most MaxStringBytes.
 func (f *specFiles) text(p string) (string, error) {
-	full, err := f.resolve(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("no file %q inside %s", p, f.bound.name)
-	}
+	b, err := f.bytes(p)
 	if err != nil {
 		return "", err
-	}
-	info, err := os.Stat(full)
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("%q cannot be read: %v", p, unwrapPath(err))
-	case info.IsDir():
-		return "", fmt.Errorf("%q is a directory, not a file", p)
-	case info.Size() > MaxStringBytes:
-		return "", fmt.Errorf("%q holds %d bytes, more than one load of the specs reads (MaxStringBytes, %d MiB)", p, info.Size(), MaxStringBytes>>20)
-	}
-	b, err := os.ReadFile(full)
-	if err != nil {
-		return "", fmt.Errorf("%q cannot be read: %v", p, unwrapPath(err))
 	}
 	if !utf8.Valid(b) {
 		return "", fmt.Errorf("%q is not UTF-8 text", p)
@@ -122,6 +109,31 @@ func (f *specFiles) text(p string) (string, error) {
 	f.read[s] = p
 	f.mu.Unlock()
 	return s, nil
+}
+
+// bytes reads the file at p, of at most MaxStringBytes.
+func (f *specFiles) bytes(p string) ([]byte, error) {
+	full, err := f.resolve(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no file %q inside %s", p, f.bound.name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	info, err := os.Stat(full)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%q cannot be read: %v", p, unwrapPath(err))
+	case info.IsDir():
+		return nil, fmt.Errorf("%q is a directory, not a file", p)
+	case info.Size() > MaxStringBytes:
+		return nil, fmt.Errorf("%q holds %d bytes, more than one load of the specs reads (MaxStringBytes, %d MiB)", p, info.Size(), MaxStringBytes>>20)
+	}
+	b, err := os.ReadFile(full)
+	if err != nil {
+		return nil, fmt.Errorf("%q cannot be read: %v", p, unwrapPath(err))
+	}
+	return b, nil
 }
 
 // unquoted takes the values of the references away from each of diags
@@ -207,6 +219,28 @@ func (f *specFiles) functions(table map[string]function.Function) map[string]fun
 			return cty.BoolVal(err == nil && info.Mode().IsRegular()), nil
 		},
 	})
+	for name, enc := range map[string]func([]byte) string{
+		"filebase64":       base64.StdEncoding.EncodeToString,
+		"filemd5":          func(b []byte) string { return hex.EncodeToString(digestOf("md5", b)) },
+		"filesha1":         func(b []byte) string { return hex.EncodeToString(digestOf("sha1", b)) },
+		"filesha256":       func(b []byte) string { return hex.EncodeToString(digestOf("sha256", b)) },
+		"filesha512":       func(b []byte) string { return hex.EncodeToString(digestOf("sha512", b)) },
+		"filebase64sha256": func(b []byte) string { return base64.StdEncoding.EncodeToString(digestOf("sha256", b)) },
+		"filebase64sha512": func(b []byte) string { return base64.StdEncoding.EncodeToString(digestOf("sha512", b)) },
+	} {
+		out[name] = function.New(&function.Spec{
+			Description: "A file of the specs, encoded or digested as Terraform's " + name + ".",
+			Params:      onePath,
+			Type:        function.StaticReturnType(cty.String),
+			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+				b, err := f.bytes(args[0].AsString())
+				if err != nil {
+					return cty.NilVal, err
+				}
+				return cty.StringVal(enc(b)), nil
+			},
+		})
+	}
 	out["fileset"] = function.New(&function.Spec{
 		Description: "The files under a directory of the specs whose paths match a pattern (*, ?, [...] within a name; ** across directories).",
 		Params:      []function.Parameter{{Name: "path", Type: cty.String}, {Name: "pattern", Type: cty.String}},
@@ -238,6 +272,14 @@ func (f *specFiles) functions(table map[string]function.Function) map[string]fun
 	})
 	out = f.bg.functions(out)
 	inner := maps.Clone(out) // a template renders no template: no recursion
+	out["templatestring"] = f.bg.bounded("templatestring", function.New(&function.Spec{
+		Description: "A string rendered as a template, with the variables of an object (Terraform's templatestring).",
+		Params:      []function.Parameter{{Name: "template", Type: cty.String}, {Name: "vars", Type: cty.DynamicPseudoType}},
+		Type:        function.StaticReturnType(cty.DynamicPseudoType),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			return f.render(args[0].AsString(), "the template string", args[1], inner)
+		},
+	}))
 	out["templatefile"] = f.bg.bounded("templatefile", function.New(&function.Spec{
 		Description: "A file of the specs rendered as a template, with the variables of an object.",
 		Params:      []function.Parameter{{Name: "path", Type: cty.String}, {Name: "vars", Type: cty.DynamicPseudoType}},
@@ -268,9 +310,11 @@ func jsonError(from, text string) error {
 // is an error (a typo would otherwise declare nothing, and a plan would
 // delete what the files declared).
 func (f *specFiles) fileset(dir, pattern string) (cty.Value, error) {
+	// As Terraform's: a folder that is not there, or a pattern that
+	// matches nothing, is the empty set.
 	full, err := f.resolve(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return cty.NilVal, fmt.Errorf("no directory %q under the directory of the specs", dir)
+		return cty.SetValEmpty(cty.String), nil
 	}
 	if err != nil {
 		return cty.NilVal, err
@@ -294,7 +338,7 @@ func (f *specFiles) fileset(dir, pattern string) (cty.Value, error) {
 		return cty.NilVal, fmt.Errorf("%q cannot be listed: %v", dir, unwrapPath(err))
 	}
 	if len(found) == 0 {
-		return cty.NilVal, fmt.Errorf("the pattern %q matches no file under %q", pattern, dir)
+		return cty.SetValEmpty(cty.String), nil
 	}
 	return cty.SetVal(found), nil
 }
@@ -305,8 +349,18 @@ func globRegexp(pattern string) (*regexp.Regexp, error) {
 	if _, err := path.Match(strings.ReplaceAll(pattern, "**", "*"), ""); err != nil {
 		return nil, err
 	}
+	body, err := globBody(pattern)
+	if err != nil {
+		return nil, err
+	}
+	return regexp.Compile("^" + body + "$")
+}
+
+// globBody is the regular expression of a glob pattern: *, ? and [...]
+// within a name, ** across directories, {a,b} either (Terraform's
+// fileset, after doublestar).
+func globBody(pattern string) (string, error) {
 	var b strings.Builder
-	b.WriteString("^")
 	for i := 0; i < len(pattern); i++ {
 		switch c := pattern[i]; {
 		case strings.HasPrefix(pattern[i:], "**/"):
@@ -323,12 +377,50 @@ func globRegexp(pattern string) (*regexp.Regexp, error) {
 			j := strings.IndexByte(pattern[i:], ']')
 			b.WriteString(strings.Replace(pattern[i:i+j+1], "[!", "[^", 1))
 			i += j
+		case c == '{':
+			alts, n, err := alternatives(pattern[i:])
+			if err != nil {
+				return "", err
+			}
+			var bodies []string
+			for _, a := range alts {
+				body, err := globBody(a)
+				if err != nil {
+					return "", err
+				}
+				bodies = append(bodies, body)
+			}
+			b.WriteString("(?:" + strings.Join(bodies, "|") + ")")
+			i += n - 1
 		default:
 			b.WriteString(regexp.QuoteMeta(string(c)))
 		}
 	}
-	b.WriteString("$")
-	return regexp.Compile(b.String())
+	return b.String(), nil
+}
+
+// alternatives splits the {a,b,...} that s starts with at its top-level
+// commas, and says how many bytes it takes.
+func alternatives(s string) ([]string, int, error) {
+	depth, start := 0, 1
+	var alts []string
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return append(alts, s[start:i]), i + 1, nil
+			}
+		case ',':
+			if depth == 1 {
+				alts = append(alts, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return nil, 0, fmt.Errorf("the pattern %q has a { without its }", s)
 }
 
 // template renders the file at p as an HCL template with vars, an object
@@ -338,6 +430,11 @@ func (f *specFiles) template(p string, vars cty.Value, functions map[string]func
 	if err != nil {
 		return cty.NilVal, err
 	}
+	return f.render(text, p, vars, functions)
+}
+
+// render renders text, a template named p, with vars.
+func (f *specFiles) render(text, p string, vars cty.Value, functions map[string]function.Function) (cty.Value, error) {
 	if !vars.Type().IsObjectType() && !vars.Type().IsMapType() {
 		return cty.NilVal, fmt.Errorf("the variables of a template are an object, as { name = \"edge\" }")
 	}

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"maps"
+
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	ctyyaml "github.com/zclconf/go-cty-yaml"
@@ -10,16 +12,17 @@ import (
 )
 
 // Functions is the fixed table of functions a spec may call, by name, but
-// those that read the specs' own files (FileFunctions). Every one is a
-// library's: cty's stdlib and yaml, hcl's try and can, typeexpr's
-// convert. None reads the clock, the environment, a file or a random
-// source, so that the same specs always make the same plan. Where tools
-// differ on a name, Terraform's meaning wins: reverse reverses a list
-// (strrev a string), and length counts a string's characters as well as
-// a collection's elements. cty's index (an element by its key) is left
-// out: Terraform's index finds a value's position, and one name must not
-// mean both.
-var Functions = map[string]function.Function{
+// those that read the specs' own files (FileFunctions): Terraform's
+// functions, with Terraform's meaning. Most are a library's (cty's stdlib
+// and yaml, hcl's try and can, typeexpr's convert, go-cty-funcs), the
+// rest terraformFunctions. None reads the clock, the environment, a file
+// or a random source, so that the same specs always make the same plan
+// (Unrepeatable). Where tools differ on a name, Terraform's meaning wins:
+// reverse reverses a list (strrev a string), length counts a string's
+// characters, a collection's elements and an object's attributes,
+// coalesce skips empty strings, replace takes /regexp/, and index finds a
+// value's position (cty's index, an element by its key, is left out).
+var Functions = withTerraform(map[string]function.Function{
 	// Strings.
 	"chomp":         stdlib.ChompFunc,
 	"format":        stdlib.FormatFunc,
@@ -30,7 +33,6 @@ var Functions = map[string]function.Function{
 	"regex":         stdlib.RegexFunc,
 	"regexall":      stdlib.RegexAllFunc,
 	"regex_replace": stdlib.RegexReplaceFunc,
-	"replace":       stdlib.ReplaceFunc,
 	"split":         stdlib.SplitFunc,
 	"strlen":        stdlib.StrlenFunc,
 	"strrev":        stdlib.ReverseFunc,
@@ -44,7 +46,6 @@ var Functions = map[string]function.Function{
 
 	// Collections.
 	"chunklist":       stdlib.ChunklistFunc,
-	"coalesce":        stdlib.CoalesceFunc,
 	"coalescelist":    stdlib.CoalesceListFunc,
 	"compact":         stdlib.CompactFunc,
 	"concat":          stdlib.ConcatFunc,
@@ -95,10 +96,21 @@ var Functions = map[string]function.Function{
 	"convert":  typeexpr.ConvertFunc,
 	"try":      tryfunc.TryFunc,
 	"can":      tryfunc.CanFunc,
+})
+
+// withTerraform is table with Terraform's functions that cty lacks or
+// means otherwise (terraformFunctions), and those left out by design
+// (Unrepeatable) as functions that say why.
+func withTerraform(table map[string]function.Function) map[string]function.Function {
+	maps.Copy(table, terraformFunctions)
+	for name, why := range Unrepeatable {
+		table[name] = unrepeatable(name, why)
+	}
+	return table
 }
 
 // lengthFunc is stdlib's length for collections and strlen for a string,
-// as Terraform's length: length("api") is 3, not an error.
+// as Terraform's length: length("api") is 3, length({a = 1}) is 1.
 var lengthFunc = function.New(&function.Spec{
 	Description: "The number of elements of a collection, or of characters of a string.",
 	Params: []function.Parameter{{
@@ -110,8 +122,11 @@ var lengthFunc = function.New(&function.Spec{
 	}},
 	Type: function.StaticReturnType(cty.Number),
 	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-		if args[0].Type() == cty.String {
+		switch ty := args[0].Type(); {
+		case ty == cty.String:
 			return stdlib.Strlen(args[0])
+		case ty.IsObjectType() && args[0].IsKnown():
+			return cty.NumberIntVal(int64(len(ty.AttributeTypes()))), nil
 		}
 		return stdlib.Length(args[0])
 	},

@@ -480,10 +480,10 @@ func (d *decoder) checkForwardAuth(dl Dialect, f *Frontend, a *ForwardAuth) {
 		d.errorf(a.DeclRange, f.DeclRange, "Forward-auth option Traefik 1 lacks",
 			"auth_response_headers_regex exists in Traefik 2 and 3 only, and the dialect %q also writes Traefik 1 tags, which would copy no header by it. "+
 				"Name the headers in auth_response_headers, or choose dialect \"traefik-v2\" or \"traefik-v3\".", dl)
-	case dl.V1() && len(a.AuthRequestHeaders) > 0:
-		warn("Traefik 1 sends every header to the auth endpoint",
-			"auth_request_headers is written for Traefik 2 and 3; Traefik 1.7 has no such option and sends every request header (cookies, Authorization) to the auth endpoint.")
 	}
+	// In the default dialect auth_request_headers is written for Traefik 2
+	// and 3 alone: 1.7 has no such option and sends every header, as it
+	// does without it, so nothing is weaker for it (docs/language/frontends.md).
 	if a.TrustForwardHeader {
 		warn("The auth endpoint trusts the client's X-Forwarded headers",
 			"trust_forward_header = true makes the proxy pass the client's own X-Forwarded-* headers to the auth endpoint, where a client can forge its address, host and path. Leave it false unless a proxy in front of this one sets them.")

@@ -62,6 +62,9 @@ func (c *cli) console(args []string) int {
 		expr, diags := hclsyntax.ParseExpression([]byte(text), "<stdin>", start)
 		var val cty.Value
 		if !diags.HasErrors() {
+			diags = undeclared(expr, specs.Config.Scope)
+		}
+		if !diags.HasErrors() {
 			val, diags = expr.Value(specs.Config.Scope)
 		}
 		if diags.HasErrors() {
@@ -88,4 +91,21 @@ func consoleValue(v cty.Value) string {
 		return "(known after apply)"
 	}
 	return string(hclwrite.TokensForValue(v).Bytes())
+}
+
+// undeclared reports each reference of expr to a name the specs do not
+// declare (var.<name>, local.<name>, module.<name>, ...), as Terraform
+// does before it evaluates: try and can catch a failed evaluation, never
+// a name that does not exist.
+func undeclared(expr hcl.Expression, scope *hcl.EvalContext) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, tr := range expr.Variables() {
+		if len(tr) > 2 {
+			tr = tr[:2]
+		}
+		if _, d := tr.TraverseAbs(scope); d.HasErrors() {
+			diags = append(diags, d...)
+		}
+	}
+	return diags
 }
