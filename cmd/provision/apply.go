@@ -70,7 +70,7 @@ func (c *cli) send(op run.Operation, a *sendArgs, question string) int {
 	defer stop()
 	var v run.ApplyView = &jsonApply{&jsonView{o: c.output}}
 	if !a.view.json {
-		v = &humanApply{textView: c.textView(a.view.noColor), live: c.isTerminal(c.stderr), command: op.Type.String(), question: question}
+		v = &humanApply{textView: c.textView(a.view.noColor), live: c.isTerminal(c.stderr), command: op.Type.String(), question: question, noInput: !a.input}
 	}
 	if op.Start(ctx, v).Failed() {
 		return exitError

@@ -148,6 +148,8 @@ type humanApply struct {
 	started bool
 	// command and question are what a person is asked to approve.
 	command, question string
+	// noInput is -input=false: a confirmation is never asked for.
+	noInput bool
 	// failed is the last failure printed (its request and error), and
 	// same how many failures since were that one again (the items of one
 	// batch): said once, with their number.
@@ -240,13 +242,14 @@ var (
 	_ run.ApplyView = (*jsonApply)(nil)
 )
 
-// Confirm asks for "yes" on a terminal; anywhere else it refuses, since a
-// pipeline that waits for input would hang. An interrupt while it waits
-// cancels.
+// Confirm asks for "yes" on standard input, as Terraform does: from a
+// terminal, or from a pipe (echo yes | provision apply); an input that
+// ends first cancels. With -input=false it refuses at once, since a
+// pipeline must never wait. An interrupt while it waits cancels.
 func (v *humanApply) Confirm(ctx context.Context, _ *plans.Plan) bool {
 	o := v.o
-	if !o.isTerminal(o.stdin) {
-		v.Diagnostics(run.Refusal("Confirmation needed", v.command+" needs confirmation, and standard input is not a terminal. "+
+	if v.noInput {
+		v.Diagnostics(run.Refusal("Confirmation needed", v.command+" needs confirmation, and -input=false forbids asking. "+
 			"Pass -auto-approve, or save a reviewed plan with plan -out=FILE and apply that file. Nothing was sent.", nil))
 		return false
 	}

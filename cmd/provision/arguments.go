@@ -110,16 +110,26 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, maxArgs int, asJSON run.Vie
 		return nil, exitError, false
 	}
 	var pos []string
+	out := fs.Output()
+	fs.SetOutput(io.Discard) // a refusal is said here, in one line
+	defer fs.SetOutput(out)
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) { // -help asks for the usage, -json or not
 				c.help(fs, usage)
 				return nil, exitOK, false
 			}
-			if asJSON == nil {
-				usage()
+			detail := err.Error()
+			if name, ok := strings.CutPrefix(detail, "flag provided but not defined: -"); ok {
+				detail = "-" + name + " is not an option of provision " + fs.Name()
+				if hint, ok := terraformFlags[strings.TrimPrefix(name, "-")]; ok {
+					detail = "-" + name + " is Terraform's, and provision " + fs.Name() + " has none: " + hint
+				}
 			}
-			return refuse(err.Error())
+			if asJSON == nil {
+				fmt.Fprintf(c.stderr, "provision %s: %s. Run provision %s -help for the options.\n", fs.Name(), detail, fs.Name())
+			}
+			return refuse(detail)
 		}
 		if fs.NArg() == 0 {
 			break
@@ -127,6 +137,7 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, maxArgs int, asJSON run.Vie
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+	fs.SetOutput(out)
 	if len(pos) > maxArgs {
 		if asJSON == nil {
 			fmt.Fprintf(c.stderr, "provision %s: too many arguments: %s\n", fs.Name(), strings.Join(pos, " "))
@@ -135,6 +146,23 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, maxArgs int, asJSON run.Vie
 		return refuse("too many arguments: " + strings.Join(pos, " "))
 	}
 	return pos, exitOK, true
+}
+
+// terraformFlags are the flags of Terraform's commands that provision's
+// lack, with what comes nearest.
+var terraformFlags = map[string]string{
+	"refresh-only":     "every plan reads the live objects, which are the state; provision plan shows what drifted with the changes that converge it, and provision pull writes the drift into the specs",
+	"refresh":          "every plan reads the live objects, which are the state",
+	"compact-warnings": "a warning said again at the same place is printed once",
+	"parallelism":      "-parallelism is apply's and destroy's; a plan reads the servers side by side",
+	"lock":             "a plan takes no lock; apply and destroy hold the project's lock in Consul (-lock, -lock-timeout)",
+	"lock-timeout":     "a plan takes no lock; apply and destroy hold the project's lock in Consul (-lock, -lock-timeout)",
+	"state":            "provision keeps no state file: the live objects are the state",
+	"state-out":        "provision keeps no state file: the live objects are the state",
+	"backup":           "provision keeps no state file: the live objects are the state",
+	"upgrade":          "provision has no init and downloads nothing",
+	"reconfigure":      "provision has no init and no backend",
+	"backend-config":   "provision has no backend: the live objects are the state",
 }
 
 // wantsJSON reports whether args ask for JSON output: -json (with a true
@@ -277,6 +305,7 @@ type planArgs struct {
 	from                  fromArgs
 	out, format, generate string
 	detailed              bool
+	input                 bool
 }
 
 func (a *planArgs) register(fs *flag.FlagSet) {
@@ -284,6 +313,7 @@ func (a *planArgs) register(fs *flag.FlagSet) {
 	a.view.register(fs, true, "print the plan as JSON (format_version "+plans.FormatVersion+"); same as -format=json")
 	fs.StringVar(&a.format, "format", "text", "`text`, json, or markdown (a pull-request comment, in parts under 65,000 characters)")
 	fs.BoolVar(&a.detailed, "detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
+	fs.BoolVar(&a.input, "input", true, "taken as Terraform's: a plan never asks for input")
 	fs.StringVar(&a.generate, "generate-config-out", "", "write the declarations of the objects that import blocks name and no block declares to `FILE` (never overwritten), then plan with it")
 	a.from.register(fs)
 	a.run.register(fs)
@@ -331,6 +361,7 @@ func readSnapshot(path string) (*provision.Snapshot, hcl.Diagnostics) {
 type sendArgs struct {
 	view        viewArgs
 	autoApprove bool
+	input       bool
 	parallelism int
 	lock        bool
 	lockTimeout time.Duration
@@ -341,6 +372,11 @@ type sendArgs struct {
 // plan, -replace nor -prune-indices.
 func (a *sendArgs) register(fs *flag.FlagSet, removal bool) {
 	fs.BoolVar(&a.autoApprove, "auto-approve", false, "do not ask for confirmation")
+	refuse := "without -auto-approve or a saved plan"
+	if removal {
+		refuse = "without -auto-approve"
+	}
+	fs.BoolVar(&a.input, "input", true, "ask for confirmation on standard input, a terminal or not (-input=false: never ask, and "+refuse+" refuse at once)")
 	fs.IntVar(&a.parallelism, "parallelism", 10, "send the requests of at most `N` objects at a time")
 	fs.BoolVar(&a.lock, "lock", true, "hold the project's lock in Consul while applying")
 	fs.DurationVar(&a.lockTimeout, "lock-timeout", 0, "wait this long for the lock held by another run")

@@ -8,7 +8,7 @@ import (
 )
 
 // TestHelpOnStdout: every command's -help, and help CMD, print its usage
-// on stdout and exit 0, the same bytes; a refused flag prints the usage on
+// on stdout and exit 0, the same bytes; a refused flag is one line on
 // stderr and exits 1; an unknown command names the nearest one.
 func TestHelpOnStdout(t *testing.T) {
 	for _, cmd := range commands {
@@ -20,9 +20,17 @@ func TestHelpOnStdout(t *testing.T) {
 			t.Errorf("help %s: exit %d, not %s -help's text:\n%s", cmd.name, hcode, cmd.name, hout)
 		}
 	}
+	// A refused flag is one line, never the whole usage; one of
+	// Terraform's names what comes nearest.
 	code, out, errOut := runCLI(t, nil, "plan", "-no-such-flag")
-	if code != exitError || out != "" || !strings.Contains(errOut, "flag provided but not defined: -no-such-flag") || !strings.Contains(errOut, "Usage: provision plan") {
+	if code != exitError || out != "" || errOut != "provision plan: -no-such-flag is not an option of provision plan. Run provision plan -help for the options.\n" {
 		t.Errorf("a refused flag: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, f := range []string{"-refresh-only", "-compact-warnings", "-parallelism=4", "-state=x"} {
+		code, out, errOut := runCLI(t, nil, "plan", f, ".")
+		if code != exitError || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "is Terraform's, and provision plan has none: ") {
+			t.Errorf("plan %s: exit %d, stdout %q, stderr %q", f, code, out, errOut)
+		}
 	}
 	code, _, errOut = runCLI(t, nil, "plna")
 	if code != exitError || !strings.Contains(errOut, `unknown command "plna". Did you mean "plan"?`) {
