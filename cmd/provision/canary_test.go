@@ -80,7 +80,7 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		"\nservice \"leak\" {\n  port = 1\n  tags = [var.owner_secret]\n}\n"), 0o644)
 
 	os.MkdirAll(filepath.Join(specs, "tests"), 0o755)
-	os.WriteFile(filepath.Join(specs, "tests", "canary.provtest.hcl"), []byte("run \"live\" {\n  snapshot = \"../../snap.json\"\n}\n"), 0o644)
+	os.WriteFile(filepath.Join(specs, "tests", "canary.provtest.hcl"), []byte("run \"live\" {\n  snapshot = \"snap.json\"\n}\n"), 0o644)
 	env := map[string]string{
 		"CONSUL_HTTP_ADDR":         agent.Addr,
 		"PROVISION_VAR_search_url": es.URL,
@@ -124,8 +124,8 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		"graph":                 run("graph", specs),
 		"apply saved plan":      run("apply", planFile),
 		"plan after apply":      run("plan", "-detailed-exitcode", specs),
-		"snapshot":              run("snapshot", "-out", filepath.Join(dir, "snap.json"), specs),
-		"plan -snapshot":        run("plan", "-snapshot", filepath.Join(dir, "snap.json"), specs),
+		"snapshot":              run("snapshot", "-out", filepath.Join(specs, "tests", "snap.json"), specs),
+		"plan -snapshot":        run("plan", "-snapshot", filepath.Join(specs, "tests", "snap.json"), specs),
 		"test -update":          run("test", "-update", specs),
 		"apply -json":           run("apply", "-json", "-auto-approve", "-var", "owner_secret=other", specs),
 		"destroy":               run("destroy", "-auto-approve", "-indices", specs),
@@ -133,7 +133,7 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	env["CONSUL_HTTP_ADDR"] = "127.0.0.1:1" // nothing listens there
 	outputs["plan with the agent down"] = run("plan", specs)
 
-	if snap, err := os.ReadFile(filepath.Join(dir, "snap.json")); err != nil || !bytes.Contains(snap, []byte(`"contact": "(sensitive)"`)) {
+	if snap, err := os.ReadFile(filepath.Join(specs, "tests", "snap.json")); err != nil || !bytes.Contains(snap, []byte(`"contact": "(sensitive)"`)) {
 		t.Errorf("the snapshot does not record the sensitive meta as (sensitive): %v\n%s", err, snap)
 	}
 	if !strings.Contains(outputs["test -update"], "wrote "+filepath.Join(specs, "tests", "golden", "canary", "live.json")) {
