@@ -8,6 +8,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -88,6 +89,25 @@ func TestACL(t *testing.T) {
 			t.Errorf("the policy grants a prefix:\n%s", out)
 		}
 		t.Log(out)
+		// The documented pipe, through the real consul CLI: it reads the
+		// rules from standard input with -rules - (its @- reads a file
+		// named "-", which Consul 1.15.4 refuses).
+		bin, err := servers.ConsulBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, form := range []string{"@-", "-"} {
+			create := exec.Command(bin, "acl", "policy", "create", "-name", fmt.Sprintf("provision-doc-%d", i), "-rules", form)
+			create.Env = append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "CONSUL_HTTP_TOKEN="+agent.Token)
+			create.Stdin = strings.NewReader(out)
+			got, err := create.CombinedOutput()
+			if form == "-" && (err != nil || !strings.Contains(string(got), "provision-doc")) {
+				t.Errorf("provision policy | consul acl policy create -rules -: %v\n%s", err, got)
+			}
+			if form == "@-" && (err == nil || !strings.Contains(string(got), "Failed to read file")) {
+				t.Errorf("-rules @- was expected to fail as the docs' old form did: %v\n%s", err, got)
+			}
+		}
 		code, out, _ = runCLI(t, env(agent.Token), "policy", "-json", dir)
 		var p struct{ Rules string }
 		if code != exitOK || json.Unmarshal([]byte(out), &p) != nil || p.Rules == "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/provision-dev/provision/provision/servers"
 	"io"
 	"os"
 	"os/exec"
@@ -359,5 +360,26 @@ func copyFiles(t *testing.T, from, to string) {
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPolicyExample: the policy the production guide shows for the
+// shipped specs is what provision policy -node node-1 prints for them,
+// against a real agent, without its two header lines.
+func TestPolicyExample(t *testing.T) {
+	agent := servers.NewConsul(t)
+	guide, err := os.ReadFile("../../docs/guides/production-consul.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(guide), "without its two header lines):\n\n```hcl\n")
+	shown, _, _ := strings.Cut(rest, "```\n")
+	if !ok || shown == "" {
+		t.Fatal("the production guide shows no policy of the shipped specs")
+	}
+	code, out, errOut := runCLI(t, map[string]string{"CONSUL_HTTP_ADDR": agent.Addr}, "policy", "-node", "node-1", "../../specs")
+	lines := strings.SplitN(out, "\n", 4)
+	if code != exitOK || len(lines) < 4 || lines[3] != shown {
+		t.Errorf("policy: exit %d%s\nthe guide shows:\n%s\nthe command prints:\n%s", code, errOut, shown, out)
 	}
 }

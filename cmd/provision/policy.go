@@ -11,7 +11,7 @@ import (
 )
 
 // policy prints the least-privilege Consul ACL policy the specs need: the
-// rules, ready for consul acl policy create -rules @-, or as JSON.
+// rules, ready for consul acl policy create -rules -, or as JSON.
 func (c *cli) policy(args []string) int {
 	var a policyArgs
 	pos, code, ok := c.args("policy", &a, args, 1, &jsonView{o: c.output})
@@ -44,7 +44,7 @@ type textPolicy struct{ *textView }
 
 func (v textPolicy) policy(r *run.Run, dir string) {
 	v.Diagnostics(r.Warnings)
-	fmt.Fprintf(v.o.stdout, "# The Consul ACL policy of project %q (%s), least privilege:\n#   provision policy %s | consul acl policy create -name provision-%s -rules @-\n\n%s",
+	fmt.Fprintf(v.o.stdout, "# The Consul ACL policy of project %q (%s), least privilege:\n#   provision policy %s | consul acl policy create -name provision-%s -rules -\n\n%s",
 		r.Config.Project, dir, dir, r.Config.Project, r.Policy.Rules)
 }
 

@@ -63,7 +63,7 @@ func (p Permission) String() string {
 }
 
 // PolicyRules renders permissions as Consul ACL rules in HCL, ready for
-// consul acl policy create -rules @- or PUT /v1/acl/policy.
+// consul acl policy create -rules - or PUT /v1/acl/policy.
 func PolicyRules(perms []Permission) string {
 	var b strings.Builder
 	for _, p := range perms {
