@@ -4,8 +4,8 @@
 
 variable "search_url" {
   type        = string
-  default     = "http://127.0.0.1:9200"
-  description = "A node of member cluster t1, where the writes go."
+  default     = null
+  description = "A node of member cluster t1, where the writes go (unset: ELASTICSEARCH_URL, or else http://127.0.0.1:9200)."
 }
 
 variable "tribe_url" {

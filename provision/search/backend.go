@@ -145,13 +145,7 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 			raw = splitURLs(env("ELASTICSEARCH_URL"))
 		}
 		if len(raw) == 0 {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "No search URL",
-				Detail:   fmt.Sprintf("The search block %q has no url and ELASTICSEARCH_URL is not set, so there is nowhere to write its indices.", s.Name),
-				Subject:  s.DeclRange.Ptr(),
-			})
-			continue
+			raw = []string{DefaultURL}
 		}
 		b, err := open(raw, sc, env)
 		if err != nil {
@@ -169,6 +163,12 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 	}
 	return out, diags
 }
+
+// DefaultURL is the node a search block without url or urls reads, when
+// ELASTICSEARCH_URL is not set: the default of Elastic's Go client
+// (elastic/go-elasticsearch, "http://localhost:9200"), as the local
+// agent is Consul's.
+const DefaultURL = "http://127.0.0.1:9200"
 
 // splitURLs splits ELASTICSEARCH_URL's comma-separated list of nodes, as
 // the Elasticsearch clients do; a comma not followed by a scheme belongs
