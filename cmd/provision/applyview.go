@@ -249,8 +249,12 @@ var (
 func (v *humanApply) Confirm(ctx context.Context, _ *plans.Plan) bool {
 	o := v.o
 	if v.noInput {
+		plan := "plan -out=FILE"
+		if v.command == "destroy" {
+			plan = "plan -destroy -out=FILE"
+		}
 		v.Diagnostics(run.Refusal("Confirmation needed", v.command+" needs confirmation, and -input=false forbids asking. "+
-			"Pass -auto-approve, or save a reviewed plan with plan -out=FILE and apply that file. Nothing was sent.", nil))
+			"Pass -auto-approve, or save a reviewed plan with "+plan+" and apply that file. Nothing was sent.", nil))
 		return false
 	}
 	fmt.Fprintf(o.stdout, "\n%s Only 'yes' will be accepted.\n  Enter a value: ", v.question)

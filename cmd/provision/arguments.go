@@ -306,6 +306,7 @@ type planArgs struct {
 	out, format, generate string
 	detailed              bool
 	input                 bool
+	destroy, indices      bool
 }
 
 func (a *planArgs) register(fs *flag.FlagSet) {
@@ -314,6 +315,8 @@ func (a *planArgs) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.format, "format", "text", "`text`, json, or markdown (a pull-request comment, in parts under 65,000 characters)")
 	fs.BoolVar(&a.detailed, "detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
 	fs.BoolVar(&a.input, "input", true, "taken as Terraform's: a plan never asks for input")
+	fs.BoolVar(&a.destroy, "destroy", false, "plan the removal of what the project owns, as destroy does (with -out, apply FILE removes exactly that)")
+	fs.BoolVar(&a.indices, "indices", false, "with -destroy, also delete the project's indices (never by default: they hold data)")
 	fs.StringVar(&a.generate, "generate-config-out", "", "write the declarations of the objects that import blocks name and no block declares to `FILE` (never overwritten), then plan with it")
 	a.from.register(fs)
 	a.run.register(fs)

@@ -34,6 +34,13 @@ func (c *cli) plan(args []string) int {
 		return exitError
 	}
 	op := c.operation(run.Plan, dirArg(pos), pf)
+	if a.indices && !a.destroy {
+		v.Diagnostics(run.Refusal("Invalid options", "-indices says what plan -destroy removes; give it with -destroy.", nil))
+		return exitError
+	}
+	if a.destroy {
+		op.Removal, op.SearchIndices = true, a.indices
+	}
 	if a.generate != "" && (a.from.snapshot != "" || a.from.greenfield) {
 		v.Diagnostics(run.Refusal("Invalid options", "-generate-config-out reads the live objects; it cannot be used with -snapshot or -greenfield.", nil))
 		return exitError

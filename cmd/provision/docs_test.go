@@ -365,14 +365,14 @@ func copyFiles(t *testing.T, from, to string) {
 
 // TestPolicyExample: the policy the production guide shows for the
 // shipped specs is what provision policy -node node-1 prints for them,
-// against a real agent, without its two header lines.
+// against a real agent, its two header lines left out.
 func TestPolicyExample(t *testing.T) {
 	agent := servers.NewConsul(t)
 	guide, err := os.ReadFile("../../docs/guides/production-consul.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(guide), "without its two header lines):\n\n```hcl\n")
+	_, rest, ok := strings.Cut(string(guide), "its two header lines left out):\n\n```hcl\n# Consul ACL rules\n")
 	shown, _, _ := strings.Cut(rest, "```\n")
 	if !ok || shown == "" {
 		t.Fatal("the production guide shows no policy of the shipped specs")

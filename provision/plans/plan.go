@@ -15,7 +15,7 @@ import (
 // changes when a field changes meaning or goes away; its minor number when
 // fields are added. What each version added is in
 // docs/reference/plan-format.md.
-const FormatVersion = "3.5"
+const FormatVersion = "3.6"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
 // what the text view is rendered from.
@@ -39,6 +39,10 @@ type Plan struct {
 	// Sources digest what the plan was made from: a saved plan applies
 	// only while they are the same.
 	Sources *Sources `json:"sources,omitempty"`
+	// Destroy, when set, says the plan removes what the project owns
+	// (plan -destroy, destroy) instead of converging: apply PLANFILE makes
+	// it again so.
+	Destroy *Removal `json:"destroy,omitempty"`
 	// Diagnostics are the warnings the plan was made with.
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 	// Outputs are the root specs' output blocks, by name.
@@ -223,6 +227,12 @@ type State interface {
 	// a snapshot of one it does not know is refused. Nil when it does, or
 	// when every version is alike.
 	Known() error
+}
+
+// Removal is what a plan that destroys removes: what the project owns,
+// and its indices too when Indices.
+type Removal struct {
+	Indices bool `json:"indices"`
 }
 
 // Mode says what a plan is for.

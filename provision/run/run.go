@@ -138,6 +138,9 @@ type Operation struct {
 	// SearchIndices opens the search clusters: always but for destroy
 	// without -indices.
 	SearchIndices bool
+	// Removal makes a Plan one of destroy: it removes what the project
+	// owns (plan -destroy).
+	Removal bool
 	PruneIndices  bool
 	// Replace, Targets and Excludes are addresses as the flags give them.
 	Replace, Targets, Excludes []string

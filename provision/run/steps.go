@@ -85,6 +85,9 @@ func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 			return Refusal("A plan made from a snapshot is never applied", fmt.Sprintf("%s was planned from the snapshot %s, taken %s, with no network: it shows what the live systems would have planned then, and they may have moved since. Nothing was sent. Plan against the live systems (provision plan -out FILE) and apply that plan.", r.PlanFile, s.File, s.TakenAt), nil)
 		}
 		r.Saved, r.Dir = saved, saved.Dir
+		if saved.Destroy != nil { // made again as it was: of destroy
+			r.Removal, r.SearchIndices = true, saved.Destroy.Indices
+		}
 	}
 	if r.Specs != nil {
 		r.parser, r.Config = r.Specs.Parser, r.Specs.Config
@@ -256,7 +259,7 @@ func idleRemovals(removed []*schema.Removed, p *plans.Plan) hcl.Diagnostics {
 // mode is what the run's plan is for: destroy removes what the project
 // owns, every other run converges.
 func (r *Run) mode() plans.Mode {
-	if r.Type == Destroy {
+	if r.Type == Destroy || r.Removal {
 		return plans.Destroy
 	}
 	return plans.Converge
@@ -273,6 +276,9 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 		return diags
 	}
 	p.InModules(r.Config.Modules())
+	if mode == plans.Destroy {
+		p.Destroy = &plans.Removal{Indices: r.SearchIndices}
+	}
 	r.Plan = p
 	diags = append(append(r.Warnings, diags...), idleRemovals(r.Config.Removed, p)...)
 	if k := r.Opened.Cluster; k != nil {
@@ -382,7 +388,7 @@ func (r *Run) record(ctx context.Context) hcl.Diagnostics {
 		return nil
 	}
 	backends := r.Plan.Backends
-	if r.Type == Destroy {
+	if r.mode() == plans.Destroy {
 		backends = nil
 	}
 	if err := k.Remember(ctx, r.Plan.Project, backends); err != nil {
