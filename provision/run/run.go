@@ -140,8 +140,8 @@ type Operation struct {
 	SearchIndices bool
 	// Removal makes a Plan one of destroy: it removes what the project
 	// owns (plan -destroy).
-	Removal bool
-	PruneIndices  bool
+	Removal      bool
+	PruneIndices bool
 	// Replace, Targets and Excludes are addresses as the flags give them.
 	Replace, Targets, Excludes []string
 	// VerifyTimeout bounds the proof through the declared proxies.
