@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	hcljson "github.com/hashicorp/hcl/v2/json"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -82,9 +83,34 @@ func (p *Parser) varFile(path string) (*hcl.File, hcl.Diagnostics) {
 	if err != nil {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Variable file refused", Detail: fmt.Sprintf("The variable file %s.", err)}}
 	}
-	f, diags := hclsyntax.ParseConfig(src, path, hcl.InitialPos)
+	parse := func() (*hcl.File, hcl.Diagnostics) { return hclsyntax.ParseConfig(src, path, hcl.InitialPos) }
+	if strings.HasSuffix(path, ".json") { // Terraform's .tfvars.json: one JSON object
+		parse = func() (*hcl.File, hcl.Diagnostics) { return hcljson.Parse(src, path) }
+	}
+	f, diags := parse()
 	p.p.AddFile(path, &hcl.File{Body: hcl.EmptyBody()})
 	return f, diags
+}
+
+// AutoVarFiles are the variable files of dir read with no -var-file, as
+// Terraform reads terraform.tfvars and *.auto.tfvars: provision.tfvars,
+// provision.tfvars.json, then *.auto.tfvars and *.auto.tfvars.json in
+// lexical order. A -var-file or -var given after them wins, and each wins
+// over the environment's PROVISION_VAR_<name>.
+func AutoVarFiles(dir string) []string {
+	var out []string
+	for _, name := range []string{"provision.tfvars", "provision.tfvars.json"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && !st.IsDir() {
+			out = append(out, filepath.Join(dir, name))
+		}
+	}
+	var auto []string
+	for _, pattern := range []string{"*.auto.tfvars", "*.auto.tfvars.json"} {
+		found, _ := filepath.Glob(filepath.Join(dir, pattern))
+		auto = append(auto, found...)
+	}
+	sort.Strings(auto)
+	return append(out, auto...)
 }
 
 // LoadDir reads every spec file of dir and decodes them into one Config.
@@ -101,6 +127,9 @@ func (p *Parser) LoadDir(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 			detail = fmt.Sprintf("The directory %q cannot be read: %s.", dir, serr)
 		}
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No spec files", Detail: detail}}
+	}
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		in.VarFiles = append(AutoVarFiles(dir), in.VarFiles...)
 	}
 	return p.LoadFiles(paths, in)
 }

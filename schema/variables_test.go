@@ -143,3 +143,35 @@ func TestVariableValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestVariableFilesAsTerraform: a -var-file in JSON (Terraform's
+// .tfvars.json), and the files read with no -var-file as Terraform reads
+// terraform.tfvars and *.auto.tfvars: provision.tfvars, then
+// provision.tfvars.json, then *.auto.tfvars(.json) in lexical order, each
+// over the one before and over the environment; a -var-file and -var
+// given still win.
+func TestVariableFilesAsTerraform(t *testing.T) {
+	spec := "project = \"v\"\n\nvariable \"a\" {\n  default = \"spec\"\n}\n\nvariable \"b\" {\n  default = \"spec\"\n}\n\nvariable \"c\" {\n  default = \"spec\"\n}\n\n" +
+		"key \"k\" {\n  value = \"${var.a} ${var.b} ${var.c}\"\n}\n"
+	dir := writeTree(t, map[string]string{
+		"specs/main.hcl":              spec,
+		"specs/provision.tfvars":      "a = \"tfvars\"\nb = \"tfvars\"\nc = \"tfvars\"\n",
+		"specs/provision.tfvars.json": `{"b": "tfvars.json", "c": "tfvars.json"}`,
+		"specs/x.auto.tfvars.json":    `{"c": "auto.json"}`,
+		"given.json":                  `{"a": "given"}`,
+	})
+	value := func(in schema.Inputs) string {
+		t.Helper()
+		cfg, diags := schema.NewParser().LoadDir(filepath.Join(dir, "specs"), in)
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		return cfg.Keys[0].Value
+	}
+	if got := value(schema.Inputs{Env: []string{"PROVISION_VAR_a=env"}}); got != "tfvars tfvars.json auto.json" {
+		t.Errorf("the files read by default: %q", got)
+	}
+	if got := value(schema.Inputs{VarFiles: []string{filepath.Join(dir, "given.json")}, Vars: []string{"c=flag"}}); got != "given tfvars.json flag" {
+		t.Errorf("-var-file x.json and -var over them: %q", got)
+	}
+}

@@ -106,6 +106,7 @@ func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 				files = append(files, e)
 			}
 		}
+		in.VarFiles = append(schema.AutoVarFiles(r.Dir), in.VarFiles...)
 		r.Config, diags = r.parser.LoadFiles(files, in)
 	}
 	var secrets []string
