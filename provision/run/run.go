@@ -228,6 +228,9 @@ type Run struct {
 	Opened connect.Opened
 	// Live is the live state the plan is made from; nil before Read.
 	Live *plans.Live
+	// replace are the -replace addresses, each the full address of the
+	// declared object it names (resolve).
+	replace []plans.Addr
 	// Plan is the plan made now; nil before Diff.
 	Plan     *plans.Plan
 	Warnings hcl.Diagnostics

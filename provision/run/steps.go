@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
@@ -127,12 +128,21 @@ func sameFile(a, b string) bool {
 // given at construction.
 func (r *Run) open(context.Context) hcl.Diagnostics {
 	replace, err := parseAddrs(r.Replace)
+	if err == nil {
+		r.replace, err = resolve(replace, r.Config.Declared())
+	}
 	if err != nil {
 		return Refusal("Invalid -replace address", err.Error()+".", nil)
 	}
+	// A backend knows its objects by place, kind and name; the module
+	// that declares one is the plan's.
+	inBackend := make([]plans.Addr, len(r.replace))
+	for i, a := range r.replace {
+		inBackend[i] = plans.Addr{In: a.In, Kind: a.Kind, Name: a.Name}
+	}
 	var diags hcl.Diagnostics
 	r.Opened, diags = connect.Open(r.Config, connect.Options{Env: r.Getenv, Deadlines: r.Deadlines, Indices: r.SearchIndices,
-		PruneIndices: r.PruneIndices, Replace: replace, VerifyTimeout: cmp.Or(r.VerifyTimeout, DefaultVerifyTimeout)})
+		PruneIndices: r.PruneIndices, Replace: inBackend, VerifyTimeout: cmp.Or(r.VerifyTimeout, DefaultVerifyTimeout)})
 	if !diags.HasErrors() && r.savedWithoutChanges() {
 		r.Plan = r.Saved
 		r.view.Plan(r.Saved, nil)
@@ -286,7 +296,7 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 		diags = append(diags, k.Forgotten(r.Live.Record, p.Project, p.Backends)...)
 	}
 	r.Warnings = diags // shown with the plan, or with the refusal below
-	if err := replaced(p, r.Replace); err != nil {
+	if err := replaced(p, r.replace); err != nil {
 		return Refusal("Invalid -replace address", err.Error(), nil)
 	}
 	include, exclude, err := r.targets()
@@ -458,16 +468,47 @@ func (r *Run) senders() map[string]provision.Sender {
 }
 
 // replaced checks that every -replace address is a service the plan
-// registers again: one the project owns and the specs declare.
-func replaced(p *plans.Plan, addrs []string) error {
-	for _, a := range addrs {
-		addr, _ := plans.ParseAddr(a)
+// declares and the project owns, which the plan registers again.
+func replaced(p *plans.Plan, addrs []plans.Addr) error {
+	for _, addr := range addrs {
 		i := slices.IndexFunc(p.Changes, func(c *plans.Change) bool { return c.Addr == addr })
 		if i < 0 || addr.Kind != "service" || p.Changes[i].Action == plans.Delete || p.Changes[i].Action == plans.Create {
-			return fmt.Errorf("-replace %s names no service that the specs declare and the project owns: only such a service is registered again in place", a)
+			return fmt.Errorf("-replace %s names no service that the specs declare and the project owns: only such a service is registered again in place", addr)
 		}
 	}
 	return nil
+}
+
+// resolve makes each address a user wrote the full address of the one
+// object the specs declare that it names: written without its module
+// (service.gated-api-1 for module.gated_api["edge"].service.gated-api-1)
+// or its place, it names the one declared object of that kind and name;
+// one that names none, or several, is an error listing the full
+// addresses it might mean.
+func resolve(addrs []plans.Addr, declared []schema.Declared) ([]plans.Addr, error) {
+	out := make([]plans.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		var found []plans.Addr
+		for _, d := range declared {
+			full := plans.Addr(d)
+			if full.Kind == a.Kind && full.Name == a.Name && (a.In == "" || a.In == full.In) && (a.Module == "" || a.Module == full.Module) {
+				found = append(found, full)
+			}
+		}
+		switch len(found) {
+		case 1:
+			out = append(out, found[0])
+		case 0:
+			return nil, fmt.Errorf("%s names no object the specs declare", a)
+		default:
+			names := make([]string, len(found))
+			for i, f := range found {
+				names[i] = f.String()
+			}
+			return nil, fmt.Errorf("%s names %d objects the specs declare: write one of %s", a, len(found), strings.Join(names, ", "))
+		}
+	}
+	return out, nil
 }
 
 // targets are the addresses of -target and -exclude.
