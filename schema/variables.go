@@ -2,6 +2,8 @@ package schema
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
 // EnvPrefix prefixes the environment variables that set input variables:
@@ -40,6 +43,10 @@ type Inputs struct {
 	Vars     []string // "name=value", from -var, in order
 	VarFiles []string // paths, from -var-file, in order
 	Env      []string // "KEY=value" pairs, as os.Environ returns them
+	// Saved are the values a saved plan was made with (JSON, by name):
+	// apply PLANFILE takes them over the environment and the variable
+	// files, under -var.
+	Saved map[string][]byte
 	// GenerateConfig allows import blocks that name undeclared objects:
 	// plan -generate-config-out writes their declarations.
 	GenerateConfig bool
@@ -307,6 +314,20 @@ func assignValues(vars map[string]*Variable, in Inputs, readFile func(string) (*
 		}
 	}
 
+	for _, name := range slices.Sorted(maps.Keys(in.Saved)) {
+		v, ok := vars[name]
+		if !ok || v.Sensitive {
+			continue // the saved plan's sources say the specs moved
+		}
+		val, err := savedValue(in.Saved[name], v.Type)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value in the saved plan",
+				Detail: fmt.Sprintf("The saved plan's value of var.%s does not fit its type now: %s.", name, err), Subject: v.DeclRange.Ptr()})
+			continue
+		}
+		v.Value = val
+	}
+
 	for _, kv := range in.Vars {
 		name, val, ok := strings.Cut(kv, "=")
 		if !ok {
@@ -368,4 +389,32 @@ func evalContext(vars map[string]*Variable, functions map[string]function.Functi
 	// directory of the specs (file, fileset, templatefile).
 	paths := cty.ObjectVal(map[string]cty.Value{"root": cty.StringVal("."), "module": cty.StringVal(".")})
 	return &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(vals), "path": paths}, Functions: functions}
+}
+
+// savedValue decodes a value a saved plan holds, of the variable's type.
+func savedValue(b []byte, ty cty.Type) (cty.Value, error) {
+	implied, err := ctyjson.ImpliedType(b)
+	if err != nil {
+		return cty.NilVal, err
+	}
+	v, err := ctyjson.Unmarshal(b, implied)
+	if err != nil {
+		return cty.NilVal, err
+	}
+	return convert.Convert(v, ty)
+}
+
+// SavedValues are the values of the variables as a saved plan keeps them
+// (JSON, by name), but the sensitive ones and those with no value.
+func SavedValues(vars map[string]*Variable) map[string][]byte {
+	out := map[string][]byte{}
+	for name, v := range vars {
+		if v.Sensitive || v.Value == cty.NilVal || !v.Value.IsWhollyKnown() {
+			continue
+		}
+		if b, err := ctyjson.Marshal(v.Value, v.Value.Type()); err == nil {
+			out[name] = b
+		}
+	}
+	return out
 }

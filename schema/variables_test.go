@@ -174,4 +174,10 @@ func TestVariableFilesAsTerraform(t *testing.T) {
 	if got := value(schema.Inputs{VarFiles: []string{filepath.Join(dir, "given.json")}, Vars: []string{"c=flag"}}); got != "given tfvars.json flag" {
 		t.Errorf("-var-file x.json and -var over them: %q", got)
 	}
+	// A saved plan's values win over the environment and the files, not
+	// over a -var given again (which its sources then refuse).
+	saved := map[string][]byte{"a": []byte(`"saved"`), "b": []byte(`"saved"`)}
+	if got := value(schema.Inputs{Env: []string{"PROVISION_VAR_a=env"}, Saved: saved, Vars: []string{"b=flag"}}); got != "saved flag auto.json" {
+		t.Errorf("a saved plan's values: %q", got)
+	}
 }

@@ -39,6 +39,11 @@ type Plan struct {
 	// Sources digest what the plan was made from: a saved plan applies
 	// only while they are the same.
 	Sources *Sources `json:"sources,omitempty"`
+	// Variables are the values of the variables the plan was made with,
+	// as Terraform's plan keeps them, but the sensitive ones (never
+	// written: they are given again to apply it): apply PLANFILE takes
+	// them, so that a plan made with -var needs no -var to apply.
+	Variables map[string]Variable `json:"variables,omitempty"`
 	// Destroy, when set, says the plan removes what the project owns
 	// (plan -destroy, destroy) instead of converging: apply PLANFILE makes
 	// it again so.
@@ -94,6 +99,12 @@ func (s *Sources) Moved(now *Sources) string {
 		}
 	}
 	return strings.Join(moved, ", ")
+}
+
+// Variable is a variable's value in a plan, as Terraform's plan JSON
+// writes it.
+type Variable struct {
+	Value json.RawMessage `json:"value"`
 }
 
 // Output is the value of an output block: JSON, "(sensitive)" for a

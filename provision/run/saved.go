@@ -107,10 +107,12 @@ func sameNodes(a, b string) bool {
 func sources(dir string, files map[string]*hcl.File, vars map[string]*schema.Variable) *plans.Sources {
 	out := &plans.Sources{Files: map[string]string{}, Variables: map[string]string{}}
 	for name, f := range files {
+		if strings.HasPrefix(name, "<") {
+			continue // a value from outside any file ("<-var x>"): digested as a variable's
+		}
 		// A shared module's files are outside dir (../../modules/kv), and
 		// named from it too, so that the plan applies from anywhere.
-		// A value from outside any file ("<-var x>") keeps its name.
-		if rel, err := filepath.Rel(dir, name); err == nil && !strings.HasPrefix(name, "<") {
+		if rel, err := filepath.Rel(dir, name); err == nil {
 			name = filepath.ToSlash(rel)
 		}
 		out.Files[name] = digest(f.Bytes)

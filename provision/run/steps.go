@@ -97,6 +97,12 @@ func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 	}
 	r.parser = schema.NewParser()
 	in := schema.Inputs{Vars: r.Vars, VarFiles: r.VarFiles, Env: r.Environ(), GenerateConfig: r.Type == Generate}
+	if r.Saved != nil { // made again with the values it was made with
+		in.Saved = map[string][]byte{}
+		for name, v := range r.Saved.Variables {
+			in.Saved[name] = v.Value
+		}
+	}
 	var diags hcl.Diagnostics
 	files, err := schema.SpecFiles(r.Dir)
 	if err != nil || len(r.Extra) == 0 {
@@ -225,6 +231,19 @@ func (r *Run) read(ctx context.Context) hcl.Diagnostics {
 
 // outputs are the values of the root's output blocks, as a plan carries
 // them: JSON, a sensitive one "(sensitive)", one not known null.
+// variables are the values of the variables as the plan keeps them.
+func variables(vars map[string]*schema.Variable) map[string]plans.Variable {
+	saved := schema.SavedValues(vars)
+	if len(saved) == 0 {
+		return nil
+	}
+	out := make(map[string]plans.Variable, len(saved))
+	for name, b := range saved {
+		out[name] = plans.Variable{Value: b}
+	}
+	return out
+}
+
 func outputs(blocks []*schema.Output) map[string]plans.Output {
 	if len(blocks) == 0 {
 		return nil
@@ -318,6 +337,7 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 	}
 	p.Diagnostics = plans.JSONDiagnostics(diags)
 	p.Outputs = outputs(r.Config.Outputs)
+	p.Variables = variables(r.Config.Variables)
 	p.Secrets = r.Config.Secrets
 	p.Dir = r.Dir
 	p.Sources = sources(r.Dir, r.parser.Files(), r.Config.Variables)
