@@ -241,6 +241,6 @@ func (c *cli) validate(args []string) int {
 	if r.Failed() {
 		return exitError
 	}
-	v.valid(dirArg(pos), r.Warnings)
+	v.valid(dirArg(pos), r.Config.Project, r.Warnings)
 	return exitOK
 }

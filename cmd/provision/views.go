@@ -135,13 +135,13 @@ func (v *jsonView) write(x any) {
 // are valid.
 type validateView interface {
 	run.View
-	valid(dir string, warnings hcl.Diagnostics)
+	valid(dir, project string, warnings hcl.Diagnostics)
 }
 
 // textValidate prints the diagnostics on stderr, colored for stderr.
 type textValidate struct{ *textView }
 
-func (v textValidate) valid(dir string, warnings hcl.Diagnostics) {
+func (v textValidate) valid(dir, _ string, warnings hcl.Diagnostics) {
 	v.Diagnostics(warnings)
 	fmt.Fprintf(v.o.stdout, "The specs in %s are valid.\n", dir)
 }
@@ -151,13 +151,18 @@ func (v textValidate) valid(dir string, warnings hcl.Diagnostics) {
 type jsonValidate struct{ *jsonView }
 
 type validation struct {
-	FormatVersion string             `json:"format_version"`
-	Valid         bool               `json:"valid"`
-	Diagnostics   []plans.Diagnostic `json:"diagnostics"`
+	FormatVersion string `json:"format_version"`
+	Valid         bool   `json:"valid"`
+	// Project is the specs' project, when they are valid: the pipeline
+	// step refuses two folders of one project.
+	Project     string             `json:"project,omitempty"`
+	Diagnostics []plans.Diagnostic `json:"diagnostics"`
 }
 
 func (v jsonValidate) Diagnostics(diags hcl.Diagnostics) {
-	v.write(validation{plans.FormatVersion, !diags.HasErrors(), plans.JSONDiagnostics(v.o.hide(diags))})
+	v.write(validation{FormatVersion: plans.FormatVersion, Valid: !diags.HasErrors(), Diagnostics: plans.JSONDiagnostics(v.o.hide(diags))})
 }
 
-func (v jsonValidate) valid(_ string, warnings hcl.Diagnostics) { v.Diagnostics(warnings) }
+func (v jsonValidate) valid(_, project string, warnings hcl.Diagnostics) {
+	v.write(validation{FormatVersion: plans.FormatVersion, Valid: true, Project: project, Diagnostics: plans.JSONDiagnostics(v.o.hide(warnings))})
+}

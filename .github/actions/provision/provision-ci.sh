@@ -17,7 +17,10 @@
 #   PROVISION_INSTALL   release (default): the archive, its checksum checked; go: go install
 #   PROVISION_RELEASES  where the archives are (default: this repository's GitHub releases)
 #   PROVISION_BIN       folder to install into (default: $HOME/.provision/bin)
-#   PROVISION_DIR       the specs (default: specs)
+#   PROVISION_DIR       the specs (default: specs): one folder, or several, one
+#                       a line or separated by spaces, and glob patterns
+#                       (teams/*/specs); each folder is one project, with its
+#                       own comment, saved plan, snapshot and lock
 #   PROVISION_ALLOWED_SERVERS  the servers a pull request's plan may send credentials
 #                       to (default: those of the default branch's snapshot)
 #   PROVISION_PLAN      the saved plan (default: provision.plan)
@@ -36,14 +39,70 @@
 set -eu
 
 module=github.com/provision-dev/provision
-dir=${PROVISION_DIR:-specs}
-plan=${PROVISION_PLAN:-provision.plan}
-snapshot=${PROVISION_SNAPSHOT:-provision-snapshot.json}
 artifact=${PROVISION_SNAPSHOT_ARTIFACT:-provision-snapshot}
-# The marker that finds this pipeline's comment among a pull request's,
-# one per specs folder.
-marker="<!-- provision-plan: $dir -->"
 lock_timeout=${PROVISION_LOCK_TIMEOUT:-5m}
+
+# projects lists the folders of PROVISION_DIR, each one project: one
+# folder, or several (one a line or separated by spaces) and glob
+# patterns (teams/*/specs), each once, sorted.
+projects() {
+	for d in ${PROVISION_DIR:-specs}; do printf '%s\n' "${d%/}"; done | sort -u
+}
+count=$(projects | wc -l)
+
+# project DIR makes DIR the project the commands below work on: its
+# specs, its saved plan and snapshot (named after the folder when there
+# are several: teams-a-specs.provision.plan), and the marker that finds
+# its comment among a pull request's.
+project() {
+	dir=$1
+	plan=${PROVISION_PLAN:-provision.plan}
+	snapshot=${PROVISION_SNAPSHOT:-provision-snapshot.json}
+	if [ "$count" -gt 1 ]; then
+		slug=$(printf '%s' "$dir" | tr '/' '-')
+		plan=$slug.$plan
+		snapshot=$slug.$snapshot
+	fi
+	marker="<!-- provision-plan: $dir -->"
+}
+project "$(projects | head -n 1)"
+
+# each COMMAND runs COMMAND for every project, each in a shell of its own
+# (one that fails leaves the others to run, under their own locks), and
+# fails naming the projects that failed.
+each() {
+	failed=
+	for d in $(projects); do
+		if [ "$count" -gt 1 ]; then say "project $d"; fi
+		# Not in an || list, where sh would ignore errexit inside it.
+		set +e
+		(
+			set -e
+			project "$d"
+			"$1"
+		)
+		code=$?
+		set -e
+		[ "$code" = 0 ] || failed="$failed $d"
+	done
+	[ -z "$failed" ] || die "$1 failed for:$failed (see above); the other projects went on"
+}
+
+# distinct refuses two folders that declare one project: their locks and
+# ownership marks would be the same.
+distinct() {
+	[ "$count" -gt 1 ] || return 0
+	seen=$(mktemp)
+	for d in $(projects); do
+		p=$(provision validate -json "$d" | jq -r '.project // empty') || true
+		if [ -n "$p" ]; then
+			other=$(awk -v p="$p" '$1 == p { print $2 }' "$seen")
+			[ -z "$other" ] || die "$other and $d both declare project \"$p\": their locks and ownership marks would collide, so nothing is planned. Give each folder its own project"
+			printf '%s %s\n' "$p" "$d" >>"$seen"
+		fi
+	done
+	rm -f "$seen"
+}
 
 say() { printf 'provision-ci: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
@@ -409,12 +468,17 @@ sha() {
 	esac
 }
 
-plan() {
+plan_one() {
 	if ! fork; then allow_default; fi
 	plan_to "$plan"
 	comment_plan "provision plan of \`$dir\` at $(sha)" "$plan"
 	[ "$planned" = 0 ] || [ "$planned" = 2 ] || exit 1
 	output plan "$plan"
+}
+
+plan() {
+	distinct
+	each plan_one
 }
 
 # merged_change is the number of the pull request the pushed commit
@@ -523,6 +587,11 @@ push_apply() {
 
 apply() {
 	n=$(merged_change)
+	export n
+	each apply_one
+}
+
+apply_one() {
 	if [ -z "$n" ]; then
 		push_apply
 		return
@@ -543,10 +612,12 @@ apply() {
 	apply_merge_commit "$n"
 }
 
-snapshot() {
+snapshot_one() {
 	provision snapshot -out "$snapshot" "$dir"
 	output snapshot "$snapshot"
 }
+
+snapshot() { each snapshot_one; }
 
 case ${1:-} in
 install | plan | apply | snapshot) "$1" ;;
