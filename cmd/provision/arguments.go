@@ -489,7 +489,7 @@ type pullArgs struct {
 
 func (a *pullArgs) register(fs *flag.FlagSet) {
 	fs.BoolVar(&a.diff, "diff", false, "print the rewrites as a unified diff of the spec files and write nothing")
-	fs.BoolVar(&a.detailed, "detailed-exitcode", false, "exit 0 when nothing is left to pull, 1 on error, 2 when files were (or, with -diff, would be) rewritten")
+	fs.BoolVar(&a.detailed, "detailed-exitcode", false, "exit 0 when nothing is left to pull, 1 on error, 2 when files were (or, with -diff, would be) rewritten, 4 when what drifted cannot be pulled (it comes from a variable, a module input or each)")
 	a.view.register(fs, true, "")
 	fs.StringVar(&a.snapshot, "snapshot", "", "pull from the live state recorded in `FILE` by provision snapshot, with no network")
 	a.run.net.register(fs, 30*time.Minute)

@@ -14,6 +14,12 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 )
 
+// exitUnpulled is pull -detailed-exitcode's code for drift it says but
+// cannot write into the specs (a value that comes from a variable, a
+// module input or each): a scheduled job that opens a pull request on 2
+// must not pass over it as if nothing drifted.
+const exitUnpulled = 4
+
 func (c *cli) pull(args []string) int {
 	var a pullArgs
 	pos, code, ok := c.args("pull", &a, args, 1, nil)
@@ -40,6 +46,9 @@ func (c *cli) pull(args []string) int {
 		switch {
 		case len(res.Diags) > 0:
 			v.note("Nothing pulled: what differs is left as it is (above).")
+			if a.detailed {
+				return exitUnpulled
+			}
 		case len(a.run.targets) > 0:
 			v.note("Nothing to pull: the objects targeted are as the specs declare them.")
 		default:
