@@ -147,7 +147,15 @@ func (c *cli) list(args []string) int {
 	if !ok {
 		return code
 	}
-	return c.planned(dirArg(pos), &a.run, &a.from, &renderView{textView: &textView{o: c.output}, render: render.Owned})
+	// An empty list says why on stderr (a first apply's, -greenfield's),
+	// so that a script reads stdout alone.
+	list := func(w io.Writer, p *plans.Plan) error {
+		if len(render.OwnedAddrs(p)) == 0 {
+			fmt.Fprintf(c.stderr, "The project %q owns no object yet: the plan creates %d (provision plan shows them).\n", p.Project, p.Summary.Create)
+		}
+		return render.Owned(w, p)
+	}
+	return c.planned(dirArg(pos), &a.run, &a.from, &renderView{textView: &textView{o: c.output}, render: list})
 }
 
 func (c *cli) outputCmd(args []string) int {

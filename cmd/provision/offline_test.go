@@ -33,7 +33,7 @@ func TestOffline(t *testing.T) {
 		}
 	}
 	code, out, errOut := runCLI(t, env, "list", "-greenfield", "../../specs")
-	if code != exitOK || out != "" {
+	if code != exitOK || out != "" || !strings.Contains(errOut, `The project "edge" owns no object yet: the plan creates 13`) {
 		t.Errorf("list -greenfield: exit %d, %q%s", code, out, errOut)
 	}
 	code, out, errOut = runCLI(t, env, "list", "-snapshot", snap, "../../specs")

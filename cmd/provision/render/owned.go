@@ -14,15 +14,25 @@ import (
 // go of, in the plan's order. An object it would create or import is not
 // the project's yet.
 func Owned(w io.Writer, p *plans.Plan) error {
-	for _, c := range p.Changes {
-		switch c.Action {
-		case plans.NoOp, plans.Update, plans.Delete, plans.Forget:
-			if _, err := fmt.Fprintln(w, c.Addr); err != nil {
-				return err
-			}
+	for _, a := range OwnedAddrs(p) {
+		if _, err := fmt.Fprintln(w, a); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// OwnedAddrs are the addresses of the objects the project owns now: those
+// the plan leaves, updates, deletes or lets go of.
+func OwnedAddrs(p *plans.Plan) []plans.Addr {
+	var out []plans.Addr
+	for _, c := range p.Changes {
+		switch c.Action {
+		case plans.NoOp, plans.Update, plans.Delete, plans.Forget:
+			out = append(out, c.Addr)
+		}
+	}
+	return out
 }
 
 // OutputValues writes the root specs' outputs, as terraform output does:
