@@ -183,8 +183,10 @@ install() {
 		base=${PROVISION_RELEASES:-https://$module/releases/download}/$version
 		name=provision_${version}_${os}_${arch}.tar.gz
 		tmp=$(mktemp -d)
-		curl -fsSL -o "$tmp/SHA256SUMS" "$base/SHA256SUMS"
-		curl -fsSL -o "$tmp/$name" "$base/$name"
+		curl -fsSL -o "$tmp/SHA256SUMS" "$base/SHA256SUMS" ||
+			die "no release $version at $base (its SHA256SUMS cannot be downloaded, above): check PROVISION_VERSION against the release page, or, with a mirror (PROVISION_RELEASES), that it holds $version"
+		curl -fsSL -o "$tmp/$name" "$base/$name" ||
+			die "the release $version at $base has no $name (above): that release has no archive for $os/$arch"
 		grep "  $name\$" "$tmp/SHA256SUMS" >"$tmp/sum" || die "SHA256SUMS of $version does not list $name"
 		(cd "$tmp" && sha256sum -c sum >/dev/null) || die "$name does not match its checksum in SHA256SUMS: not installed"
 		tar -xzf "$tmp/$name" -C "$tmp" provision
@@ -620,6 +622,10 @@ snapshot_one() {
 snapshot() { each snapshot_one; }
 
 case ${1:-} in
-install | plan | apply | snapshot) "$1" ;;
+plan | apply | snapshot)
+	ci >/dev/null # refused once, here, outside GitHub Actions and GitLab CI
+	"$1"
+	;;
+install) install ;;
 *) die "usage: provision-ci.sh install | plan | apply | snapshot" ;;
 esac

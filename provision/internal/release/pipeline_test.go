@@ -314,3 +314,19 @@ func TestPipelineGitHubAllowsDefaultServers(t *testing.T) {
 		}
 	}
 }
+
+// Outside GitHub Actions and GitLab CI the step refuses once, in one
+// line; an install from a mirror that lacks the version says so, with
+// the version and the mirror.
+func TestPipelineOutsideCI(t *testing.T) {
+	p := newPipeline(t)
+	out, err := p.run("plan")
+	if err == nil || strings.Count(out, "neither GITHUB_ACTIONS nor GITLAB_CI is true") != 1 || strings.Contains(out, "jq") {
+		t.Errorf("plan outside CI: %v\n%s", err, out)
+	}
+	mirror := t.TempDir()
+	out, err = p.run("install", "PROVISION_VERSION=v9.9.9", "PROVISION_RELEASES=file://"+mirror, "PROVISION_BIN="+t.TempDir(), "GITHUB_PATH=")
+	if err == nil || !strings.Contains(out, "no release v9.9.9 at file://"+mirror+"/v9.9.9") {
+		t.Errorf("install of a version the mirror lacks: %v\n%s", err, out)
+	}
+}
