@@ -73,6 +73,7 @@ func Run(ctx context.Context, o Options) error {
 		var once sync.Once
 		goRun(func() {
 			k.Elect(ctx, cfg.Project, func(on bool) {
+				w.electionFails.Store(false)
 				leads.Store(on)
 				o.Metrics.Leader(on)
 				if on {
@@ -82,14 +83,17 @@ func Run(ctx context.Context, o Options) error {
 				} else {
 					w.log("warn", "leader", "", "this watcher no longer leads; it reports")
 				}
-			}, func(format string, args ...any) { w.log("warn", "leader", "", format, args...) })
+			}, func(format string, args ...any) {
+				w.electionFails.Store(true)
+				w.log("warn", "leader", "", format, args...)
+			})
 		})
 		// The first run heals as the leader: wait a moment for the lock.
 		select {
 		case <-first:
 		case <-ctx.Done():
 		case <-time.After(3 * time.Second):
-			w.log("info", "follower", "", "this watcher does not lead project %s: it reports, and the leader heals", cfg.Project)
+			w.follower(cfg.Project)
 		}
 	case o.Heal:
 		alone = true

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -85,7 +86,10 @@ type Watcher struct {
 	// those of the one under way: one that stays is logged once.
 	reported, reporting map[string]bool
 	leader              func() bool
-	lastGood            time.Time
+	// electionFails: this watcher's part in the election of the healer
+	// fails (its token may not write the key), so no watcher may lead.
+	electionFails atomic.Bool
+	lastGood      time.Time
 	// files are the spec files as the last load found them (snapshot).
 	files string
 	// back: an agent answered again since the last reconcile.
@@ -326,7 +330,7 @@ func (w *Watcher) reconcile(ctx context.Context, why string) bool {
 		return true
 	}
 	if !w.leader() {
-		w.log("info", "follower", "", "this watcher does not lead project %s: it reports, and the leader heals", specs.Config.Project)
+		w.follower(specs.Config.Project)
 		return true
 	}
 	targets := w.allowed(drifted, r.Plan, back)
@@ -452,7 +456,7 @@ func (w *Watcher) allowed(drifted []string, p *plans.Plan, back bool) []string {
 			w.o.Metrics.fight()
 		}
 		if la, ok := w.alone[a]; ok {
-			w.o.Log(Event{Time: now.UTC(), Level: "error", Kind: "left-alone", Address: a,
+			w.o.Log(Event{Time: now.UTC(), Level: "error", Kind: "fight", Address: a,
 				Message: "left alone: " + la.why + ". It is repaired again once the specs or its live state change."})
 			continue
 		}
@@ -474,4 +478,14 @@ func oneLine(diags hcl.Diagnostics) string {
 		parts = append(parts, at+d.Summary+": "+d.Detail)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// follower says that this watcher only reports, and who heals: the
+// leader, or, while its part in the election fails, nobody it knows of.
+func (w *Watcher) follower(project string) {
+	if w.electionFails.Load() {
+		w.log("warn", "follower", "", "this watcher cannot take part in the election of project %s's healer (above), so it only reports, and nothing it knows of heals", project)
+		return
+	}
+	w.log("info", "follower", "", "this watcher does not lead project %s: it reports, and the leader heals", project)
 }
