@@ -411,41 +411,46 @@ func base64Hash(name string) function.Function {
 	})
 }
 
-var textEncodeBase64Func = function.New(&function.Spec{
-	Params: []function.Parameter{{Name: "string", Type: cty.String}, {Name: "encoding", Type: cty.String}},
-	Type:   function.StaticReturnType(cty.String),
-	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-		enc, err := textEncoding(args[1].AsString())
-		if err != nil {
-			return cty.UnknownVal(cty.String), function.NewArgError(1, err)
-		}
-		b, err := enc.NewEncoder().Bytes([]byte(args[0].AsString()))
-		if err != nil {
-			return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "the string holds characters that %s cannot represent", args[1].AsString())
-		}
-		return cty.StringVal(base64.StdEncoding.EncodeToString(b)), nil
-	},
+var textEncodeBase64Func = textFunc("string", func(s, name string, enc xencoding.Encoding) (string, error) {
+	b, err := enc.NewEncoder().Bytes([]byte(s))
+	if err != nil {
+		return "", fmt.Errorf("the string holds characters that %s cannot represent", name)
+	}
+	return base64.StdEncoding.EncodeToString(b), nil
 })
 
-var textDecodeBase64Func = function.New(&function.Spec{
-	Params: []function.Parameter{{Name: "source", Type: cty.String}, {Name: "encoding", Type: cty.String}},
-	Type:   function.StaticReturnType(cty.String),
-	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-		enc, err := textEncoding(args[1].AsString())
-		if err != nil {
-			return cty.UnknownVal(cty.String), function.NewArgError(1, err)
-		}
-		raw, err := base64.StdEncoding.DecodeString(args[0].AsString())
-		if err != nil {
-			return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "the string is not base64 (RFC 4648, standard alphabet)")
-		}
-		b, err := enc.NewDecoder().Bytes(raw)
-		if err != nil || !utf8.Valid(b) {
-			return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "the bytes are not text in %s", args[1].AsString())
-		}
-		return cty.StringVal(string(b)), nil
-	},
+var textDecodeBase64Func = textFunc("source", func(s, name string, enc xencoding.Encoding) (string, error) {
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return "", errors.New("the string is not base64 (RFC 4648, standard alphabet)")
+	}
+	b, err := enc.NewDecoder().Bytes(raw)
+	if err != nil || !utf8.Valid(b) {
+		return "", fmt.Errorf("the bytes are not text in %s", name)
+	}
+	return string(b), nil
 })
+
+// textFunc is textencodebase64 or textdecodebase64: conv of its first
+// argument (named first) in the encoding its second names.
+func textFunc(first string, conv func(s, name string, enc xencoding.Encoding) (string, error)) function.Function {
+	return function.New(&function.Spec{
+		Params: []function.Parameter{{Name: first, Type: cty.String}, {Name: "encoding", Type: cty.String}},
+		Type:   function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			name := args[1].AsString()
+			enc, err := textEncoding(name)
+			if err != nil {
+				return cty.UnknownVal(cty.String), function.NewArgError(1, err)
+			}
+			out, err := conv(args[0].AsString(), name, enc)
+			if err != nil {
+				return cty.UnknownVal(cty.String), function.NewArgError(0, err)
+			}
+			return cty.StringVal(out), nil
+		},
+	})
+}
 
 func textEncoding(name string) (xencoding.Encoding, error) {
 	enc, err := ianaindex.IANA.Encoding(name)
