@@ -28,9 +28,10 @@ func (c *cli) test(args []string) int {
 	}
 	dir := dirArg(pos)
 	v := c.textView(a.view.noColor)
-	// The specs alone say where the servers are: an address or a
-	// credential of the environment (which Consul's client reads itself)
-	// would make the golden files differ from one machine to another.
+	// The test file, the specs and their defaults alone make a run's plan:
+	// an address or a credential of the environment (which Consul's client
+	// reads itself), or a variable's value from it, would make the golden
+	// files differ from one machine to another.
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); serverVar(k) {
 			os.Unsetenv(k)
@@ -95,9 +96,10 @@ func (c *cli) test(args []string) int {
 }
 
 // serverVar reports whether an environment variable says where a server
-// is or how to reach it: provision test leaves them out.
+// is or how to reach it, or gives a variable its value: provision test
+// leaves them out (a run's variables are the test file's).
 func serverVar(k string) bool {
-	for _, p := range []string{"CONSUL_", "ELASTICSEARCH_", "TRAEFIK_API_"} {
+	for _, p := range []string{"CONSUL_", "ELASTICSEARCH_", "TRAEFIK_API_", "PROVISION_VAR_"} {
 		if strings.HasPrefix(k, p) {
 			return true
 		}

@@ -161,3 +161,24 @@ func TestRunsJudgedAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsIgnoreEnvironment: the shipped runs pass with every variable
+// of provision's environment set to another value (a variable's value, a
+// server's address or credential): a run is planned from the test file,
+// the specs and their defaults alone.
+func TestRunsIgnoreEnvironment(t *testing.T) {
+	env := map[string]string{"NO_COLOR": "1", "PROVISION_VAR_api_port": "9999", "PROVISION_VAR_api_host": "10.9.9.9",
+		"PROVISION_VAR_search_url": "http://10.9.9.9:9200", "CONSUL_HTTP_ADDR": "10.9.9.9:8500", "CONSUL_HTTP_TOKEN": "other-token",
+		"ELASTICSEARCH_URL": "http://10.9.9.9:9200", "ELASTICSEARCH_PASSWORD": "other"}
+	var pairs []string
+	for k, v := range env {
+		pairs = append(pairs, k+"="+v)
+	}
+	var stdout, stderr strings.Builder
+	c := newCLI(strings.NewReader(""), &stdout, &stderr)
+	c.getenv = func(k string) string { return env[k] }
+	c.environ = func() []string { return pairs }
+	if code := c.run([]string{"test", "../../specs"}); code != exitOK || !strings.Contains(stdout.String(), "6 passed, 0 failed.") {
+		t.Errorf("provision test with another environment: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+}
