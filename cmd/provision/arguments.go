@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -190,11 +192,20 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
+// dirArg is the specs of a command: its folder argument, or else specs/,
+// or else the working folder when it holds spec files and no specs/.
 func dirArg(pos []string) string {
-	if len(pos) == 0 {
-		return "specs"
+	if len(pos) > 0 {
+		return pos[0]
 	}
-	return pos[0]
+	// As Terraform's -chdir=envs/staging plan: a folder of spec files is
+	// its own specs when it has no specs folder.
+	if st, err := os.Stat("specs"); err != nil || !st.IsDir() {
+		if files, _ := filepath.Glob("*.hcl"); len(files) > 0 {
+			return "."
+		}
+	}
+	return "specs"
 }
 
 // viewArgs are how a command prints.

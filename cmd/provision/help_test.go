@@ -49,6 +49,13 @@ func TestChdir(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "valid") {
 		t.Errorf("-chdir: exit %d\n%s%s", code, out, errOut)
 	}
+	// A folder of spec files with no specs/ is its own specs, as
+	// terraform -chdir=envs/staging plan.
+	env := t.TempDir()
+	os.WriteFile(filepath.Join(env, "main.hcl"), []byte("project = \"e\"\n"), 0o644)
+	if code, out, errOut := runCLI(t, nil, "-chdir="+env, "validate"); code != exitOK || !strings.Contains(out, "The specs in . are valid") {
+		t.Errorf("-chdir to a folder of spec files: exit %d\n%s%s", code, out, errOut)
+	}
 }
 
 func firstLine(s string) string {
