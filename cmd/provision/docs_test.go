@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"github.com/provision-dev/provision/provision/servers"
 	"io"
 	"os"
@@ -382,4 +383,94 @@ func TestPolicyExample(t *testing.T) {
 	if code != exitOK || len(lines) < 4 || lines[3] != shown {
 		t.Errorf("policy: exit %d%s\nthe guide shows:\n%s\nthe command prints:\n%s", code, errOut, shown, out)
 	}
+}
+
+// TestDocsRunOffline runs every provision command line of the docs' shell
+// examples that needs no server (validate, fmt -check and -diff, test,
+// version, completion, and plan, list, graph and output from -greenfield
+// or a snapshot), in a copy of the repository's specs and test data, as a
+// reader would from the repository's top: each must exit 0, or 2 where
+// -detailed-exitcode reports changes. A line that uses the shell (a
+// variable, a pipe, a redirection) or a server is left to the tests of
+// its guide. A page whose example breaks fails naming the page and line.
+func TestDocsRunOffline(t *testing.T) {
+	work := t.TempDir()
+	for _, d := range []string{"specs", "testdata"} {
+		if err := os.CopyFS(filepath.Join(work, d), os.DirFS(filepath.Join("../..", d))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var lines []struct {
+		where string
+		args  []string
+	}
+	for _, file := range docFiles(t) {
+		for _, f := range fences(t, file) {
+			if f.lang != "sh" && f.lang != "bash" && f.lang != "" {
+				continue
+			}
+			for i, l := range strings.Split(f.code, "\n") {
+				l = strings.TrimPrefix(strings.TrimSpace(l), "$ ")
+				if c, _, ok := strings.Cut(l, " # "); ok {
+					l = strings.TrimSpace(c)
+				}
+				if !strings.HasPrefix(l, "provision ") || strings.ContainsAny(l, "$|<>;&`*\\\"'[") {
+					continue
+				}
+				args := strings.Fields(l)[1:]
+				if !offline(args) {
+					continue
+				}
+				lines = append(lines, struct {
+					where string
+					args  []string
+				}{fmt.Sprintf("%s:%d", strings.TrimPrefix(file, "../../"), f.line+i), args})
+			}
+		}
+	}
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	if err := os.Chdir(work); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"NO_COLOR": "1", "CONSUL_HTTP_ADDR": "127.0.0.1:1", "ELASTICSEARCH_URL": "http://127.0.0.1:1"}
+	for _, l := range lines {
+		// A snapshot an earlier line took from a server is stood in for by
+		// the shipped specs' converged one.
+		if i := slices.Index(l.args, "-snapshot"); i >= 0 && i+1 < len(l.args) {
+			if _, err := os.Stat(l.args[i+1]); err != nil {
+				os.MkdirAll(filepath.Dir(l.args[i+1]), 0o755)
+				copyFiles(t, "specs/tests/snapshots/converged.json", l.args[i+1])
+			}
+		}
+		code, out, errOut := runCLI(t, env, l.args...)
+		t.Logf("%s: provision %s: exit %d", l.where, strings.Join(l.args, " "), code)
+		if code != exitOK && !(code == exitChanges && slices.Contains(l.args, "-detailed-exitcode")) {
+			t.Errorf("%s: provision %s: exit %d\n%s%s", l.where, strings.Join(l.args, " "), code, out, errOut)
+		}
+	}
+	if len(lines) < 10 {
+		t.Errorf("only %d offline command lines found in the docs", len(lines))
+	}
+	t.Logf("%d offline command lines of the docs run", len(lines))
+}
+
+// offline reports whether provision args read no server and write
+// nothing outside the copy: what TestDocsRunOffline runs.
+func offline(args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	has := func(f string) bool {
+		return slices.ContainsFunc(args, func(a string) bool { return a == f || strings.HasPrefix(a, f+"=") })
+	}
+	switch args[0] {
+	case "validate", "test", "version", "completion":
+		return !has("-update")
+	case "fmt":
+		return has("-check") || has("-diff")
+	case "plan", "list", "graph", "output":
+		return (has("-greenfield") || has("-snapshot")) && !has("-out") && !has("-generate-config-out")
+	}
+	return false
 }
