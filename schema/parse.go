@@ -29,6 +29,9 @@ func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
 		}
 		f, fdiags := parseConfig(src, path)
 		diags = append(diags, firstCause(fdiags)...)
+		if sb, ok := f.Body.(*hclsyntax.Body); ok && !fdiags.HasErrors() {
+			diags = append(diags, consulDefinitions(sb)...)
+		}
 		p.p.AddFile(path, &hcl.File{Body: hcl.EmptyBody(), Bytes: maskCredentials(src), Nav: outlineOf(f.Body)})
 		bodies = append(bodies, f.Body)
 	}
