@@ -48,9 +48,9 @@ func TestConsulDefinitions(t *testing.T) {
 
 	// Near misses name what is wrong, where.
 	for src, want := range map[string]string{
-		"service {\n  port = 80\n}\n":                                 "Missing service name at main.hcl:3",
-		"service {\n  name = \"a\"\n  checks = { ttl = \"30s\" }\n}\n": "Invalid checks at main.hcl:5",
-		"service {\n  name = \"a\"\n  check = [{ ttl = \"30s\" }]\n}\n": "Invalid check at main.hcl:5",
+		"service {\n  port = 80\n}\n":                                                      "Missing service name at main.hcl:3",
+		"service {\n  name = \"a\"\n  checks = { ttl = \"30s\" }\n}\n":                     "Invalid checks at main.hcl:5",
+		"service {\n  name = \"a\"\n  check = [{ ttl = \"30s\" }]\n}\n":                    "Invalid check at main.hcl:5",
 		"service {\n  name = \"a\"\n  checks = [{ ttl = \"30s\", http_url = \"x\" }]\n}\n": "Unsupported argument at main.hcl:5",
 	} {
 		dir := writeTree(t, map[string]string{"main.hcl": "project = \"p\"\n\n" + src})
