@@ -17,6 +17,7 @@ require (
 	github.com/traefik/paerser v0.2.2
 	github.com/zclconf/go-cty v1.20.0
 	github.com/zclconf/go-cty-yaml v1.2.0
+	golang.org/x/crypto v0.45.0
 	golang.org/x/term v0.38.0
 	golang.org/x/text v0.31.0
 )
@@ -50,7 +51,6 @@ require (
 	github.com/prometheus/client_model v0.2.0 // indirect
 	github.com/prometheus/procfs v0.8.0 // indirect
 	github.com/rs/xid v1.4.0 // indirect
-	golang.org/x/crypto v0.45.0 // indirect
 	golang.org/x/exp v0.0.0-20260218203240-3dfff04db8fa // indirect
 	golang.org/x/mod v0.33.0 // indirect
 	golang.org/x/sync v0.19.0 // indirect

@@ -418,3 +418,15 @@ func SavedValues(vars map[string]*Variable) map[string][]byte {
 	}
 	return out
 }
+
+// SensitiveValue is a sensitive variable's value as JSON, for the keyed
+// digest a saved plan keeps of it; false for a variable that is not
+// sensitive or has no known value.
+func SensitiveValue(v *Variable) ([]byte, bool) {
+	if v == nil || !v.Sensitive || v.Value == cty.NilVal || !v.Value.IsWhollyKnown() {
+		return nil, false
+	}
+	plain, _ := v.Value.UnmarkDeep()
+	b, err := ctyjson.Marshal(plain, plain.Type())
+	return b, err == nil
+}

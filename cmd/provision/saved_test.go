@@ -99,3 +99,50 @@ func TestSavedPlanSources(t *testing.T) {
 		}
 	})
 }
+
+// TestSavedPlanSensitive: a saved plan keeps a sensitive variable's value
+// only as a keyed digest (the file never holds it); given again with
+// another value, apply PLANFILE refuses and sends nothing; with the same
+// one, it applies.
+func TestSavedPlanSensitive(t *testing.T) {
+	agent := servers.NewConsul(t)
+	t.Setenv("CONSUL_HTTP_ADDR", agent.Addr) // Consul's client reads it itself
+	dir := t.TempDir()
+	spec := "project = \"sens\"\n\nvariable \"token\" {\n  type      = string\n  sensitive = true\n}\n\nkey \"apps/sens/token\" {\n  value = var.token\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planFile := filepath.Join(t.TempDir(), "p.plan")
+	env := func(token string) map[string]string {
+		return map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1", "PROVISION_VAR_token": token}
+	}
+	withEnv := func(e map[string]string, args ...string) (int, string) {
+		var out, errOut strings.Builder
+		c := newCLI(strings.NewReader(""), &out, &errOut)
+		c.getenv = func(k string) string { return e[k] }
+		c.environ = func() []string {
+			var kv []string
+			for k, v := range e {
+				kv = append(kv, k+"="+v)
+			}
+			return kv
+		}
+		return c.run(args), out.String() + errOut.String()
+	}
+	if code, out := withEnv(env("first-s3cret"), "plan", "-out", planFile, dir); code != exitOK {
+		t.Fatalf("plan: exit %d\n%s", code, out)
+	}
+	if b, _ := os.ReadFile(planFile); strings.Contains(string(b), "first-s3cret") || !strings.Contains(string(b), `"digest": "argon2id:`) {
+		t.Fatalf("the plan file holds the value, or no digest of it:\n%s", b)
+	}
+	code, out := withEnv(env("other-s3cret"), "apply", planFile)
+	if code == exitOK || !strings.Contains(out, "another value of the sensitive var.token") || strings.Contains(out, "s3cret") {
+		t.Errorf("apply with another sensitive value: exit %d\n%s", code, out)
+	}
+	if got := consulDo(t, agent.Addr, "GET", "/v1/kv/apps/sens/token?raw", ""); got != "" {
+		t.Errorf("written after the refusal: %q", got)
+	}
+	if code, out := withEnv(env("first-s3cret"), "apply", planFile); code != exitOK {
+		t.Errorf("apply with the same value: exit %d\n%s", code, out)
+	}
+}

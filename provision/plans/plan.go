@@ -63,8 +63,8 @@ type Plan struct {
 // Sources digest what a plan was made from: each file the load read (the
 // specs, the modules' specs, the variable files), by its path relative to
 // the plan's Dir, and each variable's final value, by name. A sensitive
-// variable is never digested (a digest of a short secret can be guessed):
-// a change of one shows only where it changes a request.
+// variable has no plain digest here (one of a short secret can be
+// looked up): Variables keeps a salted, memory-hard one instead.
 type Sources struct {
 	Files     map[string]string `json:"files"`
 	Variables map[string]string `json:"variables,omitempty"`
@@ -102,9 +102,13 @@ func (s *Sources) Moved(now *Sources) string {
 }
 
 // Variable is a variable's value in a plan, as Terraform's plan JSON
-// writes it.
+// writes it; a sensitive one's is never written, only a memory-hard
+// digest of it under a salt of the plan's own ("argon2id:<salt>:<key>"),
+// so that apply PLANFILE refuses another value given again.
 type Variable struct {
-	Value json.RawMessage `json:"value"`
+	Value     json.RawMessage `json:"value,omitempty"`
+	Sensitive bool            `json:"sensitive,omitempty"`
+	Digest    string          `json:"digest,omitempty"`
 }
 
 // Output is the value of an output block: JSON, "(sensitive)" for a

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -535,6 +536,15 @@ func summaries(diags hcl.Diagnostics) string {
 func renderPlan(p *plans.Plan, dir string, r *Run, render func(io.Writer, *plans.Plan) error) (text, js []byte, err error) {
 	q := *p
 	q.Dir, q.Sources = "", nil
+	if len(q.Variables) > 0 { // a sensitive one's digest is salted afresh by each plan
+		q.Variables = maps.Clone(q.Variables)
+		for name, v := range q.Variables {
+			if v.Sensitive {
+				v.Digest = "(keyed digest)"
+				q.Variables[name] = v
+			}
+		}
+	}
 	if q.Snapshot != nil {
 		s := *q.Snapshot
 		s.File = r.Snapshot

@@ -3,8 +3,12 @@ package run
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -17,6 +21,7 @@ import (
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+	"golang.org/x/crypto/argon2"
 )
 
 // step runs phase ph but lock, whose context replaces the run's once the
@@ -100,7 +105,9 @@ func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 	if r.Saved != nil { // made again with the values it was made with
 		in.Saved = map[string][]byte{}
 		for name, v := range r.Saved.Variables {
-			in.Saved[name] = v.Value
+			if !v.Sensitive {
+				in.Saved[name] = v.Value
+			}
 		}
 	}
 	var diags hcl.Diagnostics
@@ -231,17 +238,52 @@ func (r *Run) read(ctx context.Context) hcl.Diagnostics {
 
 // outputs are the values of the root's output blocks, as a plan carries
 // them: JSON, a sensitive one "(sensitive)", one not known null.
-// variables are the values of the variables as the plan keeps them.
+// variables are the values of the variables as the plan keeps them: a
+// sensitive one's as a keyed digest alone.
 func variables(vars map[string]*schema.Variable) map[string]plans.Variable {
 	saved := schema.SavedValues(vars)
-	if len(saved) == 0 {
-		return nil
-	}
 	out := make(map[string]plans.Variable, len(saved))
 	for name, b := range saved {
 		out[name] = plans.Variable{Value: b}
 	}
+	salt := make([]byte, 16)
+	rand.Read(salt)
+	for name, v := range vars {
+		if b, ok := schema.SensitiveValue(v); ok {
+			out[name] = plans.Variable{Sensitive: true, Digest: keyedDigest(hex.EncodeToString(salt), b)}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
 	return out
+}
+
+// keyedDigest is the digest a plan keeps of a sensitive value b, under
+// salt (hex): argon2id (RFC 9106), memory-hard, so that a plan file
+// holds no digest anyone could look up and each guess at it costs
+// 16 MiB and two passes. A short secret can still be guessed from a plan
+// file at that cost: plan files are written readable by their owner only.
+func keyedDigest(salt string, b []byte) string {
+	key := argon2.IDKey(b, []byte(salt), 2, 16<<10, 1, 32)
+	return "argon2id:" + salt + ":" + hex.EncodeToString(key)
+}
+
+// sensitiveMoved says which sensitive variable has another value now than
+// the saved plan was made with; "" when none.
+func sensitiveMoved(saved map[string]plans.Variable, vars map[string]*schema.Variable) string {
+	for _, name := range slices.Sorted(maps.Keys(saved)) {
+		sv := saved[name]
+		if !sv.Sensitive {
+			continue
+		}
+		parts := strings.Split(sv.Digest, ":")
+		b, ok := schema.SensitiveValue(vars[name])
+		if len(parts) != 3 || !ok || subtle.ConstantTimeCompare([]byte(keyedDigest(parts[1], b)), []byte(sv.Digest)) != 1 {
+			return name
+		}
+	}
+	return ""
 }
 
 func outputs(blocks []*schema.Output) map[string]plans.Output {
@@ -359,6 +401,9 @@ func (r *Run) show() {
 // redacted; the fresh one, narrowed to its changes, holds the values to
 // send.
 func (r *Run) checkSaved(ctx context.Context) hcl.Diagnostics {
+	if name := sensitiveMoved(r.Saved.Variables, r.Config.Variables); name != "" {
+		return Refusal("Saved plan cannot be applied", fmt.Sprintf("The saved plan %s was made with another value of the sensitive var.%s than the one given now (its keyed digest in the plan differs; the value is never written). Nothing was sent. Give the value it was made with, or make a new plan.", r.PlanFile, name), nil)
+	}
 	if why := matchSaved(r.Saved, r.Plan.Redacted()); why != "" {
 		return Refusal("Saved plan cannot be applied", fmt.Sprintf("The saved plan %s cannot be applied. %s Nothing was sent. Make a new plan.", r.PlanFile, why), nil)
 	}
