@@ -77,8 +77,19 @@ func (f *specFiles) resolve(p string) (string, error) {
 		return "", fmt.Errorf("%q cannot be read: %v", p, unwrapPath(err))
 	case !under(f.bound.dir, real):
 		return "", fmt.Errorf("%q is a symbolic link to outside %s; a spec reads only files inside it", p, f.bound.name)
+	case inGit(f.bound.dir, full) || inGit(f.bound.dir, real):
+		// A checkout's .git/config holds the CI's token (actions/checkout's
+		// extraheader, GitLab's remote URL): never a spec's to read.
+		return "", fmt.Errorf("%q is inside .git; a spec reads nothing of git's own files", p)
 	}
 	return real, nil
+}
+
+// inGit says whether p is in the .git folder of root.
+func inGit(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return err == nil && first == ".git"
 }
 
 func under(root, p string) bool {
@@ -375,6 +386,9 @@ func globBody(pattern string) (string, error) {
 			b.WriteString("[^/]")
 		case c == '[':
 			j := strings.IndexByte(pattern[i:], ']')
+			if j < 0 {
+				return "", fmt.Errorf("the pattern %q has a [ without its ]", pattern)
+			}
 			b.WriteString(strings.Replace(pattern[i:i+j+1], "[!", "[^", 1))
 			i += j
 		case c == '{':
@@ -406,6 +420,10 @@ func alternatives(s string) ([]string, int, error) {
 	var alts []string
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
+		case '[': // a comma in a class is the class's
+			if j := strings.IndexByte(s[i:], ']'); j > 0 {
+				i += j
+			}
 		case '{':
 			depth++
 		case '}':

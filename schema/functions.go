@@ -125,8 +125,10 @@ var lengthFunc = function.New(&function.Spec{
 		switch ty := args[0].Type(); {
 		case ty == cty.String:
 			return stdlib.Strlen(args[0])
-		case ty.IsObjectType() && args[0].IsKnown():
-			return cty.NumberIntVal(int64(len(ty.AttributeTypes()))), nil
+		case ty.IsObjectType():
+			// An object's attributes are known from its type, known or not.
+			_, marks := args[0].Unmark()
+			return cty.NumberIntVal(int64(len(ty.AttributeTypes()))).WithMarks(marks), nil
 		}
 		return stdlib.Length(args[0])
 	},

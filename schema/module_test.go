@@ -227,6 +227,14 @@ func TestSharedModule(t *testing.T) {
 			t.Errorf("project %s: %q, keys %+v", team, cfg.Project, cfg.Keys)
 		}
 	}
+	// git's own files are never read, though inside the repository: a
+	// checkout's .git/config holds the CI's token.
+	os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[http]\n\textraheader = AUTHORIZATION: basic s3cr3t\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, "teams", "g", "specs"), 0o755)
+	os.WriteFile(filepath.Join(root, "teams", "g", "specs", "main.hcl"), []byte("project = \"g\"\n\nkey \"k\" {\n  value = file(\"../../../.git/config\")\n}\n"), 0o644)
+	if _, diags := schema.NewParser().LoadDir(filepath.Join(root, "teams", "g", "specs"), schema.Inputs{}); !diags.HasErrors() || !strings.Contains(diags.Error(), "inside .git") || strings.Contains(diags.Error(), "s3cr3t") {
+		t.Errorf("file() of .git/config: %s", diags)
+	}
 	for _, team := range []string{"c", "d"} {
 		_, diags := schema.NewParser().LoadDir(filepath.Join(root, "teams", team, "specs"), schema.Inputs{})
 		if !diags.HasErrors() || diags.Errs()[0].(*hcl.Diagnostic).Summary != "Module outside the repository" || diags.Errs()[0].(*hcl.Diagnostic).Subject.Start.Line != 4 {

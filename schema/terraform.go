@@ -222,8 +222,18 @@ var matchkeysFunc = function.New(&function.Spec{
 		return args[0].Type(), nil
 	},
 	Impl: func(args []cty.Value, retType cty.Type) (cty.Value, error) {
-		if !args[0].IsKnown() {
+		if !args[0].IsKnown() || !args[1].IsKnown() || !args[2].IsKnown() {
 			return cty.UnknownVal(retType), nil
+		}
+		// As Terraform's: keys and searchset compared in the type both
+		// convert to (matchkeys(v, [1, 2], ["1"]) matches 1).
+		ty, _ := convert.UnifyUnsafe([]cty.Type{args[1].Type(), args[2].Type()})
+		for i := 1; i <= 2; i++ {
+			conv, err := convert.Convert(args[i], ty)
+			if err != nil {
+				return cty.NilVal, function.NewArgError(i, err)
+			}
+			args[i] = conv
 		}
 		if args[0].LengthInt() != args[1].LengthInt() {
 			return cty.ListValEmpty(retType.ElementType()), errors.New("length of keys and values should be equal")
@@ -278,8 +288,8 @@ var oneFunc = function.New(&function.Spec{
 	},
 	Impl: func(args []cty.Value, retType cty.Type) (cty.Value, error) {
 		v := args[0]
-		if !v.IsKnown() {
-			return cty.UnknownVal(retType), nil
+		if !v.IsKnown() || v.Type().IsSetType() && !v.IsWhollyKnown() {
+			return cty.UnknownVal(retType), nil // a set's unknown elements may be one
 		}
 		if v.IsNull() {
 			return cty.NilVal, errors.New("argument must not be null")
@@ -323,7 +333,11 @@ var sumFunc = function.New(&function.Spec{
 			case n.IsNull():
 				return cty.NilVal, errors.New("argument must be list, set, or tuple of number values")
 			}
-			total.Add(total, n.AsBigFloat())
+			f := n.AsBigFloat()
+			if total.IsInf() && f.IsInf() && total.Sign() != f.Sign() {
+				return cty.NilVal, errors.New("the sum of an infinity and its opposite is not a number")
+			}
+			total.Add(total, f)
 		}
 		return cty.NumberVal(total), nil
 	},
@@ -515,6 +529,12 @@ var issensitiveFunc = function.New(&function.Spec{
 	Params: []function.Parameter{{Name: "value", Type: cty.DynamicPseudoType, AllowUnknown: true, AllowNull: true, AllowMarked: true, AllowDynamicType: true}},
 	Type:   function.StaticReturnType(cty.Bool),
 	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-		return cty.BoolVal(args[0].HasMark(sensitiveMark)), nil
+		if args[0].HasMark(sensitiveMark) {
+			return cty.True, nil
+		}
+		if !args[0].IsKnown() {
+			return cty.UnknownVal(cty.Bool), nil // it may yet be
+		}
+		return cty.False, nil
 	},
 })

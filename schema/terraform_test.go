@@ -91,3 +91,42 @@ func sameValue(got, want cty.Value) bool {
 	empty := func(v cty.Value) bool { return v.IsKnown() && !v.IsNull() && v.LengthInt() == 0 }
 	return got.Type().IsListType() && want.Type().IsListType() && empty(got) && empty(want)
 }
+
+// TestTerraformEdges: the semantics the examples leave out: keys and
+// searchset of matchkeys in one type, unknown and sensitive values, an
+// infinity and its opposite, a fileset pattern with a class in braces or
+// an unclosed one (which must end).
+func TestTerraformEdges(t *testing.T) {
+	ctx := &hcl.EvalContext{Functions: schema.Functions, Variables: map[string]cty.Value{
+		"unknown_set": cty.UnknownVal(cty.Set(cty.String)),
+		"two_unknown": cty.SetVal([]cty.Value{cty.UnknownVal(cty.String), cty.UnknownVal(cty.String)}),
+		"unknown":     cty.UnknownVal(cty.String),
+		"unknown_obj": cty.UnknownVal(cty.Object(map[string]cty.Type{"a": cty.String})),
+		"secret_obj":  cty.ObjectVal(map[string]cty.Value{"a": cty.StringVal("x")}).Mark("sensitive"),
+	}}
+	for expr, want := range map[string]string{
+		`matchkeys(["a", "b"], [1, 2], ["1"])`: `cty.ListVal([]cty.Value{cty.StringVal("a")})`,
+		`one(two_unknown)`:                     `cty.UnknownVal(cty.String)`,
+		`issensitive(unknown)`:                 `cty.UnknownVal(cty.Bool)`,
+		`length(unknown_obj)`:                  `cty.NumberIntVal(1)`,
+		`issensitive(length(secret_obj))`:      `cty.True`,
+		`sum([1, 2.5])`:                        `cty.NumberFloatVal(3.5)`,
+	} {
+		e, diags := hclsyntax.ParseExpression([]byte(expr), "edge", hcl.InitialPos)
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		got, diags := e.Value(ctx)
+		if diags.HasErrors() {
+			t.Errorf("%s: %s", expr, diags)
+			continue
+		}
+		if got.GoString() != want {
+			t.Errorf("%s = %s, want %s", expr, got.GoString(), want)
+		}
+	}
+	e, _ := hclsyntax.ParseExpression([]byte(`sum([1/0, -1/0])`), "edge", hcl.InitialPos)
+	if _, diags := e.Value(ctx); !diags.HasErrors() || !strings.Contains(diags.Error(), "not a number") {
+		t.Errorf("sum of both infinities: %s", diags)
+	}
+}
