@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/bits"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -66,7 +67,23 @@ func (p *Plan) Redacted() *Plan {
 		d.Summary, d.Detail = str(d.Summary), str(d.Detail)
 		q.Diagnostics[i] = d
 	}
+	if len(p.Variables) > 0 {
+		// A variable whose value holds a secret (or a credential's key)
+		// is left out: apply PLANFILE is given it again.
+		q.Variables = make(map[string]Variable, len(p.Variables))
+		for name, v := range p.Variables {
+			if len(v.Value) == 0 || sameJSON(red(v.Value), v.Value) {
+				q.Variables[name] = v
+			}
+		}
+	}
 	return &q
+}
+
+// sameJSON reports whether a and b are the same JSON value.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
 
 // sameBytes reports whether a and b are the same bytes in memory.

@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"encoding/json"
 	"testing"
 )
 
@@ -22,5 +23,20 @@ func TestSensitiveWordsCoverTheKeys(t *testing.T) {
 	}
 	if !mayNameSensitiveKey([]byte(`{"\u0074oken":"v"}`)) {
 		t.Error("the scan misses an escaped key")
+	}
+}
+
+// TestRedactedVariables: a plan's variable whose value holds a secret is
+// left out of what is written and shown; the others stay as they are.
+func TestRedactedVariables(t *testing.T) {
+	p := &Plan{Secrets: []string{"hunter2"}, Variables: map[string]Variable{
+		"dsn":  {Value: json.RawMessage(`"postgres://u:hunter2@db"`)},
+		"port": {Value: json.RawMessage(`8080`)},
+		"tags": {Value: json.RawMessage(`{"b":1,"a":[1,2]}`)},
+		"key":  {Sensitive: true, Digest: "argon2id:00:11"},
+	}}
+	got := p.Redacted().Variables
+	if _, ok := got["dsn"]; ok || len(got) != 3 || string(got["tags"].Value) != `{"b":1,"a":[1,2]}` || got["key"].Digest == "" {
+		t.Errorf("redacted variables: %v", got)
 	}
 }

@@ -107,8 +107,10 @@ func sameNodes(a, b string) bool {
 func sources(dir string, files map[string]*hcl.File, vars map[string]*schema.Variable) *plans.Sources {
 	out := &plans.Sources{Files: map[string]string{}, Variables: map[string]string{}}
 	for name, f := range files {
-		if strings.HasPrefix(name, "<") {
-			continue // a value from outside any file ("<-var x>"): digested as a variable's
+		if strings.HasPrefix(name, "<") || f.Bytes == nil {
+			// A value from outside any file ("<-var x>"), or a variable
+			// file (whose text is never kept): digested as its variables'.
+			continue
 		}
 		// A shared module's files are outside dir (../../modules/kv), and
 		// named from it too, so that the plan applies from anywhere.
