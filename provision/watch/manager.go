@@ -3,8 +3,10 @@ package watch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,8 +86,13 @@ func Run(ctx context.Context, o Options) error {
 					w.log("warn", "leader", "", "this watcher no longer leads; it reports")
 				}
 			}, func(format string, args ...any) {
-				w.electionFails.Store(true)
-				w.log("warn", "leader", "", format, args...)
+				// Refused (the token may not write the key): no watcher
+				// with it can lead. A passing error is only logged.
+				msg := fmt.Sprintf(format, args...)
+				if strings.Contains(msg, "403") || strings.Contains(strings.ToLower(msg), "permission denied") {
+					w.electionFails.Store(true)
+				}
+				w.log("warn", "leader", "", "%s", msg)
 			})
 		})
 		// The first run heals as the leader: wait a moment for the lock.

@@ -46,7 +46,10 @@ lock_timeout=${PROVISION_LOCK_TIMEOUT:-5m}
 # folder, or several (one a line or separated by spaces) and glob
 # patterns (teams/*/specs), each once, sorted.
 projects() {
-	for d in ${PROVISION_DIR:-specs}; do printf '%s\n' "${d%/}"; done | sort -u
+	for d in ${PROVISION_DIR:-specs}; do
+		d=${d#./}
+		printf '%s\n' "${d%/}"
+	done | sort -u
 }
 count=$(projects | wc -l)
 
@@ -66,6 +69,9 @@ project() {
 	marker="<!-- provision-plan: $dir -->"
 }
 project "$(projects | head -n 1)"
+
+# snapshot_of DIR is the name of project DIR's snapshot.
+snapshot_of() { (project "$1" && printf '%s\n' "$snapshot"); }
 
 # each COMMAND runs COMMAND for every project, each in a shell of its own
 # (one that fails leaves the others to run, under their own locks), and
@@ -256,16 +262,28 @@ fetch_snapshot() { default_snapshot || exit 1; }
 allow_default() {
 	allowed_note=
 	if [ -n "${PROVISION_ALLOWED_SERVERS+set}" ]; then return; fi
-	if ! default_snapshot; then
+	# Every project's snapshot counts, and the one-project name too: a
+	# pull request that adds a folder (or makes one project several) must
+	# not find no snapshot of its own and so allow every server.
+	found=$(mktemp)
+	taken=
+	for name in $(for p in $(projects); do snapshot_of "$p"; done) "${PROVISION_SNAPSHOT:-provision-snapshot.json}"; do
+		if (snapshot=$name && default_snapshot) 2>/dev/null; then
+			jq -r '.backends[].address, ((.record.agents // {}) | .[])' "$name" >>"$found" || die "the default branch's snapshot $name is not a provision snapshot"
+			taken=$(jq -r '.taken_at' "$name")
+			rm -f "$name"
+		fi
+	done
+	if [ ! -s "$found" ]; then
+		rm -f "$found"
 		allowed_note="Credentials went to every server the specs name: no snapshot of the default branch says which servers its specs declare (add the snapshot job, or set PROVISION_ALLOWED_SERVERS in the CI config)."
 		return
 	fi
-	PROVISION_ALLOWED_SERVERS=$(jq -r '[.backends[].address, ((.record.agents // {}) | .[])] | unique | join(",")' "$snapshot") ||
-		die "the default branch's snapshot $snapshot is not a provision snapshot"
+	PROVISION_ALLOWED_SERVERS=$(sort -u "$found" | paste -sd, -)
+	rm -f "$found"
 	export PROVISION_ALLOWED_SERVERS
-	allowed_note=$(printf 'Credentials went only to the servers the default branch'"'"'s specs declare (its snapshot, taken %s): `%s`. A server this pull request adds or moves is planned without them; widen `PROVISION_ALLOWED_SERVERS` in the CI config to allow it.' \
-		"$(jq -r '.taken_at' "$snapshot")" "$PROVISION_ALLOWED_SERVERS")
-	rm -f "$snapshot"
+	allowed_note=$(printf 'Credentials went only to the servers the default branch'"'"'s specs declare (its snapshots, the last taken %s): `%s`. A server this pull request adds or moves is planned without them; widen `PROVISION_ALLOWED_SERVERS` in the CI config to allow it.' \
+		"$taken" "$PROVISION_ALLOWED_SERVERS")
 }
 
 # age says how long ago an RFC 3339 time was, in hours or minutes.
@@ -460,7 +478,7 @@ comment_plan() {
 		comment "$@"
 	fi
 	rm -rf "$text" "$parts" plan.out
-	output exitcode "$planned"
+	if [ -n "${codes:-}" ]; then echo "$planned" >>"$codes"; else output exitcode "$planned"; fi
 }
 
 sha() {
@@ -471,7 +489,6 @@ sha() {
 }
 
 plan_one() {
-	if ! fork; then allow_default; fi
 	plan_to "$plan"
 	comment_plan "provision plan of \`$dir\` at $(sha)" "$plan"
 	[ "$planned" = 0 ] || [ "$planned" = 2 ] || exit 1
@@ -480,7 +497,14 @@ plan_one() {
 
 plan() {
 	distinct
+	if ! fork; then allow_default; fi
+	export allowed_note
+	codes=$(mktemp)
+	export codes
 	each plan_one
+	# The action's exitcode: 2 when any project plans changes.
+	if grep -qx 2 "$codes"; then output exitcode 2; else output exitcode 0; fi
+	rm -f "$codes"
 }
 
 # merged_change is the number of the pull request the pushed commit

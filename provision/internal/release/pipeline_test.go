@@ -306,6 +306,16 @@ func TestPipelineGitHubAllowsDefaultServers(t *testing.T) {
 	if strings.Contains(body+out, "canary") {
 		t.Errorf("the token shows:\n%s\n%s", out, body)
 	}
+	// A pull request that adds a project of its own (no snapshot of it on
+	// the default branch) is held to the servers of the snapshots there,
+	// not let go to every server.
+	os.Remove(filepath.Join(p.work, "specs", "elsewhere.hcl"))
+	os.MkdirAll(filepath.Join(p.work, "extra"), 0o755)
+	os.WriteFile(filepath.Join(p.work, "extra", "main.hcl"), []byte("project = \"extra\"\n\n"+added), 0o644)
+	out, err = p.run("plan", p.pullRequest(9, "aaa999", "acme/specs"), "PROVISION_DIR=specs extra")
+	if err == nil || !strings.Contains(out, "Server not allowed") || !strings.Contains(out, "plan_one failed for: extra") {
+		t.Errorf("a new project with an agent elsewhere: %v\n%s", err, out)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for _, r := range got {
