@@ -321,11 +321,12 @@ func jsonError(from, text string) error {
 // is an error (a typo would otherwise declare nothing, and a plan would
 // delete what the files declared).
 func (f *specFiles) fileset(dir, pattern string) (cty.Value, error) {
-	// As Terraform's: a folder that is not there, or a pattern that
-	// matches nothing, is the empty set.
+	// Unlike Terraform's (the empty set), a folder that is not there or a
+	// pattern that matches nothing is an error: a typo would otherwise
+	// declare nothing, and the plan delete what the files declared.
 	full, err := f.resolve(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return cty.SetValEmpty(cty.String), nil
+		return cty.NilVal, fmt.Errorf("no directory %q inside %s", dir, f.bound.name)
 	}
 	if err != nil {
 		return cty.NilVal, err
@@ -349,7 +350,7 @@ func (f *specFiles) fileset(dir, pattern string) (cty.Value, error) {
 		return cty.NilVal, fmt.Errorf("%q cannot be listed: %v", dir, unwrapPath(err))
 	}
 	if len(found) == 0 {
-		return cty.SetValEmpty(cty.String), nil
+		return cty.NilVal, fmt.Errorf("the pattern %q matches no file under %q", pattern, dir)
 	}
 	return cty.SetVal(found), nil
 }

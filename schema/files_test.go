@@ -46,7 +46,6 @@ key "apps/ft/x" {
     ex     = [fileexists("dash/a.json"), fileexists("dash/none.json")]
     braces = fileset(path.module, "dash/{t.tpl,c.yaml,none}")
     class  = fileset(path.module, "dash/{[ct].yaml,none}")
-    none   = [fileset(path.module, "*.yaml"), fileset("none", "*")]
     sums   = [filemd5("dash/t.tpl"), filesha256("dash/t.tpl"), filebase64("dash/t.tpl"), filebase64sha256("dash/t.tpl")]
     ts     = templatestring("$${a}-$${b}", { a = "x", b = 1 })
   }
@@ -64,7 +63,7 @@ key "apps/ft/x" {
 	}
 	// The digests of "hello ${name}" are md5sum's, sha256sum's and
 	// base64's of those bytes.
-	want := `{"braces":["dash/c.yaml","dash/t.tpl"],"class":["dash/c.yaml"],"ex":[true,false],"none":[[],[]],"objs":["dash/a.json","dash/sub/b.json"],"parsed":{"dash/a.json":{"title":"A"},"dash/sub/b.json":{"n":[1,2],"title":"B"}},` +
+	want := `{"braces":["dash/c.yaml","dash/t.tpl"],"class":["dash/c.yaml"],"ex":[true,false],"objs":["dash/a.json","dash/sub/b.json"],"parsed":{"dash/a.json":{"title":"A"},"dash/sub/b.json":{"n":[1,2],"title":"B"}},` +
 		`"sums":["eced06fde98f8d1de656d83d5f764103","c7c46c62f7efe4b646f7588ca9a87207ee8337bcf18b40945826162f3ea40e79","aGVsbG8gJHtuYW1lfQ==","x8RsYvfv5LZG91iMqahyB+6DN7zxi0CUWCYWLz6kDnk="],"t":"hello edge","ts":"x-1","y":{"a":1,"b":["x","z"]}}`
 	if got := cfg.Keys[0].Value; got != want {
 		t.Errorf("value:\n%s\nwant\n%s", got, want)
@@ -94,6 +93,8 @@ func TestFileFunctionsConfined(t *testing.T) {
 		{`file("none.txt")`, `no file "none.txt" inside the directory of the specs`},
 		{`fileset("..", "*.txt")`, "is outside the directory of the specs"},
 		{`fileset(".", "{[a,b")`, "syntax error in pattern"},
+		{`fileset(".", "*.yaml")`, `the pattern "*.yaml" matches no file under "."`},
+		{`fileset("none", "*.json")`, `no directory "none" inside the directory of the specs`},
 		{`jsondecode(file("bad.json"))`, "bad.json:3,3: the JSON does not parse"},
 		{`templatefile("bad.tpl", {})`, "bad.tpl:1,3"},
 		{`templatefile("loops.tpl", {})`, "Spec asks for too much work"},

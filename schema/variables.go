@@ -229,8 +229,15 @@ func assignValues(vars map[string]*Variable, in Inputs, readFile func(string) (*
 	set := func(name string, raw hcl.Expression, rawString string, rng hcl.Range) {
 		v, ok := vars[name]
 		if !ok {
+			// As Terraform's: a variable file (raw, an expression of it)
+			// may hold values for other specs, and is warned of; a -var
+			// is an error.
+			severity := hcl.DiagError
+			if raw != nil {
+				severity = hcl.DiagWarning
+			}
 			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
+				Severity: severity,
 				Summary:  "Value for undeclared variable",
 				Detail:   fmt.Sprintf("A value was given for %q, but no variable of that name is declared. Declare it with a variable %q {} block, or remove the value.", name, name),
 				Subject:  rng.Ptr(),

@@ -174,6 +174,14 @@ func TestVariableFilesAsTerraform(t *testing.T) {
 	if got := value(schema.Inputs{VarFiles: []string{filepath.Join(dir, "given.json")}, Vars: []string{"c=flag"}}); got != "given tfvars.json flag" {
 		t.Errorf("-var-file x.json and -var over them: %q", got)
 	}
+	// A value in a file for a variable these specs do not declare is a
+	// warning (the file may serve other specs), as Terraform's.
+	os.WriteFile(filepath.Join(dir, "specs", "stale.auto.tfvars"), []byte("gone = 1\n"), 0o644)
+	cfg, diags := schema.NewParser().LoadDir(filepath.Join(dir, "specs"), schema.Inputs{})
+	if diags.HasErrors() || len(diags) != 1 || diags[0].Summary != "Value for undeclared variable" || cfg == nil {
+		t.Errorf("an undeclared name in an auto variable file: %v", diags)
+	}
+	os.Remove(filepath.Join(dir, "specs", "stale.auto.tfvars"))
 	// A saved plan's values win over the environment and the files, not
 	// over a -var given again (which its sources then refuse).
 	saved := map[string][]byte{"a": []byte(`"saved"`), "b": []byte(`"saved"`)}

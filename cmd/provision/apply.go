@@ -45,7 +45,7 @@ func (c *cli) destroy(args []string) int {
 // applyOperation is the run of apply or destroy the flags describe.
 func (c *cli) applyOperation(t run.Type, dir string, a *sendArgs) run.Operation {
 	o := c.operation(t, dir, &a.run)
-	o.Lock, o.LockTimeout, o.Parallelism, o.AutoApprove = a.lock, a.lockTimeout, a.parallelism, a.autoApprove
+	o.Lock, o.LockTimeout, o.Parallelism, o.AutoApprove, o.NoInput = a.lock, a.lockTimeout, a.parallelism, a.autoApprove, !a.input
 	return o
 }
 
@@ -70,7 +70,7 @@ func (c *cli) send(op run.Operation, a *sendArgs, question string) int {
 	defer stop()
 	var v run.ApplyView = &jsonApply{&jsonView{o: c.output}}
 	if !a.view.json {
-		v = &humanApply{textView: c.textView(a.view.noColor), live: c.isTerminal(c.stderr), command: op.Type.String(), question: question, noInput: !a.input}
+		v = &humanApply{textView: c.textView(a.view.noColor), live: c.isTerminal(c.stderr), command: op.Type.String(), question: question}
 	}
 	if op.Start(ctx, v).Failed() {
 		return exitError

@@ -148,8 +148,6 @@ type humanApply struct {
 	started bool
 	// command and question are what a person is asked to approve.
 	command, question string
-	// noInput is -input=false: a confirmation is never asked for.
-	noInput bool
 	// failed is the last failure printed (its request and error), and
 	// same how many failures since were that one again (the items of one
 	// batch): said once, with their number.
@@ -244,19 +242,10 @@ var (
 
 // Confirm asks for "yes" on standard input, as Terraform does: from a
 // terminal, or from a pipe (echo yes | provision apply); an input that
-// ends first cancels. With -input=false it refuses at once, since a
-// pipeline must never wait. An interrupt while it waits cancels.
+// ends first cancels (-input=false is refused before, by the run). An
+// interrupt while it waits cancels.
 func (v *humanApply) Confirm(ctx context.Context, _ *plans.Plan) bool {
 	o := v.o
-	if v.noInput {
-		plan := "plan -out=FILE"
-		if v.command == "destroy" {
-			plan = "plan -destroy -out=FILE"
-		}
-		v.Diagnostics(run.Refusal("Confirmation needed", v.command+" needs confirmation, and -input=false forbids asking. "+
-			"Pass -auto-approve, or save a reviewed plan with "+plan+" and apply that file. Nothing was sent.", nil))
-		return false
-	}
 	fmt.Fprintf(o.stdout, "\n%s Only 'yes' will be accepted.\n  Enter a value: ", v.question)
 	answer := make(chan string, 1)
 	go func() {

@@ -38,6 +38,10 @@ func (c *cli) plan(args []string) int {
 		v.Diagnostics(run.Refusal("Invalid options", "-indices says what plan -destroy removes; give it with -destroy.", nil))
 		return exitError
 	}
+	if a.destroy && (len(pf.replace) > 0 || pf.prune) {
+		v.Diagnostics(run.Refusal("Invalid options", "-replace and -prune-indices say what a plan that converges does; plan -destroy removes what the project owns (-indices for its indices too).", nil))
+		return exitError
+	}
 	if a.destroy {
 		op.Removal, op.SearchIndices = true, a.indices
 	}

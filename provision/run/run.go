@@ -152,8 +152,9 @@ type Operation struct {
 	LockTimeout time.Duration
 	Parallelism int
 	// AutoApprove sends without asking; otherwise the view must be an
-	// Asker.
+	// Asker. NoInput (-input=false) refuses at once what would ask.
 	AutoApprove bool
+	NoInput     bool
 	// Node is the lock's node for Policy when it cannot be looked up.
 	Node string
 	// Watch adds to Policy what provision watch needs.
@@ -268,6 +269,14 @@ func (o Operation) Start(ctx context.Context, v View) *Run {
 	}()
 	if _, ok := v.(Asker); !ok && r.asks() {
 		r.fail(Refusal("Confirmation needed", fmt.Sprintf("%s -json needs -auto-approve: a JSON stream cannot ask for confirmation.", o.Type), nil))
+		return r
+	}
+	if o.NoInput && r.asks() { // refused before anything is read or locked
+		plan := "plan -out=FILE"
+		if o.Type == Destroy {
+			plan = "plan -destroy -out=FILE"
+		}
+		r.fail(Refusal("Confirmation needed", fmt.Sprintf("%s needs confirmation, and -input=false forbids asking. Pass -auto-approve, or save a reviewed plan with %s and apply that file. Nothing was sent.", o.Type, plan), nil))
 		return r
 	}
 	if _, ok := v.(ApplyView); !ok && slices.Contains(phases[o.Type], Send) {
