@@ -243,7 +243,7 @@ func TestACL(t *testing.T) {
 			t.Errorf("apply -replace: exit %d\n%s%s", code, out, errOut)
 		}
 		code, _, errOut = runCLI(t, env(least), "apply", "-auto-approve", "-replace", "service.nope", dir)
-		if code != exitError || !strings.Contains(errOut, "-replace service.nope names no service") {
+		if code != exitError || !strings.Contains(errOut, "service.nope names no object the specs declare") {
 			t.Errorf("apply -replace of nothing: exit %d\n%s", code, errOut)
 		}
 	})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -80,7 +81,9 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		"\nservice \"leak\" {\n  port = 1\n  tags = [var.owner_secret]\n}\n"), 0o644)
 
 	os.MkdirAll(filepath.Join(specs, "tests"), 0o755)
-	os.WriteFile(filepath.Join(specs, "tests", "canary.provtest.hcl"), []byte("run \"live\" {\n  snapshot = \"snap.json\"\n}\n"), 0o644)
+	// provision test reads no PROVISION_VAR_*: the run names its values
+	// (not the canary's: a test file is no secret).
+	os.WriteFile(filepath.Join(specs, "tests", "canary.provtest.hcl"), []byte(fmt.Sprintf("run \"live\" {\n  snapshot  = \"snap.json\"\n  variables = { owner_secret = \"test-value\", search_url = %q }\n}\n", es.URL)), 0o644)
 	env := map[string]string{
 		"CONSUL_HTTP_ADDR":         agent.Addr,
 		"PROVISION_VAR_search_url": es.URL,

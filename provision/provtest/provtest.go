@@ -367,6 +367,12 @@ func Execute(dir string, runs []*Run, o Options) (results []Result, orphans []st
 func varArgs(vars map[string]cty.Value) []string {
 	var out []string
 	for name, v := range vars {
+		// A string goes as it is, as -var takes it: quoted, a variable
+		// without a type would take the quotes for its value.
+		if v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
+			out = append(out, name+"="+v.AsString())
+			continue
+		}
 		out = append(out, name+"="+strings.TrimSpace(string(hclwrite.TokensForValue(v).Bytes())))
 	}
 	sort.Strings(out)
