@@ -50,30 +50,30 @@ func consulChecks(blk *hclsyntax.Block) hcl.Diagnostics {
 			Detail:  fmt.Sprintf("%s is %s, as Consul's definitions write it: %s. Or write check \"name\" { ... } blocks.", attr.Name, form, map[string]string{"checks": "checks = [{ name = \"health\", http = \"http://127.0.0.1:8080/healthz\", interval = \"10s\" }]", "check": "check = { name = \"health\", ttl = \"30s\" }"}[attr.Name]),
 			Subject: attr.Expr.Range().Ptr()})
 	}
-	if attr, ok := blk.Body.Attributes["checks"]; ok {
-		delete(blk.Body.Attributes, "checks")
-		list, ok := attr.Expr.(*hclsyntax.TupleConsExpr)
+	for _, name := range []string{"checks", "check"} {
+		attr, ok := blk.Body.Attributes[name]
 		if !ok {
-			bad(attr, "a list of check objects")
-			return diags
+			continue
 		}
-		for _, e := range list.Exprs {
+		delete(blk.Body.Attributes, name)
+		form, exprs := "one check object", []hclsyntax.Expression{attr.Expr}
+		if name == "checks" {
+			form = "a list of check objects"
+			list, ok := attr.Expr.(*hclsyntax.TupleConsExpr)
+			if !ok {
+				bad(attr, form)
+				return diags
+			}
+			exprs = list.Exprs
+		}
+		for _, e := range exprs {
 			o, ok := e.(*hclsyntax.ObjectConsExpr)
 			if !ok {
-				bad(attr, "a list of check objects")
+				bad(attr, form)
 				return diags
 			}
 			objects = append(objects, o)
 		}
-	}
-	if attr, ok := blk.Body.Attributes["check"]; ok {
-		delete(blk.Body.Attributes, "check")
-		o, ok := attr.Expr.(*hclsyntax.ObjectConsExpr)
-		if !ok {
-			bad(attr, "one check object")
-			return diags
-		}
-		objects = append(objects, o)
 	}
 	for i, o := range objects {
 		end := hcl.Range{Filename: o.SrcRange.Filename, Start: o.SrcRange.End, End: o.SrcRange.End}
