@@ -103,7 +103,8 @@ func (s *Sources) Moved(now *Sources) string {
 
 // Variable is a variable's value in a plan, as Terraform's plan JSON
 // writes it; a sensitive one's is never written, only a memory-hard
-// digest of it under a salt of the plan's own ("argon2id:<salt>:<key>"),
+// digest of it under a salt of its project's and its name's
+// ("argon2id:<salt>:<key>"),
 // so that apply PLANFILE refuses another value given again.
 type Variable struct {
 	Value     json.RawMessage `json:"value,omitempty"`

@@ -542,7 +542,7 @@ func summaries(diags hcl.Diagnostics) string {
 func renderPlan(p *plans.Plan, dir string, r *Run, render func(io.Writer, *plans.Plan) error) (text, js []byte, err error) {
 	q := *p
 	q.Dir, q.Sources = "", nil
-	if len(q.Variables) > 0 { // a sensitive one's digest is salted afresh by each plan
+	if len(q.Variables) > 0 { // a golden file, committed, holds no digest of a secret
 		q.Variables = maps.Clone(q.Variables)
 		for name, v := range q.Variables {
 			if v.Sensitive {

@@ -3,7 +3,7 @@ package run
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -240,17 +240,20 @@ func (r *Run) read(ctx context.Context) hcl.Diagnostics {
 // them: JSON, a sensitive one "(sensitive)", one not known null.
 // variables are the values of the variables as the plan keeps them: a
 // sensitive one's as a keyed digest alone.
-func variables(vars map[string]*schema.Variable) map[string]plans.Variable {
+func variables(project string, vars map[string]*schema.Variable) map[string]plans.Variable {
 	saved := schema.SavedValues(vars)
 	out := make(map[string]plans.Variable, len(saved))
 	for name, b := range saved {
 		out[name] = plans.Variable{Value: b}
 	}
-	salt := make([]byte, 16)
-	rand.Read(salt)
 	for name, v := range vars {
 		if b, ok := schema.SensitiveValue(v); ok {
-			out[name] = plans.Variable{Sensitive: true, Digest: keyedDigest(hex.EncodeToString(salt), b)}
+			// The salt is the project's and the variable's, not random, so
+			// that the same specs always make the same plan (a golden file,
+			// a snapshot's plan held to the live one); no table of digests
+			// serves two projects or two variables.
+			salt := sha256.Sum256([]byte("provision plan variable\x00" + project + "\x00" + name))
+			out[name] = plans.Variable{Sensitive: true, Digest: keyedDigest(hex.EncodeToString(salt[:16]), b)}
 		}
 	}
 	if len(out) == 0 {
@@ -379,7 +382,7 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 	}
 	p.Diagnostics = plans.JSONDiagnostics(diags)
 	p.Outputs = outputs(r.Config.Outputs)
-	p.Variables = variables(r.Config.Variables)
+	p.Variables = variables(r.Config.Project, r.Config.Variables)
 	p.Secrets = r.Config.Secrets
 	p.Dir = r.Dir
 	p.Sources = sources(r.Dir, r.parser.Files(), r.Config.Variables)
