@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"github.com/provision-dev/provision/provision/traefik/labels"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -32,6 +33,10 @@ type Config struct {
 	// (sensitive values marked).
 	Scope    *hcl.EvalContext
 	Services []*Service
+	// Gates are the gated paths of the services' frontends (their rule's
+	// probes, entrypoints and forward-auth address), worked out once at
+	// load for validate, plan and the proof to judge routes against.
+	Gates    []labels.Gate
 	Searches []*Search
 	Indices  []*Index
 	// Secrets are the values of sensitive variables and the strings

@@ -547,9 +547,9 @@ func (d *decoder) checkGate(cfg *Config, s *Service) {
 	}
 }
 
-// Gates are the requests the specs' gated frontends gate, as the proxy
+// gatesOf is the requests the specs' gated frontends gate, as the proxy
 // judge takes them.
-func Gates(cfg *Config) []labels.Gate {
+func gatesOf(cfg *Config) []labels.Gate {
 	var out []labels.Gate
 	for _, s := range cfg.Services {
 		f := s.Frontend
@@ -568,7 +568,8 @@ func Gates(cfg *Config) []labels.Gate {
 // router that may claim it without the forward-auth middleware, a TCP
 // router on its entrypoints, a route to the gated service.
 func (d *decoder) checkRoutes(cfg *Config) {
-	gates := Gates(cfg)
+	cfg.Gates = gatesOf(cfg)
+	gates := cfg.Gates
 	if len(gates) == 0 {
 		return
 	}

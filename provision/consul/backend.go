@@ -309,7 +309,7 @@ func (b *Backend) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diag
 	if st.ACL.Deny && b.c.Conf.Token == "" {
 		return nil, hcl.Diagnostics{b.c.NoToken()}
 	}
-	gated := len(schema.Gates(b.cfg)) > 0
+	gated := len(b.cfg.Gates) > 0
 	for id, s := range st.Services {
 		if !b.scope.relevant(s) && !b.scope.relevantSidecar(st.Services, s) {
 			if gated {

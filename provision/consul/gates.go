@@ -7,7 +7,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/traefik/labels"
-	"github.com/provision-dev/provision/schema"
 )
 
 // keepRoute keeps, in the state, a registration outside the project's
@@ -33,7 +32,7 @@ func (b *Backend) keepRoute(st *agentState, s *agentService) {
 // address makes the live tags of every gated service differ from it
 // until the apply).
 func (b *Backend) judgeRoutes(as agentState) hcl.Diagnostics {
-	gates := schema.Gates(b.cfg)
+	gates := b.cfg.Gates
 	if len(gates) == 0 {
 		return nil
 	}
