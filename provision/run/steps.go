@@ -558,8 +558,7 @@ func resolve(addrs []plans.Addr, declared []schema.Declared) ([]plans.Addr, erro
 	for _, a := range addrs {
 		var found []plans.Addr
 		for _, d := range declared {
-			full := plans.Addr(d)
-			if full.Kind == a.Kind && full.Name == a.Name && (a.In == "" || a.In == full.In) && (a.Module == "" || a.Module == full.Module) {
+			if full := plans.Addr(d); full.Matches(a) {
 				found = append(found, full)
 			}
 		}
