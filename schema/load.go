@@ -237,9 +237,35 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	d.checkPublic(cfg)
 	diags = append(diags, d.diags...)
 	diags = append(diags, bg.unreported(diags, cfg.ProjectRange)...)
+	diags = distinct(diags)
 	files.unquoted(diags)
 	sortDiagnostics(diags)
 	return cfg, diags
+}
+
+// distinct drops a diagnostic that says what one before it said, at the
+// same place: each instance of a module call (and each call made again
+// for the outputs other calls read) checks the module's blocks, and the
+// reader, a text or a JSON view, needs each diagnostic once.
+func distinct(diags hcl.Diagnostics) hcl.Diagnostics {
+	type said struct {
+		severity        hcl.DiagnosticSeverity
+		summary, detail string
+		subject         hcl.Range
+	}
+	seen := make(map[said]bool, len(diags))
+	out := diags[:0:0]
+	for _, d := range diags {
+		k := said{d.Severity, d.Summary, d.Detail, hcl.Range{}}
+		if d.Subject != nil {
+			k.subject = *d.Subject
+		}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // topLevel decodes the project attribute and the blocks of contents but

@@ -212,17 +212,6 @@ func (d *decoder) moduleSource(attr *hcl.Attribute, b *hcl.Block, at call) (stri
 	return dir, true
 }
 
-// once adds the error diag unless the same one (summary, detail, where)
-// was said already: a module call's instances, and its calls made again
-// for the outputs other calls read, say one error once.
-func (d *decoder) once(diag *hcl.Diagnostic) {
-	if !slices.ContainsFunc(d.diags, func(x *hcl.Diagnostic) bool {
-		return x.Summary == diag.Summary && x.Detail == diag.Detail && x.Subject != nil && *x.Subject == *diag.Subject
-	}) {
-		d.diags = append(d.diags, diag)
-	}
-}
-
 // instanceOf decodes one instance of a module: its variables from the
 // inputs (evaluated in ctx, the caller's with each or count), its locals,
 // objects and module calls, and returns its outputs.
@@ -242,7 +231,7 @@ func (d *decoder) instanceOf(cfg *Config, b *hcl.Block, m *moduleFiles, inputs h
 			}
 			val, _ = val.Unmark()
 			if conv, err := convert.Convert(val, v.Type); err != nil && !diags.HasErrors() {
-				d.once(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for module input",
+				d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for module input",
 					Detail:  fmt.Sprintf("The value given for %s is not compatible with its type constraint in the module: %s. (In %s.)", v.Name, err, strings.TrimSuffix(at.prefix, ".")),
 					Subject: in.Expr.Range().Ptr(), Context: in.Range.Ptr()})
 				v.Value, broken = cty.DynamicVal, true
@@ -253,7 +242,7 @@ func (d *decoder) instanceOf(cfg *Config, b *hcl.Block, m *moduleFiles, inputs h
 		if v.Value == cty.NilVal {
 			// Said once for the call, whatever its instances: the
 			// call is what lacks it.
-			d.once(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing required module input",
+			d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing required module input",
 				Detail:  fmt.Sprintf("The module at %q requires the input %q (its variable has no default): give it in this module block.", at.dir, v.Name),
 				Subject: b.DefRange.Ptr(), Context: b.DefRange.Ptr()})
 			broken = true

@@ -256,3 +256,23 @@ func TestSharedModule(t *testing.T) {
 		t.Errorf("PROVISION_ROOT that does not hold the specs: %s", diags)
 	}
 }
+
+// TestModuleWarningOnce: a module called twice checks its blocks once
+// per call; a warning of one of them is said once, at its declaration,
+// to every view.
+func TestModuleWarningOnce(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"main.hcl":   "project = \"w\"\n\nmodule \"a\" {\n  source = \"./m\"\n  name   = \"a\"\n}\n\nmodule \"b\" {\n  source = \"./m\"\n  name   = \"b\"\n}\n",
+		"m/main.hcl": "variable \"name\" {\n  type = string\n}\n\nservice \"api\" {\n  name = var.name\n  id   = var.name\n  port = 8080\n  frontend {\n    rule = \"Path:/${var.name}\"\n    forward_auth {\n      address              = \"http://127.0.0.1:8080/auth\"\n      trust_forward_header = true\n    }\n  }\n}\n",
+	})
+	_, diags := schema.NewParser().LoadDir(dir, schema.Inputs{})
+	n := 0
+	for _, d := range diags {
+		if d.Summary == "The auth endpoint trusts the client's X-Forwarded headers" {
+			n++
+		}
+	}
+	if diags.HasErrors() || n != 1 {
+		t.Errorf("the warning %d times: %s", n, diags)
+	}
+}

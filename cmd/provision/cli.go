@@ -231,7 +231,7 @@ func (o *output) printDiags(diags hcl.Diagnostics, files map[string]*hcl.File, c
 	if len(diags) == 0 {
 		return
 	}
-	diags = once(o.hide(diags))
+	diags = o.hide(diags)
 	files = withJSONSources(files, diags)
 	shown := diags[:min(len(diags), snippets)]
 	// The snippets are written through the credentials' redaction: the
@@ -346,30 +346,6 @@ func (o *output) hide(diags hcl.Diagnostics) hcl.Diagnostics {
 		h := *d
 		h.Summary, h.Detail = plans.HideSecrets(d.Summary, o.secrets), plans.HideSecrets(d.Detail, o.secrets)
 		out[i] = &h
-	}
-	return out
-}
-
-// once drops a diagnostic that says what one before it said, at the same
-// place: a module called twice checks its declarations once per call, and
-// the reader needs each warning once.
-func once(diags hcl.Diagnostics) hcl.Diagnostics {
-	type said struct {
-		severity        hcl.DiagnosticSeverity
-		summary, detail string
-		subject         hcl.Range
-	}
-	seen := map[said]bool{}
-	out := diags[:0:0]
-	for _, d := range diags {
-		k := said{d.Severity, d.Summary, d.Detail, hcl.Range{}}
-		if d.Subject != nil {
-			k.subject = *d.Subject
-		}
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, d)
-		}
 	}
 	return out
 }

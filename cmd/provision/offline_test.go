@@ -2,11 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/hashicorp/hcl/v2"
 )
 
 // TestOffline: with no server at all (every address refuses), graph,
@@ -53,25 +50,5 @@ func TestOffline(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, env, "plan", "-greenfield", "-snapshot", snap, "../../specs"); code != exitError || !strings.Contains(errOut, "give one of them") {
 		t.Errorf("plan -greenfield -snapshot: exit %d\n%s", code, errOut)
-	}
-}
-
-// TestDiagnosticOnce: a diagnostic said again at the same place (a
-// module called twice checks its declarations once per call) is printed
-// once; the same words at another place, or other words, are not dropped.
-func TestDiagnosticOnce(t *testing.T) {
-	at := func(line int) *hcl.Range {
-		return &hcl.Range{Filename: "modules/m/main.hcl", Start: hcl.Pos{Line: line, Column: 1}, End: hcl.Pos{Line: line, Column: 5}}
-	}
-	warn := func(summary string, line int) *hcl.Diagnostic {
-		return &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: "d", Subject: at(line)}
-	}
-	got := once(hcl.Diagnostics{warn("a", 1), warn("a", 1), warn("a", 2), warn("b", 1), warn("a", 1)})
-	var said []string
-	for _, d := range got {
-		said = append(said, fmt.Sprintf("%s@%d", d.Summary, d.Subject.Start.Line))
-	}
-	if strings.Join(said, " ") != "a@1 a@2 b@1" {
-		t.Errorf("once: %v", said)
 	}
 }
