@@ -20,21 +20,11 @@ func ReadConfined(path, dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(real)
-	if err != nil {
-		return nil, fmt.Errorf("%q cannot be read: %v", path, unwrapPath(err))
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxStringBytes+1))
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("%q cannot be read: %v", path, unwrapPath(err))
-	case len(b) > MaxStringBytes:
-		return nil, fmt.Errorf("%q holds more than one load reads (MaxStringBytes, %d MiB)", path, MaxStringBytes>>20)
-	case !utf8.Valid(b):
+	b, err := readBounded(real, path)
+	if err == nil && !utf8.Valid(b) {
 		return nil, fmt.Errorf("%q is not UTF-8 text", path)
 	}
-	return b, nil
+	return b, err
 }
 
 // Confined checks, without reading it, that the file at path is one
@@ -54,14 +44,41 @@ func Confined(path, dir string) (string, error) {
 	if real, err = filepath.Abs(real); err != nil || !under(root, real) {
 		return "", fmt.Errorf("%q is outside %s, or a symbolic link to outside it; provision reads only files inside it", path, dir)
 	}
+	return real, regular(real, path)
+}
+
+// regular checks that the file at real (named name) is a regular file
+// of at most MaxStringBytes: a device, a FIFO or a /proc file is refused
+// before it is read.
+func regular(real, name string) error {
 	info, err := os.Stat(real)
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("%q cannot be read: %v", path, unwrapPath(err))
+		return fmt.Errorf("%q cannot be read: %v", name, unwrapPath(err))
+	case info.IsDir():
+		return fmt.Errorf("%q is a directory, not a file", name)
 	case !info.Mode().IsRegular():
-		return "", fmt.Errorf("%q is not a regular file (%s); provision reads only regular files", path, info.Mode().Type())
+		return fmt.Errorf("%q is not a regular file (%s); provision reads only regular files", name, info.Mode().Type())
 	case info.Size() > MaxStringBytes:
-		return "", fmt.Errorf("%q holds %d bytes, more than one load reads (MaxStringBytes, %d MiB)", path, info.Size(), MaxStringBytes>>20)
+		return fmt.Errorf("%q holds %d bytes, more than one load reads (MaxStringBytes, %d MiB)", name, info.Size(), MaxStringBytes>>20)
 	}
-	return real, nil
+	return nil
+}
+
+// readBounded reads the file at real (named name), which regular
+// vouched for, and no more than MaxStringBytes of it, should it grow.
+func readBounded(real, name string) ([]byte, error) {
+	f, err := os.Open(real)
+	if err != nil {
+		return nil, fmt.Errorf("%q cannot be read: %v", name, unwrapPath(err))
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxStringBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%q cannot be read: %v", name, unwrapPath(err))
+	case len(b) > MaxStringBytes:
+		return nil, fmt.Errorf("%q holds more than one load reads (MaxStringBytes, %d MiB)", name, MaxStringBytes>>20)
+	}
+	return b, nil
 }

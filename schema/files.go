@@ -131,20 +131,10 @@ func (f *specFiles) bytes(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	info, err := os.Stat(full)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("%q cannot be read: %v", p, unwrapPath(err))
-	case info.IsDir():
-		return nil, fmt.Errorf("%q is a directory, not a file", p)
-	case info.Size() > MaxStringBytes:
-		return nil, fmt.Errorf("%q holds %d bytes, more than one load of the specs reads (MaxStringBytes, %d MiB)", p, info.Size(), MaxStringBytes>>20)
+	if err := regular(full, p); err != nil {
+		return nil, err
 	}
-	b, err := os.ReadFile(full)
-	if err != nil {
-		return nil, fmt.Errorf("%q cannot be read: %v", p, unwrapPath(err))
-	}
-	return b, nil
+	return readBounded(full, p)
 }
 
 // unquoted takes the values of the references away from each of diags

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
@@ -86,10 +87,17 @@ func TestFileFunctionsConfined(t *testing.T) {
 	if err := os.Symlink(filepath.Join(root, "secret.txt"), filepath.Join(root, "specs", "link.txt")); err != nil {
 		t.Fatal(err)
 	}
+	// A FIFO inside the specs is refused before it is opened (a read of
+	// it would wait for a writer forever).
+	if err := syscall.Mkfifo(filepath.Join(root, "specs", "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct{ expr, want string }{
 		{`file("../secret.txt")`, "is outside the directory of the specs"},
 		{`file("` + filepath.Join(root, "secret.txt") + `")`, "is an absolute path"},
 		{`file("link.txt")`, "is a symbolic link to outside the directory of the specs"},
+		{`file("pipe")`, `"pipe" is not a regular file`},
+		{`filebase64("pipe")`, `"pipe" is not a regular file`},
 		{`file("none.txt")`, `no file "none.txt" inside the directory of the specs`},
 		{`fileset("..", "*.txt")`, "is outside the directory of the specs"},
 		{`fileset(".", "{[a,b")`, "syntax error in pattern"},
