@@ -222,17 +222,30 @@ change() {
 	esac
 }
 
-# github_artifact NAME FIELD VALUE FILE: downloads FILE out of the newest
+# github_artifact_dir NAME FIELD VALUE DIR: unzips into DIR the newest
 # unexpired artifact NAME of a workflow run whose FIELD (head_branch,
 # head_sha) is VALUE; fails, saying so, when there is none.
-github_artifact() {
+github_artifact_dir() {
 	got=$(github GET "/actions/artifacts?name=$1&per_page=100") || return 1
 	id=$(printf '%s\n' "$got" | jq -r --arg f "$2" --arg v "$3" '[.artifacts[] | select((.expired | not) and .workflow_run[$f] == $v)] | sort_by(.created_at) | last | .id // empty') || return 1
 	[ -n "$id" ] || { say "no artifact $1 of a run with $2 $3"; return 1; }
+	github GET "/actions/artifacts/$id/zip" -L >"$4/artifact.zip" || return 1
+	unzip -q -o "$4/artifact.zip" -d "$4" || { say "the artifact $1 ($id) cannot be unzipped"; return 1; }
+	rm -f "$4/artifact.zip"
+}
+
+# github_artifact NAME FIELD VALUE FILE: downloads FILE out of that
+# artifact; fails, saying so, when there is none or it lacks FILE.
+github_artifact() {
 	tmp=$(mktemp -d)
-	github GET "/actions/artifacts/$id/zip" -L >"$tmp/artifact.zip" || return 1
-	unzip -p "$tmp/artifact.zip" "$(basename "$4")" >"$4" || { say "the artifact $1 ($id) holds no $(basename "$4")"; return 1; }
+	if github_artifact_dir "$1" "$2" "$3" "$tmp" && [ -f "$tmp/$(basename "$4")" ]; then
+		mv "$tmp/$(basename "$4")" "$4"
+		rm -rf "$tmp"
+		return 0
+	fi
+	if [ -n "$(ls -A "$tmp")" ]; then say "the artifact $1 holds no $(basename "$4")"; fi
 	rm -rf "$tmp"
+	return 1
 }
 
 # default_snapshot downloads the snapshot the default branch's pipeline
@@ -262,18 +275,16 @@ fetch_snapshot() { default_snapshot || exit 1; }
 allow_default() {
 	allowed_note=
 	if [ -n "${PROVISION_ALLOWED_SERVERS+set}" ]; then return; fi
-	# Every project's snapshot counts, and the one-project name too: a
-	# pull request that adds a folder (or makes one project several) must
-	# not find no snapshot of its own and so allow every server.
+	dir=$(mktemp -d)
+	default_snapshots "$dir" || true
 	found=$(mktemp)
 	taken=
-	for name in $(for p in $(projects); do snapshot_of "$p"; done) "${PROVISION_SNAPSHOT:-provision-snapshot.json}"; do
-		if (snapshot=$name && default_snapshot) 2>/dev/null; then
-			jq -r '.backends[].address, ((.record.agents // {}) | .[])' "$name" >>"$found" || die "the default branch's snapshot $name is not a provision snapshot"
-			taken=$(jq -r '.taken_at' "$name")
-			rm -f "$name"
-		fi
+	for f in "$dir"/*"${PROVISION_SNAPSHOT:-provision-snapshot.json}"; do
+		[ -f "$f" ] || continue
+		jq -r '.backends[].address, ((.record.agents // {}) | .[])' "$f" >>"$found" || die "the default branch's snapshot $(basename "$f") is not a provision snapshot"
+		taken=$(jq -r '.taken_at' "$f")
 	done
+	rm -rf "$dir"
 	if [ ! -s "$found" ]; then
 		rm -f "$found"
 		allowed_note="Credentials went to every server the specs name: no snapshot of the default branch says which servers its specs declare (add the snapshot job, or set PROVISION_ALLOWED_SERVERS in the CI config)."
@@ -284,6 +295,25 @@ allow_default() {
 	export PROVISION_ALLOWED_SERVERS
 	allowed_note=$(printf 'Credentials went only to the servers the default branch'"'"'s specs declare (its snapshots, the last taken %s): `%s`. A server this pull request adds or moves is planned without them; widen `PROVISION_ALLOWED_SERVERS` in the CI config to allow it.' \
 		"$taken" "$PROVISION_ALLOWED_SERVERS")
+}
+
+# default_snapshots DIR: every snapshot the default branch's pipeline
+# published last, into DIR: each project's and the one-project name, so
+# that a pull request that adds a folder (or makes one project several)
+# does not find no snapshot of its own and so allow every server. The
+# artifact is downloaded once (GitHub); GitLab serves each file alone.
+default_snapshots() {
+	case $(ci) in
+	github)
+		github_artifact_dir "$artifact" head_branch "$(jq -r '.repository.default_branch' "$GITHUB_EVENT_PATH")" "$1" 2>/dev/null
+		;;
+	gitlab)
+		for name in $(for p in $(projects); do snapshot_of "$p"; done) "${PROVISION_SNAPSHOT:-provision-snapshot.json}"; do
+			call GET "$CI_API_V4_URL/projects/$CI_PROJECT_ID/jobs/artifacts/$CI_DEFAULT_BRANCH/raw/$name?job=provision-snapshot" \
+				-H "JOB-TOKEN: $CI_JOB_TOKEN" >"$1/$name" 2>/dev/null || rm -f "$1/$name"
+		done
+		;;
+	esac
 }
 
 # age says how long ago an RFC 3339 time was, in hours or minutes.

@@ -312,9 +312,13 @@ func TestPipelineGitHubAllowsDefaultServers(t *testing.T) {
 	os.Remove(filepath.Join(p.work, "specs", "elsewhere.hcl"))
 	os.MkdirAll(filepath.Join(p.work, "extra"), 0o755)
 	os.WriteFile(filepath.Join(p.work, "extra", "main.hcl"), []byte("project = \"extra\"\n\n"+added), 0o644)
+	p.api.took()
 	out, err = p.run("plan", p.pullRequest(9, "aaa999", "acme/specs"), "PROVISION_DIR=specs extra")
 	if err == nil || !strings.Contains(out, "Server not allowed") || !strings.Contains(out, "plan_one failed for: extra") {
 		t.Errorf("a new project with an agent elsewhere: %v\n%s", err, out)
+	}
+	if took := p.api.took(); strings.Count(took, "/zip") != 1 {
+		t.Errorf("the default branch's snapshots, downloaded once for both projects:\n%s", took)
 	}
 	mu.Lock()
 	defer mu.Unlock()
