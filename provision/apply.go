@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 )
 
@@ -101,7 +102,7 @@ func Apply(ctx context.Context, p *plans.Plan, backends map[string]Sender, paral
 	}
 	// done[i] is closed when the i-th outcome is final.
 	done := make([]chan struct{}, len(res.Outcomes))
-	at := make(map[plans.Addr]int, len(res.Outcomes))
+	at := make(map[addrs.Addr]int, len(res.Outcomes))
 	for i, o := range res.Outcomes {
 		done[i] = make(chan struct{})
 		at[o.Change.Addr] = i
@@ -193,7 +194,7 @@ func batchItem(o Outcome, backends map[string]Sender) (*plans.Request, Sender) {
 // that follow it, of its backend, method and path, and of deletes or not
 // as it is, until one needs another of them or the batch is full. It is
 // lo+1 when the change at lo is no batch item.
-func batchEnd(outcomes []Outcome, lo int, backends map[string]Sender, at map[plans.Addr]int) int {
+func batchEnd(outcomes []Outcome, lo int, backends map[string]Sender, at map[addrs.Addr]int) int {
 	first, b := batchItem(outcomes[lo], backends)
 	if first == nil {
 		return lo + 1
@@ -204,7 +205,7 @@ func batchEnd(outcomes []Outcome, lo int, backends map[string]Sender, at map[pla
 		r, _ := batchItem(o, backends)
 		if r == nil || o.Change.Backend != outcomes[lo].Change.Backend || r.Method != first.Method || r.Path != first.Path ||
 			(o.Change.Action == plans.Delete) != (outcomes[lo].Change.Action == plans.Delete) ||
-			slices.ContainsFunc(o.Change.Needs, func(n plans.Addr) bool { j, ok := at[n]; return ok && j >= lo }) {
+			slices.ContainsFunc(o.Change.Needs, func(n addrs.Addr) bool { j, ok := at[n]; return ok && j >= lo }) {
 			break
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/plans/planstest"
 )
@@ -53,9 +54,9 @@ func (r *recorder) Send(_ context.Context, req plans.Request) error {
 func TestApplyOrder(t *testing.T) {
 	var changes []*plans.Change
 	for i := range 12 {
-		changes = append(changes, planstest.Change(fmt.Sprintf("s%02d", i), plans.Create, fmt.Sprintf("/s%02d/1", i), fmt.Sprintf("/s%02d/2", i)))
+		changes = append(changes, planstest.Change(testService, fmt.Sprintf("s%02d", i), plans.Create, fmt.Sprintf("/s%02d/1", i), fmt.Sprintf("/s%02d/2", i)))
 	}
-	changes = append(changes, planstest.Change("old", plans.Delete, "/old/1"), planstest.Change("same", plans.NoOp))
+	changes = append(changes, planstest.Change(testService, "old", plans.Delete, "/old/1"), planstest.Change(testService, "same", plans.NoOp))
 	r := &recorder{}
 	res := Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Sender{"b": r}, 3, nil)
 	if res.Err() != nil || res.Stopped != nil || !res.complete() {
@@ -84,7 +85,7 @@ func TestApplyOrder(t *testing.T) {
 // TestApplyStopsOnFirstFailure: after a failure no new request starts,
 // and the outcomes say what was done, what failed and what was not.
 func TestApplyStopsOnFirstFailure(t *testing.T) {
-	changes := []*plans.Change{planstest.Change("a", plans.Create, "/a/1"), planstest.Change("b", plans.Create, "/b/1", "/b/2"), planstest.Change("c", plans.Create, "/c/1"), planstest.Change("d", plans.Delete, "/d/1")}
+	changes := []*plans.Change{planstest.Change(testService, "a", plans.Create, "/a/1"), planstest.Change(testService, "b", plans.Create, "/b/1", "/b/2"), planstest.Change(testService, "c", plans.Create, "/c/1"), planstest.Change(testService, "d", plans.Delete, "/d/1")}
 	r := &recorder{fail: map[string]bool{"/b/1": true}}
 	res := Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Sender{"b": r}, 1, nil)
 	if diff := cmp.Diff([]string{"done a 1", "failed b 0", "not done c 0", "not done d 0"}, outcomeWords(res)); diff != "" {
@@ -122,7 +123,7 @@ func TestApplyInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errors.New("interrupted"))
 	r := &recorder{}
-	res := Apply(ctx, &plans.Plan{Changes: []*plans.Change{planstest.Change("a", plans.Create, "/a/1")}}, map[string]Sender{"b": r}, 2, nil)
+	res := Apply(ctx, &plans.Plan{Changes: []*plans.Change{planstest.Change(testService, "a", plans.Create, "/a/1")}}, map[string]Sender{"b": r}, 2, nil)
 	if len(r.sent) != 0 || res.Stopped == nil || res.Stopped.Error() != "interrupted" {
 		t.Errorf("sent %v, stopped %v", r.sent, res.Stopped)
 	}
@@ -133,12 +134,12 @@ func TestApplyInterrupted(t *testing.T) {
 // puts them first), and not at all when one of them failed; a change that
 // needs nothing of the plan runs at once.
 func TestApplyNeeds(t *testing.T) {
-	dashboard := planstest.Change("dashboard", plans.Create, "/dashboard")
-	vis := planstest.Change("vis", plans.Create, "/vis")
-	pattern := planstest.Change("pattern", plans.Create, "/pattern")
-	other := planstest.Change("other", plans.Create, "/other")
-	dashboard.Needs = []plans.Addr{vis.Addr, {Kind: "index", Name: "not-in-the-plan"}}
-	vis.Needs = []plans.Addr{pattern.Addr}
+	dashboard := planstest.Change(testService, "dashboard", plans.Create, "/dashboard")
+	vis := planstest.Change(testService, "vis", plans.Create, "/vis")
+	pattern := planstest.Change(testService, "pattern", plans.Create, "/pattern")
+	other := planstest.Change(testService, "other", plans.Create, "/other")
+	dashboard.Needs = []addrs.Addr{vis.Addr, {Kind: testIndex, Name: "not-in-the-plan"}}
+	vis.Needs = []addrs.Addr{pattern.Addr}
 	p := &plans.Plan{Changes: []*plans.Change{dashboard, other, pattern, vis}}
 	p.Sort()
 	var order []string
@@ -203,7 +204,7 @@ func (b *batcher) SendBatch(_ context.Context, _ plans.State, items []plans.Requ
 // its batch are done) and stops the batches after it.
 func TestApplyBatches(t *testing.T) {
 	item := func(name string, action plans.Action, needs ...*plans.Change) *plans.Change {
-		c := &plans.Change{Addr: plans.Addr{Kind: "document", Name: name}, Backend: "b", Action: action,
+		c := &plans.Change{Addr: addrs.Addr{Kind: testDocument, Name: name}, Backend: "b", Action: action,
 			Requests: []plans.Request{{Method: "POST", Path: "/_bulk", Body: []byte(`"` + name + `"`), Batch: true}}}
 		for _, n := range needs {
 			c.Needs = append(c.Needs, n.Addr)
@@ -214,7 +215,7 @@ func TestApplyBatches(t *testing.T) {
 	s1 := item("s1", plans.Create, p1)
 	v1, v2 := item("v1", plans.Update, s1), item("v2", plans.Create, p2)
 	d1, d2 := item("d1", plans.Delete), item("d2", plans.Delete)
-	plain := planstest.Change("svc", plans.Create, "/svc")
+	plain := planstest.Change(testService, "svc", plans.Create, "/svc")
 	changes := []*plans.Change{p1, p2, p3, s1, v1, v2, plain, d1, d2}
 
 	b := &batcher{limit: 2}
@@ -248,11 +249,11 @@ func TestApplyBatches(t *testing.T) {
 // fails sends no second, and the batch stops there.
 func TestApplyBatchSteps(t *testing.T) {
 	pair := func(name string) *plans.Change {
-		return &plans.Change{Addr: plans.Addr{Kind: "document", Name: name}, Backend: "b", Action: plans.Create,
+		return &plans.Change{Addr: addrs.Addr{Kind: testDocument, Name: name}, Backend: "b", Action: plans.Create,
 			Requests: []plans.Request{{Method: "POST", Path: "/_bulk", Body: []byte(`"` + name + `"`), Batch: true},
 				{Method: "POST", Path: "/_bulk", Body: []byte(`"` + name + ` record"`), Batch: true}}}
 	}
-	one := &plans.Change{Addr: plans.Addr{Kind: "document", Name: "r"}, Backend: "b", Action: plans.Update,
+	one := &plans.Change{Addr: addrs.Addr{Kind: testDocument, Name: "r"}, Backend: "b", Action: plans.Update,
 		Requests: []plans.Request{{Method: "POST", Path: "/_bulk", Body: []byte(`"r record"`), Batch: true}}}
 	changes := []*plans.Change{pair("a"), one, pair("b")}
 

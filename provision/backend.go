@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 )
 
@@ -62,7 +63,7 @@ type Backend interface {
 	// credentials allow what the specs need (a Consul token's ACL
 	// permissions) for the objects in scope (an apply's -target and
 	// -exclude); none: nothing to say.
-	Preflight(ctx context.Context, scope func(plans.Addr) bool) hcl.Diagnostics
+	Preflight(ctx context.Context, scope func(addrs.Addr) bool) hcl.Diagnostics
 	// Permit checks whether the credentials allow every request of
 	// changes, once the plan keeps only those it will send, from what the
 	// read learnt of them (st): no request. None: nothing to say.
@@ -132,7 +133,7 @@ func (NoCapabilities) SendBatch(_ context.Context, _ plans.State, items []plans.
 func (NoCapabilities) Converge(st plans.State, _ []*plans.Change) (plans.State, error) {
 	return st, nil
 }
-func (NoCapabilities) Preflight(context.Context, func(plans.Addr) bool) hcl.Diagnostics {
+func (NoCapabilities) Preflight(context.Context, func(addrs.Addr) bool) hcl.Diagnostics {
 	return nil
 }
 func (NoCapabilities) Permit(plans.State, []*plans.Change) hcl.Diagnostics { return nil }

@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
-	"github.com/provision-dev/provision/schema"
 )
 
 // readers bounds how many backends a plan reads at a time.
@@ -71,7 +71,7 @@ func protectedDeletes(changes []*plans.Change) hcl.Diagnostics {
 			Summary:  "Protected object would be deleted",
 			Detail: fmt.Sprintf("The plan deletes %s (%s), which is protected: lifecycle { prevent_destroy = true } is written on the live object with its ownership marks, and holds whether its block is there or not. Nothing is deleted. "+
 				"To delete it, apply its block with prevent_destroy = false first; to stop managing it and leave it live, add a removed block:\n\n  removed {\n    from = %s\n    lifecycle {\n      destroy = false\n    }\n  }",
-				c.Addr, c.Reason, schema.FormatAddr(c.Addr.Kind, c.Addr.Name)),
+				c.Addr, c.Reason, addrs.Addr{Kind: c.Addr.Kind, Name: c.Addr.Name}),
 			Subject: c.DeclRange(),
 		})
 	}

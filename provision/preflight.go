@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
 )
@@ -11,7 +12,7 @@ import (
 // Preflight runs every backend's Preflight side by side: the phase between the
 // plan and the lock of an apply, so that a missing permission stops it
 // before the lock is taken and anything is sent.
-func Preflight(ctx context.Context, backends []Backend, scope func(plans.Addr) bool) hcl.Diagnostics {
+func Preflight(ctx context.Context, backends []Backend, scope func(addrs.Addr) bool) hcl.Diagnostics {
 	return each(backends, func(b Backend) hcl.Diagnostics {
 		return b.Preflight(ctx, scope)
 	})
@@ -33,7 +34,7 @@ func Permit(p *plans.Plan, backends []Backend) hcl.Diagnostics {
 // Denied is the Extra of a diagnostic that says the credentials may not
 // write these objects: a run that goes on without them (a watcher) may
 // leave them out.
-type Denied struct{ Addrs []plans.Addr }
+type Denied struct{ Addrs []addrs.Addr }
 
 // each runs f on every backend side by side and gathers the diagnostics,
 // in the backends' order.

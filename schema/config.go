@@ -1,8 +1,10 @@
 package schema
 
 import (
-	"github.com/provision-dev/provision/provision/traefik/labels"
 	"strings"
+
+	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/traefik/labels"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -136,8 +138,8 @@ type Service struct {
 	Import    *Import   // the import block that takes it over, if any
 	Lifecycle Lifecycle
 	// Module is the module instance that declares it, as addresses write
-	// it (module.gated["a"]); empty in the root.
-	Module string
+	// it (module.gated["a"]); the root in the root.
+	Module addrs.Module
 	// Instance is the for_each key the service was made for; nil for a
 	// block without for_each.
 	Instance *Instance
@@ -211,7 +213,7 @@ type Index struct {
 	NameRange     hcl.Range
 	Import        *Import // the import block that takes it over, if any
 	Lifecycle     Lifecycle
-	Module        string // as Service.Module
+	Module        addrs.Module // as Service.Module
 	// Instance is the for_each key the index was made for; nil for a
 	// block without for_each.
 	Instance *Instance

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -39,7 +40,7 @@ type Document struct {
 	Instance                                    *Instance
 	Import                                      *Import
 	Lifecycle                                   Lifecycle
-	Module                                      string // as Service.Module
+	Module                                      addrs.Module // as Service.Module
 }
 
 // Path is the document's place, as Elasticsearch's API names it:
@@ -132,7 +133,7 @@ func (d *decoder) documentBlocks(units []unit, indices []*Index) []*Document {
 			}
 			c := d.content(u.body, documentSchema)
 			contents[i] = c
-			doc.Lifecycle = d.lifecycleBlock("document", c.Blocks.OfType("lifecycle"))
+			doc.Lifecycle = d.lifecycleBlock(documentIgnorable, c.Blocks.OfType("lifecycle"))
 			if d.override(c.Attributes["id"], &doc.ID, &doc.IDRange) && (doc.ID == "" || len(doc.ID) > 512) {
 				d.errorf(doc.IDRange, doc.DeclRange, "Invalid document id", "A document's id is 1 to 512 bytes, as Elasticsearch takes it; this one is %d.", len(doc.ID))
 			}

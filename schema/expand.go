@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/dynblock"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -274,6 +275,6 @@ func (d *decoder) within(iter string, decode func()) {
 // sameBlock says whether two declarations are instances of one block with
 // for_each, in one module instance (the instances of two module
 // instances are two declarations, duplicateIn's).
-func sameBlock(a, b *Instance, ra, rb hcl.Range, ma, mb string) bool {
+func sameBlock(a, b *Instance, ra, rb hcl.Range, ma, mb addrs.Module) bool {
 	return a != nil && b != nil && ra == rb && ma == mb
 }

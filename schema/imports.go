@@ -6,18 +6,18 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/zclconf/go-cty/cty"
 )
 
 // Import takes over a live object that was made by hand: the plan puts
 // provision's ownership marks on it instead of refusing it.
 type Import struct {
-	Kind string // a kind of Kinds: "service", "index", "document", "key"
-	Name string // the service ID, the index name, a document's <index>/<type>/<id>, a key's path
-	// Module is the module instance the address names, which must be the
-	// one that declares the object; empty when it names none (the object
-	// is then found wherever it is declared).
-	Module string
+	// Addr is the object the block names. Its Module is the module
+	// instance the address names, which must be the one that declares the
+	// object; the root when it names none (the object is then found
+	// wherever it is declared). It has no In.
+	addrs.Addr
 	// Declared is false when no block declares the object; that is only
 	// allowed with Inputs.GenerateConfig, which writes the declaration.
 	Declared bool
@@ -28,14 +28,6 @@ type Import struct {
 	ReplaceRouters bool
 	ToRange        hcl.Range
 	DeclRange      hcl.Range
-}
-
-// Addr renders the address as the CLI prints it.
-func (i *Import) Addr() string {
-	if i.Module != "" {
-		return i.Module + "." + FormatAddr(i.Kind, i.Name)
-	}
-	return FormatAddr(i.Kind, i.Name)
 }
 
 // At is where the import block names the object; nil for no import, so
@@ -69,8 +61,8 @@ func (d *decoder) importBlocks(b *hcl.Block) []*Import {
 	}
 	var out []*Import
 	d.eachOf(b, c, func() {
-		if kind, name, module, ok := d.address(b, attr, "import"); ok {
-			out = append(out, &Import{Kind: kind, Name: name, Module: module, ReplaceRouters: replace, ToRange: attr.Expr.Range(), DeclRange: b.DefRange})
+		if a, ok := d.address(b, attr, "import"); ok {
+			out = append(out, &Import{Addr: a, ReplaceRouters: replace, ToRange: attr.Expr.Range(), DeclRange: b.DefRange})
 		}
 	})
 	return out
@@ -96,13 +88,13 @@ func (d *decoder) eachOf(b *hcl.Block, c *hcl.BodyContent, one func()) {
 
 // address decodes the address an import block's to or a removed block's
 // from names: a kind, a name, and the module instance before them, if any.
-// The traversal is written out as text and read by ParseAddress, the one
+// The traversal is written out as text and read by addrs.Parse, the one
 // parser of addresses.
-func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (kind, name, module string, ok bool) {
-	bad := func(detail string) (string, string, string, bool) {
+func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (addrs.Addr, bool) {
+	bad := func(detail string) (addrs.Addr, bool) {
 		d.errorf(attr.Expr.Range(), b.DefRange, fmt.Sprintf("Invalid %s address", block),
-			"%s The address in %s is written as the CLI prints addresses: %s.", detail, block, AddrForms())
-		return "", "", "", false
+			"%s The address in %s is written as the CLI prints addresses: %s.", detail, block, addrs.Forms())
+		return addrs.Addr{}, false
 	}
 	var key *cty.Value
 	tr, diags := hcl.AbsTraversalForExpr(attr.Expr)
@@ -111,7 +103,7 @@ func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (kind
 		tr, diags = hcl.AbsTraversalForExpr(ix.Collection)
 		v, ok := d.eval(ix.Key)
 		if !diags.HasErrors() && !ok {
-			return "", "", "", false
+			return addrs.Addr{}, false
 		}
 		key = &v
 		tr = append(tr, hcl.TraverseIndex{})
@@ -123,69 +115,69 @@ func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (kind
 	if err != nil {
 		return bad(upper(err.Error()) + ".")
 	}
-	a, err := ParseAddress(text)
+	a, err := addrs.Parse(text)
+	k := schemaOf(a.Kind)
 	switch {
 	case err != nil:
 		return bad(upper(err.Error()) + ".")
-	case a.Kind == "" || a.In != "":
+	case k.KindSchema == nil || a.In != "":
 		return bad(fmt.Sprintf("The value of %s is not an address.", attr.Name))
 	case a.Name == "":
 		return bad("The name is empty.")
 	}
-	k, _ := kindOf(a.Kind)
 	if why := k.badName(a.Name); why != "" {
 		return bad(why)
 	}
-	return a.Kind, a.Name, a.Module, true
+	return a, true
 }
 
 // checkImports attaches each import block to the declaration it names and
 // reports duplicates and addresses that name nothing declared (unless the
 // declarations are to be generated).
 func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
-	seen := map[string]*Import{}
+	seen := map[addrs.Addr]*Import{}
 	modules := cfg.Modules()
 	// positions are, by kind, where each name is in the kind's declared
 	// objects: found once, not once per import block.
-	positions := map[string]map[string][]int{}
-	at := func(k Kind, name string) []int {
-		if positions[k.Name] == nil {
+	positions := map[addrs.Kind]map[string][]int{}
+	at := func(k definedKind, name string) []int {
+		if positions[k.Kind] == nil {
 			byName := map[string][]int{}
 			for i, obj := range k.declared(cfg) {
 				byName[obj.name] = append(byName[obj.name], i)
 			}
-			positions[k.Name] = byName
+			positions[k.Kind] = byName
 		}
-		return positions[k.Name][name]
+		return positions[k.Kind][name]
 	}
 	for _, im := range imports {
 		if im == nil {
 			continue
 		}
-		if prev, dup := seen[im.Addr()]; dup {
-			d.diags = append(d.diags, duplicate("Duplicate import block", fmt.Sprintf("import of %s", im.Addr()), im.ToRange, prev.ToRange))
+		if prev, dup := seen[im.Addr]; dup {
+			d.diags = append(d.diags, duplicate("Duplicate import block", fmt.Sprintf("import of %s", im.Addr), im.ToRange, prev.ToRange))
 			continue
 		}
-		seen[im.Addr()] = im
+		seen[im.Addr] = im
 		cfg.Imports = append(cfg.Imports, im)
-		k, _ := kindOf(im.Kind)
+		k := schemaOf(im.Kind)
 		if found := at(k, im.Name); len(found) > 0 {
 			k.attach(cfg, im, found)
 			im.Declared = true
 			// An address without its module names the object wherever it
 			// is declared (identities are unique), as -target's does.
-			if m := modules[[2]string{im.Kind, im.Name}]; im.Module != "" && m != im.Module {
+			if m := modules[addrs.Addr{Kind: im.Kind, Name: im.Name}]; im.Module != addrs.Root && m != im.Module {
 				d.errorf(im.ToRange, im.DeclRange, "Import into another module",
-					"The import block names %s, but %s is declared by %s. Write the address the plan shows for it.", im.Addr(), FormatAddr(im.Kind, im.Name), cmp.Or(m, "the root specs"))
+					"The import block names %s, but %s is declared by %s. Write the address the plan shows for it.", im.Addr, addrs.Addr{Kind: im.Kind, Name: im.Name}, cmp.Or(m.String(), "the root specs"))
 			}
 			continue
 		}
 		if !generate {
 			d.errorf(im.ToRange, im.DeclRange, "Import of an undeclared object",
 				"No %s %q is declared, so there is nothing to import %s into. Declare it, or run provision plan -generate-config-out=FILE to write its declaration from the live object.",
-				k.block, im.Name, im.Addr())
+				k.block, im.Name, im.Addr)
 		} else if summary, detail := k.ungenerable(cfg); summary != "" {
-			d.errorf(im.ToRange, im.DeclRange, summary, "The declaration of %s is to be generated, but %s", im.Addr(), detail)
+			d.errorf(im.ToRange, im.DeclRange, summary, "The declaration of %s is to be generated, but %s", im.Addr, detail)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
@@ -28,7 +29,7 @@ type Key struct {
 	DeclRange hcl.Range
 	Import    *Import
 	Lifecycle Lifecycle
-	Module    string // as Service.Module
+	Module    addrs.Module // as Service.Module
 	// Instance is the for_each instance the key is, nil when its block
 	// has no for_each.
 	Instance *Instance
@@ -56,7 +57,7 @@ func (d *decoder) keyBlock(u unit) *Key {
 		k.Path += "/" + u.each.Key
 	}
 	c := d.content(u.body, keySchema)
-	k.Lifecycle = d.lifecycleBlock("key", c.Blocks.OfType("lifecycle"))
+	k.Lifecycle = d.lifecycleBlock(keyIgnorable, c.Blocks.OfType("lifecycle"))
 	if d.override(c.Attributes["path"], &k.Path, &k.PathRange) || u.each == nil {
 		if why := badKeyPath(k.Path); why != "" {
 			d.errorf(k.PathRange, b.DefRange, "Invalid key path", "The key path %q %s.", k.Path, why)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -74,22 +75,41 @@ func (l Lifecycle) IgnoredPaths() []string {
 
 // serviceIgnorable are a service's attributes that ignore_changes may
 // name: its own and, whole, the registration's other fields.
-func serviceIgnorable() map[string]int {
-	out := map[string]int{"tags": 0, "meta": 1, "address": 0, "port": 0}
+var serviceIgnorable = func() ignorable {
+	roots := map[string]int{"tags": 0, "meta": 1, "address": 0, "port": 0}
 	for _, a := range RegistrationFields {
 		if !a.Enterprise {
-			out[a.Name] = 0
+			roots[a.Name] = 0
 		}
 	}
-	return out
+	return ignorable{noun: "service", roots: roots}
+}()
+
+// ignorable are the attributes of a kind's block that ignore_changes may
+// name (roots), and how deep a path under each may go (-1: any depth);
+// marked is the attribute whose MarkField holds the ownership marks, which
+// no path may name; noun names the block for a person.
+type ignorable struct {
+	noun   string
+	roots  map[string]int
+	marked string
 }
+
+// indexIgnorable, documentIgnorable and keyIgnorable are the other
+// kinds' ignorable attributes (serviceIgnorable's).
+var (
+	indexIgnorable    = ignorable{noun: "index", roots: map[string]int{"settings": 1}}
+	documentIgnorable = ignorable{noun: "document", roots: map[string]int{"source": -1}, marked: "source"}
+	keyIgnorable      = ignorable{noun: "key", roots: map[string]int{"value": 0, "flags": 0}}
+)
 
 var lifecycleSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "prevent_destroy"}, {Name: "ignore_changes"}}}
 
-// lifecycleBlock decodes the one lifecycle block of a block of kind; its
+// lifecycleBlock decodes the one lifecycle block of a block whose kind's
+// ignorable attributes are ig; its
 // values may not refer to anything (they are read before any object is
 // planned, as Terraform's).
-func (d *decoder) lifecycleBlock(kind string, blocks hcl.Blocks) Lifecycle {
+func (d *decoder) lifecycleBlock(ig ignorable, blocks hcl.Blocks) Lifecycle {
 	var l Lifecycle
 	c := d.onlyBlock(blocks, lifecycleSchema)
 	if c == nil {
@@ -102,7 +122,7 @@ func (d *decoder) lifecycleBlock(kind string, blocks hcl.Blocks) Lifecycle {
 		}
 	}
 	if attr, ok := c.Attributes["ignore_changes"]; ok {
-		d.ignoreChanges(kind, attr, &l)
+		d.ignoreChanges(ig, attr, &l)
 	}
 	return l
 }
@@ -131,9 +151,9 @@ func (d *decoder) literalBool(attr *hcl.Attribute, detail string) (bool, bool) {
 }
 
 // ignoreChanges decodes ignore_changes = all or a list of paths under the
-// kind's ignorable attributes.
-func (d *decoder) ignoreChanges(kind string, attr *hcl.Attribute, l *Lifecycle) {
-	roots := ignorables[kind]
+// ignorable attributes of its block's kind.
+func (d *decoder) ignoreChanges(ig ignorable, attr *hcl.Attribute, l *Lifecycle) {
+	roots := ig.roots
 	names := slices.Sorted(func(yield func(string) bool) {
 		for k := range roots {
 			if !yield(k) {
@@ -143,7 +163,7 @@ func (d *decoder) ignoreChanges(kind string, attr *hcl.Attribute, l *Lifecycle) 
 	})
 	bad := func(at hcl.Range, why string) {
 		d.errorf(at, attr.Range, "Invalid ignore_changes",
-			"%s ignore_changes is all, or a list of attribute paths of the %s: %s (the ownership marks can never be ignored).", why, kind, strings.Join(names, ", "))
+			"%s ignore_changes is all, or a list of attribute paths of the %s: %s (the ownership marks can never be ignored).", why, ig.noun, strings.Join(names, ", "))
 	}
 	if tr, diags := hcl.AbsTraversalForExpr(attr.Expr); !diags.HasErrors() && len(tr) == 1 && tr.RootName() == "all" {
 		l.IgnoreAll = true
@@ -182,7 +202,7 @@ paths:
 			bad(e.Range(), fmt.Sprintf("%q is not an attribute ignore_changes can name.", p.Steps[0]))
 		case depth >= 0 && len(p.Steps)-1 > depth:
 			bad(e.Range(), fmt.Sprintf("The path %s goes deeper than %s can.", p, p.Steps[0]))
-		case kind == "document" && len(p.Steps) > 1 && p.Steps[1] == MarkField:
+		case p.Steps[0] == ig.marked && len(p.Steps) > 1 && p.Steps[1] == MarkField:
 			bad(e.Range(), fmt.Sprintf("source.%s holds the ownership marks.", MarkField))
 		default:
 			l.Ignore = append(l.Ignore, p)
@@ -195,16 +215,13 @@ paths:
 // marks are taken off and it is left live, as if made by hand) or
 // deleted (Destroy true, the default), which a protection refuses.
 type Removed struct {
-	Kind string // a kind of Kinds
-	Name string // as an import's
+	// Addr is the object the block names, by its kind and name alone.
+	addrs.Addr
 	// Destroy is the lifecycle block's destroy: true unless it says false.
 	Destroy   bool
 	FromRange hcl.Range
 	DeclRange hcl.Range
 }
-
-// Addr renders the address as the CLI prints it.
-func (r *Removed) Addr() string { return FormatAddr(r.Kind, r.Name) }
 
 var removedSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "from", Required: true}, {Name: "for_each"}},
@@ -231,8 +248,8 @@ func (d *decoder) removedBlocks(b *hcl.Block) []*Removed {
 	}
 	var out []*Removed
 	d.eachOf(b, c, func() {
-		if kind, name, _, ok := d.address(b, attr, "removed"); ok { // an object no block declares is addressed by its kind and name
-			out = append(out, &Removed{Kind: kind, Name: name, Destroy: destroy, FromRange: attr.Expr.Range(), DeclRange: b.DefRange})
+		if a, ok := d.address(b, attr, "removed"); ok { // an object no block declares is addressed by its kind and name
+			out = append(out, &Removed{Addr: addrs.Addr{Kind: a.Kind, Name: a.Name}, Destroy: destroy, FromRange: attr.Expr.Range(), DeclRange: b.DefRange})
 		}
 	})
 	return out
@@ -241,17 +258,17 @@ func (d *decoder) removedBlocks(b *hcl.Block) []*Removed {
 // checkRemoved reports removed blocks that name an object still declared,
 // and two that name one object.
 func (d *decoder) checkRemoved(cfg *Config, removed []*Removed) {
-	seen := map[string]*Removed{}
+	seen := map[addrs.Addr]*Removed{}
 	for _, r := range removed {
-		if prev, dup := seen[r.Addr()]; dup {
-			d.diags = append(d.diags, duplicate("Duplicate removed block", fmt.Sprintf("removed block of %s", r.Addr()), r.FromRange, prev.FromRange))
+		if prev, dup := seen[r.Addr]; dup {
+			d.diags = append(d.diags, duplicate("Duplicate removed block", fmt.Sprintf("removed block of %s", r.Addr), r.FromRange, prev.FromRange))
 			continue
 		}
-		seen[r.Addr()] = r
-		k, _ := kindOf(r.Kind)
+		seen[r.Addr] = r
+		k := schemaOf(r.Kind)
 		if slices.ContainsFunc(k.declared(cfg), func(o object) bool { return o.name == r.Name }) {
 			d.errorf(r.FromRange, r.DeclRange, "Removed object still declared",
-				"%s is named by this removed block and declared by a %s %q. A removed block is for an object no block declares any more: remove its declaration, or this block.", r.Addr(), k.block, r.Name)
+				"%s is named by this removed block and declared by a %s %q. A removed block is for an object no block declares any more: remove its declaration, or this block.", r.Addr, k.block, r.Name)
 			continue
 		}
 		cfg.Removed = append(cfg.Removed, r)
@@ -260,7 +277,7 @@ func (d *decoder) checkRemoved(cfg *Config, removed []*Removed) {
 
 // RemovedOf is the removed block that names the object of kind and name;
 // nil when none does.
-func (cfg *Config) RemovedOf(kind, name string) *Removed {
+func (cfg *Config) RemovedOf(kind addrs.Kind, name string) *Removed {
 	i := slices.IndexFunc(cfg.Removed, func(r *Removed) bool { return r.Kind == kind && r.Name == name })
 	if i < 0 {
 		return nil

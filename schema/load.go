@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	hcljson "github.com/hashicorp/hcl/v2/json"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -49,14 +50,14 @@ func SpecFiles(dir string) ([]string, error) {
 }
 
 // fileSchema is the top level of a spec file: the blocks the loader
-// decodes itself, and those of the kinds (Kinds).
-var fileSchema = func() *hcl.BodySchema {
-	s := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "project"}}, Blocks: loaderBlocks}
-	for _, k := range Kinds {
-		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: k.Name, LabelNames: k.labels})
+// decodes itself, and those of the defined kinds.
+func fileSchema() *hcl.BodySchema {
+	s := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "project"}}, Blocks: slices.Clone(loaderBlocks)}
+	for _, k := range kinds() {
+		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: k.Name(), LabelNames: k.labels})
 	}
 	return s
-}()
+}
 
 var loaderBlocks = []hcl.BlockHeaderSchema{
 	{Type: "proxy"},
@@ -157,7 +158,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	var contents []*hcl.BodyContent
 	for _, body := range bodies {
 		bg.bound(body)
-		c, cdiags := body.Content(fileSchema)
+		c, cdiags := body.Content(fileSchema())
 		diags = append(diags, cdiags...)
 		contents = append(contents, c)
 	}
@@ -223,7 +224,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	cfg.Proxy = d.proxyBlock(proxy, cfg.ProjectRange)
 	d.checkAgents(cfg)
 	d.checkTraefiks(cfg)
-	for _, k := range Kinds {
+	for _, k := range kinds() {
 		k.check(d, cfg)
 	}
 	d.checkImports(cfg, imports, in.GenerateConfig)
@@ -345,11 +346,11 @@ func duplicate(summary, what string, at, prev hcl.Range) *hcl.Diagnostic {
 
 // duplicateIn is duplicate for objects that modules may declare: it names
 // the module instances that declare the same live object.
-func duplicateIn(summary, what string, at, prev hcl.Range, module, prevModule string) *hcl.Diagnostic {
-	if module == "" && prevModule == "" {
+func duplicateIn(summary, what string, at, prev hcl.Range, module, prevModule addrs.Module) *hcl.Diagnostic {
+	if module == addrs.Root && prevModule == addrs.Root {
 		return duplicate(summary, what, at, prev)
 	}
-	by := func(m string) string { return cmp.Or(m, "the root specs") }
+	by := func(m addrs.Module) string { return cmp.Or(m.String(), "the root specs") }
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  summary,

@@ -74,7 +74,7 @@ func (d *decoder) moduleFiles(dir string) *moduleFiles {
 	m.diags = diags
 	for _, body := range bodies {
 		d.bg.bound(body)
-		c, cdiags := body.Content(fileSchema)
+		c, cdiags := body.Content(fileSchema())
 		m.diags = append(m.diags, cdiags...)
 		if attr, ok := c.Attributes["project"]; ok {
 			m.diags = append(m.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Project in a module",

@@ -111,10 +111,10 @@ output "token" {
 	}
 	var got []string
 	for _, s := range cfg.Services {
-		got = append(got, s.Module+" service "+s.ID)
+		got = append(got, s.Module.String()+" service "+s.ID)
 	}
 	for _, k := range cfg.Keys {
-		got = append(got, k.Module+" key "+k.Path)
+		got = append(got, k.Module.String()+" key "+k.Path)
 	}
 	slices.Sort(got)
 	want := []string{

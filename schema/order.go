@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -35,18 +36,18 @@ type node struct {
 
 // kindObjects decodes the blocks of the kinds that are early (or not) in
 // contents (the root's, or a module instance's, whose addresses start
-// with prefix) into cfg, kind by kind in Kinds' order. The early kinds
+// with prefix) into cfg, kind by kind in a plan's order. The early kinds
 // (indices) are decoded before the module calls and the other kinds,
 // whose blocks name them.
 func (d *decoder) kindObjects(cfg *Config, contents []*hcl.BodyContent, prefix string, early bool) {
-	module := strings.TrimSuffix(prefix, ".")
-	for _, k := range Kinds {
+	module := addrs.Module(strings.TrimSuffix(prefix, "."))
+	for _, k := range kinds() {
 		if k.early != early {
 			continue
 		}
 		var blocks []*hcl.Block
 		for _, c := range contents {
-			blocks = append(blocks, c.Blocks.OfType(k.Name)...)
+			blocks = append(blocks, c.Blocks.OfType(k.Name())...)
 		}
 		ctx := d.ctx
 		k.decode(d, cfg, d.expand(blocks), module)
@@ -59,9 +60,9 @@ func (d *decoder) kindObjects(cfg *Config, contents []*hcl.BodyContent, prefix s
 // them.
 func objectBlocks() []string {
 	var out []string
-	for _, k := range Kinds {
+	for _, k := range kinds() {
 		if !k.early {
-			out = append(out, k.Name)
+			out = append(out, k.Name())
 		}
 	}
 	return out

@@ -110,7 +110,7 @@ func (d *decoder) indexBody(ix *Index, b *hcl.Block, body hcl.Body) {
 	if attr, ok := c.Attributes["search"]; ok {
 		ix.Search, ix.SearchRange = d.str(attr), attr.Expr.Range()
 	}
-	ix.Lifecycle = d.lifecycleBlock("index", c.Blocks.OfType("lifecycle"))
+	ix.Lifecycle = d.lifecycleBlock(indexIgnorable, c.Blocks.OfType("lifecycle"))
 	if attr, ok := c.Attributes["settings"]; ok {
 		ix.SettingsRange = attr.Expr.Range()
 		if v, ok := d.value(attr, cty.DynamicPseudoType); ok {

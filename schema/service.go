@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/traefik/labels"
 	"github.com/zclconf/go-cty/cty"
@@ -144,7 +145,7 @@ func (d *decoder) serviceBody(s *Service, b *hcl.Block, c *hcl.BodyContent) {
 	if attr, ok := c.Attributes["token"]; ok {
 		d.errorf(attr.Range, b.DefRange, "Token in a spec", "A registration's token is a secret, and a secret in a spec is read by everyone who reads the repository, the plans and Consul's catalog: provision never sends one from a spec. It registers with its own token, CONSUL_HTTP_TOKEN (see docs/reference/secrets.md); the agent keeps that token for the service's anti-entropy.")
 	}
-	s.Lifecycle = d.lifecycleBlock("service", c.Blocks.OfType("lifecycle"))
+	s.Lifecycle = d.lifecycleBlock(serviceIgnorable, c.Blocks.OfType("lifecycle"))
 	s.Address = d.str(c.Attributes["address"])
 	s.Port = d.port(c.Attributes["port"])
 	s.Tags = d.strList(c.Attributes["tags"])
@@ -595,7 +596,7 @@ func (d *decoder) checkRoutes(cfg *Config) {
 // port, meta (less provision's marks), tags (less those its frontend
 // block writes) and the other fields of the registration it declares
 // (RegistrationFields).
-func servicePulled(cfg *Config, module, id string, live, declared map[string]any) []PullAttr {
+func servicePulled(cfg *Config, module addrs.Module, id string, live, declared map[string]any) []PullAttr {
 	attrs := []PullAttr{{Name: "address", Live: live["Address"], Decl: declared["Address"]}, {Name: "port", Live: live["Port"], Decl: declared["Port"]},
 		{Name: "meta", Live: unmarked(live["Meta"]), Decl: unmarked(declared["Meta"])}}
 	i := slices.IndexFunc(cfg.Services, func(s *Service) bool { return s.ID == id && s.Module == module })

@@ -15,6 +15,7 @@ import (
 	"github.com/provision-dev/provision/cmd/provision/render"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 )
@@ -314,7 +315,7 @@ type (
 	// elapsed_ms) and apply_errored (with error, refused and elapsed_ms).
 	requestEvent struct {
 		Type      string       `json:"type"`
-		Address   plans.Addr   `json:"address"`
+		Address   addrs.Addr   `json:"address"`
 		Action    plans.Action `json:"action"`
 		Step      int          `json:"step"`
 		Of        int          `json:"of"`
@@ -333,7 +334,7 @@ type (
 	}
 	outcomeEvent struct {
 		Type     string     `json:"type"`
-		Address  plans.Addr `json:"address"`
+		Address  addrs.Addr `json:"address"`
 		Backend  string     `json:"backend"`
 		Status   string     `json:"status"`
 		Sent     int        `json:"sent"`

@@ -9,8 +9,12 @@ import (
 	"testing"
 
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
+	"github.com/provision-dev/provision/provision/search"
 )
 
 // TestOneCauseOneError: 300 document writes of one batch that failed for
@@ -21,10 +25,10 @@ func TestOneCauseOneError(t *testing.T) {
 	timeout := errors.New("no answer within 10s")
 	var res provision.Result
 	for i := range 300 {
-		c := &plans.Change{Addr: plans.Addr{Kind: "document", Name: fmt.Sprintf(".dashboard/search/s%03d", i)}, Requests: []plans.Request{bulk}}
+		c := &plans.Change{Addr: addrs.Addr{Kind: search.Document, Name: fmt.Sprintf(".dashboard/search/s%03d", i)}, Requests: []plans.Request{bulk}}
 		res.Outcomes = append(res.Outcomes, provision.Outcome{Change: c, Err: timeout})
 	}
-	other := &plans.Change{Addr: plans.Addr{Kind: "service", Name: "api"}, Requests: []plans.Request{{Method: "PUT", Path: "/v1/agent/service/register"}}}
+	other := &plans.Change{Addr: addrs.Addr{Kind: consul.Service, Name: "api"}, Requests: []plans.Request{{Method: "PUT", Path: "/v1/agent/service/register"}}}
 	res.Outcomes = append(res.Outcomes, provision.Outcome{Change: other, Err: errors.New("connection refused")})
 	diags := outcomeDiagnostics(res)
 	if len(diags) != 2 {
@@ -46,11 +50,11 @@ func TestOneCauseManyPaths(t *testing.T) {
 	var res provision.Result
 	for i := range 10 {
 		path := fmt.Sprintf("/v1/kv/apps/k%d", i)
-		c := &plans.Change{Addr: plans.Addr{Kind: "key", Name: fmt.Sprintf("apps/k%d", i)}, Backend: "consul", Requests: []plans.Request{{Method: "PUT", Path: path}}}
+		c := &plans.Change{Addr: addrs.Addr{Kind: kv.Key, Name: fmt.Sprintf("apps/k%d", i)}, Backend: "consul", Requests: []plans.Request{{Method: "PUT", Path: path}}}
 		err := fmt.Errorf(`Put "http://127.0.0.1:8500%s": read tcp 127.0.0.1:%d->127.0.0.1:8500: read: connection reset by peer`, path, 40000+i)
 		res.Outcomes = append(res.Outcomes, provision.Outcome{Change: c, Err: err})
 	}
-	other := &plans.Change{Addr: plans.Addr{Kind: "key", Name: "apps/other"}, Backend: "agent.b", Requests: []plans.Request{{Method: "PUT", Path: "/v1/kv/apps/other"}}}
+	other := &plans.Change{Addr: addrs.Addr{Kind: kv.Key, Name: "apps/other"}, Backend: "agent.b", Requests: []plans.Request{{Method: "PUT", Path: "/v1/kv/apps/other"}}}
 	res.Outcomes = append(res.Outcomes, provision.Outcome{Change: other, Err: errors.New(`Put "http://127.0.0.2:8500/v1/kv/apps/other": read tcp 127.0.0.1:40100->127.0.0.2:8500: read: connection reset by peer`)})
 	diags := outcomeDiagnostics(res)
 	if len(diags) != 2 || !strings.HasPrefix(diags[0].Detail, `10 changes (key["apps/k0"], key["apps/k1"], key["apps/k2"], key["apps/k3"], key["apps/k4"], and 5 more): a PUT request each (the first /v1/kv/apps/k0) failed`) {
@@ -71,10 +75,10 @@ func TestOneCauseOneLine(t *testing.T) {
 	bulk := plans.Request{Method: "POST", Path: "/_bulk?refresh=true", Batch: true}
 	timeout := errors.New("no answer within 10s")
 	for i := range 300 {
-		c := &plans.Change{Addr: plans.Addr{Kind: "document", Name: fmt.Sprintf(".dashboard/search/s%03d", i)}, Requests: []plans.Request{bulk}}
+		c := &plans.Change{Addr: addrs.Addr{Kind: search.Document, Name: fmt.Sprintf(".dashboard/search/s%03d", i)}, Requests: []plans.Request{bulk}}
 		v.Progress(run.Progress{Event: provision.Event{Change: c, Step: 1, Request: bulk, Done: true, Err: timeout}, Done: i + 1, Total: 301})
 	}
-	ok := &plans.Change{Addr: plans.Addr{Kind: "service", Name: "api"}}
+	ok := &plans.Change{Addr: addrs.Addr{Kind: consul.Service, Name: "api"}}
 	v.Progress(run.Progress{Event: provision.Event{Change: ok, Step: 1, Request: plans.Request{Method: "PUT", Path: "/v1/agent/service/register"}, Done: true}, Done: 301, Total: 301})
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 3 || !strings.Contains(lines[0], `[1/301] document[".dashboard/search/s000"]: POST /_bulk?refresh=true: FAILED`) ||

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/connect"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
@@ -292,7 +293,7 @@ func (a *runArgs) register(fs *flag.FlagSet) {
 func (a *runArgs) registerRemoval(fs *flag.FlagSet) {
 	a.net.register(fs, 30*time.Minute)
 	a.vars.register(fs)
-	fs.Var(&a.targets, "target", "plan only this object: "+schema.AddrForms()+", after agent.<name>. or search.<name>. when several are declared (repeatable)")
+	fs.Var(&a.targets, "target", "plan only this object: "+addrs.Forms()+", after agent.<name>. or search.<name>. when several are declared (repeatable)")
 	fs.Var(&a.excludes, "exclude", "leave this object out of the plan (repeatable)")
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/provision/servers"
 )
 
@@ -57,7 +58,7 @@ func TestBeatsDashboards(t *testing.T) {
 		if c.Action != plans.Import {
 			t.Errorf("%s: %s (%s), want an import that changes nothing else", c.Addr, c.Action, c.Reason)
 		}
-		if c.Addr.Kind == "document" {
+		if c.Addr.Kind == search.Document {
 			byType[strings.Split(c.Addr.Name, "/")[1]]++
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 )
@@ -92,7 +94,7 @@ func TestProgressLine(t *testing.T) {
 	c.isTerminal = func(s any) bool { return s == &errOut }
 	v := asker(c)
 	v.live = true
-	ch := &plans.Change{Addr: plans.Addr{Kind: "service", Name: "a"}, Requests: []plans.Request{{Method: "PUT", Path: "/x"}}}
+	ch := &plans.Change{Addr: addrs.Addr{Kind: consul.Service, Name: "a"}, Requests: []plans.Request{{Method: "PUT", Path: "/x"}}}
 	for n := 1; n <= 3; n++ {
 		v.Progress(run.Progress{Event: provision.Event{Change: ch, Step: 1, Request: ch.Requests[0], Done: true, Elapsed: time.Millisecond}, Done: n, Total: 3})
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -27,7 +27,7 @@ func (c *cli) completion(args []string) int {
 		cfg, _ := schema.NewParser().LoadDir(dirArg(pos), schema.Inputs{Env: c.environ()})
 		if cfg != nil {
 			for _, d := range cfg.Declared() {
-				fmt.Fprintln(c.stdout, plans.Addr{Module: d.Module, In: d.In, Kind: d.Kind, Name: d.Name})
+				fmt.Fprintln(c.stdout, addrs.Addr{Module: d.Module, In: d.In, Kind: d.Kind, Name: d.Name})
 			}
 		}
 		return exitOK

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/provision-dev/provision/provision/servers"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/servers"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -131,6 +133,27 @@ func TestCommandPages(t *testing.T) {
 	for _, d := range documented {
 		if !slices.Contains(names, d) {
 			t.Errorf("docs/commands/%s.md documents no command of provision -help", d)
+		}
+	}
+}
+
+// TestEveryKindDocumented: every kind registered has its language page
+// and its address in the plan format's reference, so that a new kind
+// cannot land without them.
+func TestEveryKindDocumented(t *testing.T) {
+	format, err := os.ReadFile("../../docs/reference/plan-format.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(addrs.Kinds()) < 4 {
+		t.Fatalf("%d kinds registered: the CLI registers every kind", len(addrs.Kinds()))
+	}
+	for _, k := range addrs.Kinds() {
+		if _, err := os.Stat("../../docs/language/" + k.Name() + ".md"); err != nil {
+			t.Errorf("kind %s has no page docs/language/%s.md", k, k)
+		}
+		if !strings.Contains(string(format), "`"+k.Name()+".") && !strings.Contains(string(format), "`"+k.Name()+"[") {
+			t.Errorf("kind %s: docs/reference/plan-format.md does not list its address (%s)", k, k.Form())
 		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/addrs"
 )
 
 // TestDigestList: a list's digest, its elements encoded side by side, is
@@ -28,11 +28,15 @@ func TestDigestList(t *testing.T) {
 	}
 }
 
+// testService is a kind of the tests' own: the ownership rule names a
+// kind but never asks what it is, and the kinds' packages import this one.
+var testService = addrs.Register(addrs.KindSpec{Name: "service", Form: "service.<id>", Order: 10})
+
 // TestDecide: the ownership rule, every case.
 func TestDecide(t *testing.T) {
 	at := &hcl.Range{Filename: "main.hcl", Start: hcl.Pos{Line: 3}}
 	imp := &hcl.Range{Filename: "main.hcl", Start: hcl.Pos{Line: 9}}
-	d := Declared{Addr: plans.Addr{Kind: "service", Name: "api"}, Noun: "service", Subject: at}
+	d := Declared{Addr: addrs.Addr{Kind: testService, Name: "api"}, Subject: at}
 	withImport := d
 	withImport.Import = imp
 	tests := map[string]struct {

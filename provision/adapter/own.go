@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
@@ -85,8 +86,7 @@ const (
 
 // Declared is what the ownership decision needs to know of a declaration.
 type Declared struct {
-	Addr    plans.Addr
-	Noun    string // "service", "index": how a person calls the object
+	Addr    addrs.Addr
 	Subject *hcl.Range
 	Context *hcl.Range
 	// Import is the import block's to attribute, nil without one.
@@ -118,7 +118,7 @@ func Decide(project string, d Declared, l LiveObject) (Claim, string, *hcl.Diagn
 			Severity: hcl.DiagError,
 			Summary:  "Nothing to import",
 			Detail: fmt.Sprintf("The import block names %s, but no such %s exists live, so there is nothing to take over. "+
-				"Remove the import block to create it from its declaration.", d.Addr, d.Noun),
+				"Remove the import block to create it from its declaration.", d.Addr, d.Addr.Kind),
 			Subject: d.Import,
 			Context: d.Subject,
 		}
@@ -132,7 +132,7 @@ func Decide(project string, d Declared, l LiveObject) (Claim, string, *hcl.Diagn
 	case l.Owner != "":
 		return ClaimRefused, "", &hcl.Diagnostic{
 			Severity: hcl.DiagError,
-			Summary:  fmt.Sprintf("The %s belongs to another project", d.Noun),
+			Summary:  fmt.Sprintf("The %s belongs to another project", d.Addr.Kind),
 			Detail: fmt.Sprintf("%s exists live (%s) and carries the marks of the provision project %q, not %q. "+
 				"provision never changes, takes over or removes another project's objects, with or without an import block. "+
 				"Declare it in project %q's specs, or choose another name.", d.Addr, l.What, l.Owner, project, l.Owner),
@@ -144,7 +144,7 @@ func Decide(project string, d Declared, l LiveObject) (Claim, string, *hcl.Diagn
 	}
 	return ClaimRefused, "", &hcl.Diagnostic{
 		Severity: hcl.DiagError,
-		Summary:  fmt.Sprintf("The %s exists and provision does not own it", d.Noun),
+		Summary:  fmt.Sprintf("The %s exists and provision does not own it", d.Addr.Kind),
 		Detail: fmt.Sprintf("%s exists live (%s) without provision's ownership marks: it was made by hand or by another tool. provision never changes what it does not own. "+
 			"To take it over, keep this declaration and add an import block:\n\n  import {\n    to = %s\n  }\n\n"+
 			"The plan then shows the requests that put the marks on it; nothing is deleted or recreated.", d.Addr, l.What, d.Addr),
@@ -165,14 +165,14 @@ func firstRange(rs ...*hcl.Range) *hcl.Range {
 // Removal is the delete of an object the project owns, by one request;
 // both backends plan their deletes of owned objects with it and give the
 // reason with Owned (or, for a move, their own).
-func Removal(addr plans.Addr, backend string, before json.RawMessage, r plans.Request) *plans.Change {
+func Removal(addr addrs.Addr, backend string, before json.RawMessage, r plans.Request) *plans.Change {
 	return &plans.Change{Addr: addr, Backend: backend, Action: plans.Delete, Before: before, Requests: []plans.Request{r}}
 }
 
 // Gone is an owned object that no block declares any more, or, in destroy
 // mode, any owned object: what the engine needs to choose its change.
 type Gone struct {
-	Addr    plans.Addr
+	Addr    addrs.Addr
 	Backend string
 	// Before is the live object in the backend's terms.
 	Before json.RawMessage

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/consul/acl"
 	"github.com/provision-dev/provision/provision/consul/client"
@@ -37,7 +38,7 @@ type Options struct {
 	// PruneIndices deletes the project's indices no longer declared.
 	PruneIndices bool
 	// Replace are the owned services to register again in place.
-	Replace []plans.Addr
+	Replace []addrs.Addr
 	// VerifyTimeout bounds the proof through the proxies.
 	VerifyTimeout time.Duration
 }

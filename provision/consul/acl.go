@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/consul/acl"
 	"github.com/provision-dev/provision/provision/consul/cluster"
 	"github.com/provision-dev/provision/provision/consul/kv"
@@ -120,7 +121,7 @@ func (b *Backend) Permit(st plans.State, changes []*plans.Change) hcl.Diagnostic
 			continue
 		}
 		at[obj.Name] = len(perms)
-		perms = append(perms, acl.Permission{Resource: "service", Segment: obj.Name, Access: "write", Why: c.Action.String() + " " + c.Addr.String(), At: c.DeclRange(), Addrs: []plans.Addr{c.Addr}})
+		perms = append(perms, acl.Permission{Resource: "service", Segment: obj.Name, Access: "write", Why: c.Action.String() + " " + c.Addr.String(), At: c.DeclRange(), Addrs: []addrs.Addr{c.Addr}})
 	}
 	return acl.JudgeRead(b.c, as.ACL, append(perms, b.lockPerms(as.ACL.Node)...))
 }
@@ -131,11 +132,11 @@ func (b *Backend) Permit(st plans.State, changes []*plans.Change) hcl.Diagnostic
 // record. One authorize request (per 64 permissions), after a GET
 // /v1/agent/self on the agent that holds the lock; an agent without ACLs
 // answers it 401 "ACL support disabled", and nothing is checked.
-func (b *Backend) Preflight(ctx context.Context, scope func(plans.Addr) bool) hcl.Diagnostics {
+func (b *Backend) Preflight(ctx context.Context, scope func(addrs.Addr) bool) hcl.Diagnostics {
 	var perms []acl.Permission
 	for _, p := range Permissions(b.cfg, nil, "") {
 		if p.Resource == "service" && slices.ContainsFunc(b.cfg.Services, func(s *schema.Service) bool {
-			return s.Name == p.Segment && (b.agent == nil || s.Agent == b.agent.Name) && scope(plans.Addr{In: b.in, Kind: "service", Name: s.ID})
+			return s.Name == p.Segment && (b.agent == nil || s.Agent == b.agent.Name) && scope(addrs.Addr{In: b.in, Kind: Service, Name: s.ID})
 		}) {
 			perms = append(perms, p)
 		}

@@ -12,8 +12,10 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/consul/acl"
 	"github.com/provision-dev/provision/provision/consul/client"
+	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
@@ -35,7 +37,7 @@ type Backend struct {
 	// record: its plan checks that the token may write them.
 	locker bool
 	// replace are the services to register again even when converged.
-	replace map[plans.Addr]bool
+	replace map[addrs.Addr]bool
 }
 
 // Options are how an agent is opened.
@@ -45,7 +47,7 @@ type Options struct {
 	Deadlines adapter.Deadlines
 	// Replace are services the plan registers again in place even when
 	// they are converged (apply -replace), as after a token rotation.
-	Replace []plans.Addr
+	Replace []addrs.Addr
 	// Getenv reads the run's environment: whether CONSUL_HTTP_ADDR names
 	// the cluster's agent. (Consul's API client reads its variables, the
 	// same, from the process's environment.) Nil reads none.
@@ -180,7 +182,7 @@ func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.D
 	sort.Strings(sc.IDs)
 	b := &Backend{cfg: cfg, scope: sc, c: c, agent: a}
 	if len(o.Replace) > 0 {
-		b.replace = map[plans.Addr]bool{}
+		b.replace = map[addrs.Addr]bool{}
 		for _, r := range o.Replace {
 			b.replace[r] = true
 		}
@@ -357,4 +359,4 @@ func (b *Backend) Send(ctx context.Context, r plans.Request) error {
 	return err
 }
 
-func isConsul(im *schema.Import) bool { return im.Kind == "service" || im.Kind == "key" }
+func isConsul(im *schema.Import) bool { return im.Kind == Service || im.Kind == kv.Key }

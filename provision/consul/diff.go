@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
@@ -291,7 +292,7 @@ func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Dia
 		if adapter.OwnerOf(l.Meta) != cfg.Project || (isDeclared && mode != plans.Destroy) {
 			continue
 		}
-		addr := plans.Addr{In: b.in, Kind: "service", Name: id}
+		addr := addrs.Addr{In: b.in, Kind: Service, Name: id}
 		if moved := elsewhere[id]; moved != "" && mode != plans.Destroy {
 			c := adapter.Removal(addr, backend, adapter.RawJSON(live(l)), deregisterRequest(id))
 			c.Because(plans.ReasonMovedAway, "moved to "+moved+", where it is registered first")
@@ -303,7 +304,7 @@ func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Dia
 			Delete:    []plans.Request{deregisterRequest(id)},
 			Forget:    func() []plans.Request { return []plans.Request{registerRequest(forgotten(l), false)} },
 			Protected: lc.Protects(adapter.ProtectedBy(l.Meta)),
-			Removed:   cfg.RemovedOf("service", id),
+			Removed:   cfg.RemovedOf(Service, id),
 		}))
 	}
 	return changes, diags
@@ -313,7 +314,7 @@ func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Dia
 // engine refuses it (the diagnostics say why). moved is the agent it is
 // declared on elsewhere, if any.
 func (b *Backend) planService(st agentState, s *schema.Service, backend, moved string) (*plans.Change, hcl.Diagnostics) {
-	addr := plans.Addr{In: b.in, Kind: "service", Name: s.ID}
+	addr := addrs.Addr{In: b.in, Kind: Service, Name: s.ID}
 	l, lv := liveOf(st.Services, s.ID)
 	if parent := parentOf(st.Services, l); parent != nil {
 		return nil, hcl.Diagnostics{sidecarDeclared(addr, parent, s.IDRange.Ptr())}
@@ -329,7 +330,7 @@ func (b *Backend) planService(st agentState, s *schema.Service, backend, moved s
 		}
 	}
 	c, diags := adapter.Propose(b.cfg.Project, adapter.Object{
-		Declared: adapter.Declared{Addr: addr, Noun: "service", Subject: s.IDRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At(), Lifecycle: s.Lifecycle},
+		Declared: adapter.Declared{Addr: addr, Subject: s.IDRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At(), Lifecycle: s.Lifecycle},
 		Backend:  backend,
 		EachKey:  s.Instance.KeyPtr(),
 		After:    adapter.RawJSON(want.view()),
@@ -350,7 +351,7 @@ func (b *Backend) planService(st agentState, s *schema.Service, backend, moved s
 // diffService compares a live service with its declaration: the fields
 // that changed (and, for an import, the request that puts the marks on
 // it), or, converged, a registration again on -replace.
-func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService, want registration, addr plans.Addr, importing bool) adapter.Diff {
+func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService, want registration, addr addrs.Addr, importing bool) adapter.Diff {
 	var d adapter.Diff
 	have := st.checksOf(s.ID)
 	mine, others := ownChecks(l, have, want.Checks)

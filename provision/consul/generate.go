@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
-	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -35,7 +35,7 @@ import (
 func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnostics) {
 	var imports []*schema.Import
 	for _, im := range b.cfg.Imports {
-		if im.Kind == "service" && !im.Declared {
+		if im.Kind == Service && !im.Declared {
 			imports = append(imports, im)
 		}
 	}
@@ -50,8 +50,8 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 	var diags hcl.Diagnostics
 	for _, im := range imports {
 		l, lv := liveOf(st.Services, im.Name)
-		addr := plans.Addr{In: b.in, Kind: "service", Name: im.Name}
-		if _, _, refusal := adapter.Decide(b.cfg.Project, adapter.Declared{Addr: addr, Noun: "service", Import: im.At()}, lv); refusal != nil {
+		addr := addrs.Addr{In: b.in, Kind: Service, Name: im.Name}
+		if _, _, refusal := adapter.Decide(b.cfg.Project, adapter.Declared{Addr: addr, Import: im.At()}, lv); refusal != nil {
 			diags = append(diags, refusal)
 			continue
 		}
@@ -124,7 +124,7 @@ func (b *Backend) readBack(live []*agentService) map[string]declaredTags {
 // for_each over their IDs; none writes the block without ID, address and
 // port, to compare the shapes of blocks.
 func (b *Backend) serviceBlock(l, sidecar *agentService, read declaredTags, checks map[string]liveCheck, instances []*agentService) *hclwrite.Block {
-	blk := hclwrite.NewBlock("service", []string{l.Service})
+	blk := hclwrite.NewBlock(Service.Name(), []string{l.Service})
 	body := blk.Body()
 	switch {
 	case len(instances) == 1:

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/addrs"
 )
 
 // sidecarSuffix ends the ID of the sidecar proxy the agent registers for
@@ -178,7 +178,7 @@ func withoutSidecar(fields map[string]any) map[string]any {
 
 // sidecarDeclared refuses a block or an import of a sidecar proxy (at
 // subject): it is its service's, registered, read and deleted with it.
-func sidecarDeclared(addr plans.Addr, parent *agentService, subject *hcl.Range) *hcl.Diagnostic {
+func sidecarDeclared(addr addrs.Addr, parent *agentService, subject *hcl.Range) *hcl.Diagnostic {
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "A sidecar proxy is its service's",

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/addrs"
 )
 
 // FormatVersion is the version of the plan's JSON form. Its major number
@@ -170,9 +171,9 @@ type BackendInfo struct {
 // For Update both are set, and for NoOp they are equal. Only what a
 // declaration controls is shown, never fields the server fills in.
 type Change struct {
-	Addr    Addr   `json:"address"`
-	Backend string `json:"backend"`
-	Action  Action `json:"action"`
+	Addr    addrs.Addr `json:"address"`
+	Backend string     `json:"backend"`
+	Action  Action     `json:"action"`
 	// Reason explains the action to a person; it never drives behaviour.
 	// Reasons are its parts' codes, for a program.
 	Reason   string          `json:"reason,omitempty"`
@@ -203,7 +204,7 @@ type Change struct {
 	// one starts: the index a document is written into, the documents it
 	// names; for a delete, the deletes of the documents that name it.
 	// A need that is not in the plan (nothing to do for it) is met.
-	Needs []Addr `json:"needs,omitempty"`
+	Needs []addrs.Addr `json:"needs,omitempty"`
 }
 
 // Request is one HTTP request exactly as it is sent, less the credentials
@@ -346,7 +347,7 @@ func needsFirst(changes []*Change) []*Change {
 	if !slices.ContainsFunc(changes, func(c *Change) bool { return len(c.Needs) > 0 }) {
 		return changes
 	}
-	at := make(map[Addr]int, len(changes))
+	at := make(map[addrs.Addr]int, len(changes))
 	for i, c := range changes {
 		at[c.Addr] = i
 	}
@@ -390,7 +391,7 @@ const (
 // Gate is one path of a declared gated frontend as one proxy serves it.
 type Gate struct {
 	Proxy   string     `json:"proxy"`   // traefik.<name>
-	Address Addr       `json:"address"` // the service whose frontend it is
+	Address addrs.Addr `json:"address"` // the service whose frontend it is
 	Path    string     `json:"path"`
 	Host    string     `json:"host,omitempty"`
 	Status  GateStatus `json:"status"`

@@ -8,55 +8,22 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/plans/planstest"
+	"github.com/provision-dev/provision/provision/search"
 )
 
-func TestAddrRoundTrip(t *testing.T) {
-	for _, tt := range []struct {
-		addr plans.Addr
-		text string
-	}{
-		{plans.Addr{Kind: "service", Name: "gated-api-1"}, "service.gated-api-1"},
-		{plans.Addr{Kind: "index", Name: ".dashboard"}, `index[".dashboard"]`},
-		{plans.Addr{Kind: "index", Name: "logs"}, "index.logs"},
-		{plans.Addr{In: "agent.node-a", Kind: "service", Name: "gated-api-1"}, "agent.node-a.service.gated-api-1"},
-		{plans.Addr{In: "search.t2", Kind: "index", Name: ".dashboard"}, `search.t2.index[".dashboard"]`},
-		{plans.Addr{In: "search.t1", Kind: "index", Name: "logs.2026"}, `search.t1.index["logs.2026"]`},
-		{plans.Addr{Kind: "document", Name: ".dashboard/index-pattern/logs-*"}, `document[".dashboard/index-pattern/logs-*"]`},
-		{plans.Addr{In: "search.t2", Kind: "document", Name: ".dashboard/search/errors"}, `search.t2.document[".dashboard/search/errors"]`},
-		{plans.Addr{Module: `module.gated["a"]`, Kind: "service", Name: "api-a"}, `module.gated["a"].service.api-a`},
-		{plans.Addr{Module: `module.many[1].module.inner`, Kind: "key", Name: "apps/c1/x"}, `module.many[1].module.inner.key["apps/c1/x"]`},
-		{plans.Addr{Module: `module.gated["a.b"]`}, `module.gated["a.b"]`},
-	} {
-		if got := tt.addr.String(); got != tt.text {
-			t.Errorf("%v.String() = %q, want %q", tt.addr, got, tt.text)
-		}
-		back, err := plans.ParseAddr(tt.text)
-		if err != nil || back != tt.addr {
-			t.Errorf("ParseAddr(%q) = %v, %v", tt.text, back, err)
-		}
-	}
-	// A user may also write the dotted form of a dotted name.
-	if a, err := plans.ParseAddr("index..dashboard"); err != nil || a != (plans.Addr{Kind: "index", Name: ".dashboard"}) {
-		t.Errorf("ParseAddr(index..dashboard) = %v, %v", a, err)
-	}
-	for _, bad := range []string{"", "service", "cluster.x", `index[".dashboard"`, "service.", "module.", `module.m["a"`, "module.m[a].service.x"} {
-		if _, err := plans.ParseAddr(bad); err == nil {
-			t.Errorf("ParseAddr(%q) accepted", bad)
-		}
-	}
-}
-
 func TestTarget(t *testing.T) {
-	p := planstest.Plan(3, 1)
-	if err := p.Target([]plans.Addr{{Kind: "service", Name: "svc-0001"}, {Kind: "service", Name: "svc-0002"}}, []plans.Addr{{Kind: "service", Name: "svc-0002"}}); err != nil {
+	p := planstest.Plan(consul.Service, 3, 1)
+	if err := p.Target([]addrs.Addr{{Kind: consul.Service, Name: "svc-0001"}, {Kind: consul.Service, Name: "svc-0002"}}, []addrs.Addr{{Kind: consul.Service, Name: "svc-0002"}}); err != nil {
 		t.Fatal(err)
 	}
 	if len(p.Changes) != 1 || p.Changes[0].Addr.Name != "svc-0001" || p.Summary.Create != 1 {
 		t.Errorf("targeted plan: %+v", p.Summary)
 	}
-	if err := planstest.Plan(3, 1).Target([]plans.Addr{{Kind: "service", Name: "svc-9"}}, nil); err == nil || !strings.Contains(err.Error(), "service.svc-9 matches no object") {
+	if err := planstest.Plan(consul.Service, 3, 1).Target([]addrs.Addr{{Kind: consul.Service, Name: "svc-9"}}, nil); err == nil || !strings.Contains(err.Error(), "service.svc-9 matches no object") {
 		t.Errorf("an unknown target: %v", err)
 	}
 }
@@ -64,11 +31,11 @@ func TestTarget(t *testing.T) {
 // TestTargetModule: a module instance's address targets every object it
 // declares, and only those.
 func TestTargetModule(t *testing.T) {
-	p := planstest.Plan(4, 1)
-	for i, m := range []string{`module.gated["a"]`, `module.gated["a"].module.inner`, `module.gated["ab"]`, ""} {
+	p := planstest.Plan(consul.Service, 4, 1)
+	for i, m := range []addrs.Module{`module.gated["a"]`, `module.gated["a"].module.inner`, `module.gated["ab"]`, addrs.Root} {
 		p.Changes[i].Addr.Module = m
 	}
-	if err := p.Target([]plans.Addr{{Module: `module.gated["a"]`}}, nil); err != nil {
+	if err := p.Target([]addrs.Addr{{Module: `module.gated["a"]`}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -81,7 +48,7 @@ func TestTargetModule(t *testing.T) {
 }
 
 func TestRedacted(t *testing.T) {
-	p := planstest.Plan(1, 1)
+	p := planstest.Plan(consul.Service, 1, 1)
 	p.Changes[0].After = json.RawMessage(`{"Meta":{"api_token":"s3cr3t","team":"edge"}}`)
 	p.Changes[0].Requests[0].Body = json.RawMessage(`{"ID":"x","Meta":{"Password":"s3cr3t"}}`)
 	// A KV entry under a path named like a secret keeps its shape (a
@@ -102,16 +69,16 @@ func TestRedacted(t *testing.T) {
 // TestTargetNeeds: a targeted document brings the index it is written
 // into; excluding that index while keeping the document is an error.
 func TestTargetNeeds(t *testing.T) {
-	index := &plans.Change{Addr: plans.Addr{Kind: "index", Name: ".dashboard"}, Action: plans.Update, Requests: []plans.Request{{Method: "PUT", Path: "/.dashboard/_mapping/search"}}}
-	doc := &plans.Change{Addr: plans.Addr{Kind: "document", Name: ".dashboard/search/errors"}, Action: plans.Create, Requests: []plans.Request{{Method: "PUT", Path: "/.dashboard/search/errors"}},
-		Needs: []plans.Addr{index.Addr}}
-	other := &plans.Change{Addr: plans.Addr{Kind: "service", Name: "api"}, Action: plans.Create, Requests: []plans.Request{{Method: "PUT"}}}
+	index := &plans.Change{Addr: addrs.Addr{Kind: search.Index, Name: ".dashboard"}, Action: plans.Update, Requests: []plans.Request{{Method: "PUT", Path: "/.dashboard/_mapping/search"}}}
+	doc := &plans.Change{Addr: addrs.Addr{Kind: search.Document, Name: ".dashboard/search/errors"}, Action: plans.Create, Requests: []plans.Request{{Method: "PUT", Path: "/.dashboard/search/errors"}},
+		Needs: []addrs.Addr{index.Addr}}
+	other := &plans.Change{Addr: addrs.Addr{Kind: consul.Service, Name: "api"}, Action: plans.Create, Requests: []plans.Request{{Method: "PUT"}}}
 	p := &plans.Plan{Changes: []*plans.Change{other, index, doc}}
-	if err := p.Target([]plans.Addr{doc.Addr}, nil); err != nil || len(p.Changes) != 2 || p.Changes[0] != index || p.Changes[1] != doc {
+	if err := p.Target([]addrs.Addr{doc.Addr}, nil); err != nil || len(p.Changes) != 2 || p.Changes[0] != index || p.Changes[1] != doc {
 		t.Errorf("-target the document: %v %v", p.Changes, err)
 	}
 	p = &plans.Plan{Changes: []*plans.Change{other, index, doc}}
-	if err := p.Target(nil, []plans.Addr{index.Addr}); err == nil || !strings.Contains(err.Error(), `document[".dashboard/search/errors"] needs index[".dashboard"], which -exclude leaves out`) {
+	if err := p.Target(nil, []addrs.Addr{index.Addr}); err == nil || !strings.Contains(err.Error(), `document[".dashboard/search/errors"] needs index[".dashboard"], which -exclude leaves out`) {
 		t.Errorf("-exclude the index: %v", err)
 	}
 }

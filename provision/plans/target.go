@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/provision-dev/provision/provision/addrs"
 )
 
 // Target keeps the changes of the included addresses (all, when include
@@ -13,7 +15,7 @@ import (
 // typo never silently plans nothing and a short address never hits two
 // objects. A kept change brings the changes it needs (a document's
 // index), and needing one that exclude leaves out is an error.
-func (p *Plan) Target(include, exclude []Addr) error {
+func (p *Plan) Target(include, exclude []addrs.Addr) error {
 	for _, a := range slices.Concat(include, exclude) {
 		var hits []string
 		for _, c := range p.Changes {
@@ -24,7 +26,7 @@ func (p *Plan) Target(include, exclude []Addr) error {
 		switch {
 		case len(hits) == 0:
 			return fmt.Errorf("%s matches no object of this plan; the objects are: %s", a, p.addrList())
-		case len(hits) > 1 && a.Kind != "": // a module instance names all its objects
+		case len(hits) > 1 && !a.IsModule(): // a module instance names all its objects
 			return fmt.Errorf("%s matches %d objects of this plan (%s); write the one you mean", a, len(hits), strings.Join(hits, ", "))
 		}
 	}
@@ -32,8 +34,8 @@ func (p *Plan) Target(include, exclude []Addr) error {
 		p.Sort() // -replace and the modules may have moved a change
 		return nil
 	}
-	kept := map[Addr]bool{}
-	byAddr := map[Addr]*Change{}
+	kept := map[addrs.Addr]bool{}
+	byAddr := map[addrs.Addr]*Change{}
 	var queue []*Change
 	for _, c := range p.Changes {
 		byAddr[c.Addr] = c
@@ -65,11 +67,11 @@ func (p *Plan) Target(include, exclude []Addr) error {
 // InModules puts, on the address of each change, of what it needs and of
 // each gate's service, the module instance that declares the object (by
 // kind and name), as schema.Config.Modules gives them.
-func (p *Plan) InModules(modules map[[2]string]string) {
+func (p *Plan) InModules(modules map[addrs.Addr]addrs.Module) {
 	if len(modules) == 0 {
 		return
 	}
-	in := func(a *Addr) { a.Module = modules[[2]string{a.Kind, a.Name}] }
+	in := func(a *addrs.Addr) { a.Module = modules[addrs.Addr{Kind: a.Kind, Name: a.Name}] }
 	for _, c := range p.Changes {
 		in(&c.Addr)
 		for i := range c.Needs {
@@ -83,11 +85,11 @@ func (p *Plan) InModules(modules map[[2]string]string) {
 
 // Selected reports whether -target include (all, when empty) and
 // -exclude exclude keep the object at a.
-func Selected(a Addr, include, exclude []Addr) bool {
+func Selected(a addrs.Addr, include, exclude []addrs.Addr) bool {
 	return (len(include) == 0 || matchesAny(a, include)) && !matchesAny(a, exclude)
 }
 
-func matchesAny(a Addr, as []Addr) bool {
+func matchesAny(a addrs.Addr, as []addrs.Addr) bool {
 	return slices.ContainsFunc(as, a.Matches)
 }
 

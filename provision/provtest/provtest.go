@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 	"github.com/provision-dev/provision/schema"
@@ -216,9 +217,9 @@ func (res *Result) asserts(p *plans.Plan, cfg *schema.Config) {
 func declaredValue(cfg *schema.Config) cty.Value {
 	var out []cty.Value
 	for _, d := range cfg.Declared() {
-		a := plans.Addr{Module: d.Module, In: d.In, Kind: d.Kind, Name: d.Name}
+		a := addrs.Addr{Module: d.Module, In: d.In, Kind: d.Kind, Name: d.Name}
 		out = append(out, cty.ObjectVal(map[string]cty.Value{
-			"address": cty.StringVal(a.String()), "kind": cty.StringVal(d.Kind), "name": cty.StringVal(d.Name), "module": cty.StringVal(d.Module)}))
+			"address": cty.StringVal(a.String()), "kind": cty.StringVal(d.Kind.Name()), "name": cty.StringVal(d.Name), "module": cty.StringVal(d.Module.String())}))
 	}
 	if len(out) == 0 {
 		return cty.ListValEmpty(cty.Object(map[string]cty.Type{"address": cty.String, "kind": cty.String, "name": cty.String, "module": cty.String}))

@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
@@ -33,7 +34,7 @@ import (
 // live values were written into its declaration, and those left as they
 // are (Diags says why).
 type Object struct {
-	Addr  plans.Addr
+	Addr  addrs.Addr
 	Paths []string
 	Left  []string
 }
@@ -58,7 +59,7 @@ type Specs struct {
 	Dir    string
 	Config *schema.Config
 	// Selected says which objects to pull (-target, -exclude); nil: all.
-	Selected func(plans.Addr) bool
+	Selected func(addrs.Addr) bool
 }
 
 // Pull works out the rewrites that make the plan's updates of owned
@@ -145,6 +146,8 @@ type instance struct {
 	left    []string
 	diags   hcl.Diagnostics
 	dropped bool
+	// dotted is the attribute being pulled's PullAttr.Dotted.
+	dotted bool
 }
 
 // edit replaces the bytes [start, end) of a file with text; a JSON file
@@ -222,7 +225,7 @@ func attributes(cfg *schema.Config, c *plans.Change) []schema.PullAttr {
 	if before == nil || after == nil {
 		return nil
 	}
-	return cfg.Pulled(c.Addr.Kind, c.Addr.Module, c.Addr.Name, before, after)
+	return cfg.Pulled(c.Addr, before, after)
 }
 
 // pull works out the edits of an updated object.
@@ -244,6 +247,7 @@ func (in *instance) pull() {
 			in.insert(a.Name, a.Live)
 			continue
 		}
+		in.dotted = a.Dotted
 		in.value(at.Expr, []string{a.Name}, a.Live, a.Decl)
 	}
 }
@@ -304,7 +308,8 @@ func (in *instance) value(expr hclsyntax.Expression, path []string, live, decl a
 
 // object rewrites an object constructor item by item: changed values in
 // place, items the live object lacks removed, new keys added at its end.
-// At a document's source, a dotted key ("a.b") is a path.
+// At an attribute whose keys are paths (PullAttr.Dotted: a document's
+// source), a dotted key ("a.b") is a path.
 func (in *instance) object(e *hclsyntax.ObjectConsExpr, path []string, live, decl map[string]any) {
 	covered := map[string]bool{}
 	for _, item := range e.Items {
@@ -314,7 +319,7 @@ func (in *instance) object(e *hclsyntax.ObjectConsExpr, path []string, live, dec
 			return
 		}
 		parts := []string{kv.AsString()}
-		if in.change.Addr.Kind == "document" && len(path) == 1 {
+		if in.dotted && len(path) == 1 {
 			parts = strings.Split(parts[0], ".")
 		}
 		covered[parts[0]] = true

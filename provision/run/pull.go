@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/pull"
 )
@@ -25,7 +26,7 @@ func (r *Run) pull(ctx context.Context) hcl.Diagnostics {
 		return Refusal("Invalid target", err.Error()+".", nil)
 	}
 	res := pull.Pull(pull.Specs{Dir: r.Dir, Config: r.Config,
-		Selected: func(a plans.Addr) bool { return plans.Selected(a, include, exclude) }}, r.Plan)
+		Selected: func(a addrs.Addr) bool { return plans.Selected(a, include, exclude) }}, r.Plan)
 	if res.Diags.HasErrors() {
 		return res.Diags
 	}

@@ -4,20 +4,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/provision-dev/provision/provision/plans"
-	"github.com/provision-dev/provision/schema"
+	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/consul"
 )
 
 // TestResolve: an address without its module or place names the one
 // declared object of that kind and name; with several it is refused
 // naming each full address, with none too.
 func TestResolve(t *testing.T) {
-	declared := []schema.Declared{
-		{Module: `module.gated_api["edge"]`, Kind: "service", Name: "gated-api-1"},
-		{Module: `module.a`, In: "agent.n1", Kind: "service", Name: "web"},
-		{Module: `module.b`, In: "agent.n2", Kind: "service", Name: "web"},
-		{Module: `module.counted[1]`, Kind: "service", Name: "c-1"},
-		{Module: `module.outer["x"].module.inner`, Kind: "service", Name: "nested"},
+	declared := []addrs.Addr{
+		{Module: `module.gated_api["edge"]`, Kind: consul.Service, Name: "gated-api-1"},
+		{Module: `module.a`, In: "agent.n1", Kind: consul.Service, Name: "web"},
+		{Module: `module.b`, In: "agent.n2", Kind: consul.Service, Name: "web"},
+		{Module: `module.counted[1]`, Kind: consul.Service, Name: "c-1"},
+		{Module: `module.outer["x"].module.inner`, Kind: consul.Service, Name: "nested"},
 	}
 	for _, tt := range []struct{ in, want string }{
 		{"service.gated-api-1", `module.gated_api["edge"].service.gated-api-1`},
@@ -31,11 +31,11 @@ func TestResolve(t *testing.T) {
 		{`module.outer["x"].module.inner.service.nested`, `module.outer["x"].module.inner.service.nested`},
 		{`module.other.service.gated-api-1`, "error: module.other.service.gated-api-1 names no object"},
 	} {
-		a, err := plans.ParseAddr(tt.in)
+		a, err := addrs.ParseTarget(tt.in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := resolve([]plans.Addr{a}, declared)
+		got, err := resolve([]addrs.Addr{a}, declared)
 		switch {
 		case strings.HasPrefix(tt.want, "error: "):
 			if err == nil || !strings.HasPrefix(err.Error(), strings.TrimPrefix(tt.want, "error: ")) {

@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/connect"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/pull"
@@ -231,7 +232,7 @@ type Run struct {
 	Live *plans.Live
 	// replace are the -replace addresses, each the full address of the
 	// declared object it names (resolve).
-	replace []plans.Addr
+	replace []addrs.Addr
 	// Plan is the plan made now; nil before Diff.
 	Plan     *plans.Plan
 	Warnings hcl.Diagnostics

@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/plans"
 )
 
@@ -164,7 +166,7 @@ func TestSavedPlanChecked(t *testing.T) {
 	dir := specs(t, `project = "unit"`)
 	saved := &plans.Plan{FormatVersion: plans.FormatVersion, Project: "unit", Dir: dir,
 		Backends: []plans.BackendInfo{{Name: "consul", Kind: "consul", Address: "http://127.0.0.1:1"}},
-		Changes: []*plans.Change{{Addr: plans.Addr{Kind: "service", Name: "a"}, Backend: "consul", Action: plans.Create,
+		Changes: []*plans.Change{{Addr: addrs.Addr{Kind: consul.Service, Name: "a"}, Backend: "consul", Action: plans.Create,
 			Requests: []plans.Request{{Method: "PUT", Path: "/v1/agent/service/register"}}}},
 		Summary: plans.Summary{Create: 1}}
 	file := filepath.Join(t.TempDir(), "plan.json")

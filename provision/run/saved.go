@@ -8,13 +8,15 @@ import (
 
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
-	"slices"
-	"strings"
 
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 )
 
@@ -60,7 +62,7 @@ func matchSaved(saved, now *plans.Plan) string {
 				"(a plan is also stale once it has been applied).", b.Name, b.Address)
 		}
 	}
-	planned := map[plans.Addr]*plans.Change{}
+	planned := map[addrs.Addr]*plans.Change{}
 	for _, ch := range now.Changes {
 		planned[ch.Addr] = ch
 	}

@@ -16,7 +16,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/connect"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
@@ -149,9 +151,9 @@ func (r *Run) open(context.Context) hcl.Diagnostics {
 	}
 	// A backend knows its objects by place, kind and name; the module
 	// that declares one is the plan's.
-	inBackend := make([]plans.Addr, len(r.replace))
+	inBackend := make([]addrs.Addr, len(r.replace))
 	for i, a := range r.replace {
-		inBackend[i] = plans.Addr{In: a.In, Kind: a.Kind, Name: a.Name}
+		inBackend[i] = addrs.Addr{In: a.In, Kind: a.Kind, Name: a.Name}
 	}
 	var diags hcl.Diagnostics
 	r.Opened, diags = connect.Open(r.Config, connect.Options{Env: r.Getenv, Deadlines: r.Deadlines, Indices: r.SearchIndices,
@@ -178,7 +180,7 @@ func (r *Run) checkPermissions(ctx context.Context) hcl.Diagnostics {
 			include = append(include, c.Addr)
 		}
 	}
-	scope := func(a plans.Addr) bool { return plans.Selected(a, include, exclude) }
+	scope := func(a addrs.Addr) bool { return plans.Selected(a, include, exclude) }
 	if diags := provision.Preflight(ctx, r.Opened.Backends, scope); diags.HasErrors() {
 		return diags
 	}
@@ -323,7 +325,7 @@ func idleRemovals(removed []*schema.Removed, p *plans.Plan) hcl.Diagnostics {
 			Severity: hcl.DiagWarning,
 			Summary:  "Removed block with nothing to do",
 			Detail: fmt.Sprintf("No live object the project owns is %s, so this removed block neither deletes nor forgets anything: "+
-				"it was forgotten or deleted already (the block can go now), made by hand, or the address is wrong.", rb.Addr()),
+				"it was forgotten or deleted already (the block can go now), made by hand, or the address is wrong.", rb.Addr),
 			Subject: rb.FromRange.Ptr(),
 			Context: rb.DeclRange.Ptr(),
 		})
@@ -410,7 +412,7 @@ func (r *Run) checkSaved(ctx context.Context) hcl.Diagnostics {
 	if why := matchSaved(r.Saved, r.Plan.Redacted()); why != "" {
 		return Refusal("Saved plan cannot be applied", fmt.Sprintf("The saved plan %s cannot be applied. %s Nothing was sent. Make a new plan.", r.PlanFile, why), nil)
 	}
-	var addrs []plans.Addr
+	var addrs []addrs.Addr
 	for _, ch := range r.Saved.Changes {
 		addrs = append(addrs, ch.Addr)
 	}
@@ -537,10 +539,10 @@ func (r *Run) senders() map[string]provision.Sender {
 
 // replaced checks that every -replace address is a service the plan
 // declares and the project owns, which the plan registers again.
-func replaced(p *plans.Plan, addrs []plans.Addr) error {
+func replaced(p *plans.Plan, addrs []addrs.Addr) error {
 	for _, addr := range addrs {
 		i := slices.IndexFunc(p.Changes, func(c *plans.Change) bool { return c.Addr == addr })
-		if i < 0 || addr.Kind != "service" || p.Changes[i].Action == plans.Delete || p.Changes[i].Action == plans.Create {
+		if i < 0 || addr.Kind != consul.Service || p.Changes[i].Action == plans.Delete || p.Changes[i].Action == plans.Create {
 			return fmt.Errorf("-replace %s names no service that the specs declare and the project owns: only such a service is registered again in place", addr)
 		}
 	}
@@ -553,12 +555,12 @@ func replaced(p *plans.Plan, addrs []plans.Addr) error {
 // or its place, it names the one declared object of that kind and name;
 // one that names none, or several, is an error listing the full
 // addresses it might mean.
-func resolve(addrs []plans.Addr, declared []schema.Declared) ([]plans.Addr, error) {
-	out := make([]plans.Addr, 0, len(addrs))
-	for _, a := range addrs {
-		var found []plans.Addr
-		for _, d := range declared {
-			if full := plans.Addr(d); full.Matches(a) {
+func resolve(written, declared []addrs.Addr) ([]addrs.Addr, error) {
+	out := make([]addrs.Addr, 0, len(written))
+	for _, a := range written {
+		var found []addrs.Addr
+		for _, full := range declared {
+			if full.Matches(a) {
 				found = append(found, full)
 			}
 		}
@@ -579,22 +581,22 @@ func resolve(addrs []plans.Addr, declared []schema.Declared) ([]plans.Addr, erro
 }
 
 // targets are the addresses of -target and -exclude.
-func (r *Run) targets() (include, exclude []plans.Addr, err error) {
+func (r *Run) targets() (include, exclude []addrs.Addr, err error) {
 	return ParseTargets(r.Targets, r.Excludes)
 }
 
 // ParseTargets reads the addresses of -target and -exclude.
-func ParseTargets(targets, excludes []string) (include, exclude []plans.Addr, err error) {
+func ParseTargets(targets, excludes []string) (include, exclude []addrs.Addr, err error) {
 	if include, err = parseAddrs(targets); err == nil {
 		exclude, err = parseAddrs(excludes)
 	}
 	return include, exclude, err
 }
 
-func parseAddrs(ss []string) ([]plans.Addr, error) {
-	var out []plans.Addr
+func parseAddrs(ss []string) ([]addrs.Addr, error) {
+	var out []addrs.Addr
 	for _, s := range ss {
-		a, err := plans.ParseAddr(s)
+		a, err := addrs.ParseTarget(s)
 		if err != nil {
 			return nil, err
 		}

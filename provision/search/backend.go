@@ -109,10 +109,10 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 		for _, im := range cfg.Imports {
 			switch {
 			case im.Declared || len(cfg.Searches) != 1:
-			case im.Kind == "index":
+			case im.Kind == Index:
 				t.generate = append(t.generate, im)
 				sc.Indices = append(sc.Indices, im.Name)
-			case im.Kind == "document":
+			case im.Kind == Document:
 				t.generate = append(t.generate, im)
 				if ix := splitDocPath(im.Name).Index; !slices.Contains(sc.Indices, ix) {
 					sc.Indices = append(sc.Indices, ix)
@@ -124,11 +124,11 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 		// removed document's index is read for it.
 		removing := false
 		for _, r := range cfg.Removed {
-			if len(cfg.Searches) != 1 || r.Kind != "index" && r.Kind != "document" {
+			if len(cfg.Searches) != 1 || r.Kind != Index && r.Kind != Document {
 				continue
 			}
 			removing = true
-			if r.Kind != "document" {
+			if r.Kind != Document {
 				continue
 			}
 			ref := splitDocPath(r.Name)
@@ -431,7 +431,7 @@ func (b *Backend) readUndeclared(ctx context.Context, major int) (map[string]liv
 	}
 	undeclared := map[string]liveIndex{}
 	for name, ix := range marks {
-		imported := slices.ContainsFunc(b.generate, func(im *schema.Import) bool { return im.Kind == "index" && im.Name == name })
+		imported := slices.ContainsFunc(b.generate, func(im *schema.Import) bool { return im.Kind == Index && im.Name == name })
 		if indexOwner(ix, b.project) == b.project && !imported && !slices.Contains(b.declared, name) {
 			undeclared[name] = ix
 		}
@@ -634,7 +634,7 @@ func unchecked(f facts, changes []*plans.Change) string {
 		return ""
 	}
 	for _, c := range changes {
-		if c.Addr.Kind == "index" && (c.Action == plans.Create || c.Action == plans.Update) {
+		if c.Addr.Kind == Index && (c.Action == plans.Create || c.Action == plans.Update) {
 			return fmt.Sprintf("Elasticsearch %s: provision checks the field types and the types per index before sending, not each mapping parameter (it holds 2.x's rules whole only); the server judges those when the index's mappings are put.", f.Version)
 		}
 	}
@@ -780,7 +780,7 @@ func (b *Backend) verify(ctx context.Context, changes []*plans.Change) (string, 
 	want := map[string][]string{}
 	var names []string
 	for _, c := range changes {
-		if c.Action == plans.Delete || c.Addr.Kind != "index" {
+		if c.Action == plans.Delete || c.Addr.Kind != Index {
 			continue
 		}
 		var after struct {

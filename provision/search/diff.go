@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
@@ -173,8 +174,8 @@ type target struct {
 }
 
 // addr is the address of an index of this cluster.
-func (t target) addr(name string) plans.Addr {
-	return plans.Addr{In: t.in, Kind: "index", Name: name}
+func (t target) addr(name string) addrs.Addr {
+	return addrs.Addr{In: t.in, Kind: Index, Name: name}
 }
 
 // diff compares the declared indices and documents with what the
@@ -221,7 +222,7 @@ func (t target) redIndices(f facts, changes []*plans.Change) hcl.Diagnostics {
 		}
 		writes := 0
 		for _, c := range changes {
-			if len(c.Requests) > 0 && c.Action != plans.Delete && (c.Addr.Kind == "index" && c.Addr.Name == ix.Name || c.Addr.Kind == "document" && splitDocPath(c.Addr.Name).Index == ix.Name) {
+			if len(c.Requests) > 0 && c.Action != plans.Delete && (c.Addr.Kind == Index && c.Addr.Name == ix.Name || c.Addr.Kind == Document && splitDocPath(c.Addr.Name).Index == ix.Name) {
 				writes++
 			}
 		}
@@ -278,7 +279,7 @@ func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diag
 		}
 		ix, live, major, protect := ix, live, f.major(), ix.Lifecycle.Protects(lv.Protected)
 		pc, pdiags := adapter.Propose(t.project, adapter.Object{
-			Declared: adapter.Declared{Addr: t.addr(ix.Name), Noun: "index", Subject: ix.NameRange.Ptr(), Context: ix.DeclRange.Ptr(), Import: ix.Import.At(), Lifecycle: ix.Lifecycle},
+			Declared: adapter.Declared{Addr: t.addr(ix.Name), Subject: ix.NameRange.Ptr(), Context: ix.DeclRange.Ptr(), Import: ix.Import.At(), Lifecycle: ix.Lifecycle},
 			Backend:  t.backend,
 			EachKey:  ix.Instance.KeyPtr(),
 			After:    adapter.RawJSON(t.view(t.declaredMappings(ix, protect), ix.Settings)),
@@ -310,7 +311,7 @@ func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diag
 		}
 	}
 	for _, name := range f.Undeclared {
-		removed := t.cfg.RemovedOf("index", name)
+		removed := t.cfg.RemovedOf(Index, name)
 		if mode == plans.Converge && !t.prune && removed == nil {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagWarning,

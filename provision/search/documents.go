@@ -18,6 +18,7 @@ import (
 	"github.com/elastic/go-elasticsearch/v7"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
@@ -171,15 +172,15 @@ func docPath(index, typ, id string) string {
 }
 
 // docAddr is the address of a document of this cluster.
-func (t target) docAddr(path string) plans.Addr {
-	return plans.Addr{In: t.in, Kind: "document", Name: path}
+func (t target) docAddr(path string) addrs.Addr {
+	return addrs.Addr{In: t.in, Kind: Document, Name: path}
 }
 
 // documentsRead says whether a plan reads documents: some are declared,
 // or an index in scope maps markField (the project may own documents
 // that are no longer declared).
 func (t target) documentsRead(f facts) bool {
-	if len(t.documents) > 0 || slices.ContainsFunc(t.generate, func(im *schema.Import) bool { return im.Kind == "document" }) {
+	if len(t.documents) > 0 || slices.ContainsFunc(t.generate, func(im *schema.Import) bool { return im.Kind == Document }) {
 		return true
 	}
 	for _, ix := range f.Indices {
@@ -281,7 +282,7 @@ func (b *Backend) readDeclared(ctx context.Context, f *facts, records map[string
 		}
 	}
 	for _, im := range b.generate {
-		if im.Kind == "document" {
+		if im.Kind == Document {
 			add(splitDocPath(im.Name))
 		}
 	}
@@ -564,7 +565,7 @@ func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans
 		}
 	}
 	kept := func(path string) bool {
-		r := t.cfg.RemovedOf("document", path)
+		r := t.cfg.RemovedOf(Document, path)
 		return r != nil && !r.Destroy
 	}
 	deleting := maps.Clone(removing)
@@ -634,7 +635,7 @@ func (t target) planDocument(d *schema.Document, f facts, mode plans.Mode, plann
 	// view.
 	same := exists && reflect.DeepEqual(docView(live.Source, d.JSONFields), after)
 	dc, ddiags := adapter.Propose(t.project, adapter.Object{
-		Declared: adapter.Declared{Addr: t.docAddr(d.Path()), Noun: "document", Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At(), Lifecycle: d.Lifecycle},
+		Declared: adapter.Declared{Addr: t.docAddr(d.Path()), Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At(), Lifecycle: d.Lifecycle},
 		Backend:  t.backend,
 		EachKey:  d.Instance.KeyPtr(),
 		After:    adapter.RawJSON(after),
@@ -678,7 +679,7 @@ func (t target) planDocument(d *schema.Document, f facts, mode plans.Mode, plann
 	})
 	diags = append(diags, ddiags...)
 	if dc != nil {
-		dc.Needs = []plans.Addr{t.addr(d.Index)}
+		dc.Needs = []addrs.Addr{t.addr(d.Index)}
 		for _, n := range d.Needs {
 			dc.Needs = append(dc.Needs, t.docAddr(n.Path()))
 		}
@@ -718,7 +719,7 @@ func (t target) removeDocument(f facts, live liveDoc, jsonFields []string, d *sc
 			return []plans.Request{unrecord, bulkItem("index", ref, live.Version, withPath(nil, live.Source, nil))}
 		},
 		Protected: f.protected(live),
-		Removed:   t.cfg.RemovedOf("document", live.path()),
+		Removed:   t.cfg.RemovedOf(Document, live.path()),
 	}
 	if d != nil {
 		g.Protected, g.Removed = d.Lifecycle.Protects(g.Protected), nil
@@ -839,7 +840,7 @@ func (b *Backend) verifyDocuments(ctx context.Context, changes []*plans.Change) 
 	written := map[string]map[string]any{}
 	var ids []docRef
 	for _, c := range changes {
-		if c.Addr.Kind != "document" || c.Action == plans.Delete || len(c.Requests) == 0 || isRecordItem(c.Requests[0]) {
+		if c.Addr.Kind != Document || c.Action == plans.Delete || len(c.Requests) == 0 || isRecordItem(c.Requests[0]) {
 			continue // deleted, or only its record written
 		}
 		var body map[string]any

@@ -37,7 +37,7 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 	var diags hcl.Diagnostics
 	imports := slices.Clone(b.generate)
 	slices.SortStableFunc(imports, func(x, y *schema.Import) int {
-		if x.Kind != "document" || y.Kind != "document" {
+		if x.Kind != Document || y.Kind != Document {
 			return 0
 		}
 		rx, ry := splitDocPath(x.Name), splitDocPath(y.Name)
@@ -45,7 +45,7 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 	})
 	labels := documentLabels(imports)
 	for _, im := range imports {
-		if im.Kind == "document" {
+		if im.Kind == Document {
 			blk, refusal := b.documentBlock(f, im, labels)
 			if refusal != nil {
 				diags = append(diags, refusal)
@@ -56,11 +56,11 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 		}
 		live, lv := b.liveOf(f, im.Name)
 		addr := b.addr(im.Name)
-		if _, _, refusal := adapter.Decide(b.project, adapter.Declared{Addr: addr, Noun: "index", Import: im.At()}, lv); refusal != nil {
+		if _, _, refusal := adapter.Decide(b.project, adapter.Declared{Addr: addr, Import: im.At()}, lv); refusal != nil {
 			diags = append(diags, refusal)
 			continue
 		}
-		blk := hclwrite.NewBlock("index", []string{im.Name})
+		blk := hclwrite.NewBlock(Index.Name(), []string{im.Name})
 		body := blk.Body()
 		body.SetAttributeValue("search", cty.StringVal(b.search.Name))
 		for _, t := range slices.Sorted(maps.Keys(live.Mappings)) {
@@ -108,7 +108,7 @@ func documentLabels(imports []*schema.Import) map[string]string {
 	out := map[string]string{}
 	taken := map[string]bool{}
 	for _, im := range imports {
-		if im.Kind != "document" {
+		if im.Kind != Document {
 			continue
 		}
 		ref := splitDocPath(im.Name)
@@ -133,12 +133,12 @@ func (b *Backend) documentBlock(f facts, im *schema.Import, labels map[string]st
 	ref := splitDocPath(im.Name)
 	live, exists := f.Documents[im.Name]
 	addr := b.docAddr(im.Name)
-	if _, _, refusal := adapter.Decide(b.project, adapter.Declared{Addr: addr, Noun: "document", Import: im.At()},
+	if _, _, refusal := adapter.Decide(b.project, adapter.Declared{Addr: addr, Import: im.At()},
 		adapter.LiveObject{Exists: exists, Owner: f.owner(live), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)}); refusal != nil {
 		return nil, refusal
 	}
 	label := labels[im.Name]
-	blk := hclwrite.NewBlock("document", []string{ref.Type, label})
+	blk := hclwrite.NewBlock(Document.Name(), []string{ref.Type, label})
 	body := blk.Body()
 	body.SetAttributeValue("index", cty.StringVal(ref.Index))
 	if label != ref.ID {
@@ -150,7 +150,7 @@ func (b *Backend) documentBlock(f facts, im *schema.Import, labels map[string]st
 	for _, r := range schema.SourceRefs(live.Source) {
 		for _, typ := range r.Types {
 			if target, ok := labels[ref.Index+"/"+typ+"/"+r.ID]; ok {
-				refs[refPath(r.Field)] = hcl.Traversal{hcl.TraverseRoot{Name: "document"}, hcl.TraverseAttr{Name: typ}, hcl.TraverseAttr{Name: target}, hcl.TraverseAttr{Name: "id"}}
+				refs[refPath(r.Field)] = hcl.Traversal{hcl.TraverseRoot{Name: Document.Name()}, hcl.TraverseAttr{Name: typ}, hcl.TraverseAttr{Name: target}, hcl.TraverseAttr{Name: "id"}}
 				break
 			}
 		}

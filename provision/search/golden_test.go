@@ -152,7 +152,7 @@ func TestRemovedDocumentsOrder(t *testing.T) {
 	}
 	needs := map[string][]string{}
 	for _, c := range changes {
-		if c.Addr.Kind == "document" {
+		if c.Addr.Kind == Document {
 			if c.Action != plans.Delete {
 				t.Errorf("%s: %s, want delete", c.Addr, c.Action)
 			}

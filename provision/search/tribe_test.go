@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
 )
@@ -142,7 +143,7 @@ func TestTribeOnConflict(t *testing.T) {
 		t.Fatalf("drop, plan warnings:\n%s", strings.Join(got, "\n"))
 	}
 	t.Logf("drop: served from %q; plan: %s", servedFrom(t, drop.URL, ".dashboard"), got[0])
-	if _, err := b.verify(context.Background(), []*plans.Change{{Addr: plans.Addr{Kind: "index", Name: ".dashboard"}, Action: plans.NoOp,
+	if _, err := b.verify(context.Background(), []*plans.Change{{Addr: addrs.Addr{Kind: Index, Name: ".dashboard"}, Action: plans.NoOp,
 		After: changes[0].After}}); err == nil || !strings.Contains(err.Error(), `tribe.on_conflict is "drop"`) {
 		t.Errorf("drop, Verify: %v", err)
 	}
@@ -206,12 +207,12 @@ index "twice" {
 	if diff := cmp.Diff([]string{"search.t1.index.twice on search.t1", "search.t2.index.twice on search.t2"}, got); diff != "" {
 		t.Errorf("addresses (-want +got):\n%s", diff)
 	}
-	short, _ := plans.ParseAddr("index.twice")
-	if err := p.Target([]plans.Addr{short}, nil); err == nil || !strings.Contains(err.Error(), "index.twice matches 2 objects of this plan (search.t1.index.twice, search.t2.index.twice)") {
+	short, _ := addrs.ParseTarget("index.twice")
+	if err := p.Target([]addrs.Addr{short}, nil); err == nil || !strings.Contains(err.Error(), "index.twice matches 2 objects of this plan (search.t1.index.twice, search.t2.index.twice)") {
 		t.Errorf("a short target that hits both: %v", err)
 	}
-	full, _ := plans.ParseAddr("search.t2.index.twice")
-	if err := p.Target([]plans.Addr{full}, nil); err != nil || len(p.Changes) != 1 || p.Changes[0].Backend != "search.t2" {
+	full, _ := addrs.ParseTarget("search.t2.index.twice")
+	if err := p.Target([]addrs.Addr{full}, nil); err != nil || len(p.Changes) != 1 || p.Changes[0].Backend != "search.t2" {
 		t.Errorf("-target search.t2.index.twice: %v, %d changes", err, len(p.Changes))
 	}
 }

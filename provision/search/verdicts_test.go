@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
@@ -239,13 +240,13 @@ func loadSpec(dir, src string) (*schema.Config, hcl.Diagnostics) {
 // whose mapping rules provision does not hold whole, says that the server
 // judges their parameters; on 2.x, whose rules it holds, it says nothing.
 func TestUncheckedSays(t *testing.T) {
-	create := []*plans.Change{{Addr: plans.Addr{Kind: "index", Name: "logs"}, Action: plans.Create}}
+	create := []*plans.Change{{Addr: addrs.Addr{Kind: Index, Name: "logs"}, Action: plans.Create}}
 	for version, says := range map[string]bool{"2.4.1": false, "5.6.16": true, "7.17.10": true} {
 		if note := unchecked(facts{Version: version}, create); (note != "") != says {
 			t.Errorf("%s: %q", version, note)
 		}
 	}
-	if note := unchecked(facts{Version: "5.6.16"}, []*plans.Change{{Addr: plans.Addr{Kind: "index", Name: "logs"}, Action: plans.NoOp}}); note != "" {
+	if note := unchecked(facts{Version: "5.6.16"}, []*plans.Change{{Addr: addrs.Addr{Kind: Index, Name: "logs"}, Action: plans.NoOp}}); note != "" {
 		t.Errorf("a converged index: %q", note)
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/traefik/labels"
 	"github.com/provision-dev/provision/schema"
@@ -53,7 +55,7 @@ type Backend struct {
 
 // frontend is a declared gated frontend, as a proxy must serve it.
 type frontend struct {
-	addr   plans.Addr
+	addr   addrs.Addr
 	auth   string // the forward-auth address
 	probes []labels.Probe
 	at     hcl.Range // the service block
@@ -92,7 +94,7 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 		if f == nil || f.ForwardAuth == nil || f.Rule == nil {
 			continue
 		}
-		a := plans.Addr{Kind: "service", Name: s.ID}
+		a := addrs.Addr{Kind: consul.Service, Name: s.ID}
 		if len(cfg.Agents) > 1 {
 			a.In = "agent." + s.Agent
 		}
@@ -602,7 +604,7 @@ func (b *Backend) removed(p *plans.Plan) routerNames {
 	v1 := b.prefix + ".frontend.rule="
 	var out routerNames
 	for _, c := range p.Changes {
-		if c.Action != plans.Delete || c.Addr.Kind != "service" {
+		if c.Action != plans.Delete || c.Addr.Kind != consul.Service {
 			continue
 		}
 		var before struct {
@@ -631,7 +633,7 @@ func (b *Backend) removed(p *plans.Plan) routerNames {
 func (b *Backend) applied(p *plans.Plan) routerNames {
 	var out routerNames
 	for _, c := range p.Changes {
-		if c.Action != plans.Create && c.Action != plans.Update || c.Addr.Kind != "service" {
+		if c.Action != plans.Create && c.Action != plans.Update || c.Addr.Kind != consul.Service {
 			continue
 		}
 		var after struct {

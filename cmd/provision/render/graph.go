@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 )
 
@@ -29,7 +30,7 @@ func DOT(w io.Writer, p *plans.Plan) error {
 		fmt.Fprintf(w, "  }\n")
 	}
 	// A change that needs another starts after its last request.
-	at := map[plans.Addr]int{}
+	at := map[addrs.Addr]int{}
 	for i, c := range p.Changes {
 		at[c.Addr] = i
 	}

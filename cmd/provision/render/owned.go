@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 )
 
@@ -24,8 +25,8 @@ func Owned(w io.Writer, p *plans.Plan) error {
 
 // OwnedAddrs are the addresses of the objects the project owns now: those
 // the plan leaves, updates, deletes or lets go of.
-func OwnedAddrs(p *plans.Plan) []plans.Addr {
-	var out []plans.Addr
+func OwnedAddrs(p *plans.Plan) []addrs.Addr {
+	var out []addrs.Addr
 	for _, c := range p.Changes {
 		switch c.Action {
 		case plans.NoOp, plans.Update, plans.Delete, plans.Forget:

@@ -10,14 +10,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/plans/planstest"
+	"github.com/provision-dev/provision/provision/search"
 )
 
 // TestMarkdownParts splits a large plan into parts under the limit that
 // together hold every change once.
 func TestMarkdownParts(t *testing.T) {
-	parts := Markdown(planstest.Plan(60, 3000))
+	parts := Markdown(planstest.Plan(consul.Service, 60, 3000))
 	if len(parts) < 2 {
 		t.Fatalf("%d parts for a large plan", len(parts))
 	}
@@ -34,12 +37,12 @@ func TestMarkdownParts(t *testing.T) {
 	if seen != 60 {
 		t.Errorf("the parts hold %d changes, want 60", seen)
 	}
-	if parts := Markdown(planstest.Plan(2, 10)); len(parts) != 1 || strings.Contains(parts[0], "part 1 of") {
+	if parts := Markdown(planstest.Plan(consul.Service, 2, 10)); len(parts) != 1 || strings.Contains(parts[0], "part 1 of") {
 		t.Errorf("a small plan: %d parts", len(parts))
 	}
 	// 10,000 small changes: the summary table alone is larger than a
 	// comment, so it continues over the parts, each under the limit.
-	parts = Markdown(planstest.Plan(10000, 1))
+	parts = Markdown(planstest.Plan(consul.Service, 10000, 1))
 	rows := 0
 	for i, part := range parts {
 		if len(part) >= MarkdownLimit {
@@ -57,7 +60,7 @@ func TestMarkdownParts(t *testing.T) {
 // view reads. The view redacts the plan before it renders it; that is
 // measured apart. Compare them in one run (benchstat), not to a constant.
 func BenchmarkText(b *testing.B) {
-	p := planstest.Plan(1000, 200)
+	p := planstest.Plan(consul.Service, 1000, 200)
 	b.Run("baseline-json", func(b *testing.B) {
 		for b.Loop() {
 			json.Marshal(p)
@@ -82,7 +85,7 @@ func BenchmarkText(b *testing.B) {
 func TestMultilineDiff(t *testing.T) {
 	before := map[string]any{"visState": map[string]any{"params": map[string]any{"markdown": "### Packetbeat:\n\n[Dashboard](#/dashboard/Packetbeat)\n[Web](#/dashboard/HTTP)\n[MySQL](#/dashboard/MySQL)\n[PgSQL](#/dashboard/PgSQL)\n[Redis](#/dashboard/Redis)\n[Thrift](#/dashboard/Thrift)"}}}
 	after := map[string]any{"visState": map[string]any{"params": map[string]any{"markdown": "### Packetbeat:\n\n[Dashboard](#/dashboard/Packetbeat)\n[Web](#/dashboard/HTTP)\n[MySQL](#/dashboard/MySQL)\n[PgSQL](#/dashboard/PgSQL)\n[Redis](#/dashboard/Redis-v2)\n[Thrift](#/dashboard/Thrift)"}}}
-	p := &plans.Plan{Project: "beats", Changes: []*plans.Change{{Addr: plans.Addr{Kind: "document", Name: ".dashboard/visualization/Navigation"}, Action: plans.Update,
+	p := &plans.Plan{Project: "beats", Changes: []*plans.Change{{Addr: addrs.Addr{Kind: search.Document, Name: ".dashboard/visualization/Navigation"}, Action: plans.Update,
 		Before: adapter.RawJSON(before), After: adapter.RawJSON(after), Requests: []plans.Request{{Method: "POST", Path: "/_bulk"}}}}}
 	p.Sort()
 	var out bytes.Buffer
@@ -124,9 +127,9 @@ func TestMultilineDiff(t *testing.T) {
 // TestGraphNeeds: graph draws an edge from the last request of a change
 // to the first of each change that needs it.
 func TestGraphNeeds(t *testing.T) {
-	index := planstest.Change("ix", plans.Create, "/ix/", "/ix/_mapping/search")
-	search := planstest.Change("search", plans.Create, "/ix/search/errors")
-	search.Needs = []plans.Addr{index.Addr}
+	index := planstest.Change(consul.Service, "ix", plans.Create, "/ix/", "/ix/_mapping/search")
+	search := planstest.Change(consul.Service, "search", plans.Create, "/ix/search/errors")
+	search.Needs = []addrs.Addr{index.Addr}
 	var out strings.Builder
 	if err := DOT(&out, &plans.Plan{Project: "p", Changes: []*plans.Change{index, search}}); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/consul/client"
 	"github.com/provision-dev/provision/provision/plans"
 )
@@ -55,7 +56,7 @@ type Permission struct {
 	// At is the declaration that needs it; Addrs are the objects whose
 	// writes need it.
 	At    *hcl.Range   `json:"-"`
-	Addrs []plans.Addr `json:"-"`
+	Addrs []addrs.Addr `json:"-"`
 }
 
 func (p Permission) String() string {

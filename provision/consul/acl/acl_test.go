@@ -7,10 +7,11 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/consul/acl"
 	"github.com/provision-dev/provision/provision/consul/client"
 	"github.com/provision-dev/provision/provision/internal/backendtest"
-	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
 )
 
@@ -33,7 +34,7 @@ func TestPolicyGrantsThePermissions(t *testing.T) {
 	}
 	a := backendtest.ConsulAgent(t, agent.URL, agent.NewToken(t, "granted", rules))
 	missing := []acl.Permission{
-		{Resource: "service", Segment: "db", Access: "write", Why: "register service db-1", At: at, Addrs: []plans.Addr{{Kind: "service", Name: "db-1"}}},
+		{Resource: "service", Segment: "db", Access: "write", Why: "register service db-1", At: at, Addrs: []addrs.Addr{{Kind: consul.Service, Name: "db-1"}}},
 		{Resource: "key", Segment: "other/x", Access: "write", Why: "a key elsewhere"},
 	}
 	perms := append(append([]acl.Permission{}, granted...), missing...)

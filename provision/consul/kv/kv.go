@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/consul/acl"
 	"github.com/provision-dev/provision/provision/consul/client"
 	"github.com/provision-dev/provision/provision/parallel"
@@ -109,13 +110,13 @@ func New(cfg *schema.Config) *Store {
 		add(k.Prefix())
 	}
 	for _, im := range cfg.Imports {
-		if im.Kind == "key" && !im.Declared {
+		if im.Kind == Key && !im.Declared {
 			kv.generate = append(kv.generate, im)
 			add((&schema.Key{Path: im.Name}).Prefix())
 		}
 	}
 	for _, r := range cfg.Removed {
-		if r.Kind == "key" {
+		if r.Kind == Key {
 			add((&schema.Key{Path: r.Name}).Prefix())
 		}
 	}
@@ -326,7 +327,7 @@ func (kv *Store) keyPerms(path, why string, c *plans.Change) []acl.Permission {
 	perms := []acl.Permission{{Resource: "key", Segment: path, Access: "write", Why: why}, {Resource: "key", Segment: kv.recordPath(path), Access: "write", Why: why + " (its record)"}}
 	if c != nil {
 		for i := range perms {
-			perms[i].At, perms[i].Addrs = c.DeclRange(), []plans.Addr{c.Addr}
+			perms[i].At, perms[i].Addrs = c.DeclRange(), []addrs.Addr{c.Addr}
 		}
 	}
 	return perms
@@ -345,7 +346,7 @@ func keyView(value string, isJSON bool, flags uint64) map[string]any {
 	return map[string]any{"value": v, "flags": flags & 0xffffffff}
 }
 
-func (kv *Store) addr(path string) plans.Addr { return plans.Addr{Kind: "key", Name: path} }
+func (kv *Store) addr(path string) addrs.Addr { return addrs.Addr{Kind: Key, Name: path} }
 
 // Plan diffs the declared keys against the store: a value compared as
 // text (as JSON when the block writes an object or a list), the flags,
@@ -405,7 +406,7 @@ func (kv *Store) planKey(st kvState, k *schema.Key) (*plans.Change, hcl.Diagnost
 		return out
 	}
 	return adapter.Propose(kv.project, adapter.Object{
-		Declared: adapter.Declared{Addr: kv.addr(k.Path), Noun: "key", Subject: k.PathRange.Ptr(), Context: k.DeclRange.Ptr(), Import: k.Import.At(), Lifecycle: k.Lifecycle},
+		Declared: adapter.Declared{Addr: kv.addr(k.Path), Subject: k.PathRange.Ptr(), Context: k.DeclRange.Ptr(), Import: k.Import.At(), Lifecycle: k.Lifecycle},
 		Backend:  "kv",
 		EachKey:  k.Instance.KeyPtr(),
 		After:    adapter.RawJSON(keyView(want.Value, want.JSON, want.Flags)),
@@ -484,7 +485,7 @@ func (kv *Store) ignoring(keys map[string]kvEntry, declared map[string]schema.Li
 }
 
 // removed is the removed block that names the key at path, if any.
-func (kv *Store) removed(path string) *schema.Removed { return kv.cfg.RemovedOf("key", path) }
+func (kv *Store) removed(path string) *schema.Removed { return kv.cfg.RemovedOf(Key, path) }
 
 // sameKeyValue compares a live value with the declared one: as JSON when
 // the block writes JSON, else as text.
@@ -635,7 +636,7 @@ func (kv *Store) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnosti
 	var blocks []*hclwrite.Block
 	for _, im := range kv.generate {
 		e, exists := st.Keys[im.Name]
-		if _, _, refusal := adapter.Decide(kv.project, adapter.Declared{Addr: kv.addr(im.Name), Noun: "key", Import: im.At()},
+		if _, _, refusal := adapter.Decide(kv.project, adapter.Declared{Addr: kv.addr(im.Name), Import: im.At()},
 			adapter.LiveObject{Exists: exists, Owner: st.owner(im.Name, kv.project)}); refusal != nil {
 			diags = append(diags, refusal)
 			continue
@@ -645,7 +646,7 @@ func (kv *Store) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnosti
 				Detail: fmt.Sprintf("The key %s holds bytes that are not UTF-8 text, which a key block cannot declare.", im.Name)})
 			continue
 		}
-		blk := hclwrite.NewBlock("key", []string{im.Name})
+		blk := hclwrite.NewBlock(Key.Name(), []string{im.Name})
 		blk.Body().SetAttributeValue("value", cty.StringVal(e.Value))
 		if f := e.Flags & 0xffffffff; f != 0 {
 			blk.Body().SetAttributeValue("flags", cty.NumberUIntVal(f))
@@ -692,7 +693,7 @@ func Permissions(cfg *schema.Config) []acl.Permission {
 	}
 	removedKeys := false
 	for _, r := range cfg.Removed {
-		if r.Kind != "key" {
+		if r.Kind != Key {
 			continue
 		}
 		removedKeys = true

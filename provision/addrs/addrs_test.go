@@ -1,0 +1,119 @@
+package addrs_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/consul/kv"
+	"github.com/provision-dev/provision/provision/search"
+)
+
+func TestAddrRoundTrip(t *testing.T) {
+	for _, tt := range []struct {
+		addr addrs.Addr
+		text string
+	}{
+		{addrs.Addr{Kind: consul.Service, Name: "gated-api-1"}, "service.gated-api-1"},
+		{addrs.Addr{Kind: search.Index, Name: ".dashboard"}, `index[".dashboard"]`},
+		{addrs.Addr{Kind: search.Index, Name: "logs"}, "index.logs"},
+		{addrs.Addr{In: "agent.node-a", Kind: consul.Service, Name: "gated-api-1"}, "agent.node-a.service.gated-api-1"},
+		{addrs.Addr{In: "search.t2", Kind: search.Index, Name: ".dashboard"}, `search.t2.index[".dashboard"]`},
+		{addrs.Addr{In: "search.t1", Kind: search.Index, Name: "logs.2026"}, `search.t1.index["logs.2026"]`},
+		{addrs.Addr{Kind: search.Document, Name: ".dashboard/index-pattern/logs-*"}, `document[".dashboard/index-pattern/logs-*"]`},
+		{addrs.Addr{In: "search.t2", Kind: search.Document, Name: ".dashboard/search/errors"}, `search.t2.document[".dashboard/search/errors"]`},
+		{addrs.Addr{Module: `module.gated["a"]`, Kind: consul.Service, Name: "api-a"}, `module.gated["a"].service.api-a`},
+		{addrs.Addr{Module: `module.many[1].module.inner`, Kind: kv.Key, Name: "apps/c1/x"}, `module.many[1].module.inner.key["apps/c1/x"]`},
+		{addrs.Addr{Module: `module.gated["a.b"]`}, `module.gated["a.b"]`},
+	} {
+		if got := tt.addr.String(); got != tt.text {
+			t.Errorf("%v.String() = %q, want %q", tt.addr, got, tt.text)
+		}
+		back, err := addrs.ParseTarget(tt.text)
+		if err != nil || back != tt.addr {
+			t.Errorf("ParseTarget(%q) = %v, %v", tt.text, back, err)
+		}
+	}
+	// A user may also write the dotted form of a dotted name.
+	if a, err := addrs.ParseTarget("index..dashboard"); err != nil || a != (addrs.Addr{Kind: search.Index, Name: ".dashboard"}) {
+		t.Errorf("ParseTarget(index..dashboard) = %v, %v", a, err)
+	}
+	for _, bad := range []string{"", "service", "cluster.x", `index[".dashboard"`, "service.", "module.", `module.m["a"`, "module.m[a].service.x"} {
+		if _, err := addrs.ParseTarget(bad); err == nil {
+			t.Errorf("ParseTarget(%q) accepted", bad)
+		}
+	}
+}
+
+// TestKinds: the kinds are listed in their registrations' order, whatever
+// order their packages were initialized in, and a second registration of
+// a name or an order is refused.
+func TestKinds(t *testing.T) {
+	var names []string
+	for _, k := range addrs.Kinds() {
+		names = append(names, k.Name())
+	}
+	if want := []string{"service", "index", "document", "key"}; !slices.Equal(names, want) {
+		t.Errorf("kinds %q, want %q", names, want)
+	}
+	if got := addrs.KindNames(); got != "service, index, document and key" {
+		t.Errorf("KindNames() = %q", got)
+	}
+	if k, ok := addrs.KindNamed("index"); !ok || k != search.Index {
+		t.Errorf("KindNamed(index) = %v, %v", k, ok)
+	}
+	for _, spec := range []addrs.KindSpec{{Name: "service", Order: 999}, {Name: "new", Order: 10}} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(r.(string), "registered twice") {
+					t.Errorf("Register(%+v): %v, want a panic", spec, r)
+				}
+			}()
+			addrs.Register(spec)
+		}()
+	}
+}
+
+// TestLessAndMatches: addresses sort by kind, name and place; a target
+// written without its module or place matches the object in any, and a
+// module instance's address every object it declares, at any depth, but
+// not a sibling whose name it starts.
+func TestLessAndMatches(t *testing.T) {
+	ordered := []addrs.Addr{
+		{Kind: consul.Service, Name: "b"},
+		{In: "agent.n1", Kind: consul.Service, Name: "c"},
+		{In: "agent.n2", Kind: consul.Service, Name: "c"},
+		{Kind: search.Index, Name: "a"},
+		{Kind: kv.Key, Name: "a"},
+	}
+	if !slices.IsSortedFunc(ordered, func(a, b addrs.Addr) int {
+		if a.Less(b) {
+			return -1
+		}
+		return 1
+	}) {
+		t.Errorf("not in order: %v", ordered)
+	}
+	obj := addrs.Addr{Module: `module.gated["a"].module.inner`, In: "agent.n1", Kind: consul.Service, Name: "api"}
+	for target, want := range map[string]bool{
+		"service.api":                                true,
+		"agent.n1.service.api":                       true,
+		"agent.n2.service.api":                       false,
+		`module.gated["a"].module.inner.service.api`: true,
+		`module.gated["a"].service.api`:              false,
+		`module.gated["a"]`:                          true,
+		`module.gated`:                               true,
+		`module.gated["ab"]`:                         false,
+		"key.api":                                    false,
+	} {
+		a, err := addrs.ParseTarget(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := obj.Matches(a); got != want {
+			t.Errorf("%s matches %s: %v, want %v", target, obj, got, want)
+		}
+	}
+}

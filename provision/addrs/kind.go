@@ -1,0 +1,161 @@
+// Package addrs names the objects provision manages: their kinds, the
+// module instances that declare them, and their addresses as a person
+// writes them after -target, in a plan and in an import block. It is a
+// leaf: it imports nothing of provision's, and every other package takes
+// its addresses from here.
+package addrs
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Kind is one kind of object: a service registration, an index, a key.
+// A Kind is made only by Register, by the package that owns the kind
+// (consul.Service, kv.Key, search.Index, search.Document); code compares
+// kinds as values (a.Kind == consul.Service), never by their names. The
+// zero Kind is no kind: the address of a module instance alone has it.
+type Kind struct{ k *kind }
+
+type kind struct {
+	KindSpec
+}
+
+// KindSpec is what a kind's registration says of it.
+type KindSpec struct {
+	// Name is the kind as addresses and blocks write it: service.<id>,
+	// service "<name>" { ... }.
+	Name string
+	// Place is the block type that qualifies the kind's addresses when
+	// several of it are declared ("agent", "search"); "" for a kind with
+	// one place.
+	Place string
+	// Form is how an address of the kind is written, for a person.
+	Form string
+	// Order places the kind in a plan: kinds are listed by it, lowest
+	// first.
+	Order int
+}
+
+var registry struct {
+	sync.Mutex
+	kinds []Kind // by Order
+}
+
+// Register makes the kind spec describes. It is called once per kind, in
+// a package-level var of the package that owns it; a second kind of one
+// name or one order is a programming error, and panics.
+func Register(spec KindSpec) Kind {
+	registry.Lock()
+	defer registry.Unlock()
+	for _, k := range registry.kinds {
+		if k.k.Name == spec.Name || k.k.Order == spec.Order {
+			panic(fmt.Sprintf("addrs: kind %q registered twice (name or order %d taken by %q)", spec.Name, spec.Order, k.k.Name))
+		}
+	}
+	k := Kind{&kind{spec}}
+	registry.kinds = append(registry.kinds, k)
+	slices.SortFunc(registry.kinds, func(a, b Kind) int { return a.k.Order - b.k.Order })
+	return k
+}
+
+// Kinds are the registered kinds, in the order a plan lists them.
+func Kinds() []Kind {
+	registry.Lock()
+	defer registry.Unlock()
+	return slices.Clone(registry.kinds)
+}
+
+// KindNamed is the registered kind of that name.
+func KindNamed(name string) (Kind, bool) {
+	for _, k := range Kinds() {
+		if k.k.Name == name {
+			return k, true
+		}
+	}
+	return Kind{}, false
+}
+
+// Name is the kind as addresses write it; "" for no kind.
+func (k Kind) Name() string {
+	if k.k == nil {
+		return ""
+	}
+	return k.k.Name
+}
+
+// Place is the block type that qualifies the kind's addresses when
+// several are declared; "" for a kind with one place.
+func (k Kind) Place() string {
+	if k.k == nil {
+		return ""
+	}
+	return k.k.Place
+}
+
+// Form is how an address of the kind is written, for a person.
+func (k Kind) Form() string { return k.k.Form }
+
+// Equal reports whether k and o are one kind, as k == o does; go-cmp,
+// which cannot look into a Kind, compares kinds by it.
+func (k Kind) Equal(o Kind) bool { return k == o }
+
+// String is the kind's name.
+func (k Kind) String() string { return k.Name() }
+
+// order is the kind's place in a plan; no kind comes first.
+func (k Kind) order() int {
+	if k.k == nil {
+		return -1 << 31
+	}
+	return k.k.Order
+}
+
+// MarshalText writes the kind as its name.
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.Name()), nil }
+
+// UnmarshalText reads a registered kind's name.
+func (k *Kind) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*k = Kind{}
+		return nil
+	}
+	found, ok := KindNamed(string(b))
+	if !ok {
+		return fmt.Errorf("%q is not a kind of object provision manages; the kinds are %s", b, KindNames())
+	}
+	*k = found
+	return nil
+}
+
+// KindNames are the kinds' names, for a person: "service, index,
+// document and key".
+func KindNames() string {
+	var names []string
+	for _, k := range Kinds() {
+		names = append(names, k.k.Name)
+	}
+	return join(names, "and")
+}
+
+// Forms is how the addresses of every kind are written, for a person.
+func Forms() string {
+	var forms []string
+	for _, k := range Kinds() {
+		forms = append(forms, k.k.Form)
+	}
+	return join(forms, "or")
+}
+
+// join lists words as a sentence does: "a, b and c".
+func join(words []string, and string) string {
+	switch len(words) {
+	case 0:
+		return ""
+	case 1:
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " " + and + " " + words[len(words)-1]
+}
