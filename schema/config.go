@@ -22,8 +22,9 @@ type Config struct {
 	Agents []*Agent
 	// Documents are the dashboard tool's saved objects, in block order.
 	Documents []*Document
-	// Keys are the key blocks: Consul KV entries, in block order.
-	Keys []*Key
+	// objects are the declared objects of the kinds whose packages decode
+	// them (kv.Key's), by kind, in block order: Decls gives them.
+	objects map[addrs.Kind][]Decl
 	// Traefiks are the traefik blocks: live proxies through which apply
 	// proves the gate.
 	Traefiks []*Traefik

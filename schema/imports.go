@@ -175,7 +175,7 @@ func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 		if !generate {
 			d.errorf(im.ToRange, im.DeclRange, "Import of an undeclared object",
 				"No %s %q is declared, so there is nothing to import %s into. Declare it, or run provision plan -generate-config-out=FILE to write its declaration from the live object.",
-				k.block, im.Name, im.Addr)
+				k.Noun, im.Name, im.Addr)
 		} else if summary, detail := k.ungenerable(cfg); summary != "" {
 			d.errorf(im.ToRange, im.DeclRange, summary, "The declaration of %s is to be generated, but %s", im.Addr, detail)
 		}

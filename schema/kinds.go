@@ -11,11 +11,32 @@ import (
 
 // KindSchema is one kind's block, as the language decodes it: the
 // package that owns the kind registers it with Define, with the kind's
-// address form and order, and the loader decodes the kind's blocks by it.
+// address form and order, and the loader hands it each instance of the
+// kind's blocks to decode. The exported fields are the kind's package's
+// to set; the unexported ones are those of the kinds whose blocks schema
+// still decodes itself (services, indices, documents), which Define
+// fills in for the others from the exported ones.
 type KindSchema struct {
-	// block names a declaration for a person ("service block with id").
-	block string
-	// badName says what is wrong with an imported object's name.
+	// Noun names a declaration for a person, before its name: "key block
+	// at".
+	Noun string
+	// Labels are the block's labels: key "<path>".
+	Labels []string
+	// Decode decodes one instance of the kind's block: its Declaration's
+	// Name, ranges and lifecycle, and the rest of the kind's own
+	// declaration. The loader sets its Module and Instance.
+	Decode func(d Decoder, b Block) Decl
+	// Check checks the kind's objects once every block is decoded (two
+	// that declare one live object); nil for none.
+	Check func(d Decoder, objs []Decl)
+	// BadName says what is wrong with the name of an object an import or
+	// removed block names; nil for any name.
+	BadName func(name string) string
+	// Pulled are the attributes pull may write into a declaration, from
+	// the live and declared views of its object (a plan's before and
+	// after, as JSON decodes them); nil for none.
+	Pulled func(live, declared map[string]any) []PullAttr
+
 	badName func(name string) string
 	// attach attaches an import to the declarations it names, at the
 	// positions (in declared's order, one or more) its name has there.
@@ -27,15 +48,12 @@ type KindSchema struct {
 	// (its name, "" for the one place), name and module instance.
 	declared func(cfg *Config) []object
 	// pulled are the attributes pull may write into the declaration of
-	// the object named name in module, from its live and declared views
-	// (a plan's before and after, as JSON decodes them); nil for a kind
-	// that pull leaves alone.
+	// the object named name in module, from its live and declared views;
+	// nil for a kind that pull leaves alone.
 	pulled func(cfg *Config, module addrs.Module, name string, live, declared map[string]any) []PullAttr
-	// labels, decode and check are the kind's block: its labels, how the
-	// blocks of one module instance, for_each and dynamic blocks
-	// expanded, are decoded into cfg, and what is checked of them all
-	// once every block is decoded.
-	labels []string
+	// decode and check decode the blocks of one module instance, for_each
+	// and dynamic blocks expanded, into cfg, and check them all once
+	// every block is decoded.
 	decode func(d *decoder, cfg *Config, units []unit, module addrs.Module)
 	check  func(d *decoder, cfg *Config)
 	// early kinds are decoded before the module calls and the other
@@ -59,6 +77,9 @@ var defined struct {
 // package that owns it.
 func Define(spec addrs.KindSpec, s *KindSchema) addrs.Kind {
 	k := addrs.Register(spec)
+	if s.Decode != nil {
+		s.byPackage(k)
+	}
 	defined.Lock()
 	defer defined.Unlock()
 	if defined.byKind == nil {
@@ -66,6 +87,53 @@ func Define(spec addrs.KindSpec, s *KindSchema) addrs.Kind {
 	}
 	defined.byKind[k] = s
 	return k
+}
+
+// byPackage fills in the loader's side of a kind whose package decodes
+// its blocks: its objects are kept in the Config by kind, each with its
+// Declaration.
+func (s *KindSchema) byPackage(k addrs.Kind) {
+	s.badName = func(name string) string {
+		if s.BadName == nil {
+			return ""
+		}
+		return s.BadName(name)
+	}
+	s.attach = func(cfg *Config, im *Import, at []int) {
+		for _, i := range at {
+			cfg.objects[k][i].Decl().Import = im
+		}
+	}
+	s.ungenerable = func(*Config) (string, string) { return "", "" }
+	s.declared = func(cfg *Config) []object {
+		out := make([]object, 0, len(cfg.objects[k]))
+		for _, o := range cfg.objects[k] {
+			out = append(out, object{"", o.Decl().Name, o.Decl().Module})
+		}
+		return out
+	}
+	if s.Pulled != nil {
+		s.pulled = func(_ *Config, _ addrs.Module, _ string, live, declared map[string]any) []PullAttr {
+			return s.Pulled(live, declared)
+		}
+	}
+	s.decode = func(d *decoder, cfg *Config, units []unit, module addrs.Module) {
+		for _, u := range units {
+			d.instance(u, func() {
+				o := s.Decode(Decoder{d}, Block{Block: u.block, Body: u.body, Each: u.each})
+				o.Decl().Module, o.Decl().Instance = module, u.each
+				if cfg.objects == nil {
+					cfg.objects = map[addrs.Kind][]Decl{}
+				}
+				cfg.objects[k] = append(cfg.objects[k], o)
+			})
+		}
+	}
+	s.check = func(d *decoder, cfg *Config) {
+		if s.Check != nil {
+			s.Check(Decoder{d}, cfg.objects[k])
+		}
+	}
 }
 
 // kinds are the defined kinds, in the order a plan lists them.
@@ -90,7 +158,7 @@ func schemaOf(k addrs.Kind) definedKind {
 
 // ServiceSchema is the service block: service "<name>" { id = ... }.
 var ServiceSchema = &KindSchema{
-	block:   "service block with id",
+	Noun:    "service block with id",
 	badName: func(string) string { return "" },
 	attach:  func(cfg *Config, im *Import, at []int) { cfg.Services[at[0]].Import = im },
 	ungenerable: func(cfg *Config) (string, string) {
@@ -107,7 +175,7 @@ var ServiceSchema = &KindSchema{
 		return out
 	},
 	pulled: servicePulled,
-	labels: []string{"name"},
+	Labels: []string{"name"},
 	decode: func(d *decoder, cfg *Config, units []unit, module addrs.Module) {
 		for _, s := range d.serviceBlocks(units) {
 			s.Module = module
@@ -119,7 +187,7 @@ var ServiceSchema = &KindSchema{
 
 // IndexSchema is the index block: index "<name>" { mapping { ... } }.
 var IndexSchema = &KindSchema{
-	block:   "index block named",
+	Noun:    "index block named",
 	badName: func(string) string { return "" },
 	attach: func(cfg *Config, im *Import, at []int) {
 		for _, i := range at {
@@ -134,7 +202,7 @@ var IndexSchema = &KindSchema{
 		}
 		return out
 	},
-	labels: []string{"name"},
+	Labels: []string{"name"},
 	decode: func(d *decoder, cfg *Config, units []unit, module addrs.Module) {
 		for _, u := range units {
 			ix := d.indexBlock(u)
@@ -149,7 +217,7 @@ var IndexSchema = &KindSchema{
 // DocumentSchema is the document block: document "<type>" "<label>" {
 // index = ..., source = ... }.
 var DocumentSchema = &KindSchema{
-	block: "document block at",
+	Noun: "document block at",
 	badName: func(name string) string {
 		if parts := strings.SplitN(name, "/", 3); len(parts) != 3 || slices.Contains(parts, "") {
 			return fmt.Sprintf("%q is not a document's <index>/<type>/<id>.", name)
@@ -172,7 +240,7 @@ var DocumentSchema = &KindSchema{
 	pulled: func(_ *Config, _ addrs.Module, _ string, live, declared map[string]any) []PullAttr {
 		return []PullAttr{{Name: "source", Live: live, Decl: declared, Dotted: true}}
 	},
-	labels: []string{"type", "name"},
+	Labels: []string{"type", "name"},
 	decode: func(d *decoder, cfg *Config, units []unit, module addrs.Module) {
 		for _, doc := range d.documentBlocks(units, cfg.Indices) {
 			doc.Module = module
@@ -180,40 +248,6 @@ var DocumentSchema = &KindSchema{
 		}
 	},
 	check: (*decoder).checkDocuments,
-}
-
-// KeySchema is the key block: key "<path>" { value = ... }.
-var KeySchema = &KindSchema{
-	block: "key block at",
-	badName: func(name string) string {
-		if why := badKeyPath(name); why != "" {
-			return fmt.Sprintf("The key path %q %s.", name, why)
-		}
-		return ""
-	},
-	attach:      func(cfg *Config, im *Import, at []int) { cfg.Keys[at[0]].Import = im },
-	ungenerable: func(*Config) (string, string) { return "", "" },
-	declared: func(cfg *Config) []object {
-		var out []object
-		for _, k := range cfg.Keys {
-			out = append(out, object{"", k.Path, k.Module})
-		}
-		return out
-	},
-	pulled: func(_ *Config, _ addrs.Module, _ string, live, declared map[string]any) []PullAttr {
-		return []PullAttr{{Name: "value", Live: live["value"], Decl: declared["value"]}, {Name: "flags", Live: live["flags"], Decl: declared["flags"]}}
-	},
-	labels: []string{"path"},
-	decode: func(d *decoder, cfg *Config, units []unit, module addrs.Module) {
-		for _, u := range units {
-			d.instance(u, func() {
-				k := d.keyBlock(u)
-				k.Module = module
-				cfg.Keys = append(cfg.Keys, k)
-			})
-		}
-	},
-	check: (*decoder).checkKeys,
 }
 
 // PullAttr is one attribute pull may write into a declaration: its name

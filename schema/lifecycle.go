@@ -75,32 +75,31 @@ func (l Lifecycle) IgnoredPaths() []string {
 
 // serviceIgnorable are a service's attributes that ignore_changes may
 // name: its own and, whole, the registration's other fields.
-var serviceIgnorable = func() ignorable {
+var serviceIgnorable = func() Ignorable {
 	roots := map[string]int{"tags": 0, "meta": 1, "address": 0, "port": 0}
 	for _, a := range RegistrationFields {
 		if !a.Enterprise {
 			roots[a.Name] = 0
 		}
 	}
-	return ignorable{noun: "service", roots: roots}
+	return Ignorable{Noun: "service", Roots: roots}
 }()
 
-// ignorable are the attributes of a kind's block that ignore_changes may
-// name (roots), and how deep a path under each may go (-1: any depth);
-// marked is the attribute whose MarkField holds the ownership marks, which
-// no path may name; noun names the block for a person.
-type ignorable struct {
-	noun   string
-	roots  map[string]int
-	marked string
+// Ignorable are the attributes of a kind's block that ignore_changes may
+// name (Roots), and how deep a path under each may go (-1: any depth);
+// Marked is the attribute whose MarkField holds the ownership marks,
+// which no path may name; Noun names the block for a person.
+type Ignorable struct {
+	Noun   string
+	Roots  map[string]int
+	Marked string
 }
 
-// indexIgnorable, documentIgnorable and keyIgnorable are the other
-// kinds' ignorable attributes (serviceIgnorable's).
+// indexIgnorable and documentIgnorable are the other kinds' ignorable
+// attributes (serviceIgnorable's).
 var (
-	indexIgnorable    = ignorable{noun: "index", roots: map[string]int{"settings": 1}}
-	documentIgnorable = ignorable{noun: "document", roots: map[string]int{"source": -1}, marked: "source"}
-	keyIgnorable      = ignorable{noun: "key", roots: map[string]int{"value": 0, "flags": 0}}
+	indexIgnorable    = Ignorable{Noun: "index", Roots: map[string]int{"settings": 1}}
+	documentIgnorable = Ignorable{Noun: "document", Roots: map[string]int{"source": -1}, Marked: "source"}
 )
 
 var lifecycleSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "prevent_destroy"}, {Name: "ignore_changes"}}}
@@ -109,7 +108,7 @@ var lifecycleSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "
 // ignorable attributes are ig; its
 // values may not refer to anything (they are read before any object is
 // planned, as Terraform's).
-func (d *decoder) lifecycleBlock(ig ignorable, blocks hcl.Blocks) Lifecycle {
+func (d *decoder) lifecycleBlock(ig Ignorable, blocks hcl.Blocks) Lifecycle {
 	var l Lifecycle
 	c := d.onlyBlock(blocks, lifecycleSchema)
 	if c == nil {
@@ -152,8 +151,8 @@ func (d *decoder) literalBool(attr *hcl.Attribute, detail string) (bool, bool) {
 
 // ignoreChanges decodes ignore_changes = all or a list of paths under the
 // ignorable attributes of its block's kind.
-func (d *decoder) ignoreChanges(ig ignorable, attr *hcl.Attribute, l *Lifecycle) {
-	roots := ig.roots
+func (d *decoder) ignoreChanges(ig Ignorable, attr *hcl.Attribute, l *Lifecycle) {
+	roots := ig.Roots
 	names := slices.Sorted(func(yield func(string) bool) {
 		for k := range roots {
 			if !yield(k) {
@@ -163,7 +162,7 @@ func (d *decoder) ignoreChanges(ig ignorable, attr *hcl.Attribute, l *Lifecycle)
 	})
 	bad := func(at hcl.Range, why string) {
 		d.errorf(at, attr.Range, "Invalid ignore_changes",
-			"%s ignore_changes is all, or a list of attribute paths of the %s: %s (the ownership marks can never be ignored).", why, ig.noun, strings.Join(names, ", "))
+			"%s ignore_changes is all, or a list of attribute paths of the %s: %s (the ownership marks can never be ignored).", why, ig.Noun, strings.Join(names, ", "))
 	}
 	if tr, diags := hcl.AbsTraversalForExpr(attr.Expr); !diags.HasErrors() && len(tr) == 1 && tr.RootName() == "all" {
 		l.IgnoreAll = true
@@ -202,7 +201,7 @@ paths:
 			bad(e.Range(), fmt.Sprintf("%q is not an attribute ignore_changes can name.", p.Steps[0]))
 		case depth >= 0 && len(p.Steps)-1 > depth:
 			bad(e.Range(), fmt.Sprintf("The path %s goes deeper than %s can.", p, p.Steps[0]))
-		case p.Steps[0] == ig.marked && len(p.Steps) > 1 && p.Steps[1] == MarkField:
+		case p.Steps[0] == ig.Marked && len(p.Steps) > 1 && p.Steps[1] == MarkField:
 			bad(e.Range(), fmt.Sprintf("source.%s holds the ownership marks.", MarkField))
 		default:
 			l.Ignore = append(l.Ignore, p)
@@ -268,7 +267,7 @@ func (d *decoder) checkRemoved(cfg *Config, removed []*Removed) {
 		k := schemaOf(r.Kind)
 		if slices.ContainsFunc(k.declared(cfg), func(o object) bool { return o.name == r.Name }) {
 			d.errorf(r.FromRange, r.DeclRange, "Removed object still declared",
-				"%s is named by this removed block and declared by a %s %q. A removed block is for an object no block declares any more: remove its declaration, or this block.", r.Addr, k.block, r.Name)
+				"%s is named by this removed block and declared by a %s %q. A removed block is for an object no block declares any more: remove its declaration, or this block.", r.Addr, k.Noun, r.Name)
 			continue
 		}
 		cfg.Removed = append(cfg.Removed, r)

@@ -54,7 +54,7 @@ func SpecFiles(dir string) ([]string, error) {
 func fileSchema() *hcl.BodySchema {
 	s := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "project"}}, Blocks: slices.Clone(loaderBlocks)}
 	for _, k := range kinds() {
-		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: k.Name(), LabelNames: k.labels})
+		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: k.Name(), LabelNames: k.Labels})
 	}
 	return s
 }

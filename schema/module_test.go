@@ -113,8 +113,8 @@ output "token" {
 	for _, s := range cfg.Services {
 		got = append(got, s.Module.String()+" service "+s.ID)
 	}
-	for _, k := range cfg.Keys {
-		got = append(got, k.Module.String()+" key "+k.Path)
+	for _, k := range keys(cfg) {
+		got = append(got, k.Module.String()+" key "+k.Name)
 	}
 	slices.Sort(got)
 	want := []string{
@@ -223,8 +223,8 @@ func TestSharedModule(t *testing.T) {
 		if diags.HasErrors() {
 			t.Fatalf("project %s: %s", team, diags)
 		}
-		if cfg.Project != team || len(cfg.Keys) != 1 || cfg.Keys[0].Path != "apps/"+team+"/limits" {
-			t.Errorf("project %s: %q, keys %+v", team, cfg.Project, cfg.Keys)
+		if cfg.Project != team || len(keys(cfg)) != 1 || keys(cfg)[0].Name != "apps/"+team+"/limits" {
+			t.Errorf("project %s: %q, keys %+v", team, cfg.Project, keys(cfg))
 		}
 	}
 	// git's own files are never read, though inside the repository: a

@@ -166,7 +166,7 @@ func TestVariableFilesAsTerraform(t *testing.T) {
 		if diags.HasErrors() {
 			t.Fatal(diags)
 		}
-		return cfg.Keys[0].Value
+		return keys(cfg)[0].Value
 	}
 	if got := value(schema.Inputs{Env: []string{"PROVISION_VAR_a=env"}}); got != "tfvars tfvars.json auto.json" {
 		t.Errorf("the files read by default: %q", got)

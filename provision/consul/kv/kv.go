@@ -56,7 +56,7 @@ type Store struct {
 	provision.NoCapabilities
 	agent    *client.Agent
 	project  string
-	keys     []*schema.Key
+	keys     []*Decl
 	cfg      *schema.Config
 	prefixes []string
 	// generate are the imports of keys no block declares.
@@ -98,7 +98,7 @@ func kvOwner(flags uint64, project string) string {
 // agent block: Open); nil when the specs declare, import and remove no
 // key.
 func New(cfg *schema.Config) *Store {
-	kv := &Store{project: cfg.Project, keys: cfg.Keys, cfg: cfg}
+	kv := &Store{project: cfg.Project, keys: schema.Decls[*Decl](cfg, Key), cfg: cfg}
 	seen := map[string]bool{}
 	add := func(prefix string) {
 		if !seen[prefix] {
@@ -106,18 +106,18 @@ func New(cfg *schema.Config) *Store {
 			kv.prefixes = append(kv.prefixes, prefix)
 		}
 	}
-	for _, k := range cfg.Keys {
-		add(k.Prefix())
+	for _, k := range schema.Decls[*Decl](cfg, Key) {
+		add(prefix(k.Name))
 	}
 	for _, im := range cfg.Imports {
 		if im.Kind == Key && !im.Declared {
 			kv.generate = append(kv.generate, im)
-			add((&schema.Key{Path: im.Name}).Prefix())
+			add(prefix(im.Name))
 		}
 	}
 	for _, r := range cfg.Removed {
 		if r.Kind == Key {
-			add((&schema.Key{Path: r.Name}).Prefix())
+			add(prefix(r.Name))
 		}
 	}
 	if len(kv.prefixes) == 0 {
@@ -311,7 +311,7 @@ type kvPair struct {
 func (kv *Store) writable(st kvState) []acl.Permission {
 	var perms []acl.Permission
 	for _, k := range kv.keys {
-		perms = append(perms, kv.keyPerms(k.Path, "", nil)...)
+		perms = append(perms, kv.keyPerms(k.Name, "", nil)...)
 	}
 	for _, path := range slices.Sorted(maps.Keys(st.Keys)) {
 		if st.owner(path, kv.project) == kv.project {
@@ -357,7 +357,7 @@ func (kv *Store) Plan(s plans.State, mode plans.Mode) (plans.Planned, hcl.Diagno
 	var diags hcl.Diagnostics
 	declared := map[string]schema.Lifecycle{}
 	for _, k := range kv.keys {
-		declared[k.Path] = k.Lifecycle
+		declared[k.Name] = k.Lifecycle
 		if mode == plans.Destroy {
 			continue
 		}
@@ -388,9 +388,9 @@ func (kv *Store) Plan(s plans.State, mode plans.Mode) (plans.Planned, hcl.Diagno
 }
 
 // planKey is the change of one declared key.
-func (kv *Store) planKey(st kvState, k *schema.Key) (*plans.Change, hcl.Diagnostics) {
-	live, exists := st.Keys[k.Path]
-	record, recorded := st.Records[k.Path]
+func (kv *Store) planKey(st kvState, k *Decl) (*plans.Change, hcl.Diagnostics) {
+	live, exists := st.Keys[k.Name]
+	record, recorded := st.Records[k.Name]
 	protect := k.Lifecycle.Protects(record.Protected)
 	want := keepIgnoredKey(*k, live, exists)
 	flags := kvMark(kv.project) | want.Flags
@@ -398,19 +398,19 @@ func (kv *Store) planKey(st kvState, k *schema.Key) (*plans.Change, hcl.Diagnost
 	write := func(cas uint64, key bool) []plans.Request {
 		var out []plans.Request
 		if key {
-			out = append(out, putKey(want.Path, want.Value, flags, cas))
+			out = append(out, putKey(want.Name, want.Value, flags, cas))
 		}
 		if !exists || !fresh || record.Protected != protect {
-			out = append(out, kv.putRecord(want.Path, recordValue{Protected: protect}))
+			out = append(out, kv.putRecord(want.Name, recordValue{Protected: protect}))
 		}
 		return out
 	}
 	return adapter.Propose(kv.project, adapter.Object{
-		Declared: adapter.Declared{Addr: kv.addr(k.Path), Subject: k.PathRange.Ptr(), Context: k.DeclRange.Ptr(), Import: k.Import.At(), Lifecycle: k.Lifecycle},
+		Declared: adapter.Declared{Addr: kv.addr(k.Name), Subject: k.NameRange.Ptr(), Context: k.DeclRange.Ptr(), Import: k.Import.At(), Lifecycle: k.Lifecycle},
 		Backend:  "kv",
 		EachKey:  k.Instance.KeyPtr(),
 		After:    adapter.RawJSON(keyView(want.Value, want.JSON, want.Flags)),
-		Live: adapter.LiveObject{Exists: exists, Owner: st.owner(k.Path, kv.project), Protected: exists && record.Protected,
+		Live: adapter.LiveObject{Exists: exists, Owner: st.owner(k.Name, kv.project), Protected: exists && record.Protected,
 			What: fmt.Sprintf("a key with flags %d, changed at index %d", live.Flags, live.ModifyIndex)},
 		Create: func() []plans.Request { return write(0, true) },
 		Before: func() json.RawMessage { return adapter.RawJSON(keyView(live.Value, want.JSON, live.Flags)) },
@@ -436,7 +436,7 @@ func (kv *Store) planKey(st kvState, k *schema.Key) (*plans.Change, hcl.Diagnost
 			return d
 		},
 		Mark: func() []plans.Request {
-			return []plans.Request{kv.putRecord(want.Path, recordValue{Protected: protect})}
+			return []plans.Request{kv.putRecord(want.Name, recordValue{Protected: protect})}
 		},
 		Imported: "made outside provision; written again in place with the ownership mark in its flags, and recorded",
 	})
@@ -445,7 +445,7 @@ func (kv *Store) planKey(st kvState, k *schema.Key) (*plans.Change, hcl.Diagnost
 // keepIgnoredKey is the declared key with the live value and flags where
 // its lifecycle ignores them (a live value that is not text is never
 // kept: a key block writes text).
-func keepIgnoredKey(k schema.Key, live kvEntry, exists bool) schema.Key {
+func keepIgnoredKey(k Decl, live kvEntry, exists bool) Decl {
 	if !exists {
 		return k
 	}
@@ -489,7 +489,7 @@ func (kv *Store) removed(path string) *schema.Removed { return kv.cfg.RemovedOf(
 
 // sameKeyValue compares a live value with the declared one: as JSON when
 // the block writes JSON, else as text.
-func sameKeyValue(live kvEntry, k *schema.Key) bool {
+func sameKeyValue(live kvEntry, k *Decl) bool {
 	if live.Base64 || !k.JSON {
 		return !live.Base64 && live.Value == k.Value
 	}
@@ -685,8 +685,8 @@ func (kv *Store) Follow(ctx context.Context, feed provision.Feed) {
 func Permissions(cfg *schema.Config) []acl.Permission {
 	var out []acl.Permission
 	prefixes := map[string]bool{}
-	for _, k := range cfg.Keys {
-		if p := k.Prefix(); !prefixes[p] {
+	for _, k := range schema.Decls[*Decl](cfg, Key) {
+		if p := prefix(k.Name); !prefixes[p] {
 			prefixes[p] = true
 			out = append(out, acl.Permission{Resource: "key_prefix", Segment: p, Access: "write", Why: "the keys the specs declare under " + strconv.Quote(p), At: k.DeclRange.Ptr()})
 		}
@@ -697,12 +697,12 @@ func Permissions(cfg *schema.Config) []acl.Permission {
 			continue
 		}
 		removedKeys = true
-		if p := (&schema.Key{Path: r.Name}).Prefix(); !prefixes[p] {
+		if p := prefix(r.Name); !prefixes[p] {
 			prefixes[p] = true
 			out = append(out, acl.Permission{Resource: "key_prefix", Segment: p, Access: "write", Why: "the keys removed blocks name under " + strconv.Quote(p), At: r.DeclRange.Ptr()})
 		}
 	}
-	if len(cfg.Keys) > 0 || removedKeys {
+	if len(schema.Decls[*Decl](cfg, Key)) > 0 || removedKeys {
 		out = append(out, acl.Permission{Resource: "key_prefix", Segment: KeysPrefix + cfg.Project + "/", Access: "write", Why: "the records of the project's keys", At: cfg.ProjectRange.Ptr()})
 	}
 	return out

@@ -1,0 +1,160 @@
+package kv
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/schema"
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+)
+
+// Key is the kind of a Consul KV entry: key "<path>" { value = ... }
+// declares one, key["<path>"] addresses it. Its package decodes its
+// block (Decl).
+var Key = schema.Define(addrs.KindSpec{Name: "key", Form: `key["<path>"]`, Order: 40}, &schema.KindSchema{
+	Noun:   "key block at",
+	Labels: []string{"path"},
+	Decode: func(d schema.Decoder, b schema.Block) schema.Decl { return keyBlock(d, b) },
+	Check:  checkKeys,
+	BadName: func(name string) string {
+		if why := badKeyPath(name); why != "" {
+			return fmt.Sprintf("The key path %q %s.", name, why)
+		}
+		return ""
+	},
+	Pulled: func(live, declared map[string]any) []schema.PullAttr {
+		return []schema.PullAttr{{Name: "value", Live: live["value"], Decl: declared["value"]}, {Name: "flags", Live: live["flags"], Decl: declared["flags"]}}
+	},
+})
+
+// Decl is a Consul KV entry a key block declares: key "<path>" { value =
+// ..., flags = ... }; its Name is the key's path. Traefik's own Consul KV
+// provider reads keys of this kind.
+type Decl struct {
+	schema.Declaration
+	// Value is the text stored. A value written as an object or a list is
+	// stored as compact JSON and compared as JSON (JSON is true); a
+	// number or a bool as its text.
+	Value      string
+	JSON       bool
+	ValueRange hcl.Range
+	// Flags are the key's flags as declared: Consul's opaque 64-bit
+	// number, of which provision keeps the high 32 bits for its marks.
+	Flags uint64
+}
+
+// Reserved is the KV folder provision keeps for itself (the locks, the
+// records, the watchers' elections): no key block may name it.
+const Reserved = "provision/"
+
+// MaxFlags is the largest flags a key block may declare.
+const MaxFlags = math.MaxUint32
+
+var keySchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "path"}, {Name: "value", Required: true}, {Name: "flags"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "lifecycle"}},
+}
+
+// keyIgnorable are the attributes of a key that ignore_changes may name.
+var keyIgnorable = schema.Ignorable{Noun: "key", Roots: map[string]int{"value": 0, "flags": 0}}
+
+// keyBlock decodes one instance of a key block: its path is the label,
+// "<label>/<each.key>" for an instance of a block with for_each, or its
+// path attribute.
+func keyBlock(d schema.Decoder, b schema.Block) *Decl {
+	k := &Decl{Declaration: schema.Declaration{Name: b.Labels[0], NameRange: b.LabelRanges[0], DeclRange: b.DefRange}}
+	if b.Each != nil {
+		k.Name += "/" + b.Each.Key
+	}
+	c := d.Content(b.Body, keySchema)
+	k.Lifecycle = d.Lifecycle(keyIgnorable, c.Blocks.OfType("lifecycle"))
+	if d.Override(c.Attributes["path"], &k.Name, &k.NameRange) || b.Each == nil {
+		if why := badKeyPath(k.Name); why != "" {
+			d.Errorf(k.NameRange, b.DefRange, "Invalid key path", "The key path %q %s.", k.Name, why)
+		}
+	}
+	if attr, ok := c.Attributes["value"]; ok {
+		k.ValueRange = attr.Expr.Range()
+		if v, ok := d.Eval(attr.Expr); ok {
+			k.Value, k.JSON = keyValue(d, attr, v)
+		}
+	}
+	if attr, ok := c.Attributes["flags"]; ok {
+		if v, ok := d.Value(attr, cty.Number); ok {
+			n, acc := v.AsBigFloat().Uint64()
+			if acc != 0 || !v.AsBigFloat().IsInt() || v.AsBigFloat().Sign() < 0 || n > MaxFlags {
+				d.Errorf(attr.Expr.Range(), attr.Range, "Invalid key flags",
+					"flags is a whole number from 0 to %d: Consul's flags are 64 bits, and provision keeps the high 32 for the ownership marks it writes with the key.", uint64(MaxFlags))
+			} else {
+				k.Flags = n
+			}
+		}
+	}
+	return k
+}
+
+// keyValue is the text a value stores, and whether it is JSON.
+func keyValue(d schema.Decoder, attr *hcl.Attribute, v cty.Value) (string, bool) {
+	t := v.Type()
+	switch {
+	case v.IsNull():
+		d.Errorf(attr.Expr.Range(), attr.Range, "Invalid key value", "A key's value cannot be null; remove the key block to delete the key.")
+	case t == cty.String:
+		return v.AsString(), false
+	case t == cty.Number || t == cty.Bool:
+		b, _ := ctyjson.Marshal(v, t)
+		return string(b), false
+	case t.IsObjectType() || t.IsMapType() || t.IsTupleType() || t.IsListType() || t.IsSetType():
+		b, err := ctyjson.Marshal(v, t)
+		if err == nil {
+			return string(b), true
+		}
+		d.Errorf(attr.Expr.Range(), attr.Range, "Invalid key value", "The value cannot be written as JSON: %s.", err)
+	default:
+		d.Errorf(attr.Expr.Range(), attr.Range, "Invalid key value", "A key's value is a string, a number, a bool, or an object or a list (stored as JSON).")
+	}
+	return "", false
+}
+
+// badKeyPath says what is wrong with a key's path; "" when nothing.
+func badKeyPath(p string) string {
+	switch {
+	case p == "":
+		return "is empty"
+	case strings.HasPrefix(p, "/"):
+		return "starts with \"/\"; Consul's key paths are relative (apps/edge/limits)"
+	case strings.HasSuffix(p, "/"):
+		return "ends with \"/\": that is a folder, not a key"
+	case strings.Contains(p, "//"):
+		return "has an empty segment (\"//\")"
+	case strings.HasPrefix(p, Reserved):
+		return fmt.Sprintf("is under %q, which provision keeps for its locks, records and elections", Reserved)
+	}
+	return ""
+}
+
+// checkKeys reports keys declared twice.
+func checkKeys(d schema.Decoder, keys []schema.Decl) {
+	seen := map[string]*schema.Declaration{}
+	for _, o := range keys {
+		k := o.Decl()
+		if prev, dup := seen[k.Name]; dup {
+			d.Duplicate("Duplicate key block", fmt.Sprintf("key %q", k.Name), k, prev)
+			continue
+		}
+		seen[k.Name] = k
+	}
+}
+
+// prefix is the folder of a key's path ("apps/edge/" for
+// apps/edge/limits; "" for a key at the top).
+func prefix(path string) string {
+	if i := strings.LastIndex(path, "/"); i >= 0 {
+		return path[:i+1]
+	}
+	return ""
+}
