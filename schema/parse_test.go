@@ -155,7 +155,7 @@ func TestPiecesParseAsTheWhole(t *testing.T) {
 		cmp.Comparer(func(a, b cty.Type) bool { return a.Equals(b) }),
 		cmp.Comparer(func(a, b hcl.Expression) bool { return a.Range() == b.Range() }),
 		cmpopts.IgnoreFields(Config{}, "Scope"), // the scope's values are the config's own
-		cmp.AllowUnexported(Config{}), // the objects of the kinds their packages decode
+		cmp.AllowUnexported(Config{}),           // the objects of the kinds their packages decode
 	}
 	for _, files := range cases {
 		wholeCfg, wholeDiags := load(files, 0)

@@ -1,0 +1,324 @@
+package recipe_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/schema"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Note is the throwaway kind: a note of a notes service, note "<name>" {
+// text = "..." }. Its registration is the one line that makes it a kind.
+var Note = schema.Define(addrs.KindSpec{Name: "note", Form: "note.<name>", Order: 100}, &schema.KindSchema{
+	Noun:   "note block named",
+	Labels: []string{"name"},
+	Decode: decodeNote,
+	Check: func(d schema.Decoder, notes []schema.Decl) {
+		seen := map[string]*schema.Declaration{}
+		for _, o := range notes {
+			n := o.Decl()
+			if prev, dup := seen[n.Name]; dup {
+				d.Duplicate("Duplicate note block", fmt.Sprintf("note %q", n.Name), n, prev)
+			}
+			seen[n.Name] = n
+		}
+	},
+})
+
+// decl is a note as its block declares it.
+type decl struct {
+	schema.Declaration
+	Text string
+}
+
+var noteSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "text", Required: true}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "lifecycle"}},
+}
+
+func decodeNote(d schema.Decoder, b schema.Block) schema.Decl {
+	n := &decl{Declaration: schema.Declaration{Name: b.Labels[0], NameRange: b.LabelRanges[0], DeclRange: b.DefRange}}
+	if b.Each != nil {
+		n.Name += "-" + b.Each.Key
+	}
+	c := d.Content(b.Body, noteSchema)
+	n.Lifecycle = d.Lifecycle(schema.Ignorable{Noun: "note", Roots: map[string]int{"text": 0}}, c.Blocks.OfType("lifecycle"))
+	if attr, ok := c.Attributes["text"]; ok {
+		if v, ok := d.Value(attr, cty.String); ok {
+			n.Text = v.AsString()
+		}
+	}
+	return n
+}
+
+// live is a note as the notes service holds it, with its marks.
+type live struct {
+	Text  string            `json:"text"`
+	Marks map[string]string `json:"marks"`
+}
+
+// state is what a read of the notes service answered.
+type state struct {
+	Notes map[string]live `json:"notes"`
+}
+
+func (state) Server() string { return "notes 1.0" }
+func (state) Known() error   { return nil }
+
+// notes is the notes service, in memory, and the backend that plans and
+// sends to it: Read, Plan and Send are all a kind's backend must do.
+type notes struct {
+	provision.NoCapabilities
+	cfg *schema.Config
+	mu  sync.Mutex
+	db  map[string]live
+}
+
+func (b *notes) Info() plans.BackendInfo { return plans.BackendInfo{Name: "notes", Kind: "notes"} }
+
+func (b *notes) Read(context.Context, plans.Mode) (plans.State, hcl.Diagnostics) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return state{Notes: maps.Clone(b.db)}, nil
+}
+
+func (b *notes) DecodeState(dec *json.Decoder) (plans.State, error) {
+	var st state
+	return st, dec.Decode(&st)
+}
+
+func (b *notes) Plan(s plans.State, mode plans.Mode) (plans.Planned, hcl.Diagnostics) {
+	st := s.(state)
+	var out plans.Planned
+	var diags hcl.Diagnostics
+	declared := map[string]bool{}
+	for _, n := range schema.Decls[*decl](b.cfg, Note) {
+		declared[n.Name] = true
+		l, exists := st.Notes[n.Name]
+		after, _ := json.Marshal(live{Text: n.Text, Marks: adapter.Marks(b.cfg.Project, n.Lifecycle.Protects(false))})
+		put := func() []plans.Request {
+			return []plans.Request{{Method: "PUT", Path: "/notes/" + n.Name, Body: after}}
+		}
+		c, cdiags := adapter.Propose(b.cfg.Project, adapter.Object{
+			Declared: adapter.Declared{Addr: addrs.Addr{Module: n.Module, Kind: Note, Name: n.Name}, Subject: n.NameRange.Ptr(), Context: n.DeclRange.Ptr(), Import: n.Import.At(), Lifecycle: n.Lifecycle},
+			Backend:  "notes",
+			EachKey:  n.Instance.KeyPtr(),
+			After:    after,
+			Live:     adapter.LiveObject{Exists: exists, Owner: adapter.OwnerOf(l.Marks), Protected: adapter.ProtectedBy(l.Marks), What: fmt.Sprintf("a note named %q", n.Name)},
+			Create:   put,
+			Before:   func() json.RawMessage { b, _ := json.Marshal(l); return b },
+			Diff: func(importing bool) adapter.Diff {
+				if l.Text == n.Text && !importing {
+					return adapter.Diff{}
+				}
+				return adapter.Diff{Reasons: []adapter.Reason{{Code: plans.ReasonChanged, Words: "its text differs"}}, Requests: put()}
+			},
+			Mark: put,
+		})
+		diags = append(diags, cdiags...)
+		if c != nil {
+			out.Changes = append(out.Changes, c)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(st.Notes)) {
+		l := st.Notes[name]
+		if declared[name] || adapter.OwnerOf(l.Marks) != b.cfg.Project {
+			continue
+		}
+		before, _ := json.Marshal(l)
+		out.Changes = append(out.Changes, adapter.Let(b.cfg.Project, mode, adapter.Gone{
+			Addr: addrs.Addr{Kind: Note, Name: name}, Backend: "notes", Before: before,
+			Delete: []plans.Request{{Method: "DELETE", Path: "/notes/" + name}},
+			Forget: func() []plans.Request {
+				body, _ := json.Marshal(live{Text: l.Text})
+				return []plans.Request{{Method: "PUT", Path: "/notes/" + name, Body: body}}
+			},
+			Protected: adapter.ProtectedBy(l.Marks),
+			Removed:   b.cfg.RemovedOf(Note, name),
+		}))
+	}
+	out.Fingerprint = adapter.Digest(st)
+	return out, diags
+}
+
+func (b *notes) Send(_ context.Context, r plans.Request) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	name := strings.TrimPrefix(r.Path, "/notes/")
+	switch r.Method {
+	case "PUT":
+		var l live
+		if err := json.Unmarshal(r.Body, &l); err != nil {
+			return err
+		}
+		b.db[name] = l
+	case "DELETE":
+		delete(b.db, name)
+	}
+	return nil
+}
+
+// TestNewKind: the throwaway kind loads (for_each, a module, import and
+// removed blocks, -target addresses), plans, applies and converges, and
+// its page documents its address, with no package but this one knowing
+// it.
+func TestNewKind(t *testing.T) {
+	page, err := os.ReadFile("testdata/note.md")
+	if err != nil || !strings.Contains(string(page), "`"+Note.Form()+"`") {
+		t.Fatalf("the kind's page does not give its address %s: %v", Note.Form(), err)
+	}
+	dir := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("main.hcl", `project = "notes-test"
+
+note "welcome" {
+  text = "hello"
+}
+
+note "team" {
+  for_each = toset(["a", "b"])
+  text     = "team ${each.key}"
+}
+
+module "shared" {
+  source = "./shared"
+  who    = "edge"
+}
+`)
+	write("shared/main.hcl", `variable "who" {}
+
+note "shared" {
+  text = "for ${var.who}"
+  lifecycle {
+    prevent_destroy = true
+  }
+}
+`)
+	svc := &notes{db: map[string]live{"by-hand": {Text: "made by hand"}}}
+	plan := func() *plans.Plan {
+		t.Helper()
+		cfg, diags := schema.NewParser().LoadDir(dir, schema.Inputs{})
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		svc.cfg = cfg
+		backends := []provision.Backend{svc}
+		liveState, diags := provision.Read(context.Background(), plans.Converge, backends)
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		p, diags := provision.PlanFrom(cfg.Project, plans.Converge, backends, liveState)
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		p.InModules(cfg.Modules())
+		return p
+	}
+	summary := func(p *plans.Plan) []string {
+		var out []string
+		for _, c := range p.Changes {
+			if c.Action != plans.NoOp {
+				out = append(out, c.Action.String()+" "+c.Addr.String())
+			}
+		}
+		return out
+	}
+	apply := func(p *plans.Plan) {
+		t.Helper()
+		if res := provision.Apply(context.Background(), p, map[string]provision.Sender{"notes": svc}, 2, nil); res.Err() != nil {
+			t.Fatal(res.Err())
+		}
+	}
+
+	p := plan()
+	want := []string{"create note.team-a", "create note.team-b", "create module.shared.note.shared", "create note.welcome"}
+	slices.Sort(want)
+	got := summary(p)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("first plan: %q, want %q", got, want)
+	}
+	target, err := addrs.ParseTarget("note.welcome")
+	if err != nil || !slices.ContainsFunc(p.Changes, func(c *plans.Change) bool { return c.Addr.Matches(target) }) {
+		t.Fatalf("-target note.welcome: %v", err)
+	}
+	apply(p)
+	if got := summary(plan()); len(got) != 0 {
+		t.Fatalf("after apply: %q, want nothing to do", got)
+	}
+	if svc.db["module.shared"].Text != "" || svc.db["shared"].Text != "for edge" || svc.db["by-hand"].Text != "made by hand" {
+		t.Errorf("live notes: %v", svc.db)
+	}
+
+	// The import takes the note made by hand over; the removed block
+	// lets go of team-b; a text changes.
+	write("main.hcl", `project = "notes-test"
+
+note "welcome" {
+  text = "hello again"
+}
+
+note "by-hand" {
+  text = "made by hand"
+}
+
+import {
+  to = note.by-hand
+}
+
+note "team" {
+  for_each = toset(["a"])
+  text     = "team ${each.key}"
+}
+
+removed {
+  from = note.team-b
+  lifecycle {
+    destroy = false
+  }
+}
+
+module "shared" {
+  source = "./shared"
+  who    = "edge"
+}
+`)
+	p = plan()
+	got = summary(p)
+	slices.Sort(got)
+	if want := []string{"forget note.team-b", "import note.by-hand", "update note.welcome"}; !slices.Equal(got, want) {
+		t.Fatalf("second plan: %q, want %q", got, want)
+	}
+	apply(plan())
+	if got := summary(plan()); len(got) != 0 {
+		t.Fatalf("after the second apply: %q, want nothing to do", got)
+	}
+
+	// A duplicate is the kind's own check, at its line.
+	write("dup.hcl", "note \"welcome\" {\n  text = \"twice\"\n}\n")
+	if _, diags := schema.NewParser().LoadDir(dir, schema.Inputs{}); !diags.HasErrors() || !strings.Contains(diags.Error(), "main.hcl:3,6-15: Duplicate note block") {
+		t.Errorf("a note declared twice: %v", diags)
+	}
+}
