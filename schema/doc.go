@@ -4,6 +4,10 @@
 // grammar, and canonical formatting.
 //
 // Everything this package reports is an hcl.Diagnostic with a subject range,
-// so a caller can print file, line, column and a snippet. It imports only
-// hcl and cty: it knows nothing of Consul or Elasticsearch clients.
+// so a caller can print file, line, column and a snippet. It imports hcl,
+// cty and their function libraries, and of provision's packages only the
+// leaves: addrs (the addresses), parallel and traefik/labels (Traefik's
+// label grammar, which a frontend's tags are judged by); it knows nothing
+// of Consul or Elasticsearch clients. The kinds of object it decodes are
+// defined by their own packages (Define).
 package schema

@@ -1,8 +1,9 @@
 // Package connect opens the backends a spec needs: the one place that
 // knows the concrete adapters (Consul agents, search clusters, Traefik
-// proxies). The CLI asks it for backends, for the Consul agent that holds
-// the project's lock and record, and for the project's ACL policy; it
-// never sees an adapter itself.
+// proxies), and, by importing them, the kinds they serve. The run
+// (provision/run) and the watcher ask it for backends, for the Consul
+// agent that holds the project's lock and record, and the policy command
+// for the project's ACL policy; none of them sees an adapter itself.
 package connect
 
 import (

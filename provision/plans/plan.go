@@ -421,7 +421,9 @@ type SnapshotSource struct {
 	Servers    []string `json:"servers"` // "search.t1: Elasticsearch 2.4.1 at http://..."
 }
 
-// the object; otherwise that no block declares it any more.
+// Owned gives the reason of the delete of an object the project owns: in
+// destroy mode, that the project owns the object; otherwise that no block
+// declares it any more.
 func (c *Change) Owned(project string, mode Mode) *Change {
 	if mode == Destroy {
 		c.Because(ReasonDestroy, "owned by project "+project)

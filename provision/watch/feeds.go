@@ -33,7 +33,9 @@ func (w *Watcher) Poll(ctx context.Context) {
 }
 
 // PollEvery is how often the specs in force are polled: the interval, or
-// SlowPoll times it for specs whose every object has a change feed.
+// SlowPoll times it for specs that declare services and no search cluster
+// or proxy (whose live state has no change feed: only the agents' and the
+// KV store's have).
 func (w *Watcher) PollEvery() time.Duration {
 	if cfg := w.config(); cfg != nil && len(cfg.Searches)+len(cfg.Traefiks) == 0 && len(cfg.Services) > 0 {
 		return w.o.Interval * SlowPoll
