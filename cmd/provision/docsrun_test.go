@@ -20,6 +20,10 @@ import (
 // do not run, with why, in its comment: "# ...; not run here: why".
 var notRun = regexp.MustCompile(`#.*\bnot run here:\s*\S`)
 
+// prints is a line's claim of what it prints, in its comment: `#
+// prints "No changes."`, checked when the line runs.
+var prints = regexp.MustCompile(`^(.*?)\s*#\s*prints "([^"]+)"\s*$`)
+
 // TestDocsRun runs the shell examples of README.md, of every command
 // page and of every guide as a reader would, from the top of a checkout:
 // each page's sh and bash fences, in order, as one bash script (so that
@@ -31,8 +35,9 @@ var notRun = regexp.MustCompile(`#.*\bnot run here:\s*\S`)
 // in for the pages' (127.0.0.1:8500 and 127.0.0.1:9200), consul is on
 // PATH, HOME is the test's, and every confirmation is answered "yes". A
 // -detailed-exitcode line may exit 2 (changes). A line whose comment
-// says "not run here: why" is not run. A line that fails fails the page,
-// naming the page and line.
+// says "not run here: why" is not run; one whose comment says `prints
+// "text"` must print it. A line that fails fails the page, naming the
+// page and line.
 func TestDocsRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Consul and Elasticsearch")
@@ -129,6 +134,9 @@ func pageScript(t *testing.T, page string) (script string, at []string, marked i
 			}
 			if strings.Contains(l, "-detailed-exitcode") && !strings.HasSuffix(strings.TrimSpace(l), "\\") {
 				l += " || [ $? = 2 ]"
+			}
+			if m := prints.FindStringSubmatch(l); m != nil {
+				l = fmt.Sprintf(`out=$(%s 2>&1); printf '%%s\n' "$out"; case $out in *%q*) ;; *) echo "docs-run: the page says it prints %q" >&2; false ;; esac`, m[1], m[2], m[2])
 			}
 			b.WriteString(l + "\n")
 			at = append(at, fmt.Sprintf("%s:%d", strings.TrimPrefix(page, "../../"), f.line+i))
