@@ -52,10 +52,11 @@ type row struct {
 	Exit     int     `json:"exit"`
 	// With -base, the base binary's median (BaseSec) and the median of
 	// the pairs' ratios A/B with their spread (each pair: A then B).
-	BaseSec float64 `json:"base_seconds,omitempty"`
-	AB      float64 `json:"ab,omitempty"`
-	ABMin   float64 `json:"ab_min,omitempty"`
-	ABMax   float64 `json:"ab_max,omitempty"`
+	BaseSec    float64 `json:"base_seconds,omitempty"`
+	BasePeakMB float64 `json:"base_peak_rss_mb,omitempty"`
+	AB         float64 `json:"ab,omitempty"`
+	ABMin      float64 `json:"ab_min,omitempty"`
+	ABMax      float64 `json:"ab_max,omitempty"`
 	// Requests counts the requests the job made, per backend, at the
 	// wire ("agents" sums the client agents of the fleet rows); writes
 	// are counted apart ("consul writes").
@@ -110,6 +111,7 @@ func main() {
 	flag.StringVar(&baseBin, "base", "", "a provision binary of an earlier revision (make bench builds BENCH_BASE's): each plan and validate job then runs in pairs, this binary then that one, and the table gives the median A/B with its spread, marked * over 1.05")
 	flag.IntVar(&pairs, "pairs", 10, "with -base, the pairs each job runs")
 	plain := flag.Bool("plain", false, "services without weights and tagged_addresses, for a -base revision that does not take them")
+	flag.IntVar(&synthesizeAbove, "synthesize-above", 30000, "services above this number are not registered: their rows (validate, plan -snapshot) plan from a live state synthesized from the largest real snapshot, so that a row at 100,000 needs no hour of registrations")
 	jobs := flag.String("jobs", "", "measure only the services' jobs whose name matches this regular expression (the create, snapshot and destroy they need still run, once, unrecorded); 0 indices, documents and agents leave those rows out")
 	flag.Parse()
 	if *plain {
@@ -159,10 +161,19 @@ func run(bin string, services, indices, documents []int, agents int, selected *r
 	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+consulAddr, "NO_COLOR=1")
 
 	var rows []row
+	var realSnap string // the snapshot of the most services registered so far
 	for _, n := range services {
 		specs := filepath.Join(dir, fmt.Sprintf("svc-%d", n))
 		if err := writeServices(specs, n); err != nil {
 			return err
+		}
+		if n > synthesizeAbove {
+			r, err := synthesizedRows(bin, env, dir, specs, realSnap, n, selected)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, r...)
+			continue
 		}
 		each := filepath.Join(dir, fmt.Sprintf("svc-for-each-%d", n))
 		if err := writeServicesForEach(each, n); err != nil {
@@ -222,6 +233,7 @@ func run(bin string, services, indices, documents []int, agents int, selected *r
 		snap := filepath.Join(dir, fmt.Sprintf("snap-%d.json", n))
 		cmd("snapshot", "hcl parse + GET and decode", parse+read, "snapshot", "-out", snap, specs)
 		cmd("plan -snapshot", "validate", validate.Seconds, "plan", "-detailed-exitcode", "-snapshot", snap, specs)
+		realSnap = snap
 		if n <= 1000 && selected.MatchString("test, 100 runs") {
 			if err := writeTests(specs, snap, 100); err != nil {
 				return err
@@ -243,7 +255,8 @@ func run(bin string, services, indices, documents []int, agents int, selected *r
 		cmd("destroy", "", 0, "destroy", "-auto-approve", "-lock=false", specs)
 	}
 	if agents > 0 {
-		fleet, err := fleetRows(ctx, bin, env, dir, agent, agents, services, rows)
+		registered := slices.DeleteFunc(slices.Clone(services), func(n int) bool { return n > synthesizeAbove })
+		fleet, err := fleetRows(ctx, bin, env, dir, agent, agents, registered, rows)
 		if err != nil {
 			return err
 		}
@@ -325,12 +338,84 @@ func run(bin string, services, indices, documents []int, agents int, selected *r
 		}
 		rows = append(rows, take...)
 	}
-	fmt.Printf("%-30s %6s %8s %8s %4s  %-30s %8s %6s  %-22s %s\n", "job", "n", "seconds", "peak MB", "exit", "floor", "seconds", "ratio", "A/B (min-max)", "requests")
+	fmt.Printf("%-30s %6s %8s %7s %8s %4s  %-30s %8s %6s  %-22s %s\n", "job", "n", "seconds", "growth", "peak MB", "exit", "floor", "seconds", "ratio", "A/B (min-max)", "requests")
 	for _, r := range rows {
-		fmt.Printf("%-30s %6d %8.3f %8.1f %4d  %-30s %8.3f %6.2f  %-22s %s\n", r.Job, r.N, r.Seconds, r.PeakMB, r.Exit, r.Floor, r.FloorSec, r.Ratio, abText(r), counts(r.Requests))
+		fmt.Printf("%-30s %6d %8.3f %7s %8.1f %4d  %-30s %8.3f %6.2f  %-22s %s\n", r.Job, r.N, r.Seconds, growth(r, rows), r.PeakMB, r.Exit, r.Floor, r.FloorSec, r.Ratio, abText(r), counts(r.Requests))
 	}
 	b, _ := json.MarshalIndent(rows, "", "  ")
 	return os.WriteFile(jsonOut, append(b, '\n'), 0o644)
+}
+
+// synthesizeAbove is -synthesize-above.
+var synthesizeAbove int
+
+// synthesizedRows are the rows of n services that no agent holds: validate
+// of specs, and plan -snapshot from a snapshot of the n services
+// converged, synthesized from snap (a real agent's, of fewer).
+func synthesizedRows(bin string, env []string, dir, specs, snap string, n int, selected *regexp.Regexp) ([]row, error) {
+	if snap == "" {
+		return nil, fmt.Errorf("%d services are above -synthesize-above=%d, but no smaller number was registered to synthesize their live state from", n, synthesizeAbove)
+	}
+	synth := filepath.Join(dir, fmt.Sprintf("snap-%d.json", n))
+	if err := synthesize(snap, synth, n); err != nil {
+		return nil, err
+	}
+	var rows []row
+	job := func(name, floorName string, floor float64, args ...string) row {
+		if !selected.MatchString(name) {
+			return row{}
+		}
+		r := best(name, bin, env, args...)
+		r.Job, r.N = name, n
+		if floor > 0 {
+			r.Floor, r.FloorSec, r.Ratio = floorName, floor, r.Seconds/floor
+		}
+		rows = append(rows, r)
+		return r
+	}
+	validate := job("validate", "hcl parse", parseFloor(specs), "validate", specs)
+	job("plan -snapshot", "validate", validate.Seconds, "plan", "-detailed-exitcode", "-snapshot", synth, specs)
+	return rows, nil
+}
+
+// synthesize writes to out the snapshot snap with its agent's services
+// grown to the n that writeServices declares: every service of snap is
+// svc-<i> with its port at 10000 + i%50000, so svc-0, renamed and its
+// port moved, stands for each of them (no other name in svc-0's
+// registration starts with svc-0).
+func synthesize(snap, out string, n int) error {
+	b, err := os.ReadFile(snap)
+	if err != nil {
+		return err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return err
+	}
+	backends, _ := doc["backends"].([]any)
+	for _, x := range backends {
+		be, _ := x.(map[string]any)
+		state, _ := be["state"].(map[string]any)
+		services, _ := state["services"].(map[string]any)
+		if be["kind"] != "consul" || services["svc-0"] == nil {
+			continue
+		}
+		tmpl, err := json.Marshal(services["svc-0"])
+		if err != nil {
+			return err
+		}
+		grown := make(map[string]json.RawMessage, n)
+		for i := range n {
+			s := strings.ReplaceAll(string(tmpl), "svc-0", fmt.Sprintf("svc-%d", i))
+			grown[fmt.Sprintf("svc-%d", i)] = json.RawMessage(strings.Replace(s, `"Port":10000`, fmt.Sprintf(`"Port":%d`, 10000+i%50000), 1))
+		}
+		state["services"] = grown
+	}
+	b, err = json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, b, 0o644)
 }
 
 // writeTests writes dir/tests/bench.provtest.hcl: runs runs of the
@@ -347,7 +432,8 @@ func writeTests(dir, snap string, runs int) error {
 }
 
 // abText is a row's A/B against the base, "1.02 (0.97-1.08)", marked *
-// over 1.05; "" without a base.
+// over 1.05, and "mem +7% *" when its peak grew by more than 5%; ""
+// without a base.
 func abText(r row) string {
 	if r.AB == 0 {
 		return ""
@@ -356,7 +442,26 @@ func abText(r row) string {
 	if r.AB > 1.05 {
 		mark = " *"
 	}
+	if r.BasePeakMB > 0 && r.PeakMB > 1.05*r.BasePeakMB {
+		mark += fmt.Sprintf(" mem +%.0f%% *", 100*(r.PeakMB/r.BasePeakMB-1))
+	}
 	return fmt.Sprintf("%.2f (%.2f-%.2f)%s", r.AB, r.ABMin, r.ABMax, mark)
+}
+
+// growth is how much longer the job of r took than the same job at the
+// fewest objects the table has of it ("9.1x" from 10,000 to 100,000);
+// "" for that row itself.
+func growth(r row, rows []row) string {
+	var least *row
+	for i := range rows {
+		if rows[i].Job == r.Job && rows[i].N > 0 && (least == nil || rows[i].N < least.N) {
+			least = &rows[i]
+		}
+	}
+	if least == nil || least.N == r.N || least.Seconds == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.1fx", r.Seconds/least.Seconds)
 }
 
 // counts renders the request counts of a row: "consul 2, search.t1 4".
@@ -406,7 +511,7 @@ func paired(first row, bin string, env []string, args ...string) row {
 	for range pairs {
 		ra, rb := measure(bin, env, args...), measure(baseBin, env, args...)
 		a, b, ratio = append(a, ra.Seconds), append(b, rb.Seconds), append(ratio, ra.Seconds/rb.Seconds)
-		first.PeakMB, first.Exit = max(first.PeakMB, ra.PeakMB), max(first.Exit, ra.Exit, rb.Exit)
+		first.PeakMB, first.BasePeakMB, first.Exit = max(first.PeakMB, ra.PeakMB), max(first.BasePeakMB, rb.PeakMB), max(first.Exit, ra.Exit, rb.Exit)
 	}
 	first.Seconds, first.BaseSec, first.AB = median(a), median(b), median(ratio)
 	first.ABMin, first.ABMax = slices.Min(ratio), slices.Max(ratio)
