@@ -71,17 +71,24 @@ func TestGoldenPlans(t *testing.T) {
 	}
 }
 
-// BenchmarkDiff reads, decodes and compares 10,000 registrations: the
+// BenchmarkDiff reads, decodes and compares 10,000 and 100,000
+// registrations (the cost per service the same at both sizes): the
 // agent's answer for them decoded as the plan decodes it (every field of
 // the registration kept, reportedService) next to the baseline of the API
-// client's own decoding (api.AgentService), and the diff of 10,000
+// client's own decoding (api.AgentService), and the diff of as many
 // declared services against them: the plan's own work should stay of the
 // order of reading the agent, and its decoding near the API client's.
 func BenchmarkDiff(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) { benchmarkDiff(b, n) })
+	}
+}
+
+func benchmarkDiff(b *testing.B, n int) {
 	cfg := &schema.Config{Project: "bench", Proxy: schema.Proxy{Dialect: schema.DialectTraefik, Prefix: "traefik"}}
 	live := map[string]*api.AgentService{}
 	rule, _ := schema.ParseRule("Path:/api")
-	for i := range 10000 {
+	for i := range n {
 		s := &schema.Service{Name: fmt.Sprintf("svc-%d", i), ID: fmt.Sprintf("svc-%d", i), Address: "127.0.0.1", Port: 8000 + i,
 			Frontend: &schema.Frontend{Rule: rule, ForwardAuth: &schema.ForwardAuth{Address: "http://127.0.0.1/auth"}}}
 		cfg.Services = append(cfg.Services, s)
