@@ -194,7 +194,7 @@ func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.D
 }
 
 // Kind is the kind of a Consul agent's backend.
-const Kind = "consul"
+const Kind = client.AgentKind
 
 // DecodeState decodes an agent's state in a snapshot as every agent's
 // backend does: it needs no declaration (provision.Snapshot.DecodeEarly).

@@ -23,6 +23,11 @@ import (
 	"github.com/provision-dev/provision/provision/adapter"
 )
 
+// AgentKind is the kind of the backend of a Consul agent's services
+// (plans.BackendInfo.Kind), here so that the cluster's coordination, which
+// the agents' backend package imports, finds those backends by it too.
+const AgentKind = "consul"
+
 // Agent is one Consul agent as provision reaches it.
 type Agent struct {
 	Conf *api.Config
