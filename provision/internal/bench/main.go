@@ -205,11 +205,7 @@ func run(bin string, services, indices, documents []int, agents int, selected *r
 				return row{}
 			}
 			wire.take()
-			r := best(job, bin, env, args...)
-			r.Job, r.N = job, n
-			if floor > 0 {
-				r.Floor, r.FloorSec, r.Ratio = floorName, floor, r.Seconds/floor
-			}
+			r := timed(job, n, floorName, floor, bin, env, args...)
 			rows = append(rows, r)
 			return r
 		}
@@ -346,6 +342,17 @@ func run(bin string, services, indices, documents []int, agents int, selected *r
 	return os.WriteFile(jsonOut, append(b, '\n'), 0o644)
 }
 
+// timed is the row of job at n objects (best's), beside its floor when
+// it has one (floor > 0).
+func timed(job string, n int, floorName string, floor float64, bin string, env []string, args ...string) row {
+	r := best(job, bin, env, args...)
+	r.Job, r.N = job, n
+	if floor > 0 {
+		r.Floor, r.FloorSec, r.Ratio = floorName, floor, r.Seconds/floor
+	}
+	return r
+}
+
 // synthesizeAbove is -synthesize-above.
 var synthesizeAbove int
 
@@ -365,11 +372,7 @@ func synthesizedRows(bin string, env []string, dir, specs, snap string, n int, s
 		if !selected.MatchString(name) {
 			return row{}
 		}
-		r := best(name, bin, env, args...)
-		r.Job, r.N = name, n
-		if floor > 0 {
-			r.Floor, r.FloorSec, r.Ratio = floorName, floor, r.Seconds/floor
-		}
+		r := timed(name, n, floorName, floor, bin, env, args...)
 		rows = append(rows, r)
 		return r
 	}
