@@ -3,10 +3,9 @@ package schema
 import (
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/traefik/labels"
-
-	"github.com/hashicorp/hcl/v2"
 )
 
 // Config is the desired state declared by every file of one directory.

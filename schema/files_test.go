@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -66,7 +67,7 @@ key "apps/ft/x" {
 	// base64's of those bytes.
 	want := `{"braces":["dash/c.yaml","dash/t.tpl"],"class":["dash/c.yaml"],"ex":[true,false],"objs":["dash/a.json","dash/sub/b.json"],"parsed":{"dash/a.json":{"title":"A"},"dash/sub/b.json":{"n":[1,2],"title":"B"}},` +
 		`"sums":["eced06fde98f8d1de656d83d5f764103","c7c46c62f7efe4b646f7588ca9a87207ee8337bcf18b40945826162f3ea40e79","aGVsbG8gJHtuYW1lfQ==","x8RsYvfv5LZG91iMqahyB+6DN7zxi0CUWCYWLz6kDnk="],"t":"hello edge","ts":"x-1","y":{"a":1,"b":["x","z"]}}`
-	if got := keys(cfg)[0].Value; got != want {
+	if got := kv.Keys(cfg)[0].Value; got != want {
 		t.Errorf("value:\n%s\nwant\n%s", got, want)
 	}
 }

@@ -125,8 +125,10 @@ func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (addr
 	case a.Name == "":
 		return bad("The name is empty.")
 	}
-	if why := k.badName(a.Name); why != "" {
-		return bad(why)
+	if k.BadName != nil {
+		if why := k.BadName(a.Name); why != "" {
+			return bad(why)
+		}
 	}
 	return a, true
 }

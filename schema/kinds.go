@@ -30,14 +30,13 @@ type KindSchema struct {
 	// that declare one live object); nil for none.
 	Check func(d Decoder, objs []Decl)
 	// BadName says what is wrong with the name of an object an import or
-	// removed block names; nil for any name.
+	// removed block names ("" for nothing); nil for any name.
 	BadName func(name string) string
 	// Pulled are the attributes pull may write into a declaration, from
 	// the live and declared views of its object (a plan's before and
 	// after, as JSON decodes them); nil for none.
 	Pulled func(live, declared map[string]any) []PullAttr
 
-	badName func(name string) string
 	// attach attaches an import to the declarations it names, at the
 	// positions (in declared's order, one or more) its name has there.
 	attach func(cfg *Config, im *Import, at []int)
@@ -47,9 +46,9 @@ type KindSchema struct {
 	// declared lists the kind's declared objects: each one's place block
 	// (its name, "" for the one place), name and module instance.
 	declared func(cfg *Config) []object
-	// pulled are the attributes pull may write into the declaration of
-	// the object named name in module, from its live and declared views;
-	// nil for a kind that pull leaves alone.
+	// pulled is Pulled for a kind whose attributes depend on the
+	// declaration of the object named name in module (a service's, on
+	// its frontend); nil for the others.
 	pulled func(cfg *Config, module addrs.Module, name string, live, declared map[string]any) []PullAttr
 	// decode and check decode the blocks of one module instance, for_each
 	// and dynamic blocks expanded, into cfg, and check them all once
@@ -93,12 +92,6 @@ func Define(spec addrs.KindSpec, s *KindSchema) addrs.Kind {
 // its blocks: its objects are kept in the Config by kind, each with its
 // Declaration.
 func (s *KindSchema) byPackage(k addrs.Kind) {
-	s.badName = func(name string) string {
-		if s.BadName == nil {
-			return ""
-		}
-		return s.BadName(name)
-	}
 	s.attach = func(cfg *Config, im *Import, at []int) {
 		for _, i := range at {
 			cfg.objects[k][i].Decl().Import = im
@@ -111,11 +104,6 @@ func (s *KindSchema) byPackage(k addrs.Kind) {
 			out = append(out, object{"", o.Decl().Name, o.Decl().Module})
 		}
 		return out
-	}
-	if s.Pulled != nil {
-		s.pulled = func(_ *Config, _ addrs.Module, _ string, live, declared map[string]any) []PullAttr {
-			return s.Pulled(live, declared)
-		}
 	}
 	s.decode = func(d *decoder, cfg *Config, units []unit, module addrs.Module) {
 		for _, u := range units {
@@ -158,9 +146,8 @@ func schemaOf(k addrs.Kind) definedKind {
 
 // ServiceSchema is the service block: service "<name>" { id = ... }.
 var ServiceSchema = &KindSchema{
-	Noun:    "service block with id",
-	badName: func(string) string { return "" },
-	attach:  func(cfg *Config, im *Import, at []int) { cfg.Services[at[0]].Import = im },
+	Noun:   "service block with id",
+	attach: func(cfg *Config, im *Import, at []int) { cfg.Services[at[0]].Import = im },
 	ungenerable: func(cfg *Config) (string, string) {
 		if len(cfg.Agents) > 1 {
 			return "Import of an undeclared service needs one agent", fmt.Sprintf("%d agent blocks are declared, so it is not known which node's agent holds the registration. Declare the service block yourself, with its agent.", len(cfg.Agents))
@@ -187,8 +174,7 @@ var ServiceSchema = &KindSchema{
 
 // IndexSchema is the index block: index "<name>" { mapping { ... } }.
 var IndexSchema = &KindSchema{
-	Noun:    "index block named",
-	badName: func(string) string { return "" },
+	Noun: "index block named",
 	attach: func(cfg *Config, im *Import, at []int) {
 		for _, i := range at {
 			cfg.Indices[i].Import = im
@@ -218,7 +204,7 @@ var IndexSchema = &KindSchema{
 // index = ..., source = ... }.
 var DocumentSchema = &KindSchema{
 	Noun: "document block at",
-	badName: func(name string) string {
+	BadName: func(name string) string {
 		if parts := strings.SplitN(name, "/", 3); len(parts) != 3 || slices.Contains(parts, "") {
 			return fmt.Sprintf("%q is not a document's <index>/<type>/<id>.", name)
 		}
@@ -237,7 +223,7 @@ var DocumentSchema = &KindSchema{
 		}
 		return out
 	},
-	pulled: func(_ *Config, _ addrs.Module, _ string, live, declared map[string]any) []PullAttr {
+	Pulled: func(live, declared map[string]any) []PullAttr {
 		return []PullAttr{{Name: "source", Live: live, Decl: declared, Dotted: true}}
 	},
 	Labels: []string{"type", "name"},
@@ -269,8 +255,13 @@ type PullAttr struct {
 // service's address, port, meta, tags and the other fields it declares;
 // none for an index.
 func (cfg *Config) Pulled(a addrs.Addr, live, declared map[string]any) []PullAttr {
-	if k := schemaOf(a.Kind); k.KindSchema != nil && k.pulled != nil {
+	switch k := schemaOf(a.Kind); {
+	case k.KindSchema == nil:
+		return nil
+	case k.pulled != nil:
 		return k.pulled(cfg, a.Module, a.Name, live, declared)
+	case k.Pulled != nil:
+		return k.Pulled(live, declared)
 	}
 	return nil
 }

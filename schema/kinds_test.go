@@ -4,10 +4,6 @@ package schema_test
 // packages that own them, as the CLI's are.
 import (
 	_ "github.com/provision-dev/provision/provision/consul"
-	"github.com/provision-dev/provision/provision/consul/kv"
+	_ "github.com/provision-dev/provision/provision/consul/kv"
 	_ "github.com/provision-dev/provision/provision/search"
-	"github.com/provision-dev/provision/schema"
 )
-
-// keys are the key blocks cfg declares.
-func keys(cfg *schema.Config) []*kv.Decl { return schema.Decls[*kv.Decl](cfg, kv.Key) }

@@ -156,9 +156,10 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	}
 	bg := &budget{}
 	var contents []*hcl.BodyContent
+	top := fileSchema()
 	for _, body := range bodies {
 		bg.bound(body)
-		c, cdiags := body.Content(fileSchema())
+		c, cdiags := body.Content(top)
 		diags = append(diags, cdiags...)
 		contents = append(contents, c)
 	}

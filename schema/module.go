@@ -72,9 +72,10 @@ func (d *decoder) moduleFiles(dir string) *moduleFiles {
 	paths, _ := SpecFiles(filepath.Join(d.files.dir, filepath.FromSlash(dir)))
 	bodies, diags := d.parser.parseFiles(paths)
 	m.diags = diags
+	top := fileSchema()
 	for _, body := range bodies {
 		d.bg.bound(body)
-		c, cdiags := body.Content(fileSchema())
+		c, cdiags := body.Content(top)
 		m.diags = append(m.diags, cdiags...)
 		if attr, ok := c.Attributes["project"]; ok {
 			m.diags = append(m.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Project in a module",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -113,7 +114,7 @@ output "token" {
 	for _, s := range cfg.Services {
 		got = append(got, s.Module.String()+" service "+s.ID)
 	}
-	for _, k := range keys(cfg) {
+	for _, k := range kv.Keys(cfg) {
 		got = append(got, k.Module.String()+" key "+k.Name)
 	}
 	slices.Sort(got)
@@ -200,13 +201,13 @@ func TestModulesBadInput(t *testing.T) {
 // PROVISION_ROOT names the folder; one that does not hold the specs is
 // refused.
 func TestSharedModule(t *testing.T) {
-	kv := "variable \"team\" {\n  type = string\n}\n\nkey \"limits\" {\n  path  = \"apps/${var.team}/limits\"\n  value = jsondecode(file(\"${path.module}/limits.json\"))\n}\n"
+	shared := "variable \"team\" {\n  type = string\n}\n\nkey \"limits\" {\n  path  = \"apps/${var.team}/limits\"\n  value = jsondecode(file(\"${path.module}/limits.json\"))\n}\n"
 	project := func(name string) string {
 		return "project = \"" + name + "\"\n\nmodule \"kv\" {\n  source = \"../../../modules/kv\"\n  team   = \"" + name + "\"\n}\n"
 	}
 	files := map[string]string{
 		".git/HEAD":              "ref: refs/heads/main\n",
-		"modules/kv/main.hcl":    kv,
+		"modules/kv/main.hcl":    shared,
 		"modules/kv/limits.json": `{"rate": 10, "burst": 5}`,
 		"teams/a/specs/main.hcl": project("a"),
 		"teams/b/specs/main.hcl": project("b"),
@@ -214,7 +215,7 @@ func TestSharedModule(t *testing.T) {
 		"teams/d/specs/main.hcl": "project = \"d\"\n\nmodule \"kv\" {\n  source = \"../../../modules/out\"\n  team   = \"d\"\n}\n",
 	}
 	root := writeTree(t, files)
-	elsewhere := writeTree(t, map[string]string{"kv/main.hcl": kv, "kv/limits.json": "{}"})
+	elsewhere := writeTree(t, map[string]string{"kv/main.hcl": shared, "kv/limits.json": "{}"})
 	if err := os.Symlink(filepath.Join(elsewhere, "kv"), filepath.Join(root, "modules", "out")); err != nil {
 		t.Fatal(err)
 	}
@@ -223,8 +224,8 @@ func TestSharedModule(t *testing.T) {
 		if diags.HasErrors() {
 			t.Fatalf("project %s: %s", team, diags)
 		}
-		if cfg.Project != team || len(keys(cfg)) != 1 || keys(cfg)[0].Name != "apps/"+team+"/limits" {
-			t.Errorf("project %s: %q, keys %+v", team, cfg.Project, keys(cfg))
+		if cfg.Project != team || len(kv.Keys(cfg)) != 1 || kv.Keys(cfg)[0].Name != "apps/"+team+"/limits" {
+			t.Errorf("project %s: %q, keys %+v", team, cfg.Project, kv.Keys(cfg))
 		}
 	}
 	// git's own files are never read, though inside the repository: a
@@ -244,7 +245,7 @@ func TestSharedModule(t *testing.T) {
 	// Without git the specs' folder is the bound, unless PROVISION_ROOT
 	// widens it (writeTree's folders are not in a repository).
 	norepo := writeTree(t, map[string]string{"specs/main.hcl": "project = \"n\"\n\nmodule \"kv\" {\n  source = \"../modules/kv\"\n  team   = \"n\"\n}\n",
-		"modules/kv/main.hcl": kv, "modules/kv/limits.json": `{"rate": 1, "burst": 1}`})
+		"modules/kv/main.hcl": shared, "modules/kv/limits.json": `{"rate": 1, "burst": 1}`})
 	specs := filepath.Join(norepo, "specs")
 	if _, diags := schema.NewParser().LoadDir(specs, schema.Inputs{}); !diags.HasErrors() || diags.Errs()[0].(*hcl.Diagnostic).Summary != "Module outside the specs" {
 		t.Errorf("no git, no root: %s", diags)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -166,7 +167,7 @@ func TestVariableFilesAsTerraform(t *testing.T) {
 		if diags.HasErrors() {
 			t.Fatal(diags)
 		}
-		return keys(cfg)[0].Value
+		return kv.Keys(cfg)[0].Value
 	}
 	if got := value(schema.Inputs{Env: []string{"PROVISION_VAR_a=env"}}); got != "tfvars tfvars.json auto.json" {
 		t.Errorf("the files read by default: %q", got)

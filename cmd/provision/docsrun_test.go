@@ -20,6 +20,9 @@ import (
 // do not run, with why, in its comment: "# ...; not run here: why".
 var notRun = regexp.MustCompile(`#.*\bnot run here:\s*\S`)
 
+// failedLine is what the script's ERR trap says of the line that failed.
+var failedLine = regexp.MustCompile(`docs-run: line (\d+) failed`)
+
 // prints is a line's claim of what it prints, in its comment: `#
 // prints "No changes."`, checked when the line runs.
 var prints = regexp.MustCompile(`^(.*?)\s*#\s*prints "([^"]+)"\s*$`)
@@ -98,7 +101,7 @@ func TestDocsRun(t *testing.T) {
 			err := cmd.Run()
 			if err != nil {
 				at := "?"
-				if m := regexp.MustCompile(`docs-run: line (\d+) failed`).FindStringSubmatch(out.String()); m != nil {
+				if m := failedLine.FindStringSubmatch(out.String()); m != nil {
 					var n int
 					fmt.Sscan(m[1], &n)
 					if n-2 >= 0 && n-2 < len(lines) {

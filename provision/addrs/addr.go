@@ -177,12 +177,12 @@ func parseObject(s string) (Addr, error) {
 	}
 	if name, rest, ok := strings.Cut(s, "["); ok && strings.HasSuffix(rest, "]") {
 		unquoted, err := strconv.Unquote(strings.TrimSuffix(rest, "]"))
-		if k, known := KindNamed(name); err == nil && known {
+		if k, known := named(kinds, name); err == nil && known {
 			return Addr{In: in, Kind: k, Name: unquoted}, nil
 		}
 	}
 	name, obj, ok := strings.Cut(s, ".")
-	k, known := KindNamed(name)
+	k, known := named(kinds, name)
 	if known && ok && obj != "" {
 		return Addr{In: in, Kind: k, Name: obj}, nil
 	}

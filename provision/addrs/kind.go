@@ -17,11 +17,7 @@ import (
 // (consul.Service, kv.Key, search.Index, search.Document); code compares
 // kinds as values (a.Kind == consul.Service), never by their names. The
 // zero Kind is no kind: the address of a module instance alone has it.
-type Kind struct{ k *kind }
-
-type kind struct {
-	KindSpec
-}
+type Kind struct{ k *KindSpec }
 
 // KindSpec is what a kind's registration says of it.
 type KindSpec struct {
@@ -55,7 +51,7 @@ func Register(spec KindSpec) Kind {
 			panic(fmt.Sprintf("addrs: kind %q registered twice (name or order %d taken by %q)", spec.Name, spec.Order, k.k.Name))
 		}
 	}
-	k := Kind{&kind{spec}}
+	k := Kind{&spec}
 	registry.kinds = append(registry.kinds, k)
 	slices.SortFunc(registry.kinds, func(a, b Kind) int { return a.k.Order - b.k.Order })
 	return k
@@ -69,13 +65,15 @@ func Kinds() []Kind {
 }
 
 // KindNamed is the registered kind of that name.
-func KindNamed(name string) (Kind, bool) {
-	for _, k := range Kinds() {
-		if k.k.Name == name {
-			return k, true
-		}
+func KindNamed(name string) (Kind, bool) { return named(Kinds(), name) }
+
+// named is the kind of that name among kinds.
+func named(kinds []Kind, name string) (Kind, bool) {
+	i := slices.IndexFunc(kinds, func(k Kind) bool { return k.k.Name == name })
+	if i < 0 {
+		return Kind{}, false
 	}
-	return Kind{}, false
+	return kinds[i], true
 }
 
 // Name is the kind as addresses write it; "" for no kind.

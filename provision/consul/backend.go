@@ -123,7 +123,7 @@ func lockerIsFirstAgent(cfg *schema.Config, o Options) bool {
 // all: an agent, a service, an import of one, a consul block or
 // CONSUL_HTTP_ADDR.
 func Uses(cfg *schema.Config, o Options) bool {
-	return len(cfg.Agents) > 0 || len(cfg.Services) > 0 || len(schema.Decls[*kv.Decl](cfg, kv.Key)) > 0 || slices.ContainsFunc(cfg.Imports, isConsul) || cfg.Consul != nil || o.addrSet()
+	return len(cfg.Agents) > 0 || len(cfg.Services) > 0 || len(kv.Keys(cfg)) > 0 || slices.ContainsFunc(cfg.Imports, isConsul) || cfg.Consul != nil || o.addrSet()
 }
 
 // agentClient opens the client of the agent a (nil: Consul's one agent)

@@ -47,6 +47,9 @@ type Decl struct {
 	Flags uint64
 }
 
+// Keys are the key blocks cfg declares, in block order.
+func Keys(cfg *schema.Config) []*Decl { return schema.Decls[*Decl](cfg, Key) }
+
 // Reserved is the KV folder provision keeps for itself (the locks, the
 // records, the watchers' elections): no key block may name it.
 const Reserved = "provision/"

@@ -56,7 +56,7 @@ func TestKeyForEach(t *testing.T) {
 				return
 			}
 			var paths []string
-			for _, k := range schema.Decls[*Decl](cfg, Key) {
+			for _, k := range Keys(cfg) {
 				paths = append(paths, k.Name)
 			}
 			if diff := cmp.Diff(tt.paths, paths); diff != "" {

@@ -98,7 +98,7 @@ func kvOwner(flags uint64, project string) string {
 // agent block: Open); nil when the specs declare, import and remove no
 // key.
 func New(cfg *schema.Config) *Store {
-	kv := &Store{project: cfg.Project, keys: schema.Decls[*Decl](cfg, Key), cfg: cfg}
+	kv := &Store{project: cfg.Project, keys: Keys(cfg), cfg: cfg}
 	seen := map[string]bool{}
 	add := func(prefix string) {
 		if !seen[prefix] {
@@ -106,7 +106,7 @@ func New(cfg *schema.Config) *Store {
 			kv.prefixes = append(kv.prefixes, prefix)
 		}
 	}
-	for _, k := range schema.Decls[*Decl](cfg, Key) {
+	for _, k := range kv.keys {
 		add(prefix(k.Name))
 	}
 	for _, im := range cfg.Imports {
@@ -685,7 +685,8 @@ func (kv *Store) Follow(ctx context.Context, feed provision.Feed) {
 func Permissions(cfg *schema.Config) []acl.Permission {
 	var out []acl.Permission
 	prefixes := map[string]bool{}
-	for _, k := range schema.Decls[*Decl](cfg, Key) {
+	keys := Keys(cfg)
+	for _, k := range keys {
 		if p := prefix(k.Name); !prefixes[p] {
 			prefixes[p] = true
 			out = append(out, acl.Permission{Resource: "key_prefix", Segment: p, Access: "write", Why: "the keys the specs declare under " + strconv.Quote(p), At: k.DeclRange.Ptr()})
@@ -702,7 +703,7 @@ func Permissions(cfg *schema.Config) []acl.Permission {
 			out = append(out, acl.Permission{Resource: "key_prefix", Segment: p, Access: "write", Why: "the keys removed blocks name under " + strconv.Quote(p), At: r.DeclRange.Ptr()})
 		}
 	}
-	if len(schema.Decls[*Decl](cfg, Key)) > 0 || removedKeys {
+	if len(keys) > 0 || removedKeys {
 		out = append(out, acl.Permission{Resource: "key_prefix", Segment: KeysPrefix + cfg.Project + "/", Access: "write", Why: "the records of the project's keys", At: cfg.ProjectRange.Ptr()})
 	}
 	return out
