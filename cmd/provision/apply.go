@@ -23,6 +23,13 @@ func (c *cli) apply(args []string) int {
 		return exitError
 	}
 	op := c.applyOperation(run.Apply, dirArg(pos), &a.sendArgs)
+	if a.record != "" {
+		var err error
+		if op.Applied, err = readRecord(a.record); err != nil {
+			c.textView(a.view.noColor).Diagnostics(run.Refusal("Cannot read -record", err.Error()+". Nothing was sent.", nil))
+			return exitError
+		}
+	}
 	if len(pos) == 1 && !strings.HasSuffix(pos[0], ".hcl") {
 		if st, err := os.Stat(pos[0]); err == nil && st.Mode().IsRegular() {
 			op.Type, op.Dir, op.PlanFile = run.ApplySaved, "", pos[0]

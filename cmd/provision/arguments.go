@@ -409,10 +409,12 @@ func (a *sendArgs) register(fs *flag.FlagSet, removal bool) {
 type applyArgs struct {
 	sendArgs
 	snapshot string
+	record   string
 }
 
 func (a *applyArgs) register(fs *flag.FlagSet) {
 	a.sendArgs.register(fs, false)
+	fs.StringVar(&a.record, "record", "", "once the apply completes, add the entries of `FILE` (JSON: {commit, change, digest, job}, or an array of them) to the project's history in Consul, under the lock (provision history prints it)")
 	fs.StringVar(&a.snapshot, "snapshot", "", "refused: a plan made from a snapshot is never applied (use plan -snapshot `FILE`)")
 }
 

@@ -54,7 +54,9 @@ var commands = []command{
 	{"console", "console [options] [DIR]", "Evaluate expressions in the specs' scope",
 		"Reads expressions from stdin (or a prompt), one a line, and prints each one's value as evaluated in the root specs' scope: var, local, module outputs, path and the functions, as terraform console does. Reads no server; an expression that fails is a diagnostic with its line and column, and the command then exits 1. exit or the end of the input ends it."},
 	{"policy", "policy [options] [DIR]", "Print the least-privilege Consul ACL policy the specs need",
-		"Prints the Consul ACL rules a token needs to plan and apply the specs of DIR: service and key_prefix writes for what they declare, the lock's key and session, the record of the project's agents; with -watch, the watcher's election key too. Reads the agent's node name when it can."},
+		"Prints the Consul ACL rules a token needs to plan and apply the specs of DIR: service and key_prefix writes for what they declare, the lock's key and session, the record of the project's agents and the history of its applies; with -watch, the watcher's election key too. Reads the agent's node name when it can."},
+	{"history", "history [options] [DIR]", "Print the project's history of applies, kept in Consul",
+		"Prints the history of the project's applies that Consul keeps beside its lock (provision/history/<project>), oldest first: each apply -record that completed, with the commit, change (pull request), digest of the reviewed changes and job it names, and when it completed. The pipeline step reads it to tell what a merge's apply still has to do. Nothing is written."},
 	{"snapshot", "snapshot [options] -out FILE [DIR]", "Record the live state a plan reads, to plan from it offline",
 		"Reads every backend the specs declare, as plan does (services, checks, KV keys, indices, documents, proxies), and writes what it read to FILE: one versioned, deterministic JSON file with no secret in it, for plan -snapshot and provision test."},
 	{"test", "test [options] [DIR]", "Run DIR/tests/*.provtest.hcl: plans from snapshots against golden files",
@@ -194,6 +196,8 @@ func (c *cli) run(args []string) int {
 		return c.policy(rest)
 	case "snapshot":
 		return c.snapshot(rest)
+	case "history":
+		return c.history(rest)
 	case "test":
 		return c.test(rest)
 	case "completion":

@@ -93,8 +93,8 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 	return opened, diags
 }
 
-// Cluster is the Consul agent that holds the project's lock and the
-// record of the agents its services are on.
+// Cluster is the Consul agent that holds the project's lock, the record
+// of the agents its services are on and the history of its applies.
 type Cluster interface {
 	provision.Locker
 	// Address is the base URL of the agent it is reached through.
@@ -107,6 +107,10 @@ type Cluster interface {
 	Forgotten(rec *plans.Record, project string, backends []plans.BackendInfo) hcl.Diagnostics
 	// Remember records the agents after a complete apply.
 	Remember(ctx context.Context, project string, backends []plans.BackendInfo) error
+	// History reads the project's history of applies, oldest first;
+	// Append adds to it, after an apply completed, under the lock.
+	History(ctx context.Context, project string) ([]plans.Applied, error)
+	Append(ctx context.Context, project string, entries []plans.Applied) error
 	// NodeName is the name of the agent's node, where the lock's session
 	// is written.
 	NodeName(ctx context.Context) (string, error)
@@ -123,9 +127,11 @@ func StateDecoders() map[string]provision.StateDecoder {
 	return map[string]provision.StateDecoder{consul.Kind: consul.DecodeState}
 }
 
-// LockKey is the KV key of the project's lock; RecordKey that of its record.
-func LockKey(project string) string   { return cluster.LockPrefix + project }
-func RecordKey(project string) string { return cluster.RecordPrefix + project }
+// LockKey is the KV key of the project's lock; RecordKey that of its
+// record; HistoryKey that of its history of applies.
+func LockKey(project string) string    { return cluster.LockPrefix + project }
+func RecordKey(project string) string  { return cluster.RecordPrefix + project }
+func HistoryKey(project string) string { return cluster.HistoryPrefix + project }
 
 // Policy is the least-privilege Consul ACL policy of the specs.
 type Policy struct {

@@ -62,9 +62,11 @@ const (
 	// of the specs that bring what people changed on owned objects back
 	// into them; Targets and Excludes select what is pulled.
 	Pull
+	// History reads the project's history of applies from the cluster.
+	History
 )
 
-var typeNames = [...]string{"validate", "plan", "apply", "apply", "destroy", "plan", "policy", "snapshot", "pull"}
+var typeNames = [...]string{"validate", "plan", "apply", "apply", "destroy", "plan", "policy", "snapshot", "pull", "history"}
 
 // String is the command that runs the operation.
 func (t Type) String() string { return typeNames[t] }
@@ -92,13 +94,15 @@ const (
 	Verify
 	// MakeConfig generates declarations (Generate); MakePolicy makes the
 	// ACL policy (Policy); MakePull works out and checks the rewrites of
-	// a pull (Pull).
+	// a pull (Pull); ReadHistory reads the project's history of applies
+	// (History).
 	MakeConfig
 	MakePolicy
 	MakePull
+	ReadHistory
 )
 
-var phaseNames = [...]string{"load", "open", "check permissions", "lock", "read", "diff", "check saved", "confirm", "send", "record", "verify", "make config", "make policy", "make pull"}
+var phaseNames = [...]string{"load", "open", "check permissions", "lock", "read", "diff", "check saved", "confirm", "send", "record", "verify", "make config", "make policy", "make pull", "read history"}
 
 func (p Phase) String() string { return phaseNames[p] }
 
@@ -113,6 +117,7 @@ var phases = map[Type][]Phase{
 	Policy:     {Load, Open, MakePolicy},
 	Snapshot:   {Load, Open, Read},
 	Pull:       {Load, Open, Read, Diff, MakePull},
+	History:    {Load, Open, ReadHistory},
 }
 
 // Hook runs after its phase; an error diagnostic stops the run there, as
@@ -160,7 +165,10 @@ type Operation struct {
 	Node string
 	// Watch adds to Policy what provision watch needs.
 	Watch bool
-	Hooks map[Phase][]Hook
+	// Applied are the entries the record phase adds to the project's
+	// history once an apply completes (apply -record), their time its.
+	Applied []plans.Applied
+	Hooks   map[Phase][]Hook
 	// From, when set, is the recorded live state a plan is made from
 	// instead of reading: nothing is read or sent.
 	From *provision.Snapshot
@@ -243,6 +251,9 @@ type Run struct {
 	Policy    connect.Policy
 	// Pulled are the checked rewrites of a pull.
 	Pulled *pull.Result
+	// History is the project's history of applies, oldest first
+	// (History).
+	History []plans.Applied
 	// Ran are the phases run, in order, the last one the one that stopped
 	// the run when it failed.
 	Ran    []Phase

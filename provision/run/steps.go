@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
@@ -56,6 +57,8 @@ func (r *Run) step(ctx context.Context, ph Phase) hcl.Diagnostics {
 		return r.policy(ctx)
 	case MakePull:
 		return r.pull(ctx)
+	case ReadHistory:
+		return r.readHistory(ctx)
 	}
 	panic(fmt.Sprintf("run: no step for phase %s", ph))
 }
@@ -190,10 +193,13 @@ func (r *Run) checkPermissions(ctx context.Context) hcl.Diagnostics {
 // lock takes the project's lock on the cluster's agent; the rest of the
 // run uses the lock's context, canceled if the lock is lost.
 func (r *Run) lock(ctx context.Context) (context.Context, hcl.Diagnostics) {
+	l := r.Opened.Cluster
+	if len(r.Applied) > 0 && (!r.Lock || l == nil) {
+		return ctx, Refusal("Nowhere to keep the history", "-record adds to the project's history, which is kept beside its lock in Consul: it needs the lock (no -lock=false) and a Consul agent to hold it (a consul or agent block, or CONSUL_HTTP_ADDR). Nothing was sent.", nil)
+	}
 	if !r.Lock {
 		return ctx, nil
 	}
-	l := r.Opened.Cluster
 	if l == nil {
 		r.view.Diagnostics(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Running without the lock",
 			Detail: fmt.Sprintf("No Consul agent is configured to hold the lock, so this %s runs without one.", r.Type)}})
@@ -461,12 +467,22 @@ func (r *Run) send(ctx context.Context) hcl.Diagnostics {
 }
 
 // record keeps the agents the project's services are now on (none after
-// a destroy), so that a plan notices an agent block that goes away. A
-// failure is a warning: everything was sent.
+// a destroy), so that a plan notices an agent block that goes away, and
+// adds the apply's entries to the project's history. A failure is a
+// warning: everything was sent.
 func (r *Run) record(ctx context.Context) hcl.Diagnostics {
 	k := r.Opened.Cluster
 	if k == nil {
 		return nil
+	}
+	at := time.Now().UTC().Truncate(time.Second)
+	entries := slices.Clone(r.Applied)
+	for i := range entries {
+		entries[i].At = at
+	}
+	if err := k.Append(ctx, r.Plan.Project, entries); err != nil {
+		r.view.Diagnostics(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "History not kept",
+			Detail: fmt.Sprintf("The history of the project's applies (%s) was not updated: %s.", connect.HistoryKey(r.Plan.Project), err)}})
 	}
 	backends := r.Plan.Backends
 	if r.mode() == plans.Destroy {
@@ -510,6 +526,20 @@ func (r *Run) policy(ctx context.Context) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	r.Policy, diags = connect.MakePolicy(ctx, r.Config, r.Opened, r.Node, r.Watch)
 	return diags
+}
+
+// readHistory reads the project's history of applies from the cluster;
+// a project without one keeps none.
+func (r *Run) readHistory(ctx context.Context) hcl.Diagnostics {
+	k := r.Opened.Cluster
+	if k == nil {
+		return nil
+	}
+	var err error
+	if r.History, err = k.History(ctx, r.Config.Project); err != nil {
+		return Refusal("Cannot read the history", fmt.Sprintf("Reading %s from %s: %s.", connect.HistoryKey(r.Config.Project), k.Address(), err), r.Config.ProjectRange.Ptr())
+	}
+	return nil
 }
 
 // Prove proves, again, what the run's plan declares is what readers see

@@ -11,6 +11,7 @@
 #   provision-ci.sh plan       plan a pull request, keep its one comment up to date
 #   provision-ci.sh apply      on merge, apply the plan the pull request reviewed
 #   provision-ci.sh snapshot   record the live state for pull requests from forks
+#   provision-ci.sh history    print each project's history of applies
 #
 # What it reads (the action's inputs and the template's variables set them):
 #   PROVISION_VERSION   release to install, vX.Y.Z
@@ -546,14 +547,17 @@ merged_change() {
 	esac || die "asking which pull request $(commit) merged was refused by the API (its answer is above)"
 }
 
-# fetch_plan N: downloads the saved plan of pull request N's last plan
-# job into $plan.
+# fetch_plan N FILE: downloads the saved plan of $dir that pull request
+# N's last plan job made into FILE.
 fetch_plan() {
 	case $(ci) in
 	github)
 		got=$(github GET "/pulls/$1") || return 1
 		head=$(printf '%s\n' "$got" | jq -r .head.sha)
-		github_artifact "provision-plan-$1" head_sha "$head" "$plan"
+		got=$(mktemp -d)
+		(cd "$got" && github_artifact "provision-plan-$1" head_sha "$head" "$plan") || { rm -rf "$got"; return 1; }
+		mv "$got/$plan" "$2"
+		rm -rf "$got"
 		;;
 	gitlab)
 		got=$(gitlab GET "/merge_requests/$1") || return 1
@@ -562,7 +566,7 @@ fetch_plan() {
 		got=$(gitlab GET "/pipelines/$pipeline/jobs?scope=success") || return 1
 		job=$(printf '%s\n' "$got" | jq -r '[.[] | select(.name == "provision-plan")][0].id // empty')
 		[ -n "$job" ] || { say "the pipeline $pipeline of !$1 has no provision-plan job that succeeded"; return 1; }
-		gitlab GET "/jobs/$job/artifacts/$plan" >"$plan"
+		gitlab GET "/jobs/$job/artifacts/$plan" >"$2"
 		;;
 	esac
 }
@@ -597,9 +601,11 @@ applied() {
 # systems or the specs moved since it was made, or it was made from a
 # snapshot): the merge commit is planned again, and applied only when it
 # makes exactly the changes #N's comment shows (the plan its plan job
-# saved, or the one an earlier run of this job put there); otherwise the
-# new plan goes on #N, where a re-run of this job finds it, and the job
-# fails.
+# saved, or the one an earlier run of this job put there), or exactly the
+# reviewed changes of every pull request merged since the history's last
+# apply (merges in a row whose jobs did not run, or ran out of order);
+# otherwise the new plan goes on #N, where a re-run of this job finds it,
+# and the job fails.
 apply_merge_commit() {
 	say "the plan #$1 reviewed cannot be applied as it is (see above); planning the merge commit again"
 	want=$(shown "$1")
@@ -607,14 +613,139 @@ apply_merge_commit() {
 	plan_to merge.plan
 	if [ "$planned" = 0 ] || [ "$planned" = 2 ]; then
 		if [ "$(digest merge.plan)" = "$want" ]; then
-			provision apply -no-color "-lock-timeout=$lock_timeout" merge.plan || die "the merge commit's plan, which makes the changes #$1 shows, failed to apply (see above)"
-			say "applied the merge commit's plan, which makes exactly the changes #$1 shows"
-			applied "$1" "the merge commit's plan, which makes exactly the changes shown here"
+			apply_recorded merge.plan "the merge commit's plan, which makes exactly the changes #$1 shows" "the merge commit's plan, which makes exactly the changes shown here" ||
+				die "the merge commit's plan, which makes the changes #$1 shows, failed to apply (see above)"
 			return
+		fi
+		if [ "$(wc -l <"$pending")" -gt 1 ] && together=$(union); then
+			if [ "$(changes merge.plan | jq -cS 'sort_by(.address)')" = "$together" ]; then
+				what="the merge commit's plan, which makes exactly the reviewed changes of $(numbers)"
+				apply_recorded merge.plan "$what" "$what" || die "$what failed to apply (see above)"
+				return
+			fi
+			say "the merge commit plans other changes than the reviewed changes of $(numbers) together"
 		fi
 	fi
 	PROVISION_CHANGE=$1 comment_plan "provision: the merge commit plans other changes than this pull request showed (or none could be planned): they are shown here, and nothing was applied. Review them; a re-run of the merge's job applies them while the merge commit still plans exactly these, or apply from the default branch (a push there)." merge.plan
 	exit 1
+}
+
+# numbers: the pull requests pending, as "#2, #3 and #4".
+numbers() {
+	awk '{ n[NR] = "#" $2 } END { for (i = 1; i <= NR; i++) printf "%s%s", n[i], (i == NR ? "" : (i == NR - 1 ? " and " : ", ")) }' "$pending"
+}
+
+# union: the reviewed changes of every pull request pending, together,
+# sorted by address, on stdout; fails, saying so, when one's reviewed plan
+# is gone or two change one object (then no order of theirs was reviewed).
+union() {
+	: >union.lines
+	while read -r sha p; do
+		fetch_plan "$p" "reviewed-$p.plan" || { say "the reviewed plan of #$p (merged at $sha) was not found: the merge commit's plan cannot be held against it"; return 1; }
+		changes "reviewed-$p.plan" | jq -c --arg p "$p" '.[] | . + {pr: $p}' >>union.lines
+		rm -f "reviewed-$p.plan"
+	done <"$pending"
+	both=$(jq -rs 'group_by(.address) | map(select(length > 1)) | .[0] // empty | "\(.[0].address) is changed by " + (map("#" + .pr) | join(" and "))' union.lines)
+	if [ -n "$both" ]; then
+		say "$both, each reviewed without the other: nothing is applied"
+		return 1
+	fi
+	jq -cSs 'map(del(.pr)) | sort_by(.address)' union.lines
+	rm -f union.lines
+}
+
+# apply_recorded PLANFILE LOG COMMENT: applies PLANFILE, adding to the
+# project's history (in Consul, under its lock, once the apply completes)
+# an entry for every pull request pending, and says so in the log (LOG)
+# and on each of them (COMMENT on #n); fails, its output in apply.out,
+# when the apply fails.
+apply_recorded() {
+	record=$(mktemp)
+	while read -r sha p; do
+		d=
+		if [ "$p" = "$n" ]; then d=$(digest "$1"); fi
+		jq -n --arg c "$sha" --arg p "$p" --arg d "$d" --arg j "$(run_url)" '{commit: $c, change: $p, digest: $d, job: $j}'
+	done <"$pending" | jq -s . >"$record"
+	provision apply -no-color "-lock-timeout=$lock_timeout" $(recording "$record") "$1" >apply.out 2>&1 || {
+		cat apply.out
+		rm -f "$record"
+		return 1
+	}
+	cat apply.out
+	rm -f "$record" apply.out
+	say "applied $2"
+	while read -r sha p; do
+		if [ "$p" = "$n" ]; then applied "$p" "$3"; else applied "$p" "the plan of #$n's merge at $(commit), which holds this pull request's changes"; fi
+	done <"$pending"
+}
+
+# recording FILE: apply's flag that records FILE's entries in the
+# project's history; nothing for a project that keeps none (no Consul
+# agent holds its lock). mktemp's names hold no space.
+recording() {
+	if [ "$kept" = true ]; then printf '%s\n' "-record=$1"; fi
+}
+
+# between BASE HEAD: the commits after BASE up to HEAD on the default
+# branch, oldest first, one a line; none when HEAD is BASE or before it.
+between() {
+	case $(ci) in
+	github) got=$(github GET "/compare/$1...$2?per_page=250") && printf '%s\n' "$got" | jq -r 'select(.status == "ahead" or .status == "diverged") | .commits[].sha' ;;
+	gitlab) got=$(gitlab GET "/repository/compare?from=$1&to=$2") && printf '%s\n' "$got" | jq -r '.commits[].id' ;;
+	esac || die "comparing $1 with $2 was refused by the API (its answer is above)"
+}
+
+# merged_at SHA: the pull request SHA merged (its merge, squash or last
+# rebased commit), empty when it merged none.
+merged_at() {
+	case $(ci) in
+	github) got=$(github GET "/commits/$1/pulls") && printf '%s\n' "$got" | jq -r --arg s "$1" '[.[] | select(.merge_commit_sha == $s)][0].number // empty' ;;
+	gitlab) got=$(gitlab GET "/repository/commits/$1/merge_requests") && printf '%s\n' "$got" | jq -r --arg s "$1" '[.[] | select(.state == "merged" and (.merge_commit_sha == $s or .squash_commit_sha == $s or .sha == $s))][0].iid // empty' ;;
+	esac || die "asking which pull request $1 merged was refused by the API (its answer is above)"
+}
+
+# covered: whether the project's history says an apply already brought
+# live to this commit or past it (an apply, of a reviewed plan or of a
+# merge commit's, makes live what the specs at its commit declare): #n
+# was applied, or the commit is not newer than the last applied. Then
+# nothing is sent: never an older commit's plan over a newer main. It
+# writes to pending the pull requests merged since the last applied commit
+# (sha and number, a line each; #n alone without a history).
+covered() {
+	pending=$(mktemp)
+	last=
+	if hist=$(provision history -json "$dir"); then
+		kept=$(printf '%s\n' "$hist" | jq -r .kept)
+		last=$(printf '%s\n' "$hist" | jq -r '.applied[-1].commit // empty')
+	else
+		printf '%s\n' "$hist" | jq -r '.diagnostics[]? | "\(.summary): \(.detail)"' >&2 || true
+		kept=false
+		say "the history of project $dir cannot be read (above): this merge is applied as if it had none, and not recorded (the token needs key:write on provision/history/<project>: provision policy prints the rules)"
+	fi
+	if [ -z "$last" ]; then
+		if [ -n "$n" ]; then printf '%s %s\n' "$(commit)" "$n" >"$pending"; fi
+		return 1
+	fi
+	job=$(printf '%s\n' "$hist" | jq -r '.applied[-1].job // "a run"')
+	if [ -n "$n" ]; then
+		by=$(printf '%s\n' "$hist" | jq -r --arg n "$n" '[.applied[] | select(.change == $n)] | last // empty | "\(.commit) by \(.job)"')
+		if [ -n "$by" ]; then
+			say "#$n was applied already, at $by (provision-ci.sh history): nothing is sent"
+			return 0
+		fi
+	fi
+	later=$(between "$last" "$(commit)") || exit 1
+	if [ "$last" = "$(commit)" ] || [ -z "$later" ]; then
+		say "$(commit) is not newer than $last, which $job applied (provision-ci.sh history): that apply made live what main declares there, and an older commit's plan is never applied over it; nothing is sent"
+		return 0
+	fi
+	for sha in $later; do
+		p=$(merged_at "$sha") || exit 1
+		if [ -n "$p" ] && ! grep -q " $p\$" "$pending"; then printf '%s %s\n' "$sha" "$p" >>"$pending"; fi
+	done
+	if [ -n "$n" ] && ! grep -q " $n\$" "$pending"; then printf '%s %s\n' "$(commit)" "$n" >>"$pending"; fi
+	if [ "$(wc -l <"$pending")" -gt 1 ]; then say "merged since $last, the history's last apply: $(numbers)"; fi
+	return 1
 }
 
 # push_apply: a push that merged no pull request. With
@@ -626,7 +757,10 @@ push_apply() {
 	case ${PROVISION_ON_PUSH:-check} in
 	apply)
 		say "the push $sha merged no pull request; PROVISION_ON_PUSH=apply: planning and applying the default branch"
-		provision apply -auto-approve -no-color "-lock-timeout=$lock_timeout" "$dir" || die "applying the default branch at $sha failed (see above)"
+		record=$(mktemp)
+		jq -n --arg c "$sha" --arg j "$(run_url)" '{commit: $c, job: $j}' >"$record"
+		provision apply -auto-approve -no-color "-lock-timeout=$lock_timeout" $(recording "$record") "$dir" || die "applying the default branch at $sha failed (see above)"
+		rm -f "$record"
 		;;
 	check)
 		code=0
@@ -648,25 +782,23 @@ apply() {
 }
 
 apply_one() {
+	if covered; then return; fi
 	if [ -z "$n" ]; then
 		push_apply
 		return
 	fi
-	fetch_plan "$n" || die "the reviewed plan of #$n was not found (its plan job did not succeed, or its artifact expired): nothing is applied; plan it again"
+	fetch_plan "$n" "$plan" || die "the reviewed plan of #$n was not found (its plan job did not succeed, or its artifact expired): nothing is applied; plan it again"
 	say "applying the plan #$n reviewed; waiting up to $lock_timeout for the project's lock if another run holds it"
-	code=0
-	provision apply -no-color "-lock-timeout=$lock_timeout" "$plan" >apply.out 2>&1 || code=$?
-	cat apply.out
-	if [ "$code" = 0 ]; then
-		say "applied the plan #$n reviewed"
-		applied "$n" "the plan reviewed here"
-		return
-	fi
+	if apply_recorded "$plan" "the plan #$n reviewed" "the plan reviewed here"; then return; fi
 	if grep -q "(-lock-timeout)" apply.out; then
 		die "the project's lock was held by another run for all of $lock_timeout (see above): nothing was applied. Re-run this job once that run is done, or raise PROVISION_LOCK_TIMEOUT"
 	fi
 	apply_merge_commit "$n"
 }
+
+history_one() { provision history "$dir"; }
+
+history() { each history_one; }
 
 snapshot_one() {
 	provision snapshot -out "$snapshot" "$dir"
@@ -676,10 +808,10 @@ snapshot_one() {
 snapshot() { each snapshot_one; }
 
 case ${1:-} in
-plan | apply | snapshot)
+plan | apply | snapshot | history)
 	ci >/dev/null # refused once, here, outside GitHub Actions and GitLab CI
 	"$1"
 	;;
 install) install ;;
-*) die "usage: provision-ci.sh install | plan | apply | snapshot" ;;
+*) die "usage: provision-ci.sh install | plan | apply | snapshot | history" ;;
 esac

@@ -1,8 +1,8 @@
 // Package cluster is the coordination of a project's runs through the
 // Consul cluster, on the agent that holds it (the consul block's,
 // CONSUL_HTTP_ADDR, else the first agent block's): the apply lock, the
-// record of the agents the project's services are on, and the election of
-// provision watch's healer. It is no backend: it plans nothing.
+// record of the agents the project's services are on, the history of its
+// applies, and the election of provision watch's healer. It is no backend: it plans nothing.
 package cluster
 
 import (
@@ -39,14 +39,15 @@ func (c *Cluster) Address() string { return c.a.Address() }
 func (c *Cluster) NodeName(ctx context.Context) (string, error) { return c.a.NodeName(ctx) }
 
 // Permissions are what the cluster's coordination needs of a project's
-// token (at: the project attribute): write on its two keys (the lock and
-// the record), and, on the node of the agent that holds the lock (when
+// token (at: the project attribute): write on its three keys (the lock,
+// the record and the history), and, on the node of the agent that holds the lock (when
 // node is not empty), write on sessions and, with agent, read of the
 // agent (whose node name provision policy looks up).
 func Permissions(project string, at *hcl.Range, node string, agent bool) []acl.Permission {
 	out := []acl.Permission{
 		{Resource: "key", Segment: LockPrefix + project, Access: "write", Why: "the apply lock", At: at},
 		{Resource: "key", Segment: RecordPrefix + project, Access: "write", Why: "the record of the project's agents", At: at},
+		{Resource: "key", Segment: HistoryPrefix + project, Access: "write", Why: "the history of the project's applies", At: at},
 	}
 	if node != "" {
 		out = append(out, acl.Permission{Resource: "session", Segment: node, Access: "write", Why: "the lock's session, on the node of the agent that holds it", At: at})
@@ -349,6 +350,60 @@ func (c *Cluster) Remember(ctx context.Context, project string, backends []plans
 		}
 		value, _ := json.Marshal(now)
 		_, err := c.a.API.KV().Put(&api.KVPair{Key: key, Value: value}, q)
+		return c.a.StatusError(err)
+	})
+}
+
+// HistoryPrefix is the KV folder of each project's history of applies:
+// a JSON array of plans.Applied, oldest first.
+const HistoryPrefix = "provision/history/"
+
+// History reads the project's history of applies, oldest first; empty
+// when it has none.
+func (c *Cluster) History(ctx context.Context, project string) ([]plans.Applied, error) {
+	h, _, err := c.history(ctx, project)
+	return h, err
+}
+
+// history is the project's history and the index of its key (0 when
+// there is none), for a write that checks nobody wrote it in between.
+func (c *Cluster) history(ctx context.Context, project string) ([]plans.Applied, uint64, error) {
+	var h []plans.Applied
+	var index uint64
+	err := c.a.Net.Call(ctx, true, func(ctx context.Context) error {
+		pair, _, err := c.a.API.KV().Get(HistoryPrefix+project, (&api.QueryOptions{}).WithContext(ctx))
+		if err != nil || pair == nil {
+			return c.a.StatusError(err)
+		}
+		index = pair.ModifyIndex
+		if err := json.Unmarshal(pair.Value, &h); err != nil {
+			return fmt.Errorf("%s%s is not a history of applies: %w", HistoryPrefix, project, err)
+		}
+		return nil
+	})
+	return h, index, err
+}
+
+// Append adds entries to the project's history after an apply completed,
+// keeping the newest plans.HistoryLength. It runs under the project's
+// lock, and writes with Consul's check-and-set all the same: an entry is
+// never lost to a write in between.
+func (c *Cluster) Append(ctx context.Context, project string, entries []plans.Applied) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	h, index, err := c.history(ctx, project)
+	if err != nil {
+		return err
+	}
+	h = append(h, entries...)
+	h = h[max(0, len(h)-plans.HistoryLength):]
+	value, _ := json.Marshal(h)
+	return c.a.Net.Call(adapter.Sending(ctx), true, func(ctx context.Context) error {
+		ok, _, err := c.a.API.KV().CAS(&api.KVPair{Key: HistoryPrefix + project, Value: value, ModifyIndex: index}, (&api.WriteOptions{}).WithContext(ctx))
+		if err == nil && !ok {
+			return fmt.Errorf("%s%s was written by someone else while the lock was held", HistoryPrefix, project)
+		}
 		return c.a.StatusError(err)
 	})
 }

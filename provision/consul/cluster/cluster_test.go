@@ -3,10 +3,13 @@ package cluster_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/consul/api"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/consul/cluster"
 	"github.com/provision-dev/provision/provision/internal/backendtest"
@@ -116,5 +119,40 @@ func TestElect(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("the second watcher does not lead in 15 s after the first stopped")
+	}
+}
+
+// TestHistory: on a real agent, entries appended after applies are read
+// back oldest first, only the newest plans.HistoryLength are kept, and a
+// key that holds no history is an error, not an empty one.
+func TestHistory(t *testing.T) {
+	agent := servers.NewConsul(t)
+	c := cluster.New(backendtest.ConsulAgent(t, "http://"+agent.Addr, ""))
+	ctx := context.Background()
+	if h, err := c.History(ctx, "p"); err != nil || len(h) != 0 {
+		t.Fatalf("a project never applied: %v %v", h, err)
+	}
+	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	var want []plans.Applied
+	for i := range plans.HistoryLength + 2 {
+		e := plans.Applied{Commit: fmt.Sprintf("m%d", i), Change: fmt.Sprint(i), Digest: "d", Job: "https://ci/1", At: at}
+		want = append(want, e)
+		if err := c.Append(ctx, "p", []plans.Applied{e}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := c.History(ctx, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want[2:], got); diff != "" {
+		t.Errorf("the history (-want +got):\n%s", diff)
+	}
+	consul, _ := api.NewClient(&api.Config{Address: agent.Addr})
+	if _, err := consul.KV().Put(&api.KVPair{Key: cluster.HistoryPrefix + "q", Value: []byte("{}")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.History(ctx, "q"); err == nil || !strings.Contains(err.Error(), "provision/history/q is not a history of applies") {
+		t.Errorf("a key that holds no history: %v", err)
 	}
 }

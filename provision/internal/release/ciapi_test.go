@@ -21,12 +21,16 @@ import (
 //   - GitHub (https://docs.github.com/en/rest): issue comments (a body over
 //     65,536 characters is 422 "Validation Failed"; a token that may not
 //     write, as a fork's, gets 403 "Resource not accessible by
-//     integration"), the pull requests a commit merged, a pull request's
-//     head, and the repository's artifacts, whose zip is a 302 to storage;
+//     integration"), the pull requests a commit merged (with its
+//     merge_commit_sha), a pull request's head, the comparison of two
+//     commits (status and commits, oldest first), and the repository's
+//     artifacts, whose zip is a 302 to storage;
 //   - GitLab (https://docs.gitlab.com/ee/api/): merge request notes (over
 //     1,000,000 characters is 400 "is too long (maximum is 1000000
-//     characters)"), the merge requests a commit merged, a merge request's
-//     head pipeline, its jobs, and job artifacts by job and by ref;
+//     characters)"), the merge requests a commit merged (state and
+//     merge_commit_sha), a merge request's head pipeline, its jobs, the
+//     comparison of two commits (from...to: the commits of to that from
+//     lacks, oldest first), and job artifacts by job and by ref;
 //   - both: an unknown comment, pull request or artifact is 404, a missing
 //     or wrong token 401.
 //
@@ -38,6 +42,7 @@ type ciAPI struct {
 	comments  map[string][]comment // by pull request number
 	nextID    int
 	merged    map[string]int // the pull request a commit merged
+	main      []string       // the default branch's commits, oldest first
 	heads     map[int]string // a pull request's head commit
 	artifacts []artifact
 	requests  []string // "METHOD path status"
@@ -109,6 +114,16 @@ func (a *ciAPI) upload(name, branch, sha string, files map[string][]byte) {
 // pull opens pull request n at head, and merge makes sha its merge.
 func (a *ciAPI) pull(n int, head string) { a.mu.Lock(); a.heads[n] = head; a.mu.Unlock() }
 func (a *ciAPI) merge(sha string, n int) { a.mu.Lock(); a.merged[sha] = n; a.mu.Unlock() }
+
+// push makes sha the default branch's newest commit (once: a job's re-run
+// is of the same commit).
+func (a *ciAPI) push(sha string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !slices.Contains(a.main, sha) {
+		a.main = append(a.main, sha)
+	}
+}
 
 // posted are pull request n's comments, oldest first.
 func (a *ciAPI) posted(n int) []comment {
@@ -204,6 +219,19 @@ func (a *ciAPI) github(w http.ResponseWriter, r *http.Request, p []string) {
 		a.commentByID(w, r, "", p[2], "PATCH", 65536, true)
 	case match(p, "commits", "*", "pulls"):
 		a.mergedBy(w, p[1], "number")
+	case match(p, "compare", "*"):
+		base, head, _ := strings.Cut(p[1], "...")
+		if later, ok := a.compare(w, base, head); ok {
+			status := map[bool]string{true: "ahead", false: "behind"}[len(later) > 0]
+			if base == head {
+				status = "identical"
+			}
+			commits := []map[string]any{}
+			for _, sha := range later {
+				commits = append(commits, map[string]any{"sha": sha})
+			}
+			answer(w, 200, map[string]any{"status": status, "ahead_by": len(later), "total_commits": len(later), "commits": commits})
+		}
 	case match(p, "pulls", "*"):
 		if n, head, ok := a.pullOf(w, p[1]); ok {
 			answer(w, 200, map[string]any{"number": n, "head": map[string]any{"sha": head}})
@@ -239,6 +267,14 @@ func (a *ciAPI) gitlab(w http.ResponseWriter, r *http.Request, p []string) {
 		a.commentByID(w, r, p[1], p[3], "PUT", 1000000, false)
 	case match(p, "repository", "commits", "*", "merge_requests"):
 		a.mergedBy(w, p[2], "iid")
+	case match(p, "repository", "compare"):
+		if later, ok := a.compare(w, r.URL.Query().Get("from"), r.URL.Query().Get("to")); ok {
+			commits := []map[string]any{}
+			for _, sha := range later {
+				commits = append(commits, map[string]any{"id": sha})
+			}
+			answer(w, 200, map[string]any{"commits": commits, "compare_same_ref": r.URL.Query().Get("from") == r.URL.Query().Get("to")})
+		}
 	case match(p, "merge_requests", "*"):
 		n, head, ok := a.pullOf(w, p[1])
 		if !ok {
@@ -269,13 +305,28 @@ func (a *ciAPI) gitlab(w http.ResponseWriter, r *http.Request, p []string) {
 }
 
 // mergedBy answers the pull requests commit sha merged, each its number
-// under key.
+// under key, with its merge commit (and GitLab's state).
 func (a *ciAPI) mergedBy(w http.ResponseWriter, sha, key string) {
 	list := []map[string]any{}
 	if n, ok := a.merged[sha]; ok {
-		list = append(list, map[string]any{key: n})
+		list = append(list, map[string]any{key: n, "merge_commit_sha": sha, "state": "merged"})
 	}
 	answer(w, 200, list)
+}
+
+// compare is the default branch's commits after base up to head, oldest
+// first (none when head is base or older); false, answered 404, when
+// either is not on it.
+func (a *ciAPI) compare(w http.ResponseWriter, base, head string) ([]string, bool) {
+	b, h := slices.Index(a.main, base), slices.Index(a.main, head)
+	if b < 0 || h < 0 {
+		answer(w, 404, map[string]any{"message": "Not Found"})
+		return nil, false
+	}
+	if h <= b {
+		return nil, true
+	}
+	return slices.Clone(a.main[b+1 : h+1]), true
 }
 
 // pullOf is pull request number's head; false, answered 404, when there

@@ -76,6 +76,7 @@ func (p *pipeline) reviewed(n int, from, src string, env ...string) {
 // merge runs the apply job of a push to main at sha that merged pull
 // request n (none when n is 0).
 func (p *pipeline) merge(n int, sha string, env ...string) (string, error) {
+	p.api.push(sha)
 	if n > 0 {
 		p.api.merge(sha, n)
 	}
