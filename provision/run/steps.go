@@ -537,7 +537,11 @@ func (r *Run) readHistory(ctx context.Context) hcl.Diagnostics {
 	}
 	var err error
 	if r.History, err = k.History(ctx, r.Config.Project); err != nil {
-		return Refusal("Cannot read the history", fmt.Sprintf("Reading %s from %s: %s.", connect.HistoryKey(r.Config.Project), k.Address(), err), r.Config.ProjectRange.Ptr())
+		advice := ""
+		if _, refused := adapter.Refused(err); refused {
+			advice = fmt.Sprintf(" The token needs key:read on %s (key:write to record an apply): provision policy prints the rules.", connect.HistoryKey(r.Config.Project))
+		}
+		return Refusal("Cannot read the history", fmt.Sprintf("Reading %s from %s: %s.%s", connect.HistoryKey(r.Config.Project), k.Address(), err, advice), r.Config.ProjectRange.Ptr())
 	}
 	return nil
 }

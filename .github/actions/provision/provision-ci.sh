@@ -579,14 +579,18 @@ run_url() {
 	esac
 }
 
-# applied N WHAT: says on the first comment of pull request N what the
-# merge's job finally applied, in a line above its plan (replacing the
-# line of an earlier run).
+# applied N WHAT [once]: says on the first comment of pull request N what
+# the merge's job finally applied, in a line above its plan (replacing the
+# line of an earlier run); with once, only when no job has said so yet
+# (a later merge's job, whose apply holds #N's changes too).
 applied() {
 	found=$(provision_comments "$1") || exit 1
 	first=$(printf '%s\n' "$found" | jq -c --arg m "$marker" 'select(.body | startswith($m))' | head -n 1)
 	if [ -z "$first" ]; then
 		say "applied; #$1 has no plan comment to say so on"
+		return
+	fi
+	if [ -n "${3:-}" ] && printf '%s\n' "$first" | jq -e '.body | contains("<!-- provision-status -->")' >/dev/null; then
 		return
 	fi
 	body=$(mktemp)
@@ -675,7 +679,7 @@ apply_recorded() {
 	rm -f "$record" apply.out
 	say "applied $2"
 	while read -r sha p; do
-		if [ "$p" = "$n" ]; then applied "$p" "$3"; else applied "$p" "the plan of #$n's merge at $(commit), which holds this pull request's changes"; fi
+		if [ "$p" = "$n" ]; then applied "$p" "$3"; else applied "$p" "the plan of #$n's merge at $(commit), which holds this pull request's changes" once; fi
 	done <"$pending"
 }
 
@@ -720,7 +724,7 @@ covered() {
 	else
 		printf '%s\n' "$hist" | jq -r '.diagnostics[]? | "\(.summary): \(.detail)"' >&2 || true
 		kept=false
-		say "the history of project $dir cannot be read (above): this merge is applied as if it had none, and not recorded (the token needs key:write on provision/history/<project>: provision policy prints the rules)"
+		say "the history of project $dir cannot be read (above): this merge is applied as if it had none, and is not recorded"
 	fi
 	if [ -z "$last" ]; then
 		if [ -n "$n" ]; then printf '%s %s\n' "$(commit)" "$n" >"$pending"; fi
