@@ -39,6 +39,10 @@
 # and the variables each CI system sets (GITHUB_*, CI_*).
 set -eu
 
+# The job's scratch folder: the comments read once for all projects.
+listed=$(mktemp -d)
+trap 'rm -rf "$listed"' EXIT
+
 module=github.com/provision-dev/provision
 artifact=${PROVISION_SNAPSHOT_ARTIFACT:-provision-snapshot}
 lock_timeout=${PROVISION_LOCK_TIMEOUT:-5m}
@@ -386,18 +390,25 @@ author() {
 }
 
 # provision_comments N: the step's comments on pull request N for $dir,
-# oldest first, as JSON lines {id, body}; every page is read.
+# oldest first, as JSON lines {id, body}. Every page is read once a job
+# (into $listed, for all the projects of the job): a project reads its own
+# comments before it writes them and never after, and the others' are not
+# its, so the one reading serves them all.
 provision_comments() {
-	by=$(author) || exit 1
-	sel='.[] | select((.user.login // .author.username) == $by) | select((.body | startswith($m + " -->")) or (.body | startswith($m + " (part "))) | {id, body}'
-	page=1
-	while :; do
-		got=$(api GET "$(comments_path "$1")?per_page=100&page=$page&sort=asc") ||
-			die "reading the comments of #$1 was refused by the API (its answer is above)"
-		printf '%s\n' "$got" | jq -c --arg m "<!-- provision-plan: $dir" --arg by "$by" "$sel"
-		[ "$(printf '%s\n' "$got" | jq length)" -eq 100 ] || break
-		page=$((page + 1))
-	done
+	if [ ! -f "$listed/$1" ]; then
+		by=$(author) || exit 1
+		page=1
+		: >"$listed/$1.part"
+		while :; do
+			api GET "$(comments_path "$1")?per_page=100&page=$page&sort=asc" >"$listed/page" ||
+				die "reading the comments of #$1 was refused by the API (its answer is above)"
+			jq -c --arg by "$by" '.[] | select((.user.login // .author.username) == $by) | select(.body | startswith("<!-- provision-plan: ")) | {id, body}' "$listed/page" >>"$listed/$1.part"
+			[ "$(jq length "$listed/page")" -eq 100 ] || break
+			page=$((page + 1))
+		done
+		mv "$listed/$1.part" "$listed/$1"
+	fi
+	jq -c --arg m "<!-- provision-plan: $dir" 'select((.body | startswith($m + " -->")) or (.body | startswith($m + " (part ")))' "$listed/$1"
 }
 
 # write_comment METHOD PATH FILE WHAT: sends FILE as a comment's body; a

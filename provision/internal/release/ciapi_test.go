@@ -80,7 +80,7 @@ const (
 	readToken = "t0ken-read"
 )
 
-func newCIAPI(t *testing.T) *ciAPI {
+func newCIAPI(t testing.TB) *ciAPI {
 	a := &ciAPI{comments: map[string][]comment{}, nextID: 1000, merged: map[string]int{}, heads: map[int]string{}}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
 	t.Cleanup(a.srv.Close)

@@ -27,7 +27,7 @@ var (
 )
 
 // provisionBin builds provision once into a folder for PATH.
-func provisionBin(t *testing.T) string {
+func provisionBin(t testing.TB) string {
 	binOnce.Do(func() {
 		binDir, binErr = os.MkdirTemp("", "provision-ci-bin-")
 		if binErr != nil {
@@ -57,14 +57,14 @@ func TestMain(m *testing.M) {
 // pipeline is one CI job's workspace: a copy of the shipped specs, the
 // API of its CI system and its variables.
 type pipeline struct {
-	t    *testing.T
+	t    testing.TB
 	work string // the job's working directory
 	dir  string // the runner's files: the event, the step summary
 	api  *ciAPI
 	env  []string
 }
 
-func newPipeline(t *testing.T, env ...string) *pipeline {
+func newPipeline(t testing.TB, env ...string) *pipeline {
 	p := &pipeline{t: t, work: t.TempDir(), dir: t.TempDir(), api: newCIAPI(t)}
 	if err := os.CopyFS(filepath.Join(p.work, "specs"), os.DirFS(filepath.Join(root, "specs"))); err != nil {
 		t.Fatal(err)
