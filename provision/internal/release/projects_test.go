@@ -209,6 +209,7 @@ func TestPipelineProjectsApart(t *testing.T) {
 			write(map[string]string{"teams/a/specs/main.hcl": team("a", "2")})
 			planJob(1, false)
 			c := comments(1)
+			t.Logf("the comment of b, unchanged:\n%s", c["b"])
 			if !strings.Contains(c["a"], `key["apps/a/own"]`) || !strings.Contains(c["b"], "No changes") || strings.Contains(c["b"], "apps/b/") {
 				t.Errorf("the comments of a change of a alone:\n%v", c)
 			}
@@ -222,6 +223,7 @@ func TestPipelineProjectsApart(t *testing.T) {
 			write(map[string]string{"modules/kv/limits.json": `{"rate": 20}`})
 			planJob(2, false)
 			c = comments(2)
+			t.Logf("the comments of a change of the shared module:\n%s\n\n%s", c["a"], c["b"])
 			if !strings.Contains(c["a"], `apps/a/limits`) || !strings.Contains(c["b"], `apps/b/limits`) {
 				t.Errorf("the comments of a change of the shared module:\n%v", c)
 			}
