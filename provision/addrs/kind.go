@@ -33,6 +33,9 @@ type KindSpec struct {
 	// Order places the kind in a plan: kinds are listed by it, lowest
 	// first.
 	Order int
+	// Replace says what -replace does to an owned object of the kind
+	// ("registered again in place"); "" for a kind -replace does not take.
+	Replace string
 }
 
 var registry struct {
@@ -95,6 +98,15 @@ func (k Kind) Place() string {
 
 // Form is how an address of the kind is written, for a person.
 func (k Kind) Form() string { return k.k.Form }
+
+// Replaces says what -replace does to an owned object of the kind; ""
+// when it takes none.
+func (k Kind) Replaces() string {
+	if k.k == nil {
+		return ""
+	}
+	return k.k.Replace
+}
 
 // Equal reports whether k and o are one kind, as k == o does; go-cmp,
 // which cannot look into a Kind, compares kinds by it.

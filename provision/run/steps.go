@@ -19,7 +19,6 @@ import (
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/connect"
-	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
@@ -571,13 +570,20 @@ func (r *Run) senders() map[string]provision.Sender {
 	return m
 }
 
-// replaced checks that every -replace address is a service the plan
-// declares and the project owns, which the plan registers again.
-func replaced(p *plans.Plan, addrs []addrs.Addr) error {
-	for _, addr := range addrs {
+// replaced checks that every -replace address is an object of a kind
+// -replace takes (a service) that the plan declares and the project owns,
+// which the plan makes again in place.
+func replaced(p *plans.Plan, replace []addrs.Addr) error {
+	for _, addr := range replace {
 		i := slices.IndexFunc(p.Changes, func(c *plans.Change) bool { return c.Addr == addr })
-		if i < 0 || addr.Kind != consul.Service || p.Changes[i].Action == plans.Delete || p.Changes[i].Action == plans.Create {
-			return fmt.Errorf("-replace %s names no service that the specs declare and the project owns: only such a service is registered again in place", addr)
+		if i < 0 || addr.Kind.Replaces() == "" || p.Changes[i].Action == plans.Delete || p.Changes[i].Action == plans.Create {
+			var names, only []string
+			for _, k := range addrs.Kinds() {
+				if k.Replaces() != "" {
+					names, only = append(names, k.Name()), append(only, "a "+k.Name()+" is "+k.Replaces())
+				}
+			}
+			return fmt.Errorf("-replace %s names no %s that the specs declare and the project owns: only such %s", addr, strings.Join(names, " or "), strings.Join(only, "; "))
 		}
 	}
 	return nil
