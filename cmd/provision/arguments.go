@@ -193,6 +193,21 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
+// addrsFlag is a repeatable address flag (-target, -exclude, -replace),
+// each address parsed as it is given: one that is no address is refused
+// with the other arguments, before anything is read.
+type addrsFlag []addrs.Addr
+
+func (l *addrsFlag) String() string { return strings.Join(addrs.Strings(*l), ",") }
+
+func (l *addrsFlag) Set(v string) error {
+	a, err := addrs.ParseTarget(v)
+	if err == nil {
+		*l = append(*l, a)
+	}
+	return err
+}
+
 // dirArg is the specs of a command: its folder argument, or else specs/,
 // or else the working folder when it holds spec files and no specs/.
 func dirArg(pos []string) string {
@@ -269,8 +284,8 @@ func (a *varArgs) environ(env func() []string) func() []string {
 // plan's all of them, other commands some (those they register).
 type runArgs struct {
 	vars              varArgs
-	targets, excludes listFlag
-	replace           listFlag
+	targets, excludes addrsFlag
+	replace           addrsFlag
 	// generated is a spec file written by -generate-config-out, read
 	// beside the directory's files.
 	generated string

@@ -208,3 +208,12 @@ func ParseTarget(s string) (Addr, error) {
 	}
 	return a, nil
 }
+
+// Strings are the addresses as they are written, each String's.
+func Strings(as []Addr) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.String()
+	}
+	return out
+}

@@ -21,10 +21,7 @@ import (
 // rewritten specs: Pulled holds them when they pass. Nothing is written;
 // the command writes the files.
 func (r *Run) pull(ctx context.Context) hcl.Diagnostics {
-	include, exclude, err := r.targets()
-	if err != nil {
-		return Refusal("Invalid target", err.Error()+".", nil)
-	}
+	include, exclude := r.Targets, r.Excludes
 	res := pull.Pull(pull.Specs{Dir: r.Dir, Config: r.Config,
 		Selected: func(a addrs.Addr) bool { return plans.Selected(a, include, exclude) }}, r.Plan)
 	if res.Diags.HasErrors() {

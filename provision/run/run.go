@@ -148,8 +148,10 @@ type Operation struct {
 	// owns (plan -destroy).
 	Removal      bool
 	PruneIndices bool
-	// Replace, Targets and Excludes are addresses as the flags give them.
-	Replace, Targets, Excludes []string
+	// Replace, Targets and Excludes are the addresses the flags give:
+	// written with or without their module and place, as a person writes
+	// them (-replace service.web), resolved against the specs.
+	Replace, Targets, Excludes []addrs.Addr
 	// VerifyTimeout bounds the proof through the declared proxies.
 	VerifyTimeout time.Duration
 	// Lock holds the project's lock while sending; LockTimeout is how long

@@ -144,11 +144,8 @@ func sameFile(a, b string) bool {
 // open opens the backends and the cluster's agent, with every option
 // given at construction.
 func (r *Run) open(context.Context) hcl.Diagnostics {
-	replace, err := parseAddrs(r.Replace)
-	if err == nil {
-		r.replace, err = resolve(replace, r.Config.Declared())
-	}
-	if err != nil {
+	var err error
+	if r.replace, err = resolve(r.Replace, r.Config.Declared()); err != nil {
 		return Refusal("Invalid -replace address", err.Error()+".", nil)
 	}
 	// A backend knows its objects by place, kind and name; the module
@@ -172,10 +169,7 @@ func (r *Run) open(context.Context) hcl.Diagnostics {
 // errors count here: its warnings (permissions that cannot be checked)
 // are the plan's too, which checks again for what it writes.
 func (r *Run) checkPermissions(ctx context.Context) hcl.Diagnostics {
-	include, exclude, err := r.targets()
-	if err != nil {
-		return Refusal("Invalid target", err.Error()+".", nil)
-	}
+	include, exclude := r.Targets, r.Excludes
 	if r.Saved != nil { // a saved plan sends its own changes, no more
 		include = nil
 		for _, c := range r.Saved.Changes {
@@ -370,12 +364,10 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 	if err := replaced(p, r.replace); err != nil {
 		return Refusal("Invalid -replace address", err.Error(), nil)
 	}
-	include, exclude, err := r.targets()
-	if err == nil && r.Type != Pull { // a pull plans the whole (and selects what it pulls)
-		err = p.Target(include, exclude)
-	}
-	if err != nil {
-		return Refusal("Invalid target", err.Error()+".", nil)
+	if r.Type != Pull { // a pull plans the whole (and selects what it pulls)
+		if err := p.Target(r.Targets, r.Excludes); err != nil {
+			return Refusal("Invalid target", err.Error()+".", nil)
+		}
 	}
 	// The credentials are checked for what the plan now sends (a saved
 	// plan's, once it is narrowed to the saved changes).
@@ -616,31 +608,6 @@ func resolve(written, declared []addrs.Addr) ([]addrs.Addr, error) {
 			}
 			return nil, fmt.Errorf("%s names %d objects the specs declare: write one of %s", a, len(found), strings.Join(names, ", "))
 		}
-	}
-	return out, nil
-}
-
-// targets are the addresses of -target and -exclude.
-func (r *Run) targets() (include, exclude []addrs.Addr, err error) {
-	return ParseTargets(r.Targets, r.Excludes)
-}
-
-// ParseTargets reads the addresses of -target and -exclude.
-func ParseTargets(targets, excludes []string) (include, exclude []addrs.Addr, err error) {
-	if include, err = parseAddrs(targets); err == nil {
-		exclude, err = parseAddrs(excludes)
-	}
-	return include, exclude, err
-}
-
-func parseAddrs(ss []string) ([]addrs.Addr, error) {
-	var out []addrs.Addr
-	for _, s := range ss {
-		a, err := addrs.ParseTarget(s)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 )
@@ -19,7 +20,7 @@ type view struct {
 	applying bool
 	// denied are the objects the credentials may not write, as the
 	// errors say; others counts the other errors.
-	denied []string
+	denied []addrs.Addr
 	others int
 }
 
@@ -43,9 +44,7 @@ func (v *view) Diagnostics(diags hcl.Diagnostics) {
 			v.w.o.Metrics.gateFailed(u)
 		}
 		if denied, ok := d.Extra.(provision.Denied); ok && len(denied.Addrs) > 0 {
-			for _, a := range denied.Addrs {
-				v.denied = append(v.denied, a.String())
-			}
+			v.denied = append(v.denied, denied.Addrs...)
 		} else if d.Severity == hcl.DiagError {
 			v.others++
 		}

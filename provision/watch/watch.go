@@ -23,6 +23,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/adapter"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 	"github.com/provision-dev/provision/schema"
@@ -307,7 +308,7 @@ func (w *Watcher) reconcile(ctx context.Context, why string) bool {
 		// away, or a service added to the specs without one): said once
 		// above; the rest is planned and healed without them.
 		op.Excludes = append(slices.Clone(op.Excludes), v.denied...)
-		denied = "; left out, as the token may not write them: " + strings.Join(v.denied, ", ")
+		denied = "; left out, as the token may not write them: " + strings.Join(addrs.Strings(v.denied), ", ")
 		r = op.Start(ctx, &view{w: w})
 	}
 	if r.Failed() || r.Plan == nil {
@@ -342,16 +343,16 @@ func (w *Watcher) reconcile(ctx context.Context, why string) bool {
 	if op.LockTimeout == 0 {
 		op.LockTimeout = time.Minute // a pipeline's apply holds it: wait, then plan again
 	}
-	w.log("info", "repair", "", "repairing %s", strings.Join(targets, ", "))
+	w.log("info", "repair", "", "repairing %s", strings.Join(addrs.Strings(targets), ", "))
 	a := op.Start(ctx, &view{w: w, applying: true})
 	w.o.Metrics.repaired(!a.Failed())
 	if a.Failed() {
-		w.log("error", "repair", "", "the repair of %s failed at %s; it is tried again at the next change or poll", strings.Join(targets, ", "), a.Ran[len(a.Ran)-1])
+		w.log("error", "repair", "", "the repair of %s failed at %s; it is tried again at the next change or poll", strings.Join(addrs.Strings(targets), ", "), a.Ran[len(a.Ran)-1])
 		return true
 	}
 	w.mu.Lock()
 	now := time.Now()
-	for _, t := range targets {
+	for _, t := range addrs.Strings(targets) {
 		if why != "start" { // the first run converges; it repairs nobody's change
 			w.repairs[t] = append(w.repairs[t], now)
 		}
@@ -428,10 +429,10 @@ type leftAlone struct{ live, why string }
 // MaxRepairs times within Window (something keeps changing it back) is
 // left alone, and said so loudly at each reconcile, until the specs or
 // its live state change. back: an agent answered again (agentBack).
-func (w *Watcher) allowed(drifted []string, p *plans.Plan, back bool) []string {
+func (w *Watcher) allowed(drifted []string, p *plans.Plan, back bool) []addrs.Addr {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var out []string
+	var out []addrs.Addr
 	now := time.Now()
 	changes := make(map[string]*plans.Change, len(p.Changes))
 	for _, c := range p.Changes {
@@ -460,7 +461,7 @@ func (w *Watcher) allowed(drifted []string, p *plans.Plan, back bool) []string {
 				Message: "left alone: " + la.why + ". It is repaired again once the specs or its live state change."})
 			continue
 		}
-		out = append(out, a)
+		out = append(out, c.Addr)
 	}
 	return out
 }
