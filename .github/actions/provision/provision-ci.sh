@@ -703,11 +703,12 @@ recording() {
 
 # between BASE HEAD: the commits after BASE up to HEAD on the default
 # branch, oldest first, one a line; none when HEAD is BASE or before it.
+# Fails when the API cannot compare them (the answer is said).
 between() {
 	case $(ci) in
 	github) got=$(github GET "/compare/$1...$2?per_page=250") && printf '%s\n' "$got" | jq -r 'select(.status == "ahead" or .status == "diverged") | .commits[].sha' ;;
 	gitlab) got=$(gitlab GET "/repository/compare?from=$1&to=$2") && printf '%s\n' "$got" | jq -r '.commits[].id' ;;
-	esac || die "comparing $1 with $2 was refused by the API (its answer is above)"
+	esac
 }
 
 # merged_at SHA: the pull request SHA merged (its merge, squash or last
@@ -749,7 +750,11 @@ covered() {
 			return 0
 		fi
 	fi
-	later=$(between "$last" "$(commit)") || exit 1
+	if ! later=$(between "$last" "$(commit)"); then
+		say "$last, the history's last apply, cannot be compared with $(commit) (above; a commit a force push took off the default branch?): only #$n's reviewed changes are accepted, as without a history"
+		if [ -n "$n" ]; then printf '%s %s\n' "$(commit)" "$n" >"$pending"; fi
+		return 1
+	fi
 	if [ "$last" = "$(commit)" ] || [ -z "$later" ]; then
 		say "$(commit) is not newer than $last, which $job applied (provision-ci.sh history): that apply made live what main declares there, and an older commit's plan is never applied over it; nothing is sent"
 		return 0

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -112,6 +114,23 @@ func TestPipelineMergesInARow(t *testing.T) {
 			}
 			if len(p.history()) != 4 {
 				t.Error("a failed job wrote the history")
+			}
+
+			// A history whose last commit the API does not know (a force
+			// push took it off main): the next merge is judged as without
+			// a history, its reviewed changes alone.
+			p.specs(keysSpec("a=1", "b=1", "c=1", "d=1"))
+			gone := filepath.Join(t.TempDir(), "gone.json")
+			os.WriteFile(gone, []byte(`{"commit": "gone"}`), 0o644)
+			if out, err := p.provision("apply", "-auto-approve", "-record", gone, "specs"); err != nil {
+				t.Fatalf("apply -record: %v\n%s", err, out)
+			}
+			p.reviewed(7, "acme/specs", keysSpec("a=1", "b=1", "c=1", "d=1", "f=1"))
+			p.specs(keysSpec("a=1", "b=1", "c=1", "d=1", "f=1"))
+			p.api.took()
+			job(7, "m7", false, "gone, the history's last apply, cannot be compared with m7", "applied the plan #7 reviewed")
+			if consulGet(t, agent.Addr, "apps/ci/f") != "1" {
+				t.Error("#7 is not applied")
 			}
 		})
 	}
