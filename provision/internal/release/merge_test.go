@@ -195,20 +195,10 @@ func TestPipelineMerges(t *testing.T) {
 	p.reviewed(4, "acme/specs", keysSpec("a=1", "b=2", "c=1", "d=1", "e=1"))
 	p.api.took()
 	p.specs(keysSpec("a=1", "b=2", "c=1", "d=1", "e=1"))
-	client, err := api.NewClient(&api.Config{Address: agent.Addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	held, err := client.LockKey("provision/locks/ci")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := held.Lock(nil); err != nil {
-		t.Fatal(err)
-	}
+	release := holdLock(t, agent.Addr, "ci")
 	out, err = p.merge(4, "m4", "PROVISION_LOCK_TIMEOUT=2s")
 	step("merge #4 under a held lock", out, err, true, "waiting up to 2s for the project's lock", "the project's lock was held by another run for all of 2s")
-	held.Unlock()
+	release()
 	out, err = p.merge(4, "m4", "PROVISION_LOCK_TIMEOUT=2s")
 	step("re-run of #4's job, the lock free", out, err, false, "applied the plan #4 reviewed")
 	applied(4, "the plan reviewed here")
@@ -251,6 +241,24 @@ func TestPipelineGitLabMerge(t *testing.T) {
 			t.Errorf("no %q among the requests:\n%s", want, took)
 		}
 	}
+}
+
+// holdLock takes project's lock on the agent at addr, as another run
+// would, until the returned func releases it.
+func holdLock(t *testing.T, addr, project string) func() {
+	t.Helper()
+	client, err := api.NewClient(&api.Config{Address: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := client.LockKey("provision/locks/" + project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := held.Lock(nil); err != nil {
+		t.Fatal(err)
+	}
+	return func() { held.Unlock() }
 }
 
 // consulPut writes a key by hand, as a person would with curl.

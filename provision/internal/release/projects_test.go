@@ -253,18 +253,7 @@ func TestPipelineProjectsApart(t *testing.T) {
 			converged("a", "b")
 
 			// A change of a alone while another run holds b's lock.
-			client, err := api.NewClient(&api.Config{Address: agent.Addr})
-			if err != nil {
-				t.Fatal(err)
-			}
-			held, err := client.LockKey("provision/locks/b")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := held.Lock(nil); err != nil {
-				t.Fatal(err)
-			}
-			defer held.Unlock()
+			defer holdLock(t, agent.Addr, "b")()
 			write(map[string]string{"teams/a/specs/main.hcl": team("a", "5")})
 			planJob(5, false)
 			mergeJob(5, false)
