@@ -39,7 +39,8 @@
 # and the variables each CI system sets (GITHUB_*, CI_*).
 set -eu
 
-# The job's scratch folder: the comments read once for all projects.
+# The job's scratch folder: the comments read once for all projects, and
+# each project's pull requests pending.
 listed=$(mktemp -d)
 trap 'rm -rf "$listed"' EXIT
 
@@ -654,19 +655,19 @@ numbers() {
 # sorted by address, on stdout; fails, saying so, when one's reviewed plan
 # is gone or two change one object (then no order of theirs was reviewed).
 union() {
-	: >union.lines
+	lines=$listed/union.lines
+	: >"$lines"
 	while read -r sha p; do
 		fetch_plan "$p" "reviewed-$p.plan" || { say "the reviewed plan of #$p (merged at $sha) was not found: the merge commit's plan cannot be held against it"; return 1; }
-		changes "reviewed-$p.plan" | jq -c --arg p "$p" '.[] | . + {pr: $p}' >>union.lines
+		changes "reviewed-$p.plan" | jq -c --arg p "$p" '.[] | . + {pr: $p}' >>"$lines"
 		rm -f "reviewed-$p.plan"
 	done <"$pending"
-	both=$(jq -rs 'group_by(.address) | map(select(length > 1)) | .[0] // empty | "\(.[0].address) is changed by " + (map("#" + .pr) | join(" and "))' union.lines)
+	both=$(jq -rs 'group_by(.address) | map(select(length > 1)) | .[0] // empty | "\(.[0].address) is changed by " + (map("#" + .pr) | join(" and "))' "$lines")
 	if [ -n "$both" ]; then
 		say "$both, each reviewed without the other: nothing is applied"
 		return 1
 	fi
-	jq -cSs 'map(del(.pr)) | sort_by(.address)' union.lines
-	rm -f union.lines
+	jq -cSs 'map(del(.pr)) | sort_by(.address)' "$lines"
 }
 
 # apply_recorded PLANFILE LOG COMMENT: applies PLANFILE, adding to the
@@ -728,7 +729,7 @@ merged_at() {
 # writes to pending the pull requests merged since the last applied commit
 # (sha and number, a line each; #n alone without a history).
 covered() {
-	pending=$(mktemp)
+	pending=$(mktemp "$listed/pending.XXXXXX")
 	last=
 	if hist=$(provision history -json "$dir"); then
 		kept=$(printf '%s\n' "$hist" | jq -r .kept)
