@@ -57,7 +57,7 @@ type StateDecoder func(*json.Decoder) (plans.State, error)
 
 // DecodeEarly begins decoding the states of the backends whose kind
 // decoders names, beside the load of the specs (a large snapshot's
-// decode is most of what a plan from it adds to validate); Live takes
+// decode is much of what a plan from it adds to validate); Live takes
 // them when the specs declare backends of those names and kinds, and
 // decodes the rest itself. A snapshot the early decode finds anything
 // wrong with is decoded by Live alone, so that its diagnostics are
@@ -183,8 +183,8 @@ func WriteSnapshot(path string, s *Snapshot) error {
 // hand): its fields but the backends now, and the backends when Live
 // decodes them, so that each state is read once, by its backend and in
 // its own type (reading it first as raw JSON, then again in its type,
-// cost a 1 MB snapshot twice the time). A file that is not one is a
-// diagnostic with its line.
+// scans each state twice: docs/internals/performance.md). A file that is
+// not one is a diagnostic with its line.
 func ReadSnapshot(path string) (*Snapshot, hcl.Diagnostics) {
 	src, err := os.ReadFile(path)
 	if err != nil {

@@ -13,10 +13,10 @@ import (
 // limit (v2 memory.max, v1 memory.limit_in_bytes) and the machine's
 // (MemTotal); no limit when none can be read. The limit only keeps a
 // large plan inside its runner: the collector works harder near it, so a
-// fixed limit below what a large estate keeps live (it was 192 MiB: at
-// 100,000 services the heap holds about a gigabyte) makes the collector
-// run without pause, and a plan 5x slower than its size says.
-// docs/internals/performance.md has the measurements.
+// fixed limit below what a large estate keeps live (at 100,000 services
+// the heap holds about a gigabyte) makes the collector run without pause,
+// and a plan far slower than its size says. docs/internals/performance.md
+// has the measurements.
 func memoryLimit(root fs.FS) int64 {
 	limit := int64(math.MaxInt64)
 	for _, f := range []string{"sys/fs/cgroup/memory.max", "sys/fs/cgroup/memory/memory.limit_in_bytes"} {

@@ -122,8 +122,8 @@ func (v *jsonView) Diagnostics(diags hcl.Diagnostics) {
 }
 
 // write prints x as compact JSON on one line, as Terraform's -json
-// output: indenting a plan of 10,000 objects took longer than making it
-// (pipe it to jq for a person).
+// output: indenting a large plan costs more than making it (pipe it to
+// jq for a person).
 func (v *jsonView) write(x any) {
 	b, err := plans.MarshalJSON(x, "")
 	if err == nil {

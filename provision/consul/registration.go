@@ -157,8 +157,8 @@ type agentService struct {
 // reportedService is what GET /v1/agent/services reports of a service
 // (Consul 1.15's api.AgentService, as the agent's endpoint writes it):
 // decoded as a struct, whole answers at once (a map, or an UnmarshalJSON
-// per service, which scans each twice, took twice as long and more), which
-// a plan of 10,000 services feels. Its fields beyond agentService's are
+// per service, which scans each twice, is slower, which a plan of 10,000
+// services feels: docs/internals/performance.md). Its fields beyond agentService's are
 // those of schema.RegistrationFields (TestReportedFields holds them to
 // it); what it leaves out (ContentHash, Datacenter) the agent reports of
 // every service alike, and no registration sets.

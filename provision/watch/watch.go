@@ -29,10 +29,11 @@ import (
 	"github.com/provision-dev/provision/schema"
 )
 
-// Defaults, chosen for the repair time of a deregistered service (under
-// 2 s at 1,000 services): a blocking query answers within milliseconds of
-// the change, the buffer waits for quiet, and a plan of 1,000 services
-// takes 0.25 s. consul-terraform-sync buffers 5 s to 20 s; here the
+// Defaults, chosen for the repair time of a deregistered service (the
+// bench's "watch: deregistered, registered again" row times it beside the
+// blocking query's answer): a blocking query answers as soon as the
+// change is made, the buffer waits for quiet, and the repair is one plan.
+// consul-terraform-sync buffers 5 s to 20 s; here the
 // quiet period is short because a repair is one request, and the cap
 // keeps a stream of changes (a deploy) from postponing it for long.
 const (
