@@ -477,25 +477,14 @@ func listen(t *testing.T, h http.Handler) int {
 
 func consulGet(t *testing.T, addr, path string) string {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	_, answer := servers.Curl(t, "GET", "http://"+addr+path, "")
+	return answer
 }
 
 func consulPut(t *testing.T, addr, path, body string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+path, strings.NewReader(body))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("PUT %s: %s", path, resp.Status)
+	if code, answer := servers.Curl(t, "PUT", "http://"+addr+path, body); code != http.StatusOK {
+		t.Fatalf("PUT %s: %d %s", path, code, answer)
 	}
 }
 

@@ -87,18 +87,12 @@ func popularize(t *testing.T, url, name string) {
 // v; any other answer fails the test.
 func esCall(t *testing.T, method, url, body string, v any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("%s %s: %s", method, url, resp.Status)
+	code, answer := servers.Curl(t, method, url, body)
+	if code/100 != 2 {
+		t.Fatalf("%s %s: %d %s", method, url, code, answer)
 	}
 	if v != nil {
-		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		if err := json.Unmarshal([]byte(answer), v); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -121,17 +121,10 @@ func consulAs(t *testing.T, addr, token, method, path, body string) string {
 // empty, and returns the answer's status and body, whatever they are.
 func consulCall(t *testing.T, addr, token, method, path, body string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
 	if token != "" {
-		req.Header.Set("X-Consul-Token", token)
+		return servers.Curl(t, method, "http://"+addr+path, body, "X-Consul-Token", token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return servers.Curl(t, method, "http://"+addr+path, body)
 }
 
 // registered is the port of the agent's service id, 0 when it is not

@@ -5,10 +5,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"maps"
 	"math/rand/v2"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/servers"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -142,15 +141,7 @@ func TestRefusalOrFault(t *testing.T) {
 // curl, and returns the answer's status and body.
 func esStatus(t *testing.T, base, method, path, body string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return servers.Curl(t, method, base+path, body)
 }
 
 var (

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -264,27 +262,19 @@ func holdLock(t *testing.T, addr, project string) func() {
 // consulPut writes a key by hand, as a person would with curl.
 func consulPut(t *testing.T, addr, key, value string) {
 	t.Helper()
-	req, _ := http.NewRequest("PUT", "http://"+addr+"/v1/kv/"+key, strings.NewReader(value))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("PUT %s: %v %v", key, err, resp)
+	if code, answer := servers.Curl(t, "PUT", "http://"+addr+"/v1/kv/"+key, value); code != 200 {
+		t.Fatalf("PUT %s: %d %s", key, code, answer)
 	}
-	resp.Body.Close()
 }
 
 // consulGet reads a key's value; "" when there is none.
 func consulGet(t *testing.T, addr, key string) string {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/v1/kv/" + key + "?raw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == 404 {
+	code, answer := servers.Curl(t, "GET", "http://"+addr+"/v1/kv/"+key+"?raw", "")
+	if code == 404 {
 		return ""
 	}
-	return string(b)
+	return answer
 }
 
 // manyKeys is a project of n keys, each with a value of some length:
