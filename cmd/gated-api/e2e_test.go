@@ -103,23 +103,7 @@ func TestThroughTraefik(t *testing.T) {
 	env := append(os.Environ(), "CONSUL_HTTP_ADDR="+agent.Addr, "NO_COLOR=1")
 
 	get := func(base, path, host, token, user string) (int, string) {
-		req, _ := http.NewRequest("GET", base+path, nil)
-		if host != "" {
-			req.Host = host
-		}
-		if token != "" {
-			req.Header.Set("X-Auth-Token", token)
-		}
-		if user != "" {
-			req.Header.Set("X-Auth-User", user)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return servers.Curl(t, "GET", base+path, "", "Host", host, "X-Auth-Token", token, "X-Auth-User", user)
 	}
 
 	// The seed's own call, made by hand: Traefik 1.7 gates /api with its
@@ -336,16 +320,8 @@ func TestFleetThroughTraefik(t *testing.T) {
 // token in X-Auth-Token unless it is empty.
 func apiStatus(t *testing.T, base, token string) int {
 	t.Helper()
-	req, _ := http.NewRequest("GET", base+"/api", nil)
-	if token != "" {
-		req.Header.Set("X-Auth-Token", token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	status, _ := servers.Curl(t, "GET", base+"/api", "", "X-Auth-Token", token)
+	return status
 }
 
 // serveApp serves the application with the test's tokens on a free

@@ -121,10 +121,7 @@ func consulAs(t *testing.T, addr, token, method, path, body string) string {
 // empty, and returns the answer's status and body, whatever they are.
 func consulCall(t *testing.T, addr, token, method, path, body string) (int, string) {
 	t.Helper()
-	if token != "" {
-		return servers.Curl(t, method, "http://"+addr+path, body, "X-Consul-Token", token)
-	}
-	return servers.Curl(t, method, "http://"+addr+path, body)
+	return servers.Curl(t, method, "http://"+addr+path, body, "X-Consul-Token", token)
 }
 
 // registered is the port of the agent's service id, 0 when it is not
