@@ -158,10 +158,11 @@ type agentService struct {
 // (Consul 1.15's api.AgentService, as the agent's endpoint writes it):
 // decoded as a struct, whole answers at once (a map, or an UnmarshalJSON
 // per service, which scans each twice, is slower, which a plan of 10,000
-// services feels: docs/internals/performance.md). Its fields beyond agentService's are
-// those of schema.RegistrationFields (TestReportedFields holds them to
-// it); what it leaves out (ContentHash, Datacenter) the agent reports of
-// every service alike, and no registration sets.
+// services feels: docs/internals/performance.md). Its fields beyond
+// agentService's are those of schema.RegistrationFields
+// (TestReportedFields holds them to it); what it leaves out (ContentHash,
+// Datacenter) the agent reports of every service alike, and no
+// registration sets.
 type reportedService struct {
 	ID, Service       string
 	Tags              []string

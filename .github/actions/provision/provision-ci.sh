@@ -479,9 +479,10 @@ changes() {
 
 # digest PLANFILE: the digest of changes PLANFILE, which each plan comment
 # carries so that an apply knows what the pull request shows.
-digest() {
-	changes "$1" | sha256sum | cut -d' ' -f1
-}
+digest() { changes "$1" | sum; }
+
+# sum: the SHA-256 of its input, as a digest says it.
+sum() { sha256sum | cut -d' ' -f1; }
 
 # shown N: the digest of the changes the comment of pull request N shows
 # now; empty when it shows none (no comment, or a failed plan).
@@ -628,13 +629,14 @@ apply_merge_commit() {
 	[ -n "$want" ] || want=$(digest "$plan")
 	plan_to merge.plan
 	if [ "$planned" = 0 ] || [ "$planned" = 2 ]; then
-		if [ "$(digest merge.plan)" = "$want" ]; then
+		merged=$(changes merge.plan)
+		if [ "$(printf '%s\n' "$merged" | sum)" = "$want" ]; then
 			apply_recorded merge.plan "the merge commit's plan, which makes exactly the changes #$1 shows" "the merge commit's plan, which makes exactly the changes shown here" ||
 				die "the merge commit's plan, which makes the changes #$1 shows, failed to apply (see above)"
 			return
 		fi
 		if [ "$(wc -l <"$pending")" -gt 1 ] && together=$(union); then
-			if [ "$(changes merge.plan | jq -cS 'sort_by(.address)')" = "$together" ]; then
+			if [ "$(printf '%s\n' "$merged" | jq -cS 'sort_by(.address)')" = "$together" ]; then
 				what="the merge commit's plan, which makes exactly the reviewed changes of $(numbers)"
 				apply_recorded merge.plan "$what" "$what" || die "$what failed to apply (see above)"
 				return
@@ -658,9 +660,12 @@ union() {
 	lines=$listed/union.lines
 	: >"$lines"
 	while read -r sha p; do
-		fetch_plan "$p" "reviewed-$p.plan" || { say "the reviewed plan of #$p (merged at $sha) was not found: the merge commit's plan cannot be held against it"; return 1; }
-		changes "reviewed-$p.plan" | jq -c --arg p "$p" '.[] | . + {pr: $p}' >>"$lines"
-		rm -f "reviewed-$p.plan"
+		reviewed=$plan # #n's, downloaded already
+		if [ "$p" != "$n" ]; then
+			reviewed=$listed/reviewed.plan
+			fetch_plan "$p" "$reviewed" || { say "the reviewed plan of #$p (merged at $sha) was not found: the merge commit's plan cannot be held against it"; return 1; }
+		fi
+		changes "$reviewed" | jq -c --arg p "$p" '.[] | . + {pr: $p}' >>"$lines"
 	done <"$pending"
 	both=$(jq -rs 'group_by(.address) | map(select(length > 1)) | .[0] // empty | "\(.[0].address) is changed by " + (map("#" + .pr) | join(" and "))' "$lines")
 	if [ -n "$both" ]; then

@@ -2,7 +2,8 @@
 // Consul cluster, on the agent that holds it (the consul block's,
 // CONSUL_HTTP_ADDR, else the first agent block's): the apply lock, the
 // record of the agents the project's services are on, the history of its
-// applies, and the election of provision watch's healer. It is no backend: it plans nothing.
+// applies, and the election of provision watch's healer. It is no
+// backend: it plans nothing.
 package cluster
 
 import (
@@ -40,9 +41,9 @@ func (c *Cluster) NodeName(ctx context.Context) (string, error) { return c.a.Nod
 
 // Permissions are what the cluster's coordination needs of a project's
 // token (at: the project attribute): write on its three keys (the lock,
-// the record and the history), and, on the node of the agent that holds the lock (when
-// node is not empty), write on sessions and, with agent, read of the
-// agent (whose node name provision policy looks up).
+// the record and the history), and, on the node of the agent that holds
+// the lock (when node is not empty), write on sessions and, with agent,
+// read of the agent (whose node name provision policy looks up).
 func Permissions(project string, at *hcl.Range, node string, agent bool) []acl.Permission {
 	out := []acl.Permission{
 		{Resource: "key", Segment: LockPrefix + project, Access: "write", Why: "the apply lock", At: at},
@@ -276,14 +277,23 @@ func agentsOf(backends []plans.BackendInfo, holding bool) map[string]string {
 // recorded reads the project's record; nil when there is none.
 func (c *Cluster) recorded(ctx context.Context, project string) (map[string]string, error) {
 	var rec map[string]string
+	_, err := c.readKey(ctx, RecordPrefix+project, func(b []byte) error { return json.Unmarshal(b, &rec) })
+	return rec, err
+}
+
+// readKey reads key in one request and hands its value to decode; it
+// returns the key's index, 0 (and decode not called) when there is none.
+func (c *Cluster) readKey(ctx context.Context, key string, decode func([]byte) error) (uint64, error) {
+	var index uint64
 	err := c.a.Net.Call(ctx, true, func(ctx context.Context) error {
-		pair, _, err := c.a.API.KV().Get(RecordPrefix+project, (&api.QueryOptions{}).WithContext(ctx))
+		pair, _, err := c.a.API.KV().Get(key, (&api.QueryOptions{}).WithContext(ctx))
 		if err != nil || pair == nil {
 			return c.a.StatusError(err)
 		}
-		return json.Unmarshal(pair.Value, &rec)
+		index = pair.ModifyIndex
+		return decode(pair.Value)
 	})
-	return rec, err
+	return index, err
 }
 
 // Recorded reads the project's record, in one request: what a plan's
@@ -369,14 +379,8 @@ func (c *Cluster) History(ctx context.Context, project string) ([]plans.Applied,
 // there is none), for a write that checks nobody wrote it in between.
 func (c *Cluster) history(ctx context.Context, project string) ([]plans.Applied, uint64, error) {
 	var h []plans.Applied
-	var index uint64
-	err := c.a.Net.Call(ctx, true, func(ctx context.Context) error {
-		pair, _, err := c.a.API.KV().Get(HistoryPrefix+project, (&api.QueryOptions{}).WithContext(ctx))
-		if err != nil || pair == nil {
-			return c.a.StatusError(err)
-		}
-		index = pair.ModifyIndex
-		if err := json.Unmarshal(pair.Value, &h); err != nil {
+	index, err := c.readKey(ctx, HistoryPrefix+project, func(b []byte) error {
+		if err := json.Unmarshal(b, &h); err != nil {
 			return fmt.Errorf("%s%s is not a history of applies: %w", HistoryPrefix, project, err)
 		}
 		return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,30 +26,11 @@ import (
 //     only #6's job run: no order of theirs was reviewed, so nothing is
 //     applied and the job fails naming both.
 func TestPipelineMergesInARow(t *testing.T) {
-	for _, system := range []struct {
-		name string
-		env  []string
-	}{
-		{"github", []string{"GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/specs", "GITHUB_RUN_ID=77"}},
-		{"gitlab", []string{"GITLAB_CI=true", "CI_DEFAULT_BRANCH=main", "CI_JOB_URL=https://gitlab.example/acme/specs/-/jobs/77"}},
-	} {
+	for _, system := range ciSystems(77) {
 		t.Run(system.name, func(t *testing.T) {
 			agent := servers.NewConsul(t)
 			p := newPipeline(t, append(system.env, "CONSUL_HTTP_ADDR="+agent.Addr)...)
-			job := func(n int, sha string, wantErr bool, says ...string) string {
-				t.Helper()
-				out, err := p.merge(n, sha)
-				t.Logf("the job of #%d's merge %s: exit %v; requests:\n%s\n%s", n, sha, err, p.api.took(), out)
-				if (err != nil) != wantErr {
-					t.Fatalf("the job of #%d: %v\n%s", n, err, out)
-				}
-				for _, s := range says {
-					if !strings.Contains(out, s) {
-						t.Errorf("the job of #%d: the log lacks %q", n, s)
-					}
-				}
-				return out
-			}
+			job := p.mergeJob
 
 			p.api.push("d0") // a push before #1's merge, whose job comes late
 			p.reviewed(1, "acme/specs", keysSpec("a=1"))
@@ -133,6 +115,46 @@ func TestPipelineMergesInARow(t *testing.T) {
 				t.Error("#7 is not applied")
 			}
 		})
+	}
+}
+
+// ciSystem is a CI system the step runs in, with the variables of one of
+// its jobs.
+type ciSystem struct {
+	name string
+	env  []string
+}
+
+// ciSystems are GitHub Actions and GitLab CI, each as a job whose number
+// (in its page's address) is job.
+func ciSystems(job int) []ciSystem {
+	return []ciSystem{
+		{"github", []string{"GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/specs", fmt.Sprintf("GITHUB_RUN_ID=%d", job)}},
+		{"gitlab", []string{"GITLAB_CI=true", "CI_DEFAULT_BRANCH=main", fmt.Sprintf("CI_JOB_URL=https://gitlab.example/acme/specs/-/jobs/%d", job)}},
+	}
+}
+
+// mergeJob runs the apply job of a push to main at sha that merged pull
+// request n, logs what it asked of the API and said, and checks its exit
+// and that its log says each of says.
+func (p *pipeline) mergeJob(n int, sha string, wantErr bool, says ...string) string {
+	p.t.Helper()
+	out, err := p.merge(n, sha)
+	p.t.Logf("the job of #%d's merge %s: exit %v; requests:\n%s\n%s", n, sha, err, p.api.took(), out)
+	if (err != nil) != wantErr {
+		p.t.Fatalf("the job of #%d: %v\n%s", n, err, out)
+	}
+	logSays(p.t, fmt.Sprintf("the job of #%d", n), out, says...)
+	return out
+}
+
+// logSays checks that the log of a job (what) says each of says.
+func logSays(t testing.TB, what, out string, says ...string) {
+	t.Helper()
+	for _, s := range says {
+		if !strings.Contains(out, s) {
+			t.Errorf("%s: the log lacks %q", what, s)
+		}
 	}
 }
 

@@ -105,13 +105,7 @@ func TestPipelineManyProjects(t *testing.T) {
 //   - a change of a alone merged while another run holds b's lock: a's
 //     is applied, and b, with nothing to apply, does not wait for it.
 func TestPipelineProjectsApart(t *testing.T) {
-	for _, system := range []struct {
-		name string
-		env  []string
-	}{
-		{"github", []string{"GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/specs"}},
-		{"gitlab", []string{"GITLAB_CI=true", "CI_DEFAULT_BRANCH=main", "CI_JOB_URL=https://gitlab.example/acme/specs/-/jobs/3"}},
-	} {
+	for _, system := range ciSystems(3) {
 		t.Run(system.name, func(t *testing.T) {
 			agent := servers.NewConsul(t)
 			p := newPipeline(t, append(system.env, "CONSUL_HTTP_ADDR="+agent.Addr, "PROVISION_DIR=teams/*/specs", "PROVISION_LOCK_TIMEOUT=2s")...)
@@ -169,11 +163,7 @@ func TestPipelineProjectsApart(t *testing.T) {
 				if (err != nil) != wantErr {
 					t.Fatalf("the plan job of #%d: %v\n%s", n, err, out)
 				}
-				for _, s := range says {
-					if !strings.Contains(out, s) {
-						t.Errorf("the plan job of #%d: the log lacks %q:\n%s", n, s, out)
-					}
-				}
+				logSays(t, fmt.Sprintf("the plan job of #%d", n), out, says...)
 				saved := map[string][]byte{}
 				for _, name := range []string{"teams-a-specs.provision.plan", "teams-b-specs.provision.plan"} {
 					if b, err := os.ReadFile(filepath.Join(p.work, name)); err == nil {
@@ -184,17 +174,7 @@ func TestPipelineProjectsApart(t *testing.T) {
 			}
 			mergeJob := func(n int, wantErr bool, says ...string) string {
 				t.Helper()
-				out, err := p.merge(n, fmt.Sprintf("m%d", n))
-				t.Logf("the merge job of #%d: exit %v\n%s", n, err, out)
-				if (err != nil) != wantErr {
-					t.Fatalf("the merge job of #%d: %v\n%s", n, err, out)
-				}
-				for _, s := range says {
-					if !strings.Contains(out, s) {
-						t.Errorf("the merge job of #%d: the log lacks %q", n, s)
-					}
-				}
-				return out
+				return p.mergeJob(n, fmt.Sprintf("m%d", n), wantErr, says...)
 			}
 			converged := func(projects ...string) {
 				t.Helper()
