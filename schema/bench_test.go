@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/provision-dev/provision/schema"
 )
@@ -73,12 +75,21 @@ service "svc" {
 	})
 	for name, dir := range map[string]string{"load": written, "load-for-each": forEach} {
 		b.Run(name, func(b *testing.B) {
+			var cfg *schema.Config
 			for b.Loop() {
-				cfg, diags := schema.NewParser().LoadDir(dir, schema.Inputs{})
+				var diags hcl.Diagnostics
+				cfg, diags = schema.NewParser().LoadDir(dir, schema.Inputs{})
 				if diags.HasErrors() || len(cfg.Services) != n {
 					b.Fatalf("%d services, %s", len(cfg.Services), diags)
 				}
 			}
+			// What a load keeps per service once done: the decoded
+			// declarations and the sources diagnostics quote.
+			var m runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m)
+			b.ReportMetric(float64(m.HeapAlloc)/float64(n), "retained-B/service")
+			runtime.KeepAlive(cfg)
 		})
 	}
 }

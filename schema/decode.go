@@ -44,6 +44,12 @@ type decoder struct {
 	keyAttr   hcl.Expression
 	keyAt     string
 	keyRanges map[string]hcl.Range
+	// later are the root's pieces whose blocks are parsed as they are
+	// decoded (kindObjects); unparsed, that one of them did not parse;
+	// order, each root file's place in the load.
+	later    []*piece
+	unparsed bool
+	order    map[string]int
 }
 
 // evaluate is expr's value in the decoder's context, refused when it is

@@ -58,6 +58,10 @@ type KindSchema struct {
 	// early kinds are decoded before the module calls and the other
 	// kinds, whose blocks name them (a document names its index).
 	early bool
+	// named: the kind's blocks name one another (document.<type>.<label>
+	// in a source), so they are decoded all at once, never a piece at a
+	// time (laterClasses).
+	named bool
 }
 
 // definedKind is a registered kind with its block.
@@ -234,6 +238,7 @@ var DocumentSchema = &KindSchema{
 		}
 	},
 	check: (*decoder).checkDocuments,
+	named: true,
 }
 
 // PullAttr is one attribute pull may write into a declaration: its name

@@ -464,7 +464,7 @@ func clamp(f float64) int64 {
 // Any other file is judged on its tokens, which also say where it
 // crosses a limit.
 func tooDeep(src []byte, path string) *hcl.Diagnostic {
-	v, at, _ := nestingOf(src, specLimits, 0)
+	v, at, _ := nestingOf(src, specLimits, 0, nil)
 	return judge(src, path, v, at)
 }
 
@@ -599,8 +599,11 @@ const (
 //
 // With every > 0, it also gives the places to cut a file it finds within
 // the limits into pieces of about every bytes each: after a newline at
-// the top level, where the next item begins.
-func nestingOf(src []byte, lim limits, every int) (v verdict, at int, cuts []int) {
+// the top level, where the next item begins. With first not nil, it
+// tells first the name each top-level item begins with (a block's type,
+// an argument's name) and the piece it is in: what the item is, before
+// anything parses it.
+func nestingOf(src []byte, lim limits, every int, first func(piece int, name []byte)) (v verdict, at int, cuts []int) {
 	type level struct {
 		opener  byte // '{', '[', '(', or '$' for an interpolation or directive
 		chained int
@@ -609,7 +612,8 @@ func nestingOf(src []byte, lim limits, every int) (v verdict, at int, cuts []int
 	total, operators := 0, 0
 	inString := false
 	v = within
-	last := 0 // the last cut
+	last := 0    // the last cut
+	item := true // at the top level, before the next item's first name
 	// count holds the file to the limits while the bytes are enough: ok
 	// is whether it is still within them.
 	count := func(ok bool) {
@@ -685,11 +689,22 @@ func nestingOf(src []byte, lim limits, every int) (v verdict, at int, cuts []int
 			}
 			continue
 		}
+		if item && len(levels) == 1 && c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != '#' && c != '/' {
+			item = false
+			if first != nil && isNameStart(c) {
+				j := i + 1
+				for j < len(src) && isNameByte(src[j]) {
+					j++
+				}
+				first(len(cuts), src[i:j])
+			}
+		}
 		switch c {
 		case '"':
 			inString = true
 		case '\n':
 			end(false)
+			item = item || len(levels) == 1
 			if every > 0 && len(levels) == 1 && i+1-last >= every && i+1 < len(src) {
 				last = i + 1
 				cuts = append(cuts, last)
@@ -699,11 +714,13 @@ func nestingOf(src []byte, lim limits, every int) (v verdict, at int, cuts []int
 		case '#':
 			i = lineEnd(src, i)
 			end(false)
+			item = item || len(levels) == 1
 		case '/':
 			switch next {
 			case '/':
 				i = lineEnd(src, i)
 				end(false)
+				item = item || len(levels) == 1
 			case '*':
 				closing := bytes.Index(src[i+2:], []byte("*/"))
 				if closing < 0 {

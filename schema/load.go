@@ -141,7 +141,37 @@ func (p *Parser) LoadDir(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 // are), then every object, then checks the whole. It does no I/O but
 // reading the files and the variable files.
 func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics) {
-	bodies, diags := p.parseFiles(paths)
+	if cfg, diags, ok := p.load(paths, in, laterClasses()); ok {
+		return cfg, diags
+	}
+	// A piece parsed with its blocks did not parse: the files again,
+	// every piece at once, for hcl's own diagnostics.
+	cfg, diags, _ := p.load(paths, in, nil)
+	return cfg, diags
+}
+
+// laterClasses is the class of the pieces that hold only blocks of the
+// type named (parseFiles): each object kind's, early or not, but for a
+// kind whose blocks name one another.
+func laterClasses() func(name []byte) class {
+	classes := map[string]class{}
+	for _, k := range kinds() {
+		switch {
+		case k.named:
+		case k.early:
+			classes[k.Name()] = earlyObjects
+		default:
+			classes[k.Name()] = lateObjects
+		}
+	}
+	return func(name []byte) class { return classes[string(name)] }
+}
+
+// load is LoadFiles, the pieces of a large file parsed when their blocks
+// are decoded when later is not nil (parseFiles); ok is false when one
+// of them did not parse.
+func (p *Parser) load(paths []string, in Inputs, later func(name []byte) class) (_ *Config, _ hcl.Diagnostics, ok bool) {
+	bodies, pieces, diags := p.parseFiles(paths, later)
 	if diags.HasErrors() {
 		// Nothing is decoded from specs that do not parse: every error
 		// it would find (an attribute of a string, a reference to what
@@ -152,7 +182,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 			_, fdiags := p.varFile(path)
 			vdiags = append(vdiags, firstCause(fdiags)...)
 		}
-		return &Config{Variables: map[string]*Variable{}}, append(vdiags, diags...)
+		return &Config{Variables: map[string]*Variable{}}, append(vdiags, diags...), true
 	}
 	bg := &budget{}
 	var contents []*hcl.BodyContent
@@ -198,13 +228,19 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	cfg.Locals, ldiags = decodeLocals(localsBlocks)
 	diags = append(diags, ldiags...)
 	d := &decoder{ctx: evalContext(cfg.Variables, functions), vars: cfg.Variables, locals: cfg.Locals, bg: bg,
-		parser: p, files: files, modules: map[string]*moduleFiles{}, functions: functions}
+		parser: p, files: files, modules: map[string]*moduleFiles{}, functions: functions, later: pieces, order: map[string]int{}}
+	for i, path := range paths {
+		d.order[path] = i
+	}
 	calls := d.moduleCalls(contents)
 	early, late := lateLocals(cfg.Locals, calls)
 	d.evalLocals(early)
 
 	proxy, imports, removed := d.topLevel(cfg, contents)
 	d.ctx.Variables["module"] = d.evalInOrder(cfg, contents, calls, early, late, call{dir: "."})
+	if d.unparsed {
+		return nil, nil, false
+	}
 	cfg.Scope = d.ctx
 	for _, o := range d.outputs(contents) {
 		o.Value, _ = o.Value.UnmarkDeep()
@@ -242,7 +278,7 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 	diags = distinct(diags)
 	files.unquoted(diags)
 	sortDiagnostics(diags)
-	return cfg, diags
+	return cfg, diags, true
 }
 
 // distinct drops a diagnostic that says what one before it said, at the

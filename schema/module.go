@@ -70,7 +70,7 @@ func (d *decoder) moduleFiles(dir string) *moduleFiles {
 	m := &moduleFiles{}
 	d.modules[dir] = m
 	paths, _ := SpecFiles(filepath.Join(d.files.dir, filepath.FromSlash(dir)))
-	bodies, diags := d.parser.parseFiles(paths)
+	bodies, _, diags := d.parser.parseFiles(paths, nil)
 	m.diags = diags
 	top := fileSchema()
 	for _, body := range bodies {

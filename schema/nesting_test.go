@@ -43,7 +43,7 @@ func FuzzNesting(f *testing.F) {
 	unbounded := math.MaxInt
 	f.Fuzz(func(t *testing.T, src []byte) {
 		for _, lim := range []limits{{1, 1, 1}, {2, 3, 2}, {4, 2, 3}, specLimits, {1, unbounded, 1}, {3, unbounded, 2}} {
-			bytes, _, _ := nestingOf(src, lim, 0)
+			bytes, _, _ := nestingOf(src, lim, 0, nil)
 			tokens := tokenNesting(src, "f.hcl", hcl.InitialPos, lim)
 			switch {
 			case bytes == within && tokens != nil:
@@ -52,7 +52,8 @@ func FuzzNesting(f *testing.F) {
 				t.Fatalf("at %+v the bytes find %q beyond the limits, the tokens within", lim, src)
 			}
 		}
-		v, at, cuts := nestingOf(src, specLimits, 1)
+		var firsts []string
+		v, at, cuts := nestingOf(src, specLimits, 1, func(_ int, name []byte) { firsts = append(firsts, string(name)) })
 		if v == endless {
 			if _, diags := hclsyntax.ParseConfig(src, "f.hcl", hcl.InitialPos); !diags.HasErrors() {
 				t.Fatalf("the bytes find %q endless at %d, hcl parses it", src, at)
@@ -60,13 +61,27 @@ func FuzzNesting(f *testing.F) {
 		}
 		// Pieces that parse are the whole: the same items, at the same
 		// places, and a whole that parses too.
-		if pieces := parsePieces(src, "f.hcl", cuts); pieces != nil {
+		if pieces, _ := parsePieces(src, "f.hcl", cuts, nil); pieces != nil {
 			f, diags := hclsyntax.ParseConfig(src, "f.hcl", hcl.InitialPos)
 			if diags.HasErrors() {
 				t.Fatalf("the pieces of %q parse, the whole does not: %s", src, diags)
 			}
 			if got, want := itemsOf(pieces), itemsOf(f.Body.(*hclsyntax.Body)); !slices.Equal(got, want) || pieces.SrcRange != f.Body.(*hclsyntax.Body).SrcRange {
 				t.Fatalf("the pieces of %q hold %q in %s, the whole %q in %s", src, got, pieces.SrcRange, want, f.Body.(*hclsyntax.Body).SrcRange)
+			}
+			// The names the bytes find first in each item are the
+			// items' own: what a piece holds is known before it parses.
+			var names []string
+			for name := range pieces.Attributes {
+				names = append(names, name)
+			}
+			for _, b := range pieces.Blocks {
+				names = append(names, b.Type)
+			}
+			slices.Sort(names)
+			slices.Sort(firsts)
+			if !slices.Equal(firsts, names) {
+				t.Fatalf("in %q the bytes find items beginning %q, hcl %q", src, firsts, names)
 			}
 		}
 	})
@@ -96,12 +111,12 @@ func TestNestingOfSpecs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v, _, _ := nestingOf(b, specLimits, 0); v != within {
+		if v, _, _ := nestingOf(b, specLimits, 0, nil); v != within {
 			t.Errorf("%s: %d, want within", path, v)
 		}
 	}
 	service := "service \"svc-%d\" {\n  port = var.port_base + 1\n  meta = { team = \"edge\" } # owner\n  frontend {\n    rule = \"PathPrefix:/svc-${var.n}\"\n  }\n}\n"
-	if v, _, _ := nestingOf([]byte(strings.Repeat(service, 1000)), specLimits, 0); v != within {
+	if v, _, _ := nestingOf([]byte(strings.Repeat(service, 1000)), specLimits, 0, nil); v != within {
 		t.Errorf("1,000 services: %d, want within", v)
 	}
 }

@@ -41,6 +41,107 @@ type node struct {
 // whose blocks name them.
 func (d *decoder) kindObjects(cfg *Config, contents []*hcl.BodyContent, prefix string, early bool) {
 	module := addrs.Module(strings.TrimSuffix(prefix, "."))
+	c := lateObjects
+	if early {
+		c = earlyObjects
+	}
+	var pieces []*piece
+	for _, pc := range d.later {
+		if pc.class == c {
+			pieces = append(pieces, pc)
+		}
+	}
+	if len(pieces) == 0 {
+		d.objectsOf(cfg, contents, module, early)
+		return
+	}
+	// The blocks parsed with their files and the pieces parsed now are
+	// decoded in file order, as a load that parses every piece at once
+	// decodes them: each kind's objects in the order of their blocks,
+	// and the work limit crossed at the same block.
+	types := map[string]bool{}
+	for _, k := range kinds() {
+		types[k.Name()] = k.early == early
+	}
+	var blocks []*hcl.Block
+	for _, ct := range contents {
+		for _, b := range ct.Blocks {
+			if types[b.Type] {
+				blocks = append(blocks, b)
+			}
+		}
+	}
+	var run []*hcl.Block
+	var batch []*piece
+	decodeRun := func() {
+		if len(run) > 0 {
+			d.objectsOf(cfg, []*hcl.BodyContent{{Blocks: run}}, module, early)
+			run = nil
+		}
+	}
+	decodeBatch := func() bool {
+		ok := len(batch) == 0 || d.decodeLater(cfg, batch, module, early)
+		batch = nil
+		return ok
+	}
+	for _, pc := range pieces {
+		for len(blocks) > 0 && d.before(blocks[0].DefRange, pc) {
+			if !decodeBatch() {
+				d.unparsed = true
+				return
+			}
+			run, blocks = append(run, blocks[0]), blocks[1:]
+		}
+		decodeRun()
+		if batch = append(batch, pc); len(batch) == laterBatch && !decodeBatch() {
+			d.unparsed = true
+			return
+		}
+	}
+	if !decodeBatch() {
+		d.unparsed = true
+		return
+	}
+	run = blocks
+	decodeRun()
+}
+
+// before says whether rng, in a file of d.order, begins before pc.
+func (d *decoder) before(rng hcl.Range, pc *piece) bool {
+	if f, g := d.order[rng.Filename], d.order[pc.path]; f != g {
+		return f < g
+	}
+	return rng.Start.Byte < pc.start.Byte
+}
+
+// laterBatch is how many pieces are parsed, decoded and let go of at a
+// time (512 KiB of source at pieceBytes): enough to keep every core busy,
+// few enough that their syntax trees are a small part of the memory.
+const laterBatch = 64
+
+// decodeLater parses pieces, bounds their blocks and decodes their
+// objects of the early kinds or of the others; false when a piece does
+// not parse (parseLater).
+func (d *decoder) decodeLater(cfg *Config, pieces []*piece, module addrs.Module, early bool) bool {
+	bodies, diags, ok := parseLater(pieces, d.bg)
+	if !ok {
+		return false
+	}
+	d.diags = append(d.diags, diags...)
+	top := fileSchema()
+	contents := make([]*hcl.BodyContent, len(bodies))
+	for i, body := range bodies {
+		var cdiags hcl.Diagnostics
+		contents[i], cdiags = body.Content(top)
+		d.diags = append(d.diags, cdiags...)
+	}
+	d.objectsOf(cfg, contents, module, early)
+	return true
+}
+
+// objectsOf decodes the objects of contents of the early kinds, or of
+// the others, kind by kind, into cfg.
+func (d *decoder) objectsOf(cfg *Config, contents []*hcl.BodyContent, module addrs.Module, early bool) {
 	for _, k := range kinds() {
 		if k.early != early {
 			continue

@@ -17,9 +17,18 @@ import (
 // file p keeps what diagnostics print (its source with the credentials
 // masked, and an outline of its top-level blocks), not its syntax tree,
 // which is garbage once decoded. A file that cannot be read has no body.
-func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
+//
+// With later (the root's files), the pieces of a large file that hold
+// only object blocks of one class are not parsed here but returned, in
+// file order, for the decoder to parse when it decodes their blocks and
+// to let go of once it has (parseLater): at 100,000 services their
+// syntax trees, held all at once, were most of a load's memory.
+func (p *Parser) parseFiles(paths []string, later func(name []byte) class) ([]hcl.Body, []*piece, hcl.Diagnostics) {
 	var bodies []hcl.Body
+	var pieces []*piece
 	var diags hcl.Diagnostics
+	var files []scanned
+	calls := false
 	for _, path := range paths {
 		src, err := ReadConfined(path, filepath.Dir(path))
 		if err != nil {
@@ -27,15 +36,79 @@ func (p *Parser) parseFiles(paths []string) ([]hcl.Body, hcl.Diagnostics) {
 				Detail: fmt.Sprintf("The spec file %s.", err)})
 			continue
 		}
-		f, fdiags := parseConfig(src, path)
+		f := scan(src, path, later)
+		calls = calls || f.calls
+		files = append(files, f)
+	}
+	for _, f := range files {
+		if calls {
+			// A root that calls a module decodes its objects in order
+			// with the calls (evalInOrder): every piece now.
+			f.classes = nil
+		}
+		file, deferred, fdiags := f.parse()
 		diags = append(diags, firstCause(fdiags)...)
-		if sb, ok := f.Body.(*hclsyntax.Body); ok && !fdiags.HasErrors() {
+		if sb, ok := file.Body.(*hclsyntax.Body); ok && !fdiags.HasErrors() {
 			diags = append(diags, consulDefinitions(sb)...)
 		}
-		p.p.AddFile(path, &hcl.File{Body: hcl.EmptyBody(), Bytes: maskCredentials(src), Nav: outlineOf(f.Body)})
-		bodies = append(bodies, f.Body)
+		o := outlineOf(file.Body)
+		p.p.AddFile(f.path, &hcl.File{Body: hcl.EmptyBody(), Bytes: maskCredentials(f.src), Nav: o})
+		for _, pc := range deferred {
+			pc.outline = o
+		}
+		bodies, pieces = append(bodies, file.Body), append(pieces, deferred...)
 	}
-	return bodies, diags
+	return bodies, pieces, diags
+}
+
+// class is what a piece of a file holds, as parseFiles sorts them: items
+// of any kind (now, parsed with the file), or only blocks of the early
+// object kinds (indices), or only blocks of the other object kinds.
+type class int
+
+const (
+	now class = iota
+	earlyObjects
+	lateObjects
+)
+
+// A piece is a part of a spec file, from one top-level item to another,
+// whose blocks are parsed when they are decoded: its source, where it
+// begins, and its class.
+type piece struct {
+	path    string
+	src     []byte
+	start   hcl.Pos
+	class   class
+	outline *outline // its file's, which its blocks join once parsed
+}
+
+// parseLater parses pieces side by side and gives their bodies, their
+// blocks bounded by bg, each with its file's Consul definitions read
+// (consulDefinitions) and its blocks in its file's outline. ok is false
+// when a piece has a diagnostic or an argument: its file is one to parse
+// whole, as hcl does, for its diagnostics (scanned.parse).
+func parseLater(pieces []*piece, bg *budget) (bodies []*hclsyntax.Body, diags hcl.Diagnostics, ok bool) {
+	bodies = make([]*hclsyntax.Body, len(pieces))
+	failed := make([]bool, len(pieces))
+	parallel.Do(len(pieces), runtime.GOMAXPROCS(0), func(i int) {
+		f, pdiags := hclsyntax.ParseConfig(pieces[i].src, pieces[i].path, pieces[i].start)
+		bodies[i] = f.Body.(*hclsyntax.Body)
+		failed[i] = len(pdiags) > 0 || len(bodies[i].Attributes) > 0
+		if !failed[i] {
+			for _, blk := range bodies[i].Blocks {
+				bg.boundNode(blk)
+			}
+		}
+	})
+	if slices.Contains(failed, true) {
+		return nil, nil, false
+	}
+	for i, b := range bodies {
+		diags = append(diags, consulDefinitions(b)...)
+		*pieces[i].outline = append(*pieces[i].outline, *outlineOf(b)...)
+	}
+	return bodies, diags, true
 }
 
 // firstCause is a file's parse diagnostics up to its first error: the
@@ -66,8 +139,8 @@ type outline []struct {
 	header string
 }
 
-func outlineOf(body hcl.Body) outline {
-	var o outline
+func outlineOf(body hcl.Body) *outline {
+	o := &outline{}
 	sb, ok := body.(*hclsyntax.Body)
 	if !ok {
 		return o
@@ -77,7 +150,7 @@ func outlineOf(body hcl.Body) outline {
 		for _, l := range blk.Labels {
 			header += fmt.Sprintf(" %q", l)
 		}
-		o = append(o, struct {
+		*o = append(*o, struct {
 			rng    hcl.Range
 			header string
 		}{blk.Range(), header})
@@ -160,7 +233,41 @@ func maskCredentials(src []byte) []byte {
 // measurements (8 KiB against 2 to 64).
 var pieceBytes = 8 << 10
 
-// parseConfig is hclsyntax.ParseConfig behind the checks of limits.go
+// scanned is a spec file read by nestingOf, before hcl parses it: where
+// it may be cut and, with later, the class of each piece (parseFiles)
+// and whether it calls a module.
+type scanned struct {
+	src     []byte
+	path    string
+	v       verdict
+	at      int
+	cuts    []int
+	classes []class
+	calls   bool
+}
+
+func scan(src []byte, path string, later func(name []byte) class) scanned {
+	f := scanned{src: src, path: path}
+	var first func(piece int, name []byte)
+	if later != nil {
+		first = func(piece int, name []byte) {
+			for len(f.classes) <= piece {
+				f.classes = append(f.classes, -1)
+			}
+			switch c := later(name); {
+			case f.classes[piece] == -1:
+				f.classes[piece] = c
+			case f.classes[piece] != c:
+				f.classes[piece] = now
+			}
+			f.calls = f.calls || string(name) == "module"
+		}
+	}
+	f.v, f.at, f.cuts = nestingOf(src, specLimits, pieceBytes, first)
+	return f
+}
+
+// parse is hclsyntax.ParseConfig of the scanned file behind the checks of limits.go
 // (tooDeep): a file nested too deeply, or one that hcl would take
 // minutes to lex, is one error and an empty body.
 //
@@ -170,23 +277,27 @@ var pieceBytes = 8 << 10
 // every piece parses without a diagnostic and no argument is set in two
 // of them; any other file is parsed whole, so that its diagnostics are
 // exactly hcl's (TestPiecesParseAsTheWhole, FuzzNesting).
-func parseConfig(src []byte, path string) (*hcl.File, hcl.Diagnostics) {
-	v, at, cuts := nestingOf(src, specLimits, pieceBytes)
-	if d := judge(src, path, v, at); d != nil {
-		return &hcl.File{Body: &hclsyntax.Body{SrcRange: hcl.Range{Filename: path, Start: hcl.InitialPos, End: hcl.InitialPos}}, Bytes: src}, hcl.Diagnostics{d}
+// With classes, the pieces whose class is not now are not parsed but
+// returned.
+func (f scanned) parse() (*hcl.File, []*piece, hcl.Diagnostics) {
+	if d := judge(f.src, f.path, f.v, f.at); d != nil {
+		return &hcl.File{Body: &hclsyntax.Body{SrcRange: hcl.Range{Filename: f.path, Start: hcl.InitialPos, End: hcl.InitialPos}}, Bytes: f.src}, nil, hcl.Diagnostics{d}
 	}
-	if body := parsePieces(src, path, cuts); body != nil {
-		return &hcl.File{Body: body, Bytes: src}, nil
+	if body, deferred := parsePieces(f.src, f.path, f.cuts, f.classes); body != nil {
+		return &hcl.File{Body: body, Bytes: f.src}, deferred, nil
 	}
-	return hclsyntax.ParseConfig(src, path, hcl.InitialPos)
+	file, diags := hclsyntax.ParseConfig(f.src, f.path, hcl.InitialPos)
+	return file, nil, diags
 }
 
 // parsePieces parses src cut at cuts, side by side, into one body; nil
 // when there is no cut, a piece has a diagnostic, or an argument is set
-// in two pieces.
-func parsePieces(src []byte, path string, cuts []int) *hclsyntax.Body {
+// in two pieces. A piece whose class (in classes, by piece) is not now
+// is not parsed but returned; the last piece is always parsed, for
+// where the file's body ends.
+func parsePieces(src []byte, path string, cuts []int, classes []class) (*hclsyntax.Body, []*piece) {
 	if len(cuts) == 0 {
-		return nil
+		return nil, nil
 	}
 	bounds := append(append([]int{0}, cuts...), len(src))
 	bodies := make([]*hclsyntax.Body, len(bounds)-1)
@@ -197,23 +308,37 @@ func parsePieces(src []byte, path string, cuts []int) *hclsyntax.Body {
 		starts[i] = hcl.Pos{Line: line, Column: 1, Byte: bounds[i]}
 		line += bytes.Count(src[bounds[i]:bounds[i+1]], []byte("\n"))
 	}
-	parallel.Do(len(bodies), runtime.GOMAXPROCS(0), func(i int) {
+	var deferred []*piece
+	var parse []int
+	for i := range bodies {
+		if i < len(classes) && classes[i] > now && i < len(bodies)-1 {
+			deferred = append(deferred, &piece{path: path, src: src[bounds[i]:bounds[i+1]], start: starts[i], class: classes[i]})
+			continue
+		}
+		parse = append(parse, i)
+	}
+	parallel.Do(len(parse), runtime.GOMAXPROCS(0), func(j int) {
+		i := parse[j]
 		f, diags := hclsyntax.ParseConfig(src[bounds[i]:bounds[i+1]], path, starts[i])
 		bodies[i], failed[i] = f.Body.(*hclsyntax.Body), len(diags) > 0
 	})
 	if slices.Contains(failed, true) {
-		return nil
+		return nil, nil
 	}
-	whole := &hclsyntax.Body{Attributes: hclsyntax.Attributes{}, SrcRange: bodies[len(bodies)-1].SrcRange, EndRange: bodies[len(bodies)-1].EndRange}
-	whole.SrcRange.Start = bodies[0].SrcRange.Start
-	for _, b := range bodies {
-		for name, attr := range b.Attributes {
+	last := bodies[len(bodies)-1]
+	whole := &hclsyntax.Body{Attributes: hclsyntax.Attributes{}, SrcRange: last.SrcRange, EndRange: last.EndRange}
+	whole.SrcRange.Start = starts[0]
+	if bodies[0] != nil {
+		whole.SrcRange.Start = bodies[0].SrcRange.Start
+	}
+	for _, i := range parse {
+		for name, attr := range bodies[i].Attributes {
 			if _, twice := whole.Attributes[name]; twice {
-				return nil
+				return nil, nil
 			}
 			whole.Attributes[name] = attr
 		}
-		whole.Blocks = append(whole.Blocks, b.Blocks...)
+		whole.Blocks = append(whole.Blocks, bodies[i].Blocks...)
 	}
-	return whole
+	return whole, deferred
 }

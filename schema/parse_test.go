@@ -111,7 +111,8 @@ func TestEndless(t *testing.T) {
 // bad-input corpus and files with heredocs, comments, nested blocks and
 // an argument set twice around the cuts, once parsed whole and once cut
 // at every top-level line, and requires the same config and the same
-// diagnostics, positions included.
+// diagnostics, positions included. Cut, the pieces that hold only object
+// blocks are parsed when their blocks are decoded (parseFiles).
 func TestPiecesParseAsTheWhole(t *testing.T) {
 	var cases [][]string
 	if files, _ := SpecFiles("../specs"); len(files) > 0 {
@@ -132,9 +133,24 @@ func TestPiecesParseAsTheWhole(t *testing.T) {
 		"project = \"x\"\n\nservice \"a\" {\n  port = 1\n  meta = {\n    team = \"edge\"\n}\n}\n\nservice \"b\" {\n  port = 2\n}\n",
 		"project = \"x\"\n\nservice \"a\" {\n  port = 1\n}\n\nproject = \"y\"\n",
 		"project = \"x\"\nservice \"a\" {\n  port = \n}\nservice \"b\" {\n  port = 2\n}\n",
+		"project = \"x\"\nservice \"a\" {\n  port = 1\n}\nservice = 1\nservice \"b\" {\n  port = 2\n}\n",
 	} {
 		cases = append(cases, []string{write(t, "main.hcl", src)})
 	}
+	// Two files whose object blocks (parsed as they are decoded, a piece
+	// at a time) come before and after the rest, in both: a service
+	// declared in both, Consul's label-less form, a variable after the
+	// blocks that read it, an index and a key.
+	two := t.TempDir()
+	for name, src := range map[string]string{
+		"a.hcl": "service \"a\" {\n  port = var.p\n}\n\nproject = \"x\"\n\nsearch \"t1\" {\n  url          = \"http://127.0.0.1:9200\"\n  cluster_name = \"t1\"\n}\n\nindex \"i\" {\n  search = \"t1\"\n}\n\nkey \"apps/a\" {\n  value = \"1\"\n}\n\nservice \"b\" {\n  port = 2\n}\n",
+		"b.hcl": "service \"c\" {\n  port = 3\n}\n\nservice {\n  name = \"d\"\n  port = 4\n}\n\nvariable \"p\" {\n  default = 1\n}\n\nservice \"a\" {\n  port = 5\n}\n\nindex \"j\" {\n  search = \"t1\"\n}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(two, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases = append(cases, []string{filepath.Join(two, "a.hcl"), filepath.Join(two, "b.hcl")}, []string{filepath.Join(two, "b.hcl"), filepath.Join(two, "a.hcl")})
 	load := func(files []string, every int) (*Config, []string) {
 		defer func(old int) { pieceBytes = old }(pieceBytes)
 		pieceBytes = every
@@ -144,7 +160,7 @@ func TestPiecesParseAsTheWhole(t *testing.T) {
 		for _, d := range diags {
 			in := ""
 			if d.Subject != nil && p.Files()[d.Subject.Filename] != nil {
-				in = p.Files()[d.Subject.Filename].Nav.(outline).ContextString(d.Subject.Start.Byte)
+				in = p.Files()[d.Subject.Filename].Nav.(*outline).ContextString(d.Subject.Start.Byte)
 			}
 			out = append(out, fmt.Sprintf("%s (in %s): %s: %s", d.Subject, in, d.Summary, d.Detail))
 		}
