@@ -11,14 +11,15 @@ import (
 func main() {
 	// The collector runs less often than Go's default (GOGC=100): a large
 	// plan allocates far more than it keeps live, and a CLI ends soon.
-	// The soft limit follows the memory the process may use
-	// (memoryLimit). GOGC and GOMEMLIMIT still win;
+	// The soft limit lets the heap grow so up to heapCeiling, then
+	// follows it (followHeap), never above the memory the process may
+	// use (memoryLimit). GOGC and GOMEMLIMIT still win;
 	// docs/internals/performance.md has the measurements.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(memoryLimit(os.DirFS("/")))
+		followHeap(heapCeiling, memoryLimit(os.DirFS("/")))
 	}
 	os.Exit(newCLI(os.Stdin, os.Stdout, os.Stderr).run(os.Args[1:]))
 }

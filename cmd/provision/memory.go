@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"io/fs"
 	"math"
+	"runtime"
+	"runtime/debug"
+	runtimemetrics "runtime/metrics"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // memoryLimit is the default soft memory limit (GOMEMLIMIT): three
@@ -41,4 +45,51 @@ func memoryLimit(root fs.FS) int64 {
 		return limit
 	}
 	return limit / 4 * 3
+}
+
+// heapCeiling is how large the heap may grow before the collector runs
+// more often than GOGC says: at 100,000 services a load keeps about 400
+// MB live, which GOGC=400 alone lets grow to 2 GB; docs/internals/performance.md
+// has the measurements.
+const heapCeiling = 896 << 20
+
+// followHeap keeps the soft memory limit at the larger of ceiling and
+// twice the live heap, never above most (memoryLimit), set again after
+// every collection. Below the ceiling the collector runs as GOGC says,
+// free; above it, each collection still frees at least as much as is
+// live, as GOGC=100 would, so a larger estate costs in proportion to its
+// size and never thrashes against a fixed limit (as a fixed 192 MiB did
+// at 100,000 services). It returns the function that stops following.
+func followHeap(ceiling, most int64) (stop func()) {
+	live := []runtimemetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	follow := func() {
+		runtimemetrics.Read(live)
+		debug.SetMemoryLimit(min(most, max(ceiling, 2*int64(live[0].Value.Uint64()))))
+	}
+	follow()
+	return afterEveryGC(follow)
+}
+
+// sentinel is an object only a finalizer holds: it becomes garbage at
+// every collection (not tiny, so that the allocator does not batch it
+// with others, which delays its finalizer).
+type sentinel struct {
+	_ *byte
+	_ [16]byte
+}
+
+// afterEveryGC calls f after each collection, from the finalizer
+// goroutine, until stop is called.
+func afterEveryGC(f func()) (stop func()) {
+	var stopped atomic.Bool
+	var again func(*sentinel)
+	again = func(s *sentinel) {
+		if stopped.Load() {
+			return
+		}
+		f()
+		runtime.SetFinalizer(s, again)
+	}
+	runtime.SetFinalizer(&sentinel{}, again)
+	return func() { stopped.Store(true) }
 }

@@ -2,8 +2,11 @@ package main
 
 import (
 	"math"
+	"runtime"
+	"runtime/debug"
 	"testing"
 	"testing/fstest"
+	"time"
 )
 
 // TestMemoryLimit: the default soft limit is three quarters of the least
@@ -29,3 +32,50 @@ func TestMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowHeap: with the limit following the heap, the collector is
+// free below the ceiling (a small live heap is collected as GOGC=400
+// says, far less often than at GOGC=100) and does not thrash above it (a
+// live heap of twice the ceiling is collected about once per live
+// heap's worth of allocation, where a fixed limit at the ceiling would
+// collect without pause). Collections are counted, not timed.
+func TestFollowHeap(t *testing.T) {
+	const ceiling = 64 << 20
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	for _, c := range []struct {
+		name        string
+		live        int
+		most, least uint32 // collections while 1 GiB of garbage is made
+	}{
+		// GOGC=400 over 8 MiB live: a collection per 32 MiB.
+		{"below the ceiling", 8 << 20, 48, 16},
+		// Twice the live heap over 128 MiB: one per 128 MiB, as GOGC=100.
+		{"above it", 128 << 20, 16, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stop := followHeap(ceiling, math.MaxInt64)
+			defer stop()
+			live := make([][]byte, c.live>>16)
+			for i := range live {
+				live[i] = make([]byte, 64<<10)
+			}
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond) // the finalizer sets the limit
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range (1 << 30) >> 16 {
+				garbage = make([]byte, 64<<10)
+			}
+			runtime.ReadMemStats(&after)
+			runtime.KeepAlive(live)
+			if n := after.NumGC - before.NumGC; n > c.most || n < c.least {
+				t.Errorf("%d collections while 1 GiB was allocated over %d MiB live, want %d to %d", n, c.live>>20, c.least, c.most)
+			}
+		})
+	}
+}
+
+// garbage is where TestFollowHeap drops what it allocates, so that the
+// compiler keeps each allocation.
+var garbage []byte
