@@ -67,7 +67,8 @@ func (p *Parser) parseFiles(paths []string, later func(name []byte) class) ([]hc
 type class int
 
 const (
-	now class = iota
+	unseen class = iota - 1 // a piece no item of which is read yet
+	now
 	earlyObjects
 	lateObjects
 )
@@ -246,16 +247,19 @@ type scanned struct {
 	calls   bool
 }
 
+// scan reads src with nestingOf; with later, each piece's class is
+// later's of the first name of each of its items when they agree, now
+// otherwise.
 func scan(src []byte, path string, later func(name []byte) class) scanned {
 	f := scanned{src: src, path: path}
 	var first func(piece int, name []byte)
 	if later != nil {
 		first = func(piece int, name []byte) {
 			for len(f.classes) <= piece {
-				f.classes = append(f.classes, -1)
+				f.classes = append(f.classes, unseen)
 			}
 			switch c := later(name); {
-			case f.classes[piece] == -1:
+			case f.classes[piece] == unseen:
 				f.classes[piece] = c
 			case f.classes[piece] != c:
 				f.classes[piece] = now
