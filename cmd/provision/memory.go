@@ -15,12 +15,12 @@ import (
 // memoryLimit is the default soft memory limit (GOMEMLIMIT): three
 // quarters of the memory the process may use, the least of the cgroup's
 // limit (v2 memory.max, v1 memory.limit_in_bytes) and the machine's
-// (MemTotal); no limit when none can be read. The limit only keeps a
-// large plan inside its runner: the collector works harder near it, so a
-// fixed limit below what a large estate keeps live (at 100,000 services
-// the heap holds about a gigabyte) makes the collector run without pause,
-// and a plan far slower than its size says. docs/internals/performance.md
-// has the measurements.
+// (MemTotal); no limit when none can be read. It only keeps a large plan
+// inside its runner: the collector works harder near a limit, so one
+// fixed below what a large estate keeps live makes the collector run
+// without pause, and a plan far slower than its size says (followHeap
+// keeps the limit above it). docs/internals/performance.md has the
+// measurements.
 func memoryLimit(root fs.FS) int64 {
 	limit := int64(math.MaxInt64)
 	for _, f := range []string{"sys/fs/cgroup/memory.max", "sys/fs/cgroup/memory/memory.limit_in_bytes"} {
@@ -48,9 +48,9 @@ func memoryLimit(root fs.FS) int64 {
 }
 
 // heapCeiling is how large the heap may grow before the collector runs
-// more often than GOGC says: at 100,000 services a load keeps about 400
-// MB live, which GOGC=400 alone lets grow to 2 GB; docs/internals/performance.md
-// has the measurements.
+// more often than GOGC says, so that a large estate's plan stays under
+// 1 GiB where it can; docs/internals/performance.md has the
+// measurements.
 const heapCeiling = 896 << 20
 
 // followHeap keeps the soft memory limit at the larger of ceiling and
@@ -58,8 +58,8 @@ const heapCeiling = 896 << 20
 // every collection. Below the ceiling the collector runs as GOGC says,
 // free; above it, each collection still frees at least as much as is
 // live, as GOGC=100 would, so a larger estate costs in proportion to its
-// size and never thrashes against a fixed limit (as a fixed 192 MiB did
-// at 100,000 services). It returns the function that stops following.
+// size and never thrashes against a fixed limit. It returns the
+// function that stops following.
 func followHeap(ceiling, most int64) (stop func()) {
 	live := []runtimemetrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	follow := func() {
