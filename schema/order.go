@@ -71,39 +71,35 @@ func (d *decoder) kindObjects(cfg *Config, contents []*hcl.BodyContent, prefix s
 			}
 		}
 	}
+	// A run of blocks or a batch of pieces is decoded when the other
+	// comes next in the files, or when the batch is full.
 	var run []*hcl.Block
 	var batch []*piece
-	decodeRun := func() {
-		if len(run) > 0 {
+	flush := func() {
+		switch {
+		case d.unparsed:
+		case len(batch) > 0:
+			d.decodeLater(cfg, batch, module, early)
+		case len(run) > 0:
 			d.objectsOf(cfg, []*hcl.BodyContent{{Blocks: run}}, module, early)
-			run = nil
 		}
-	}
-	decodeBatch := func() bool {
-		ok := len(batch) == 0 || d.decodeLater(cfg, batch, module, early)
-		batch = nil
-		return ok
+		run, batch = nil, nil
 	}
 	for _, pc := range pieces {
 		for len(blocks) > 0 && d.before(blocks[0].DefRange, pc) {
-			if !decodeBatch() {
-				d.unparsed = true
-				return
+			if len(batch) > 0 {
+				flush()
 			}
 			run, blocks = append(run, blocks[0]), blocks[1:]
 		}
-		decodeRun()
-		if batch = append(batch, pc); len(batch) == laterBatch && !decodeBatch() {
-			d.unparsed = true
-			return
+		if len(run) > 0 || len(batch) == laterBatch {
+			flush()
 		}
+		batch = append(batch, pc)
 	}
-	if !decodeBatch() {
-		d.unparsed = true
-		return
-	}
+	flush()
 	run = blocks
-	decodeRun()
+	flush()
 }
 
 // before says whether rng, in a file of d.order, begins before pc.
@@ -120,12 +116,13 @@ func (d *decoder) before(rng hcl.Range, pc *piece) bool {
 const laterBatch = 64
 
 // decodeLater parses pieces, bounds their blocks and decodes their
-// objects of the early kinds or of the others; false when a piece does
-// not parse (parseLater).
-func (d *decoder) decodeLater(cfg *Config, pieces []*piece, module addrs.Module, early bool) bool {
+// objects of the early kinds or of the others; when a piece does not
+// parse (parseLater), it decodes nothing and says so in d.unparsed.
+func (d *decoder) decodeLater(cfg *Config, pieces []*piece, module addrs.Module, early bool) {
 	bodies, diags, ok := parseLater(pieces, d.bg)
 	if !ok {
-		return false
+		d.unparsed = true
+		return
 	}
 	d.diags = append(d.diags, diags...)
 	top := fileSchema()
@@ -136,7 +133,6 @@ func (d *decoder) decodeLater(cfg *Config, pieces []*piece, module addrs.Module,
 		d.diags = append(d.diags, cdiags...)
 	}
 	d.objectsOf(cfg, contents, module, early)
-	return true
 }
 
 // objectsOf decodes the objects of contents of the early kinds, or of

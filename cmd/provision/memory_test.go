@@ -61,7 +61,11 @@ func TestFollowHeap(t *testing.T) {
 				live[i] = make([]byte, 64<<10)
 			}
 			runtime.GC()
-			time.Sleep(10 * time.Millisecond) // the finalizer sets the limit
+			// The limit is set after the collection, by a finalizer: above
+			// the ceiling, wait until it has followed the live heap.
+			for deadline := time.Now().Add(10 * time.Second); c.live > ceiling && debug.SetMemoryLimit(-1) <= ceiling && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			for range (1 << 30) >> 16 {
