@@ -70,12 +70,12 @@ func (d *decoder) checkAgents(cfg *Config) {
 		switch {
 		case s.Agent != "" && byName[s.Agent] == nil:
 			d.errorf(s.AgentRange, s.DeclRange, "Reference to undeclared agent",
-				"The service %q names the agent %q, but there is no agent %q {} block (%s).", s.Name, s.Agent, s.Agent, declaredNames(byName))
+				"The service %q names the agent %q, but there is no agent %q {} block (%s).", s.Service, s.Agent, s.Agent, declaredNames(byName))
 		case s.Agent == "" && len(cfg.Agents) == 1:
 			s.Agent = cfg.Agents[0].Name
 		case s.Agent == "" && len(cfg.Agents) > 1:
 			d.errorf(s.DeclRange, s.DeclRange, "Service without an agent",
-				"%d agents are declared (%s), so the service %q must say which node's agent registers it: agent = \"<name>\".", len(cfg.Agents), declaredNames(byName), s.Name)
+				"%d agents are declared (%s), so the service %q must say which node's agent registers it: agent = \"<name>\".", len(cfg.Agents), declaredNames(byName), s.Service)
 		}
 	}
 }

@@ -116,10 +116,12 @@ type Consul struct {
 	DeclRange  hcl.Range
 }
 
-// Service is one Consul service registration.
+// Service is one Consul service registration. Its Declaration's Name is
+// its ID: the id attribute, or the label ("<label>-<each.key>" with
+// for_each); NameRange is the id attribute, or the label.
 type Service struct {
-	Name string // Consul's service name: the name attribute, or the block label
-	ID   string // the id attribute; defaults to the label, "<label>-<each.key>" with for_each
+	Declaration
+	Service string // Consul's service name: the name attribute, or the block label
 	// Agent names the agent block of the node the service is registered
 	// on; empty when no agent block is declared.
 	Agent      string
@@ -132,17 +134,7 @@ type Service struct {
 	Checks     []*Check
 	// Fields are the registration's other fields (RegistrationFields)
 	// that the block declares, in their wire form, by wire name.
-	Fields    map[string]any
-	DeclRange hcl.Range
-	IDRange   hcl.Range // the id attribute, or the label when id is absent
-	Import    *Import   // the import block that takes it over, if any
-	Lifecycle Lifecycle
-	// Module is the module instance that declares it, as addresses write
-	// it (module.gated["a"]); the root in the root.
-	Module addrs.Module
-	// Instance is the for_each key the service was made for; nil for a
-	// block without for_each.
-	Instance *Instance
+	Fields map[string]any
 }
 
 // Frontend is the route a reverse proxy claims for a service.

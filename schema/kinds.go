@@ -161,7 +161,7 @@ var ServiceSchema = &KindSchema{
 	declared: func(cfg *Config) []object {
 		out := make([]object, 0, len(cfg.Services))
 		for _, s := range cfg.Services {
-			out = append(out, object{s.Agent, s.ID, s.Module})
+			out = append(out, object{s.Agent, s.Name, s.Module})
 		}
 		return out
 	},

@@ -28,7 +28,7 @@ func TestLanguage(t *testing.T) {
 	}
 	var got []service
 	for _, s := range cfg.Services {
-		sv := service{ID: s.ID, Name: s.Name, Port: s.Port, Tags: s.Tags}
+		sv := service{ID: s.Name, Name: s.Service, Port: s.Port, Tags: s.Tags}
 		if s.Instance != nil {
 			sv.Key = s.Instance.String()
 		}

@@ -112,7 +112,7 @@ output "token" {
 	}
 	var got []string
 	for _, s := range cfg.Services {
-		got = append(got, s.Module.String()+" service "+s.ID)
+		got = append(got, s.Module.String()+" service "+s.Name)
 	}
 	for _, k := range kv.Keys(cfg) {
 		got = append(got, k.Module.String()+" key "+k.Name)

@@ -124,7 +124,7 @@ service "front" {
 	}
 	var services []string
 	for _, s := range cfg.Services {
-		services = append(services, s.ID+" "+s.Meta["rate"])
+		services = append(services, s.Name+" "+s.Meta["rate"])
 	}
 	slices.Sort(services)
 	want := []string{"billing-api ", "front-watch-billing-api-api orders-rate", "front-watch-orders-api-api orders-rate", "orders-api ", "watch-billing-api-api ", "watch-orders-api-api "}

@@ -115,18 +115,18 @@ func (d *decoder) instance(u unit, decode func()) {
 
 func (d *decoder) serviceBlock(u unit) *Service {
 	b := u.block
-	s := &Service{Name: b.Labels[0], ID: b.Labels[0], DeclRange: b.DefRange, IDRange: b.LabelRanges[0], Instance: u.each}
+	s := &Service{Service: b.Labels[0], Declaration: Declaration{Name: b.Labels[0], DeclRange: b.DefRange, NameRange: b.LabelRanges[0], Instance: u.each}}
 	d.instance(u, func() {
 		if u.each != nil {
-			s.ID = s.Name + "-" + u.each.Key
+			s.Name = s.Service + "-" + u.each.Key
 		}
 		c := d.content(u.body, serviceSchema)
-		if attr, ok := c.Attributes["name"]; ok && d.override(attr, &s.Name, nil) {
-			if !validID(s.Name) {
-				d.errorf(attr.Expr.Range(), b.DefRange, "Invalid service name", "The service name %q is empty or holds a control character: the agent refuses a registration without a name (\"Missing service name\").", s.Name)
+		if attr, ok := c.Attributes["name"]; ok && d.override(attr, &s.Service, nil) {
+			if !validID(s.Service) {
+				d.errorf(attr.Expr.Range(), b.DefRange, "Invalid service name", "The service name %q is empty or holds a control character: the agent refuses a registration without a name (\"Missing service name\").", s.Service)
 			}
-		} else if !validID(s.Name) {
-			d.errorf(b.LabelRanges[0], b.DefRange, "Invalid service name", "The service name %q is empty or holds a control character: the agent refuses a registration without a name (\"Missing service name\").", s.Name)
+		} else if !validID(s.Service) {
+			d.errorf(b.LabelRanges[0], b.DefRange, "Invalid service name", "The service name %q is empty or holds a control character: the agent refuses a registration without a name (\"Missing service name\").", s.Service)
 		}
 		d.serviceBody(s, b, c)
 	})
@@ -135,12 +135,12 @@ func (d *decoder) serviceBlock(u unit) *Service {
 
 // serviceBody decodes what a service block holds but its name.
 func (d *decoder) serviceBody(s *Service, b *hcl.Block, c *hcl.BodyContent) {
-	idOK := d.override(c.Attributes["id"], &s.ID, &s.IDRange)
+	idOK := d.override(c.Attributes["id"], &s.Name, &s.NameRange)
 	if attr, ok := c.Attributes["agent"]; ok {
 		s.Agent, s.AgentRange = d.str(attr), attr.Expr.Range()
 	}
-	if idOK && !validID(s.ID) {
-		d.errorf(s.IDRange, b.DefRange, "Invalid service ID", "The service ID %q is empty or holds a control character, which no plan can show as written: give it letters, digits and punctuation.", s.ID)
+	if idOK && !validID(s.Name) {
+		d.errorf(s.NameRange, b.DefRange, "Invalid service ID", "The service ID %q is empty or holds a control character, which no plan can show as written: give it letters, digits and punctuation.", s.Name)
 	}
 	if attr, ok := c.Attributes["token"]; ok {
 		d.errorf(attr.Range, b.DefRange, "Token in a spec", "A registration's token is a secret, and a secret in a spec is read by everyone who reads the repository, the plans and Consul's catalog: provision never sends one from a spec. It registers with its own token, CONSUL_HTTP_TOKEN (see docs/reference/secrets.md); the agent keeps that token for the service's anti-entropy.")
@@ -400,7 +400,7 @@ func (d *decoder) checkPublic(cfg *Config) {
 		for _, p := range public {
 			if slices.ContainsFunc(cfg.Secrets, func(secret string) bool { return strings.Contains(p, secret) }) {
 				d.errorf(rng, s.DeclRange, "Sensitive value in a tag",
-					"The service %q puts the value of a sensitive variable into its tags (its tags, or the frontend that becomes tags). Consul's catalog shows tags to everyone who can list services, so a secret has no place there.", s.Name)
+					"The service %q puts the value of a sensitive variable into its tags (its tags, or the frontend that becomes tags). Consul's catalog shows tags to everyone who can list services, so a secret has no place there.", s.Service)
 				break
 			}
 		}
@@ -413,28 +413,28 @@ func (d *decoder) checkServices(cfg *Config) {
 	ids := map[string]*Service{}
 	named := map[string]*Service{}
 	for _, s := range cfg.Services {
-		if prev, ok := named[s.Name]; ok && frontendKey(prev.Frontend) != frontendKey(s.Frontend) {
+		if prev, ok := named[s.Service]; ok && frontendKey(prev.Frontend) != frontendKey(s.Frontend) {
 			at := s.DeclRange
 			if s.Frontend != nil {
 				at = s.Frontend.DeclRange
 			}
 			d.errorf(at, s.DeclRange, "Frontends differ within one service name",
 				"The services %q and %q (at %s) are instances of the Consul service %q, and Traefik builds one router per service name from the tags of all its instances: with different frontends it would have two definitions of one router, drop it, and leave the path unserved or served without the gate. "+
-					"Give the instances one frontend (declare it once, outside what varies), or give them different names.", s.ID, prev.ID, prev.DeclRange, s.Name)
+					"Give the instances one frontend (declare it once, outside what varies), or give them different names.", s.Name, prev.Name, prev.DeclRange, s.Service)
 		} else if !ok {
-			named[s.Name] = s
+			named[s.Service] = s
 		}
-		if prev, dup := ids[s.ID]; dup {
+		if prev, dup := ids[s.Name]; dup {
 			if sameBlock(s.Instance, prev.Instance, s.DeclRange, prev.DeclRange, s.Module, prev.Module) {
-				d.errorf(s.IDRange, s.DeclRange, "Duplicate instance ID",
+				d.errorf(s.NameRange, s.DeclRange, "Duplicate instance ID",
 					"The instances %s and %s of service %q both have the ID %q. Each instance needs an ID of its own: leave id out (it defaults to \"<label>-<each.key>\") or build it from each.key.",
-					prev.Instance, s.Instance, s.Name, s.ID)
+					prev.Instance, s.Instance, s.Service, s.Name)
 				continue
 			}
-			d.diags = append(d.diags, duplicateIn("Duplicate service ID", fmt.Sprintf("service ID %q", s.ID), s.IDRange, prev.IDRange, s.Module, prev.Module))
+			d.diags = append(d.diags, duplicateIn("Duplicate service ID", fmt.Sprintf("service ID %q", s.Name), s.NameRange, prev.NameRange, s.Module, prev.Module))
 			continue
 		}
-		ids[s.ID] = s
+		ids[s.Name] = s
 		f := s.Frontend
 		if f == nil || f.Rule == nil {
 			continue
@@ -528,7 +528,7 @@ func (d *decoder) checkGate(cfg *Config, s *Service) {
 	routes, err := labels.Decode(cfg.Proxy.Prefix, s.Tags)
 	if err != nil {
 		d.errorf(s.DeclRange, s.DeclRange, "Tags Traefik cannot read",
-			"The tags of the gated service %q do not decode as Traefik's label parser reads them (%s): Traefik would drop the service's whole configuration, gate and all.", s.Name, err)
+			"The tags of the gated service %q do not decode as Traefik's label parser reads them (%s): Traefik would drop the service's whole configuration, gate and all.", s.Service, err)
 		return
 	}
 	var own []string
@@ -544,7 +544,7 @@ func (d *decoder) checkGate(cfg *Config, s *Service) {
 	if len(own) > 0 {
 		d.errorf(s.DeclRange, s.DeclRange, "Tag would bypass the gate",
 			"The service %q has a gated frontend, and its extra tags define %s, as Traefik reads them (its label parser takes a key in any case): a route of its own, or a middleware in place of the generated one, could serve the service without the forward-auth check. "+
-				"Declare the route in the frontend block, or drop the tag.", s.Name, strings.Join(own, ", "))
+				"Declare the route in the frontend block, or drop the tag.", s.Service, strings.Join(own, ", "))
 	}
 }
 
@@ -558,7 +558,7 @@ func gatesOf(cfg *Config) []labels.Gate {
 			continue
 		}
 		for _, p := range f.Rule.Probes() {
-			out = append(out, labels.Gate{Service: s.Name, Probe: p, EntryPoints: f.EntryPoints, Auth: f.ForwardAuth.Address})
+			out = append(out, labels.Gate{Service: s.Service, Probe: p, EntryPoints: f.EntryPoints, Auth: f.ForwardAuth.Address})
 		}
 	}
 	return out
@@ -578,8 +578,8 @@ func (d *decoder) checkRoutes(cfg *Config) {
 	at := map[string]*Service{}
 	for _, s := range cfg.Services {
 		if len(s.Tags) > 0 && (s.Frontend == nil || s.Frontend.ForwardAuth == nil) {
-			regs = append(regs, labels.Registration{ID: s.ID, Service: s.Name, Tags: s.Tags})
-			at[s.ID] = s
+			regs = append(regs, labels.Registration{ID: s.Name, Service: s.Service, Tags: s.Tags})
+			at[s.Name] = s
 		}
 	}
 	open, _ := labels.Judge(cfg.Proxy.Prefix, gates, regs)
@@ -587,7 +587,7 @@ func (d *decoder) checkRoutes(cfg *Config) {
 		s := at[o.ID]
 		d.errorf(s.DeclRange, s.DeclRange, "Tag would bypass the gate",
 			"The service %q: %s, as Traefik reads its tags. Requests there would reach what %s gates without the auth check. "+
-				"Give the route the forward-auth middleware, another path or host, or (a TCP router) an entrypoint of its own that no gated frontend names.", s.Name, o, o.Gate.Service)
+				"Give the route the forward-auth middleware, another path or host, or (a TCP router) an entrypoint of its own that no gated frontend names.", s.Service, o, o.Gate.Service)
 	}
 }
 
@@ -599,7 +599,7 @@ func (d *decoder) checkRoutes(cfg *Config) {
 func servicePulled(cfg *Config, module addrs.Module, id string, live, declared map[string]any) []PullAttr {
 	attrs := []PullAttr{{Name: "address", Live: live["Address"], Decl: declared["Address"]}, {Name: "port", Live: live["Port"], Decl: declared["Port"]},
 		{Name: "meta", Live: unmarked(live["Meta"]), Decl: unmarked(declared["Meta"])}}
-	i := slices.IndexFunc(cfg.Services, func(s *Service) bool { return s.ID == id && s.Module == module })
+	i := slices.IndexFunc(cfg.Services, func(s *Service) bool { return s.Name == id && s.Module == module })
 	if i < 0 {
 		return attrs
 	}

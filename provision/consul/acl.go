@@ -26,9 +26,9 @@ func Permissions(cfg *schema.Config, deleting []string, node string) []acl.Permi
 	var out []acl.Permission
 	names := map[string]bool{}
 	for _, s := range cfg.Services {
-		if !names[s.Name] {
-			names[s.Name] = true
-			out = append(out, acl.Permission{Resource: "service", Segment: s.Name, Access: "write", Why: "register service " + s.ID, At: s.DeclRange.Ptr()})
+		if !names[s.Service] {
+			names[s.Service] = true
+			out = append(out, acl.Permission{Resource: "service", Segment: s.Service, Access: "write", Why: "register service " + s.Name, At: s.DeclRange.Ptr()})
 		}
 	}
 	for _, n := range deleting {
@@ -54,7 +54,7 @@ func (b *Backend) Owned(ctx context.Context) ([]string, error) {
 	}
 	declared := map[string]bool{}
 	for _, s := range b.cfg.Services {
-		declared[s.ID] = true
+		declared[s.Name] = true
 	}
 	var out []string
 	for id, s := range st.Services {
@@ -81,7 +81,7 @@ func (b *Backend) writable(st agentState) []acl.Permission {
 	}
 	for _, s := range b.cfg.Services {
 		if b.agent == nil || s.Agent == b.agent.Name {
-			add(s.Name)
+			add(s.Service)
 		}
 	}
 	for _, id := range sortedIDs(st.Services) {
@@ -136,7 +136,7 @@ func (b *Backend) Preflight(ctx context.Context, scope func(addrs.Addr) bool) hc
 	var perms []acl.Permission
 	for _, p := range Permissions(b.cfg, nil, "") {
 		if p.Resource == "service" && slices.ContainsFunc(b.cfg.Services, func(s *schema.Service) bool {
-			return s.Name == p.Segment && (b.agent == nil || s.Agent == b.agent.Name) && scope(addrs.Addr{In: b.in, Kind: Service, Name: s.ID})
+			return s.Service == p.Segment && (b.agent == nil || s.Agent == b.agent.Name) && scope(addrs.Addr{In: b.in, Kind: Service, Name: s.Name})
 		}) {
 			perms = append(perms, p)
 		}

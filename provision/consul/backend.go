@@ -176,7 +176,7 @@ func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.D
 	sc := scope{Project: cfg.Project, Datacenter: c.Conf.Datacenter, Agent: c.Name}
 	for _, s := range cfg.Services {
 		if a == nil || s.Agent == a.Name {
-			sc.IDs = append(sc.IDs, s.ID)
+			sc.IDs = append(sc.IDs, s.Name)
 		}
 	}
 	sort.Strings(sc.IDs)
@@ -341,7 +341,7 @@ func (b *Backend) Plan(st plans.State, mode plans.Mode) (plans.Planned, hcl.Diag
 	diags := b.aclDiagnostics(as)
 	lifecycles := map[string]schema.Lifecycle{}
 	for _, s := range b.cfg.Services {
-		lifecycles[s.ID] = s.Lifecycle
+		lifecycles[s.Name] = s.Lifecycle
 	}
 	planned, pdiags := adapter.Diffed(func() string { return b.scope.fingerprint(as, lifecycles) },
 		func() ([]*plans.Change, hcl.Diagnostics) { return b.diff(as, mode) })

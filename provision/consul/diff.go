@@ -49,8 +49,8 @@ func (r registration) view() registration {
 // protected or not.
 func desired(project string, p schema.Proxy, s *schema.Service, protected bool) registration {
 	r := registration{
-		ID:      s.ID,
-		Name:    s.Name,
+		ID:      s.Name,
+		Name:    s.Service,
 		Tags:    Tags(p, s),
 		Address: s.Address,
 		Port:    s.Port,
@@ -62,7 +62,7 @@ func desired(project string, p schema.Proxy, s *schema.Service, protected bool) 
 	r.Fields = s.Fields
 	var named []string
 	for _, c := range s.Checks {
-		id := checkID(s.ID, c.Name)
+		id := checkID(s.Name, c.Name)
 		if given, ok := c.Def["CheckID"].(string); ok {
 			id = given
 			named = append(named, id)
@@ -274,14 +274,14 @@ func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Dia
 	for _, s := range cfg.Services {
 		if b.agent == nil || s.Agent == b.agent.Name {
 			mine = append(mine, s)
-			declared[s.ID] = s.Lifecycle
+			declared[s.Name] = s.Lifecycle
 		}
 	}
 	if mode == plans.Destroy {
 		mine = nil // destroy removes what the project owns, below
 	}
 	changes, diags := adapter.PlanEach(mine, func(s *schema.Service) (*plans.Change, hcl.Diagnostics) {
-		return b.planService(st, s, backend, elsewhere[s.ID])
+		return b.planService(st, s, backend, elsewhere[s.Name])
 	})
 	for _, id := range sortedIDs(st.Services) {
 		l := st.Services[id]
@@ -314,10 +314,10 @@ func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Dia
 // engine refuses it (the diagnostics say why). moved is the agent it is
 // declared on elsewhere, if any.
 func (b *Backend) planService(st agentState, s *schema.Service, backend, moved string) (*plans.Change, hcl.Diagnostics) {
-	addr := addrs.Addr{In: b.in, Kind: Service, Name: s.ID}
-	l, lv := liveOf(st.Services, s.ID)
+	addr := addrs.Addr{In: b.in, Kind: Service, Name: s.Name}
+	l, lv := liveOf(st.Services, s.Name)
 	if parent := parentOf(st.Services, l); parent != nil {
-		return nil, hcl.Diagnostics{sidecarDeclared(addr, parent, s.IDRange.Ptr())}
+		return nil, hcl.Diagnostics{sidecarDeclared(addr, parent, s.NameRange.Ptr())}
 	}
 	want := desired(b.cfg.Project, b.cfg.Proxy, s, s.Lifecycle.Protects(lv.Protected))
 	if l != nil {
@@ -330,7 +330,7 @@ func (b *Backend) planService(st agentState, s *schema.Service, backend, moved s
 		}
 	}
 	c, diags := adapter.Propose(b.cfg.Project, adapter.Object{
-		Declared: adapter.Declared{Addr: addr, Subject: s.IDRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At(), Lifecycle: s.Lifecycle},
+		Declared: adapter.Declared{Addr: addr, Subject: s.NameRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At(), Lifecycle: s.Lifecycle},
 		Backend:  backend,
 		EachKey:  s.Instance.KeyPtr(),
 		After:    adapter.RawJSON(want.view()),
@@ -353,7 +353,7 @@ func (b *Backend) planService(st agentState, s *schema.Service, backend, moved s
 // it), or, converged, a registration again on -replace.
 func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService, want registration, addr addrs.Addr, importing bool) adapter.Diff {
 	var d adapter.Diff
-	have := st.checksOf(s.ID)
+	have := st.checksOf(s.Name)
 	mine, others := ownChecks(l, have, want.Checks)
 	sidecar := sidecarOf(st.Services, l)
 	changed := changedFields(l, sidecar, st, s, want)
@@ -488,7 +488,7 @@ func (b *Backend) declaredElsewhere() map[string]string {
 	}
 	for _, s := range b.cfg.Services {
 		if s.Agent != b.agent.Name {
-			out[s.ID] = "agent." + s.Agent
+			out[s.Name] = "agent." + s.Agent
 		}
 	}
 	return out

@@ -39,7 +39,7 @@ func (b *Backend) judgeRoutes(as agentState) hcl.Diagnostics {
 	declared := map[string]bool{}
 	for _, s := range b.cfg.Services {
 		if s.Agent == b.agentName() {
-			declared[s.ID] = true
+			declared[s.Name] = true
 		}
 	}
 	var regs []labels.Registration
@@ -86,7 +86,7 @@ func (b *Backend) agentName() string {
 // (of any, for ""), where a diagnostic of its gate points.
 func (b *Backend) gateRange(name string) hcl.Range {
 	for _, s := range b.cfg.Services {
-		if s.Frontend != nil && s.Frontend.ForwardAuth != nil && (name == "" || s.Name == name) {
+		if s.Frontend != nil && s.Frontend.ForwardAuth != nil && (name == "" || s.Service == name) {
 			return s.DeclRange
 		}
 	}

@@ -105,7 +105,7 @@ func (b *Backend) readBack(live []*agentService) map[string]declaredTags {
 		for i, l := range ls {
 			f, plain, unread := ReadTags(b.cfg.Proxy.Prefix, l.Tags)
 			read[i] = declaredTags{f, append(plain, unread...)}
-			exact = exact && f != nil && slices.Equal(Tags(b.cfg.Proxy, &schema.Service{Name: l.Service, Tags: read[i].tags, Frontend: f}), l.Tags) &&
+			exact = exact && f != nil && slices.Equal(Tags(b.cfg.Proxy, &schema.Service{Service: l.Service, Tags: read[i].tags, Frontend: f}), l.Tags) &&
 				sameFrontend(read[0].frontend, f)
 		}
 		for i, l := range ls {

@@ -89,14 +89,14 @@ func benchmarkDiff(b *testing.B, n int) {
 	live := map[string]*api.AgentService{}
 	rule, _ := schema.ParseRule("Path:/api")
 	for i := range n {
-		s := &schema.Service{Name: fmt.Sprintf("svc-%d", i), ID: fmt.Sprintf("svc-%d", i), Address: "127.0.0.1", Port: 8000 + i,
+		s := &schema.Service{Service: fmt.Sprintf("svc-%d", i), Declaration: schema.Declaration{Name: fmt.Sprintf("svc-%d", i)}, Address: "127.0.0.1", Port: 8000 + i,
 			Frontend: &schema.Frontend{Rule: rule, ForwardAuth: &schema.ForwardAuth{Address: "http://127.0.0.1/auth"}}}
 		cfg.Services = append(cfg.Services, s)
 		r := desired(cfg.Project, cfg.Proxy, s, false)
 		// As a Consul 1.15 agent answers: default weights, the tagged
 		// addresses it derives, its datacenter and a content hash.
 		derived := api.ServiceAddress{Address: "127.0.0.1", Port: r.Port}
-		live[s.ID] = &api.AgentService{ID: r.ID, Service: r.Name, Tags: r.Tags, Port: r.Port, Address: "127.0.0.1", Meta: r.Meta,
+		live[s.Name] = &api.AgentService{ID: r.ID, Service: r.Name, Tags: r.Tags, Port: r.Port, Address: "127.0.0.1", Meta: r.Meta,
 			Weights: api.AgentWeights{Passing: 1, Warning: 1}, TaggedAddresses: map[string]api.ServiceAddress{"lan_ipv4": derived, "wan_ipv4": derived},
 			Datacenter: "dc1", ContentHash: "313926b520afb35f"}
 	}

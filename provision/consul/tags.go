@@ -71,14 +71,14 @@ func Tags(p schema.Proxy, s *schema.Service) []string {
 		}
 	}
 	if p.Dialect.HTTP() {
-		router := "http.routers." + routerName(s.Name)
+		router := "http.routers." + routerName(s.Service)
 		rule, _ := RuleIn(f.Rule, p.Dialect.Grammar()) // schema refuses rules without a form
 		tag(rule, router, ".rule")
 		if len(f.EntryPoints) > 0 {
 			tag(strings.Join(f.EntryPoints, ","), router, ".entrypoints")
 		}
 		if auth != nil {
-			mw := routerName(s.Name) + "-auth"
+			mw := routerName(s.Service) + "-auth"
 			tag(mw, router, ".middlewares")
 			fa := "http.middlewares." + mw + ".forwardauth."
 			tag(auth.Address, fa, "address")

@@ -23,7 +23,7 @@ func TestTags(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			var out bytes.Buffer
 			for _, s := range cfg.Services {
-				fmt.Fprintf(&out, "service %q:\n", s.Name)
+				fmt.Fprintf(&out, "service %q:\n", s.Service)
 				for _, tag := range consul.Tags(schema.Proxy{Dialect: d, Prefix: "traefik"}, s) {
 					fmt.Fprintf(&out, "  %s\n", tag)
 				}

@@ -89,12 +89,12 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 	var fronts []frontend
 	names := map[string]bool{}
 	for _, s := range cfg.Services {
-		names[s.Name] = true
+		names[s.Service] = true
 		f := s.Frontend
 		if f == nil || f.ForwardAuth == nil || f.Rule == nil {
 			continue
 		}
-		a := addrs.Addr{Kind: consul.Service, Name: s.ID}
+		a := addrs.Addr{Kind: consul.Service, Name: s.Name}
 		if len(cfg.Agents) > 1 {
 			a.In = "agent." + s.Agent
 		}

@@ -26,8 +26,8 @@ func TestHealthzIdle(t *testing.T) {
 		cfg  *schema.Config
 		want int
 	}{
-		{"services only", &schema.Config{Services: []*schema.Service{{ID: "a"}}}, http.StatusOK},
-		{"a search cluster too", &schema.Config{Services: []*schema.Service{{ID: "a"}}, Searches: []*schema.Search{{Name: "t1"}}}, http.StatusServiceUnavailable},
+		{"services only", &schema.Config{Services: []*schema.Service{{Declaration: schema.Declaration{Name: "a"}}}}, http.StatusOK},
+		{"a search cluster too", &schema.Config{Services: []*schema.Service{{Declaration: schema.Declaration{Name: "a"}}}, Searches: []*schema.Search{{Name: "t1"}}}, http.StatusServiceUnavailable},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := New(Options{Interval: 30 * time.Second}, nil)
