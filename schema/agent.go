@@ -46,10 +46,7 @@ func (d *decoder) agentBlock(b *hcl.Block) *Agent {
 	return a
 }
 
-// checkAgents reports duplicate agents and resolves the agent of each
-// service: the one it names, or the only one declared. Specs without
-// agent blocks keep the one agent of the consul block or CONSUL_HTTP_ADDR,
-// and their services name none.
+// checkAgents reports duplicate agents and two agents at one address.
 func (d *decoder) checkAgents(cfg *Config) {
 	byName := map[string]*Agent{}
 	byAddress := map[string]*Agent{}
@@ -66,22 +63,10 @@ func (d *decoder) checkAgents(cfg *Config) {
 		}
 		byAddress[a.Address] = a
 	}
-	for _, s := range cfg.Services {
-		switch {
-		case s.Agent != "" && byName[s.Agent] == nil:
-			d.errorf(s.AgentRange, s.DeclRange, "Reference to undeclared agent",
-				"The service %q names the agent %q, but there is no agent %q {} block (%s).", s.Service, s.Agent, s.Agent, declaredNames(byName))
-		case s.Agent == "" && len(cfg.Agents) == 1:
-			s.Agent = cfg.Agents[0].Name
-		case s.Agent == "" && len(cfg.Agents) > 1:
-			d.errorf(s.DeclRange, s.DeclRange, "Service without an agent",
-				"%d agents are declared (%s), so the service %q must say which node's agent registers it: agent = \"<name>\".", len(cfg.Agents), declaredNames(byName), s.Service)
-		}
-	}
 }
 
-// declaredNames lists the names of the declared blocks for a diagnostic.
-func declaredNames[T any](m map[string]T) string {
+// DeclaredNames lists the names of the declared blocks for a diagnostic.
+func DeclaredNames[T any](m map[string]T) string {
 	names := make([]string, 0, len(m))
 	for n := range m {
 		names = append(names, fmt.Sprintf("%q", n))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -79,8 +80,8 @@ service "svc" {
 			for b.Loop() {
 				var diags hcl.Diagnostics
 				cfg, diags = schema.NewParser().LoadDir(dir, schema.Inputs{})
-				if diags.HasErrors() || len(cfg.Services) != n {
-					b.Fatalf("%d services, %s", len(cfg.Services), diags)
+				if diags.HasErrors() || len(consul.Services(cfg)) != n {
+					b.Fatalf("%d services, %s", len(consul.Services(cfg)), diags)
 				}
 			}
 			// What a load keeps per service once done: the decoded

@@ -5,7 +5,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/addrs"
-	"github.com/provision-dev/provision/provision/traefik/labels"
 )
 
 // Config is the desired state declared by every file of one directory.
@@ -22,7 +21,8 @@ type Config struct {
 	// Documents are the dashboard tool's saved objects, in block order.
 	Documents []*Document
 	// objects are the declared objects of the kinds whose packages decode
-	// them (kv.Key's), by kind, in block order: Decls gives them.
+	// them (consul.Service's, kv.Key's), by kind, in block order: Decls
+	// gives them.
 	objects map[addrs.Kind][]Decl
 	// Traefiks are the traefik blocks: live proxies through which apply
 	// proves the gate.
@@ -34,23 +34,28 @@ type Config struct {
 	// path and the functions, as console evaluates expressions in it
 	// (sensitive values marked).
 	Scope    *hcl.EvalContext
-	Services []*Service
-	// Gates are the gated paths of the services' frontends (their rule's
-	// probes, entrypoints and forward-auth address), worked out once at
-	// load for validate, plan and the proof to judge routes against.
-	Gates    []labels.Gate
 	Searches []*Search
 	Indices  []*Index
 	// Secrets are the values of sensitive variables and the strings
 	// computed from them: every view shows them as "(sensitive)".
 	Secrets []string
 	// Imports are the import blocks, each attached to the declaration it
-	// names (Service.Import, Index.Import) when there is one.
+	// names (its Declaration.Import, Index.Import) when there is one.
 	Imports []*Import
 	// Removed are the removed blocks.
 	Removed []*Removed
 	// Outputs are the root's output blocks.
 	Outputs []*Output
+}
+
+// Declare adds objs, declared objects of kind k, to cfg, after those it
+// has, as the loader adds what blocks declare: a configuration that a
+// program builds (a benchmark's) rather than loads.
+func (cfg *Config) Declare(k addrs.Kind, objs ...Decl) {
+	if cfg.objects == nil {
+		cfg.objects = map[addrs.Kind][]Decl{}
+	}
+	cfg.objects[k] = append(cfg.objects[k], objs...)
 }
 
 // MetaPrefix starts the Consul meta keys provision writes to mark what it
@@ -116,68 +121,6 @@ type Consul struct {
 	DeclRange  hcl.Range
 }
 
-// Service is one Consul service registration. Its Declaration's Name is
-// its ID: the id attribute, or the label ("<label>-<each.key>" with
-// for_each); NameRange is the id attribute, or the label.
-type Service struct {
-	Declaration
-	Service string // Consul's service name: the name attribute, or the block label
-	// Agent names the agent block of the node the service is registered
-	// on; empty when no agent block is declared.
-	Agent      string
-	AgentRange hcl.Range
-	Address    string
-	Port       int
-	Tags       []string // extra tags, kept as written
-	Meta       map[string]string
-	Frontend   *Frontend
-	Checks     []*Check
-	// Fields are the registration's other fields (RegistrationFields)
-	// that the block declares, in their wire form, by wire name.
-	Fields map[string]any
-}
-
-// Frontend is the route a reverse proxy claims for a service.
-type Frontend struct {
-	Rule        *Rule
-	RuleRange   hcl.Range
-	EntryPoints []string
-	ForwardAuth *ForwardAuth
-	// ProofToken is a token the auth endpoint accepts (proof { token }),
-	// a secret: the proof after an apply expects 200 with it. Empty
-	// without a proof block.
-	ProofToken string
-	ProofRange hcl.Range
-	DeclRange  hcl.Range
-}
-
-// ForwardAuth makes the proxy ask Address before it performs a request.
-type ForwardAuth struct {
-	Address                  string
-	AuthResponseHeaders      []string
-	AuthResponseHeadersRegex string   // Traefik 2 and 3 only
-	AuthRequestHeaders       []string // Traefik 2 and 3 only
-	TrustForwardHeader       bool
-	TLS                      *ForwardAuthTLS
-	DeclRange                hcl.Range
-}
-
-// ForwardAuthTLS is how the proxy reaches an https auth address: paths of
-// PEM files on the proxy's host, never key material.
-type ForwardAuthTLS struct {
-	CA, Cert, Key      string
-	InsecureSkipVerify bool
-}
-
-// Check is a Consul health check of a service.
-type Check struct {
-	Name string
-	// Def is the check's fields (CheckFields) in their wire form, by
-	// wire name.
-	Def       map[string]any
-	DeclRange hcl.Range
-}
-
 // Search is one member cluster of a tribe: the place writes go.
 type Search struct {
 	Name string
@@ -205,7 +148,7 @@ type Index struct {
 	NameRange     hcl.Range
 	Import        *Import // the import block that takes it over, if any
 	Lifecycle     Lifecycle
-	Module        addrs.Module // as Service.Module
+	Module        addrs.Module // as Declaration.Module
 	// Instance is the for_each key the index was made for; nil for a
 	// block without for_each.
 	Instance *Instance

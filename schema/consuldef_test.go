@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -26,7 +27,7 @@ func TestConsulDefinitions(t *testing.T) {
 	}
 	describe := func(cfg *schema.Config) string {
 		var out []string
-		for _, s := range cfg.Services {
+		for _, s := range consul.Services(cfg) {
 			d := fmt.Sprintf("%s/%s:%d tags=%v meta=%v fields=%v", s.Service, s.Name, s.Port, s.Tags, s.Meta, s.Fields)
 			for _, c := range s.Checks {
 				d += fmt.Sprintf(" check %q args=%v interval=%v timeout=%v", c.Name, c.Def["Args"], c.Def["Interval"], c.Def["Timeout"])

@@ -6,8 +6,10 @@
 // Everything this package reports is an hcl.Diagnostic with a subject range,
 // so a caller can print file, line, column and a snippet. It imports hcl,
 // cty and their function libraries, and of provision's packages only the
-// leaves: addrs (the addresses), parallel and traefik/labels (Traefik's
-// label grammar, which a frontend's tags are judged by); it knows nothing
-// of Consul or Elasticsearch clients. The kinds of object it decodes are
-// defined by their own packages (Define).
+// leaves: addrs (the addresses), parallel and traefik/labels (the
+// requests a Traefik rule claims); it knows nothing of Consul or
+// Elasticsearch clients. The kinds of object it decodes are defined by
+// their own packages (Define), which decode their blocks' bodies with a
+// Decoder (consul.Service, kv.Key) or, for indices and documents still,
+// are decoded here.
 package schema

@@ -40,7 +40,7 @@ type Document struct {
 	Instance                                    *Instance
 	Import                                      *Import
 	Lifecycle                                   Lifecycle
-	Module                                      addrs.Module // as Service.Module
+	Module                                      addrs.Module // as Declaration.Module
 }
 
 // Path is the document's place, as Elasticsearch's API names it:

@@ -2,13 +2,16 @@ package schema
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/dynblock"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -77,22 +80,24 @@ func expandDynamic(body hcl.Body, ctx *hcl.EvalContext) hcl.Body {
 	return dynblock.Expand(body, ctx)
 }
 
-// nestedBlocks are the types of the blocks the schemas expect inside a
-// service or an index.
-var nestedBlocks = func() map[string]bool {
+// nestedBlocks are the types of the blocks the kinds' schemas expect
+// inside their blocks (KindSchema.Nested), once every kind is defined.
+var nestedBlocks = sync.OnceValue(func() map[string]bool {
 	out := map[string]bool{}
-	for _, s := range []*hcl.BodySchema{serviceSchema, frontendSchema, forwardAuthSchema, indexSchema} {
-		for _, b := range s.Blocks {
-			out[b.Type] = true
+	for _, k := range kinds() {
+		for _, s := range k.Nested {
+			for _, b := range s.Blocks {
+				out[b.Type] = true
+			}
 		}
 	}
 	return out
-}()
+})
 
 // unexpectedBlocks: a block in body, at any depth, is of none of the
 // nestedBlocks types.
 func unexpectedBlocks(body *hclsyntax.Body) bool {
-	return slices.ContainsFunc(body.Blocks, func(b *hclsyntax.Block) bool { return !nestedBlocks[b.Type] || unexpectedBlocks(b.Body) })
+	return slices.ContainsFunc(body.Blocks, func(b *hclsyntax.Block) bool { return !nestedBlocks()[b.Type] || unexpectedBlocks(b.Body) })
 }
 
 type element struct {
@@ -166,25 +171,17 @@ func blockName(b *hcl.Block) string {
 	return s
 }
 
-// nested is a nested block as decoded, with the body it was written as and
-// the iteration of the dynamic block that made it, if one did.
-type nested struct {
-	*hcl.Block
-	raw  hcl.Body
-	iter string // `check.key = "health"`; empty for a block written out
-}
-
 // blocksOf are the blocks of type typ in c, the content of the body
 // written as raw, each with the dynamic iteration that made it. dynblock
 // keeps the iteration to itself, so it is found again here: the blocks
 // come in the order of raw's blocks, a dynamic block's in its for_each's
 // order. Where that cannot be told (a for_each that only an enclosing
 // iterator makes known), the rest are left unnamed.
-func (d *decoder) blocksOf(raw hcl.Body, c *hcl.BodyContent, typ string) []nested {
+func (d *decoder) blocksOf(raw hcl.Body, c *hcl.BodyContent, typ string) []Nested {
 	got := c.Blocks.OfType(typ)
-	out := make([]nested, len(got))
+	out := make([]Nested, len(got))
 	for i, b := range got {
-		out[i] = nested{Block: b, raw: b.Body}
+		out[i] = Nested{Block: b, Raw: b.Body}
 	}
 	sb, ok := raw.(*hclsyntax.Body)
 	if !ok {
@@ -196,7 +193,7 @@ func (d *decoder) blocksOf(raw hcl.Body, c *hcl.BodyContent, typ string) []neste
 		case i >= len(out):
 			return out
 		case rb.Type == typ:
-			out[i].raw = rb.Body
+			out[i].Raw = rb.Body
 			i++
 		case rb.Type == "dynamic" && len(rb.Labels) == 1 && rb.Labels[0] == typ:
 			keys, name, content, ok := d.dynamicKeys(rb)
@@ -205,7 +202,7 @@ func (d *decoder) blocksOf(raw hcl.Body, c *hcl.BodyContent, typ string) []neste
 			}
 			for _, k := range keys {
 				if i < len(out) {
-					out[i].raw, out[i].iter = content, name+".key = "+k
+					out[i].Raw, out[i].Iter = content, name+".key = "+k
 				}
 				i++
 			}
@@ -277,4 +274,51 @@ func (d *decoder) within(iter string, decode func()) {
 // instances are two declarations, duplicateIn's).
 func sameBlock(a, b *Instance, ra, rb hcl.Range, ma, mb addrs.Module) bool {
 	return a != nil && b != nil && ra == rb && ma == mb
+}
+
+// spread calls decode(part, i) for i from 0 to n-1 on every core, in
+// runs of at least 256, each run with a decoder of its own (part) whose
+// diagnostics and secrets join d's in order. Which call crosses the work
+// limit first depends on the order the runs went, so when the budget
+// runs out the calls are made again one by one, with d, from the budget
+// they started with: the error is at the first crossing in file order.
+// (A budget spent before them stays spent: nothing they count is known,
+// and no call reports it.) decode writes nothing another call reads.
+func (d *decoder) spread(n int, decode func(part *decoder, i int)) {
+	values, bytes, spent := d.bg.values.Load(), d.bg.bytes.Load(), d.bg.spent.Load()
+	parts := make([]*decoder, min(runtime.GOMAXPROCS(0), n/256+1))
+	for w := range parts {
+		parts[w] = &decoder{vars: d.vars, locals: d.locals, bg: d.bg, docs: d.docs}
+	}
+	parallel.Do(len(parts), len(parts), func(w int) {
+		for i := w * n / len(parts); i < (w+1)*n/len(parts); i++ {
+			decode(parts[w], i)
+		}
+	})
+	if spent || !d.bg.spent.Load() {
+		for _, p := range parts {
+			d.diags = append(d.diags, p.diags...)
+			d.secrets = append(d.secrets, p.secrets...)
+		}
+		return
+	}
+	d.bg.values.Store(values)
+	d.bg.bytes.Store(bytes)
+	d.bg.spent.Store(false)
+	ctx := d.ctx
+	for i := range n {
+		decode(d, i)
+	}
+	d.ctx, d.each = ctx, nil
+}
+
+// instance decodes one unit with its context, and names its instance in
+// the diagnostics.
+func (d *decoder) instance(u unit, decode func()) {
+	d.ctx, d.each = u.ctx, u.each
+	iter := ""
+	if u.each != nil {
+		iter = u.each.String()
+	}
+	d.within(iter, decode)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/addrs"
 )
 
@@ -14,8 +15,8 @@ import (
 // address form and order, and the loader hands it each instance of the
 // kind's blocks to decode. The exported fields are the kind's package's
 // to set; the unexported ones are those of the kinds whose blocks schema
-// still decodes itself (services, indices, documents), which Define
-// fills in for the others from the exported ones.
+// still decodes itself (indices, documents), which Define fills in for
+// the others from the exported ones.
 type KindSchema struct {
 	// Noun names a declaration for a person, before its name: "key block
 	// at".
@@ -32,10 +33,25 @@ type KindSchema struct {
 	// BadName says what is wrong with the name of an object an import or
 	// removed block names ("" for nothing); nil for any name.
 	BadName func(name string) string
-	// Pulled are the attributes pull may write into a declaration, from
-	// the live and declared views of its object (a plan's before and
-	// after, as JSON decodes them); nil for none.
-	Pulled func(live, declared map[string]any) []PullAttr
+	// Pulled are the attributes pull may write into a declaration, o
+	// (nil when no block declares the object), from the live and
+	// declared views of its object (a plan's before and after, as JSON
+	// decodes them); nil for none.
+	Pulled func(o Decl, live, declared map[string]any) []PullAttr
+	// In is the name of the place block that holds o (a service's
+	// agent), "" for the one place; nil for a kind of one place.
+	In func(o Decl) string
+	// Ungenerable says why the declaration of an undeclared object that
+	// an import names cannot be generated ("" when it can); nil when it
+	// always can.
+	Ungenerable func(cfg *Config) (summary, detail string)
+	// Parallel: the blocks are decoded side by side, on every core, in
+	// runs (a spec of 10,000 services spends most of its decoding
+	// there); Decode then writes nothing another call reads.
+	Parallel bool
+	// Nested are the schemas of the blocks inside the kind's block, whose
+	// types a dynamic block there may make.
+	Nested []*hcl.BodySchema
 
 	// attach attaches an import to the declarations it names, at the
 	// positions (in declared's order, one or more) its name has there.
@@ -46,10 +62,6 @@ type KindSchema struct {
 	// declared lists the kind's declared objects: each one's place block
 	// (its name, "" for the one place), name and module instance.
 	declared func(cfg *Config) []object
-	// pulled is Pulled for a kind whose attributes depend on the
-	// declaration of the object named name in module (a service's, on
-	// its frontend); nil for the others.
-	pulled func(cfg *Config, module addrs.Module, name string, live, declared map[string]any) []PullAttr
 	// decode and check decode the blocks of one module instance, for_each
 	// and dynamic blocks expanded, into cfg, and check them all once
 	// every block is decoded.
@@ -101,29 +113,48 @@ func (s *KindSchema) byPackage(k addrs.Kind) {
 			cfg.objects[k][i].Decl().Import = im
 		}
 	}
-	s.ungenerable = func(*Config) (string, string) { return "", "" }
+	s.ungenerable = func(cfg *Config) (string, string) {
+		if s.Ungenerable == nil {
+			return "", ""
+		}
+		return s.Ungenerable(cfg)
+	}
 	s.declared = func(cfg *Config) []object {
 		out := make([]object, 0, len(cfg.objects[k]))
 		for _, o := range cfg.objects[k] {
-			out = append(out, object{"", o.Decl().Name, o.Decl().Module})
+			place := ""
+			if s.In != nil {
+				place = s.In(o)
+			}
+			out = append(out, object{place, o.Decl().Name, o.Decl().Module})
 		}
 		return out
 	}
 	s.decode = func(d *decoder, cfg *Config, units []unit, module addrs.Module) {
-		for _, u := range units {
+		objs := make([]Decl, len(units))
+		decode := func(d *decoder, i int) {
+			u := units[i]
 			d.instance(u, func() {
-				o := s.Decode(Decoder{d}, Block{Block: u.block, Body: u.body, Each: u.each})
+				o := s.Decode(Decoder{d: d}, Block{Block: u.block, Body: u.body, Each: u.each})
 				o.Decl().Module, o.Decl().Instance = module, u.each
-				if cfg.objects == nil {
-					cfg.objects = map[addrs.Kind][]Decl{}
-				}
-				cfg.objects[k] = append(cfg.objects[k], o)
+				objs[i] = o
 			})
 		}
+		if s.Parallel {
+			d.spread(len(units), decode)
+		} else {
+			for i := range units {
+				decode(d, i)
+			}
+		}
+		if cfg.objects == nil {
+			cfg.objects = map[addrs.Kind][]Decl{}
+		}
+		cfg.objects[k] = append(cfg.objects[k], objs...)
 	}
 	s.check = func(d *decoder, cfg *Config) {
 		if s.Check != nil {
-			s.Check(Decoder{d}, cfg.objects[k])
+			s.Check(Decoder{d: d, cfg: cfg}, cfg.objects[k])
 		}
 	}
 }
@@ -146,34 +177,6 @@ func schemaOf(k addrs.Kind) definedKind {
 	defined.Lock()
 	defer defined.Unlock()
 	return definedKind{k, defined.byKind[k]}
-}
-
-// ServiceSchema is the service block: service "<name>" { id = ... }.
-var ServiceSchema = &KindSchema{
-	Noun:   "service block with id",
-	attach: func(cfg *Config, im *Import, at []int) { cfg.Services[at[0]].Import = im },
-	ungenerable: func(cfg *Config) (string, string) {
-		if len(cfg.Agents) > 1 {
-			return "Import of an undeclared service needs one agent", fmt.Sprintf("%d agent blocks are declared, so it is not known which node's agent holds the registration. Declare the service block yourself, with its agent.", len(cfg.Agents))
-		}
-		return "", ""
-	},
-	declared: func(cfg *Config) []object {
-		out := make([]object, 0, len(cfg.Services))
-		for _, s := range cfg.Services {
-			out = append(out, object{s.Agent, s.Name, s.Module})
-		}
-		return out
-	},
-	pulled: servicePulled,
-	Labels: []string{"name"},
-	decode: func(d *decoder, cfg *Config, units []unit, module addrs.Module) {
-		for _, s := range d.serviceBlocks(units) {
-			s.Module = module
-			cfg.Services = append(cfg.Services, s)
-		}
-	},
-	check: (*decoder).checkServices,
 }
 
 // IndexSchema is the index block: index "<name>" { mapping { ... } }.
@@ -200,8 +203,9 @@ var IndexSchema = &KindSchema{
 			cfg.Indices = append(cfg.Indices, ix)
 		}
 	},
-	check: (*decoder).checkIndices,
-	early: true,
+	check:  (*decoder).checkIndices,
+	early:  true,
+	Nested: []*hcl.BodySchema{indexSchema},
 }
 
 // DocumentSchema is the document block: document "<type>" "<label>" {
@@ -227,7 +231,7 @@ var DocumentSchema = &KindSchema{
 		}
 		return out
 	},
-	Pulled: func(live, declared map[string]any) []PullAttr {
+	Pulled: func(_ Decl, live, declared map[string]any) []PullAttr {
 		return []PullAttr{{Name: "source", Live: live, Decl: declared, Dotted: true}}
 	},
 	Labels: []string{"type", "name"},
@@ -263,10 +267,13 @@ func (cfg *Config) Pulled(a addrs.Addr, live, declared map[string]any) []PullAtt
 	switch k := schemaOf(a.Kind); {
 	case k.KindSchema == nil:
 		return nil
-	case k.pulled != nil:
-		return k.pulled(cfg, a.Module, a.Name, live, declared)
 	case k.Pulled != nil:
-		return k.Pulled(live, declared)
+		i := slices.IndexFunc(cfg.objects[a.Kind], func(o Decl) bool { return o.Decl().Name == a.Name && o.Decl().Module == a.Module })
+		var o Decl
+		if i >= 0 {
+			o = cfg.objects[a.Kind][i]
+		}
+		return k.Pulled(o, live, declared)
 	}
 	return nil
 }

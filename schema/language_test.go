@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -27,7 +28,7 @@ func TestLanguage(t *testing.T) {
 		Checks        []string
 	}
 	var got []service
-	for _, s := range cfg.Services {
+	for _, s := range consul.Services(cfg) {
 		sv := service{ID: s.Name, Name: s.Service, Port: s.Port, Tags: s.Tags}
 		if s.Instance != nil {
 			sv.Key = s.Instance.String()

@@ -73,18 +73,6 @@ func (l Lifecycle) IgnoredPaths() []string {
 	return out
 }
 
-// serviceIgnorable are a service's attributes that ignore_changes may
-// name: its own and, whole, the registration's other fields.
-var serviceIgnorable = func() Ignorable {
-	roots := map[string]int{"tags": 0, "meta": 1, "address": 0, "port": 0}
-	for _, a := range RegistrationFields {
-		if !a.Enterprise {
-			roots[a.Name] = 0
-		}
-	}
-	return Ignorable{Noun: "service", Roots: roots}
-}()
-
 // Ignorable are the attributes of a kind's block that ignore_changes may
 // name (Roots), and how deep a path under each may go (-1: any depth);
 // Marked is the attribute whose MarkField holds the ownership marks,
@@ -95,8 +83,8 @@ type Ignorable struct {
 	Marked string
 }
 
-// indexIgnorable and documentIgnorable are the other kinds' ignorable
-// attributes (serviceIgnorable's).
+// indexIgnorable and documentIgnorable are the indices' and the
+// documents' ignorable attributes.
 var (
 	indexIgnorable    = Ignorable{Noun: "index", Roots: map[string]int{"settings": 1}}
 	documentIgnorable = Ignorable{Noun: "document", Roots: map[string]int{"source": -1}, Marked: "source"}

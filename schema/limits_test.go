@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -50,8 +51,8 @@ service "svc" {
 		t.Fatal(err)
 	}
 	cfg, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{})
-	if diags.HasErrors() || len(cfg.Services) != n {
-		t.Fatalf("%d services, %v", len(cfg.Services), diags)
+	if diags.HasErrors() || len(consul.Services(cfg)) != n {
+		t.Fatalf("%d services, %v", len(consul.Services(cfg)), diags)
 	}
 }
 

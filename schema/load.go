@@ -261,18 +261,17 @@ func (p *Parser) load(paths []string, in Inputs, later func(name []byte) class) 
 	cfg.Proxy = d.proxyBlock(proxy, cfg.ProjectRange)
 	d.checkAgents(cfg)
 	d.checkTraefiks(cfg)
-	for _, k := range kinds() {
-		k.check(d, cfg)
-	}
-	d.checkImports(cfg, imports, in.GenerateConfig)
-	d.checkRemoved(cfg, removed)
 	for _, v := range sortedVariables(cfg.Variables) {
 		if v.Sensitive && v.Value != cty.NilVal {
 			d.secrets = append(d.secrets, stringLeaves(v.Value)...)
 		}
 	}
-	cfg.Secrets = d.secrets
-	d.checkPublic(cfg)
+	cfg.Secrets = d.secrets // every secret is known: no check evaluates
+	for _, k := range kinds() {
+		k.check(d, cfg)
+	}
+	d.checkImports(cfg, imports, in.GenerateConfig)
+	d.checkRemoved(cfg, removed)
 	diags = append(diags, d.diags...)
 	diags = append(diags, bg.unreported(diags, cfg.ProjectRange)...)
 	diags = distinct(diags)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/schema"
 )
@@ -111,7 +112,7 @@ output "token" {
 		t.Fatal(diags)
 	}
 	var got []string
-	for _, s := range cfg.Services {
+	for _, s := range consul.Services(cfg) {
 		got = append(got, s.Module.String()+" service "+s.Name)
 	}
 	for _, k := range kv.Keys(cfg) {

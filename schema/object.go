@@ -61,7 +61,16 @@ type Block struct {
 // variables and locals, each.key and each.value), within the limits of
 // one load, and records every diagnostic instead of stopping at the
 // first.
-type Decoder struct{ d *decoder }
+type Decoder struct {
+	d *decoder
+	// cfg is the whole Config while a kind's Check runs; nil while its
+	// blocks are decoded.
+	cfg *Config
+}
+
+// Config is the whole Config, every block decoded, while a kind's Check
+// runs (its place blocks, the proxy, the secrets); nil in Decode.
+func (d Decoder) Config() *Config { return d.cfg }
 
 // Content decodes body against s.
 func (d Decoder) Content(body hcl.Body, s *hcl.BodySchema) *hcl.BodyContent {
@@ -103,4 +112,99 @@ func (d Decoder) Duplicate(summary, what string, at, prev *Declaration) {
 // whose ignore_changes may name ig.
 func (d Decoder) Lifecycle(ig Ignorable, blocks hcl.Blocks) Lifecycle {
 	return d.d.lifecycleBlock(ig, blocks)
+}
+
+// Str is attr's value as a string; "" for none, null or an error (which
+// is recorded).
+func (d Decoder) Str(attr *hcl.Attribute) string { return d.d.str(attr) }
+
+// Bool is attr's value as a bool; false for none, null or an error.
+func (d Decoder) Bool(attr *hcl.Attribute) bool { return d.d.boolean(attr) }
+
+// Port is attr's value as a TCP port number, 1 to 65535, or 0 (also
+// when it is not given).
+func (d Decoder) Port(attr *hcl.Attribute) int { return d.d.port(attr) }
+
+// Strings is attr's value as a list of strings, a null element refused.
+func (d Decoder) Strings(attr *hcl.Attribute) []string { return d.d.strList(attr) }
+
+// StringMap is attr's value as a map of strings, a null value refused.
+func (d Decoder) StringMap(attr *hcl.Attribute) map[string]string { return d.d.strMap(attr) }
+
+// Marked evaluates expr, keeping the marks of sensitive values: ok is
+// false when it names what does not exist or fails (a diagnostic is
+// recorded). The value may be unknown.
+func (d Decoder) Marked(expr hcl.Expression) (v cty.Value, ok bool) {
+	if !d.d.checkRefs(expr) {
+		return cty.NilVal, false
+	}
+	v, diags := d.d.evaluate(expr)
+	d.d.diags = append(d.d.diags, diags...)
+	return v, !diags.HasErrors()
+}
+
+// Secret keeps s, a sensitive string the kind decoded (a proof token),
+// out of every output.
+func (d Decoder) Secret(s string) { d.d.secrets = append(d.d.secrets, s) }
+
+// Add records diagnostics.
+func (d Decoder) Add(diags ...*hcl.Diagnostic) { d.d.diags = append(d.d.diags, diags...) }
+
+// NoErrors runs decode and says whether it recorded no error.
+func (d Decoder) NoErrors(decode func()) bool {
+	from := len(d.d.diags)
+	decode()
+	return !d.d.diags[from:].HasErrors()
+}
+
+// DuplicateBlock records that a block that may be written once (what
+// names it: "frontend block of this service") is written again at at,
+// after prev.
+func (d Decoder) DuplicateBlock(summary, what string, at, prev hcl.Range) {
+	d.d.diags = append(d.d.diags, duplicate(summary, what, at, prev))
+}
+
+// Nested is a block inside a kind's block, with the body it was written
+// as (Raw: a dynamic block's content) and the iteration of the dynamic
+// block that made it ("check.key = \"health\""; "" for a block written
+// out).
+type Nested struct {
+	*hcl.Block
+	Raw  hcl.Body
+	Iter string
+}
+
+// Blocks are the blocks of type typ in c, the content of the body
+// written as raw, each with the dynamic iteration that made it.
+func (d Decoder) Blocks(raw hcl.Body, c *hcl.BodyContent, typ string) []Nested {
+	return d.d.blocksOf(raw, c, typ)
+}
+
+// Within runs decode, each diagnostic it records saying which iteration
+// (Nested.Iter) it belongs to.
+func (d Decoder) Within(iter string, decode func()) { d.d.within(iter, decode) }
+
+// OnlyBlock is the content of the first of blocks, under s: a second is
+// refused as a duplicate.
+func (d Decoder) OnlyBlock(blocks hcl.Blocks, s *hcl.BodySchema) *hcl.BodyContent {
+	return d.d.onlyBlock(blocks, s)
+}
+
+// NoCredentials refuses at attr a URL, s, that carries credentials (user
+// information, or a query parameter named like a secret): specs are
+// committed and plans are shared.
+func (d Decoder) NoCredentials(attr *hcl.Attribute, s string) { d.d.noCredentials(attr, s) }
+
+// Args decodes the arguments of c (a body's content under a schema
+// WithArgs made) that fields describe, into their wire form, by wire
+// name; path names them in diagnostics ("check.health.").
+func (d Decoder) Args(fields []Arg, c *hcl.BodyContent, path string) map[string]any {
+	return d.d.args(fields, c, path)
+}
+
+// SameBlock says whether a and b are instances of one block with
+// for_each in one module instance: two declarations of one object there
+// are two of its instances.
+func SameBlock(a, b *Declaration) bool {
+	return sameBlock(a.Instance, b.Instance, a.DeclRange, b.DeclRange, a.Module, b.Module)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -123,7 +124,7 @@ service "front" {
 		t.Errorf("the dashboard named through the module's outputs does not need the visualizations (-want +got):\n%s", diff)
 	}
 	var services []string
-	for _, s := range cfg.Services {
+	for _, s := range consul.Services(cfg) {
 		services = append(services, s.Name+" "+s.Meta["rate"])
 	}
 	slices.Sort(services)

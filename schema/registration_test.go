@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -82,15 +83,15 @@ service "web-proxy" {
 		if diags.HasErrors() {
 			t.Fatalf("%s: %s", name, diags)
 		}
-		got := cfg.Services[0].Fields
+		got := consul.Services(cfg)[0].Fields
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("%s (-want +got):\n%s", name, d)
 		}
-		if wire := string(schema.Wire(schema.RegistrationFields, got)); wire != `{"Kind":"connect-proxy","TaggedAddresses":{"wan":{"Address":"198.51.100.5","Port":80}},"Weights":{"Passing":10,"Warning":1},`+
+		if wire := string(schema.Wire(consul.RegistrationFields, got)); wire != `{"Kind":"connect-proxy","TaggedAddresses":{"wan":{"Address":"198.51.100.5","Port":80}},"Weights":{"Passing":10,"Warning":1},`+
 			`"Proxy":{"DestinationServiceName":"web","LocalServicePort":8080,"Upstreams":[{"DestinationName":"db","LocalBindPort":9191},{"DestinationName":"cache","LocalBindPort":9192,"Config":{"connect_timeout_ms":500}}],"Expose":{"Checks":true}}}` {
 			t.Errorf("%s: on the wire %s", name, wire)
 		}
-		proxy, _ := schema.ArgWired(schema.RegistrationFields, "Proxy")
+		proxy, _ := schema.ArgWired(consul.RegistrationFields, "Proxy")
 		if named := schema.SpecJSON(proxy, got["Proxy"]).(map[string]any); named["destination_service_name"] != "web" || named["upstreams"].([]any)[1].(map[string]any)["local_bind_port"] != 9192.0 {
 			t.Errorf("%s: named back %v", name, named)
 		}

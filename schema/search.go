@@ -81,7 +81,7 @@ func (d *decoder) checkSearchURL(attr *hcl.Attribute, s string) {
 	if s == "" {
 		return
 	}
-	if err := absoluteHTTPURL(s); err != nil {
+	if err := AbsoluteHTTPURL(s); err != nil {
 		d.errorf(attr.Expr.Range(), attr.Range, "Invalid search URL", "The URL %q %s.", s, err)
 		return
 	}
@@ -124,7 +124,7 @@ func (d *decoder) indexBody(ix *Index, b *hcl.Block, body hcl.Body) {
 	}
 	seen := map[string]*Mapping{}
 	for _, mb := range d.blocksOf(b.Body, c, "mapping") {
-		d.within(mb.iter, func() {
+		d.within(mb.Iter, func() {
 			m := d.mappingBlock(mb.Block)
 			if prev, dup := seen[m.Type]; dup {
 				d.diags = append(d.diags, duplicate("Duplicate mapping type", fmt.Sprintf("mapping type %q of index %q", m.Type, ix.Name), mb.LabelRanges[0], prev.DeclRange))
@@ -464,7 +464,7 @@ func (d *decoder) checkIndices(cfg *Config) {
 	for _, ix := range cfg.Indices {
 		if ix.Search != "" && searches[ix.Search] == nil {
 			d.errorf(ix.SearchRange, ix.DeclRange, "Reference to undeclared search cluster",
-				"The index %q names the search cluster %q, but there is no search %q {} block (%s).", ix.Name, ix.Search, ix.Search, declaredNames(searches))
+				"The index %q names the search cluster %q, but there is no search %q {} block (%s).", ix.Name, ix.Search, ix.Search, DeclaredNames(searches))
 		}
 		d.checkSharedFields(ix)
 		k := key{ix.Search, ix.Name}

@@ -50,7 +50,7 @@ func (d *decoder) traefikBlock(b *hcl.Block) *Traefik {
 		if *to.s == "" {
 			continue
 		}
-		if err := absoluteHTTPURL(*to.s); err != nil {
+		if err := AbsoluteHTTPURL(*to.s); err != nil {
 			d.errorf(attr.Expr.Range(), b.DefRange, "Invalid traefik URL",
 				"The %s of traefik %q, %q, %s; write an absolute http:// or https:// URL, such as \"http://127.0.0.1:8080\".", name, t.Name, *to.s, err)
 			continue

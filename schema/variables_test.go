@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/schema"
 )
@@ -65,7 +66,7 @@ func TestVariableSources(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			got := endpoint{cfg.Services[0].Address, cfg.Services[0].Port}
+			got := endpoint{consul.Services(cfg)[0].Address, consul.Services(cfg)[0].Port}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -108,7 +109,7 @@ service "s" {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	if diff := cmp.Diff(map[string]string{"tag": "1.10", "build": "007"}, cfg.Services[0].Meta); diff != "" {
+	if diff := cmp.Diff(map[string]string{"tag": "1.10", "build": "007"}, consul.Services(cfg)[0].Meta); diff != "" {
 		t.Errorf("meta (-want +got):\n%s", diff)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/servers"
 	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
@@ -88,7 +89,7 @@ func serviceBlockOf(t *testing.T, reg map[string]any) string {
 		case "Checks":
 			checks = append(checks, v.([]any)...)
 		default:
-			a, ok := schema.ArgWired(schema.RegistrationFields, k)
+			a, ok := schema.ArgWired(consul.RegistrationFields, k)
 			if !ok {
 				a = schema.Arg{Name: snake(k), Type: schema.Any}
 			}
@@ -106,7 +107,7 @@ func serviceBlockOf(t *testing.T, reg map[string]any) string {
 			if k == "Name" || k == "ServiceID" {
 				continue
 			}
-			a, ok := schema.ArgWired(schema.CheckFields, k)
+			a, ok := schema.ArgWired(consul.CheckFields, k)
 			if !ok {
 				a = schema.Arg{Name: snake(k), Type: schema.Any}
 			}

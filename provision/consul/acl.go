@@ -25,7 +25,7 @@ import (
 func Permissions(cfg *schema.Config, deleting []string, node string) []acl.Permission {
 	var out []acl.Permission
 	names := map[string]bool{}
-	for _, s := range cfg.Services {
+	for _, s := range Services(cfg) {
 		if !names[s.Service] {
 			names[s.Service] = true
 			out = append(out, acl.Permission{Resource: "service", Segment: s.Service, Access: "write", Why: "register service " + s.Name, At: s.DeclRange.Ptr()})
@@ -53,7 +53,7 @@ func (b *Backend) Owned(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	declared := map[string]bool{}
-	for _, s := range b.cfg.Services {
+	for _, s := range b.services {
 		declared[s.Name] = true
 	}
 	var out []string
@@ -79,7 +79,7 @@ func (b *Backend) writable(st agentState) []acl.Permission {
 			perms = append(perms, acl.Permission{Resource: "service", Segment: name, Access: "write"})
 		}
 	}
-	for _, s := range b.cfg.Services {
+	for _, s := range b.services {
 		if b.agent == nil || s.Agent == b.agent.Name {
 			add(s.Service)
 		}
@@ -135,7 +135,7 @@ func (b *Backend) Permit(st plans.State, changes []*plans.Change) hcl.Diagnostic
 func (b *Backend) Preflight(ctx context.Context, scope func(addrs.Addr) bool) hcl.Diagnostics {
 	var perms []acl.Permission
 	for _, p := range Permissions(b.cfg, nil, "") {
-		if p.Resource == "service" && slices.ContainsFunc(b.cfg.Services, func(s *schema.Service) bool {
+		if p.Resource == "service" && slices.ContainsFunc(b.services, func(s *Decl) bool {
 			return s.Service == p.Segment && (b.agent == nil || s.Agent == b.agent.Name) && scope(addrs.Addr{In: b.in, Kind: Service, Name: s.Name})
 		}) {
 			perms = append(perms, p)

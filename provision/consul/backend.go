@@ -18,6 +18,7 @@ import (
 	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/traefik/labels"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -25,9 +26,13 @@ import (
 // CONSUL_HTTP_ADDR, or the agent of one node, named by an agent block.
 type Backend struct {
 	provision.NoCapabilities
-	cfg   *schema.Config
-	scope scope
-	c     *client.Agent
+	cfg *schema.Config
+	// services are the service blocks cfg declares (every agent's), and
+	// gates the requests their gated frontends gate.
+	services []*Decl
+	gates    []labels.Gate
+	scope    scope
+	c        *client.Agent
 	// agent is the agent block; nil for the one agent of Consul.
 	agent *schema.Agent
 	// in qualifies the addresses of this agent's services when several
@@ -123,7 +128,7 @@ func lockerIsFirstAgent(cfg *schema.Config, o Options) bool {
 // all: an agent, a service, an import of one, a consul block or
 // CONSUL_HTTP_ADDR.
 func Uses(cfg *schema.Config, o Options) bool {
-	return len(cfg.Agents) > 0 || len(cfg.Services) > 0 || len(kv.Keys(cfg)) > 0 || slices.ContainsFunc(cfg.Imports, isConsul) || cfg.Consul != nil || o.addrSet()
+	return len(cfg.Agents) > 0 || len(Services(cfg)) > 0 || len(kv.Keys(cfg)) > 0 || slices.ContainsFunc(cfg.Imports, isConsul) || cfg.Consul != nil || o.addrSet()
 }
 
 // agentClient opens the client of the agent a (nil: Consul's one agent)
@@ -174,13 +179,14 @@ func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.D
 		return nil, diags
 	}
 	sc := scope{Project: cfg.Project, Datacenter: c.Conf.Datacenter, Agent: c.Name}
-	for _, s := range cfg.Services {
+	services := Services(cfg)
+	for _, s := range services {
 		if a == nil || s.Agent == a.Name {
 			sc.IDs = append(sc.IDs, s.Name)
 		}
 	}
 	sort.Strings(sc.IDs)
-	b := &Backend{cfg: cfg, scope: sc, c: c, agent: a}
+	b := &Backend{cfg: cfg, services: services, gates: gatesOf(services), scope: sc, c: c, agent: a}
 	if len(o.Replace) > 0 {
 		b.replace = map[addrs.Addr]bool{}
 		for _, r := range o.Replace {
@@ -311,7 +317,7 @@ func (b *Backend) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diag
 	if st.ACL.Deny && b.c.Conf.Token == "" {
 		return nil, hcl.Diagnostics{b.c.NoToken()}
 	}
-	gated := len(b.cfg.Gates) > 0
+	gated := len(b.gates) > 0
 	for id, s := range st.Services {
 		if !b.scope.relevant(s) && !b.scope.relevantSidecar(st.Services, s) {
 			if gated {
@@ -340,7 +346,7 @@ func (b *Backend) Plan(st plans.State, mode plans.Mode) (plans.Planned, hcl.Diag
 	as := st.(agentState)
 	diags := b.aclDiagnostics(as)
 	lifecycles := map[string]schema.Lifecycle{}
-	for _, s := range b.cfg.Services {
+	for _, s := range b.services {
 		lifecycles[s.Name] = s.Lifecycle
 	}
 	planned, pdiags := adapter.Diffed(func() string { return b.scope.fingerprint(as, lifecycles) },

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/provision-dev/provision/provision/plans"
-	"github.com/provision-dev/provision/schema"
 )
 
 // Converge is the agent's state once changes are done, as Consul 1.15
@@ -43,7 +42,7 @@ func (b *Backend) Converge(st plans.State, changes []*plans.Change) (plans.State
 					maps.Copy(checks, next.Checks[reg.ID])
 				}
 				next.Checks[reg.ID] = reported(reg.ID, reg.Checks, checks)
-				if sc := schema.SidecarOf(reg.Fields); sc != nil {
+				if sc := SidecarOf(reg.Fields); sc != nil {
 					sidecar, checks := convergedSidecar(reg, sc)
 					next.Services[sidecar.ID] = sidecar
 					next.Checks[sidecar.ID] = reported(sidecar.ID, checks, map[string]liveCheck{})
@@ -73,7 +72,7 @@ func (b *Backend) Converge(st plans.State, changes []*plans.Change) (plans.State
 // /v1/agent/checks reports them once registered, and returns into.
 func reported(id string, checks []check, into map[string]liveCheck) map[string]liveCheck {
 	for _, ch := range checks {
-		into[ch.CheckID] = liveCheck{Name: ch.Name, ServiceID: id, Type: schema.CheckType(ch.Def), Interval: str(ch.Def["Interval"]), Timeout: str(ch.Def["Timeout"]), Notes: str(ch.Def["Notes"])}
+		into[ch.CheckID] = liveCheck{Name: ch.Name, ServiceID: id, Type: CheckType(ch.Def), Interval: str(ch.Def["Interval"]), Timeout: str(ch.Def["Timeout"]), Notes: str(ch.Def["Notes"])}
 	}
 	return into
 }

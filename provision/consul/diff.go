@@ -47,7 +47,7 @@ func (r registration) view() registration {
 
 // desired is the registration a declared service becomes, its marks
 // protected or not.
-func desired(project string, p schema.Proxy, s *schema.Service, protected bool) registration {
+func desired(project string, p schema.Proxy, s *Decl, protected bool) registration {
 	r := registration{
 		ID:      s.Name,
 		Name:    s.Service,
@@ -134,7 +134,7 @@ func keepIgnored(want *registration, l *agentService, lc schema.Lifecycle) {
 	if lc.Ignores("port") {
 		want.Port = l.Port
 	}
-	for _, a := range schema.RegistrationFields {
+	for _, a := range RegistrationFields {
 		if lc.Ignores(a.Name) {
 			if v, ok := l.Fields[a.Wire]; ok {
 				want.Fields = merged(want.Fields, map[string]any{a.Wire: v})
@@ -179,7 +179,7 @@ func ignoringView(l *agentService, lc schema.Lifecycle) *agentService {
 		c.Port = 0
 	}
 	c.Fields = maps.Clone(l.Fields)
-	for _, a := range schema.RegistrationFields {
+	for _, a := range RegistrationFields {
 		if lc.Ignores(a.Name) {
 			delete(c.Fields, a.Wire)
 		}
@@ -269,9 +269,9 @@ func (sc scope) fingerprint(st agentState, lifecycles map[string]schema.Lifecycl
 func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Diagnostics) {
 	cfg, backend := b.cfg, b.Info().Name
 	elsewhere := b.declaredElsewhere()
-	var mine []*schema.Service
+	var mine []*Decl
 	declared := map[string]schema.Lifecycle{}
-	for _, s := range cfg.Services {
+	for _, s := range Services(cfg) {
 		if b.agent == nil || s.Agent == b.agent.Name {
 			mine = append(mine, s)
 			declared[s.Name] = s.Lifecycle
@@ -280,7 +280,7 @@ func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Dia
 	if mode == plans.Destroy {
 		mine = nil // destroy removes what the project owns, below
 	}
-	changes, diags := adapter.PlanEach(mine, func(s *schema.Service) (*plans.Change, hcl.Diagnostics) {
+	changes, diags := adapter.PlanEach(mine, func(s *Decl) (*plans.Change, hcl.Diagnostics) {
 		return b.planService(st, s, backend, elsewhere[s.Name])
 	})
 	for _, id := range sortedIDs(st.Services) {
@@ -313,7 +313,7 @@ func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Dia
 // planService is the change of one declared service: none when the
 // engine refuses it (the diagnostics say why). moved is the agent it is
 // declared on elsewhere, if any.
-func (b *Backend) planService(st agentState, s *schema.Service, backend, moved string) (*plans.Change, hcl.Diagnostics) {
+func (b *Backend) planService(st agentState, s *Decl, backend, moved string) (*plans.Change, hcl.Diagnostics) {
 	addr := addrs.Addr{In: b.in, Kind: Service, Name: s.Name}
 	l, lv := liveOf(st.Services, s.Name)
 	if parent := parentOf(st.Services, l); parent != nil {
@@ -323,7 +323,7 @@ func (b *Backend) planService(st agentState, s *schema.Service, backend, moved s
 	if l != nil {
 		keepLive(&want, l)
 		keepIgnored(&want, l, s.Lifecycle)
-		if sc := sidecarOf(st.Services, l); sc != nil && sidecarAsDeclared(l, sc, st.Checks[sc.ID], schema.SidecarOf(s.Fields)) {
+		if sc := sidecarOf(st.Services, l); sc != nil && sidecarAsDeclared(l, sc, st.Checks[sc.ID], SidecarOf(s.Fields)) {
 			// The live sidecar is as declared: the agent keeps it when
 			// the body leaves it out, and nothing of it is reset.
 			want.Fields = withoutSidecar(want.Fields)
@@ -351,7 +351,7 @@ func (b *Backend) planService(st agentState, s *schema.Service, backend, moved s
 // diffService compares a live service with its declaration: the fields
 // that changed (and, for an import, the request that puts the marks on
 // it), or, converged, a registration again on -replace.
-func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService, want registration, addr addrs.Addr, importing bool) adapter.Diff {
+func (b *Backend) diffService(st agentState, s *Decl, l *agentService, want registration, addr addrs.Addr, importing bool) adapter.Diff {
 	var d adapter.Diff
 	have := st.checksOf(s.Name)
 	mine, others := ownChecks(l, have, want.Checks)
@@ -360,7 +360,7 @@ func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService,
 	// A sidecar provision registered with the service (it carries the
 	// service's marks) goes when its declaration does: the agent keeps it
 	// when the service is registered again without it.
-	stale := sidecar != nil && schema.SidecarOf(s.Fields) == nil && adapter.OwnerOf(sidecar.Meta) == b.cfg.Project
+	stale := sidecar != nil && SidecarOf(s.Fields) == nil && adapter.OwnerOf(sidecar.Meta) == b.cfg.Project
 	if stale {
 		changed = append(changed, "sidecar_service")
 	}
@@ -414,8 +414,8 @@ func (b *Backend) diffService(st agentState, s *schema.Service, l *agentService,
 // keptFields says which of the registration's other fields the live
 // service l has and the declaration s leaves out: a registration carries
 // them as they are.
-func keptFields(l *agentService, s *schema.Service) []string {
-	kept := argNames(schema.RegistrationFields, func(wire string) bool { return l.Fields[wire] != nil && s.Fields[wire] == nil })
+func keptFields(l *agentService, s *Decl) []string {
+	kept := argNames(RegistrationFields, func(wire string) bool { return l.Fields[wire] != nil && s.Fields[wire] == nil })
 	if len(kept) == 0 {
 		return nil
 	}
@@ -453,7 +453,7 @@ func ownChecks(l *agentService, have map[string]liveCheck, declared []check) (mi
 	prefix := checkID(l.ID, "")
 	for _, id := range slices.Sorted(maps.Keys(have)) {
 		name, named := strings.CutPrefix(id, prefix)
-		if slices.ContainsFunc(declared, func(c check) bool { return c.CheckID == id }) || named && !schema.UnnamedCheck(name) || slices.Contains(listed, id) {
+		if slices.ContainsFunc(declared, func(c check) bool { return c.CheckID == id }) || named && !UnnamedCheck(name) || slices.Contains(listed, id) {
 			mine = append(mine, id)
 		} else {
 			others = append(others, id)
@@ -486,7 +486,7 @@ func (b *Backend) declaredElsewhere() map[string]string {
 	if b.agent == nil {
 		return out
 	}
-	for _, s := range b.cfg.Services {
+	for _, s := range b.services {
 		if s.Agent != b.agent.Name {
 			out[s.Name] = "agent." + s.Agent
 		}
@@ -514,7 +514,7 @@ func checkDrift(want []check, have map[string]liveCheck, mine []string) []string
 			continue
 		}
 		notes, _ := w.Def["Notes"].(string)
-		for _, d := range [][3]string{{"name", h.Name, w.Name}, {"type", h.Type, schema.CheckType(w.Def)}, {"interval", h.Interval, str(w.Def["Interval"])},
+		for _, d := range [][3]string{{"name", h.Name, w.Name}, {"type", h.Type, CheckType(w.Def)}, {"interval", h.Interval, str(w.Def["Interval"])},
 			{"timeout", h.Timeout, str(w.Def["Timeout"])}, {"notes", h.Notes, notes}} {
 			if !sameValue(d[0], d[1], d[2]) {
 				out = append(out, fmt.Sprintf("check %q: %s is %q on the agent, %q declared", w.CheckID, d[0], d[1], d[2]))
@@ -556,7 +556,7 @@ func sameValue(field, have, want string) bool {
 // attributes of, the checks (by their digest), the meta, and the
 // registration's other fields the block declares (in their names in a
 // spec), compared with what the agent reports of them.
-func changedFields(l, sidecar *agentService, st agentState, s *schema.Service, want registration) []string {
+func changedFields(l, sidecar *agentService, st agentState, s *Decl, want registration) []string {
 	var out []string
 	have := live(l)
 	if have.Name != want.Name {
@@ -581,11 +581,11 @@ func changedFields(l, sidecar *agentService, st agentState, s *schema.Service, w
 		return out
 	}
 	withLive, fields := withDefaults(l), withoutSidecar(s.Fields)
-	out = append(out, argNames(schema.RegistrationFields, func(wire string) bool {
+	out = append(out, argNames(RegistrationFields, func(wire string) bool {
 		d, declared := fields[wire]
 		return declared && !covers(withLive[wire], d) && !reflect.DeepEqual(want.Fields[wire], l.Fields[wire])
 	})...)
-	if sc := schema.SidecarOf(s.Fields); sc != nil && (sidecar == nil || !sidecarAsDeclared(l, sidecar, st.Checks[sidecar.ID], sc)) {
+	if sc := SidecarOf(s.Fields); sc != nil && (sidecar == nil || !sidecarAsDeclared(l, sidecar, st.Checks[sidecar.ID], sc)) {
 		out = append(out, "sidecar_service")
 	}
 	return out

@@ -29,7 +29,7 @@ func FuzzReadTags(f *testing.F) {
 				return
 			}
 			p := schema.Proxy{Dialect: schema.DialectTraefik, Prefix: "traefik"}
-			rendered := Tags(p, &schema.Service{Service: "svc", Frontend: fe})
+			rendered := Tags(p, &Decl{Service: "svc", Frontend: fe})
 			again, _, unreadAgain := ReadTags("traefik", rendered)
 			if again == nil || !sameFrontend(fe, again) || len(unreadAgain) > 0 {
 				t.Fatalf("%q reads back as %+v; rendered %q, which reads back as %+v (unread %q)", tags, fe, rendered, again, unreadAgain)

@@ -32,12 +32,12 @@ func (b *Backend) keepRoute(st *agentState, s *agentService) {
 // address makes the live tags of every gated service differ from it
 // until the apply).
 func (b *Backend) judgeRoutes(as agentState) hcl.Diagnostics {
-	gates := b.cfg.Gates
+	gates := b.gates
 	if len(gates) == 0 {
 		return nil
 	}
 	declared := map[string]bool{}
-	for _, s := range b.cfg.Services {
+	for _, s := range b.services {
 		if s.Agent == b.agentName() {
 			declared[s.Name] = true
 		}
@@ -85,7 +85,7 @@ func (b *Backend) agentName() string {
 // gateRange is the declaration of the first gated service of that name
 // (of any, for ""), where a diagnostic of its gate points.
 func (b *Backend) gateRange(name string) hcl.Range {
-	for _, s := range b.cfg.Services {
+	for _, s := range b.services {
 		if s.Frontend != nil && s.Frontend.ForwardAuth != nil && (name == "" || s.Service == name) {
 			return s.DeclRange
 		}

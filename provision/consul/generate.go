@@ -26,7 +26,7 @@ import (
 // written otherwise, one per line. Registrations of one name that differ
 // only in ID, address and port are one block with for_each. Every other
 // field set on the registration is declared as the agent reports it, less
-// what it fills in itself (schema.RegistrationFields, normalize), a
+// what it fills in itself (RegistrationFields, normalize), a
 // sidecar as connect { sidecar_service { ... } }. Live checks are written
 // as commented blocks to complete: the agent reports a check's type,
 // interval, timeout and notes, never its URL, TTL or script, and the
@@ -84,7 +84,7 @@ func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnost
 // declaredTags is a registration's tags as its declaration writes them: a
 // frontend block (nil: none) and the tags kept as written.
 type declaredTags struct {
-	frontend *schema.Frontend
+	frontend *Frontend
 	tags     []string
 }
 
@@ -105,7 +105,7 @@ func (b *Backend) readBack(live []*agentService) map[string]declaredTags {
 		for i, l := range ls {
 			f, plain, unread := ReadTags(b.cfg.Proxy.Prefix, l.Tags)
 			read[i] = declaredTags{f, append(plain, unread...)}
-			exact = exact && f != nil && slices.Equal(Tags(b.cfg.Proxy, &schema.Service{Service: l.Service, Tags: read[i].tags, Frontend: f}), l.Tags) &&
+			exact = exact && f != nil && slices.Equal(Tags(b.cfg.Proxy, &Decl{Service: l.Service, Tags: read[i].tags, Frontend: f}), l.Tags) &&
 				sameFrontend(read[0].frontend, f)
 		}
 		for i, l := range ls {
@@ -163,7 +163,7 @@ func (b *Backend) serviceBlock(l, sidecar *agentService, read declaredTags, chec
 	if sidecar != nil {
 		fields = merged(fields, map[string]any{"Connect": map[string]any{"SidecarService": sidecarLive(l, sidecar, true)}})
 	}
-	for _, a := range schema.RegistrationFields {
+	for _, a := range RegistrationFields {
 		if v, ok := schema.SpecValue(a, fields[a.Wire]); ok {
 			body.SetAttributeValue(a.Name, v)
 		}
@@ -212,7 +212,7 @@ func checkComment(service, id string, ch liveCheck) string {
 }
 
 // frontendBlock writes f as a frontend block of body.
-func frontendBlock(body *hclwrite.Body, f *schema.Frontend) {
+func frontendBlock(body *hclwrite.Body, f *Frontend) {
 	body.AppendNewline()
 	fb := body.AppendNewBlock("frontend", nil).Body()
 	fb.SetAttributeValue("rule", cty.StringVal(f.Rule.String()))

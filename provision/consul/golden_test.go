@@ -89,9 +89,9 @@ func benchmarkDiff(b *testing.B, n int) {
 	live := map[string]*api.AgentService{}
 	rule, _ := schema.ParseRule("Path:/api")
 	for i := range n {
-		s := &schema.Service{Service: fmt.Sprintf("svc-%d", i), Declaration: schema.Declaration{Name: fmt.Sprintf("svc-%d", i)}, Address: "127.0.0.1", Port: 8000 + i,
-			Frontend: &schema.Frontend{Rule: rule, ForwardAuth: &schema.ForwardAuth{Address: "http://127.0.0.1/auth"}}}
-		cfg.Services = append(cfg.Services, s)
+		s := &Decl{Service: fmt.Sprintf("svc-%d", i), Declaration: schema.Declaration{Name: fmt.Sprintf("svc-%d", i)}, Address: "127.0.0.1", Port: 8000 + i,
+			Frontend: &Frontend{Rule: rule, ForwardAuth: &ForwardAuth{Address: "http://127.0.0.1/auth"}}}
+		cfg.Declare(Service, s)
 		r := desired(cfg.Project, cfg.Proxy, s, false)
 		// As a Consul 1.15 agent answers: default weights, the tagged
 		// addresses it derives, its datacenter and a content hash.
@@ -119,8 +119,8 @@ func benchmarkDiff(b *testing.B, n int) {
 		}
 	})
 	// The estate is converged: every change is a no-op.
-	if changes, _ := agent.diff(agentState{Services: lean}, plans.Converge); len(changes) != len(cfg.Services) || slices.ContainsFunc(changes, func(c *plans.Change) bool { return c.Action != plans.NoOp }) {
-		b.Fatalf("%d changes of %d services, not all no-ops", len(changes), len(cfg.Services))
+	if changes, _ := agent.diff(agentState{Services: lean}, plans.Converge); len(changes) != len(Services(cfg)) || slices.ContainsFunc(changes, func(c *plans.Change) bool { return c.Action != plans.NoOp }) {
+		b.Fatalf("%d changes of %d services, not all no-ops", len(changes), len(Services(cfg)))
 	}
 	b.Run("diff", func(b *testing.B) {
 		for b.Loop() {

@@ -16,7 +16,7 @@ import (
 // registration is the body of PUT /v1/agent/service/register. Its
 // fields are sent in this order: ID, Name, Tags, Address, Port, Meta,
 // the other fields of the registration (Fields, in the order of
-// schema.RegistrationFields), Checks.
+// RegistrationFields), Checks.
 type registration struct {
 	ID      string
 	Name    string
@@ -47,7 +47,7 @@ func (r registration) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b = splice(b, schema.Wire(schema.RegistrationFields, r.Fields))
+	b = splice(b, schema.Wire(RegistrationFields, r.Fields))
 	if len(r.Checks) > 0 {
 		checks, err := json.Marshal(r.Checks)
 		if err != nil {
@@ -86,7 +86,7 @@ func splice(a, b []byte) []byte {
 }
 
 // check is one check of a registration: its ID and name, its fields
-// (schema.CheckFields) by wire name, and the status it starts in.
+// (CheckFields) by wire name, and the status it starts in.
 type check struct {
 	CheckID string
 	Name    string
@@ -112,7 +112,7 @@ func (c check) MarshalJSON() ([]byte, error) {
 	}
 	def := maps.Clone(c.Def)
 	delete(def, "CheckID")
-	b := splice(head, schema.Wire(schema.CheckFields, def))
+	b := splice(head, schema.Wire(CheckFields, def))
 	if c.Status != "" {
 		st, _ := json.Marshal(c.Status)
 		b = splice(b, append(append([]byte(`{"Status":`), st...), '}'))
@@ -159,7 +159,7 @@ type agentService struct {
 // decoded as a struct, whole answers at once (a map, or an UnmarshalJSON
 // per service, which scans each twice, is slower, which a plan of 10,000
 // services feels: docs/internals/performance.md). Its fields beyond
-// agentService's are those of schema.RegistrationFields
+// agentService's are those of RegistrationFields
 // (TestReportedFields holds them to it); what it leaves out (ContentHash,
 // Datacenter) the agent reports of every service alike, and no
 // registration sets.

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/provision-dev/provision/schema"
 )
 
 // TestReportedFields holds the struct a plan decodes the agent's answer
@@ -16,7 +15,7 @@ import (
 // registration.
 func TestReportedFields(t *testing.T) {
 	ty := reflect.TypeFor[reportedService]()
-	for _, a := range schema.RegistrationFields {
+	for _, a := range RegistrationFields {
 		if _, ok := ty.FieldByName(a.Wire); !ok {
 			t.Errorf("reportedService lacks %s (%s)", a.Wire, a.Name)
 		}

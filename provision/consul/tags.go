@@ -27,7 +27,7 @@ import (
 // traefik.enable=true alone, would serve the service ungated on a default
 // router. Only keys every generation of the dialect knows are written:
 // Traefik 2.11 drops a whole service over one tag key it does not know.
-func Tags(p schema.Proxy, s *schema.Service) []string {
+func Tags(p schema.Proxy, s *Decl) []string {
 	tags := append(make([]string, 0, len(s.Tags)+12), s.Tags...) // room for a frontend's
 	f := s.Frontend
 	if f == nil || f.Rule == nil {
@@ -101,7 +101,7 @@ func Tags(p schema.Proxy, s *schema.Service) []string {
 
 // tlsTags writes the forward-auth TLS options, with the key names every
 // generation shares.
-func tlsTags(t *schema.ForwardAuthTLS, tag func(k, v string)) {
+func tlsTags(t *ForwardAuthTLS, tag func(k, v string)) {
 	if t == nil {
 		return
 	}
@@ -174,7 +174,7 @@ func routerName(service string) string {
 // or taken as the same frontend when they say the same. plain are the tags
 // outside the prefix, kept as written; unread are proxy tags that could not
 // be read back, which the caller keeps as plain tags with a comment.
-func ReadTags(prefix string, tags []string) (f *schema.Frontend, plain, unread []string) {
+func ReadTags(prefix string, tags []string) (f *Frontend, plain, unread []string) {
 	kv := map[string]string{}
 	var keys []string
 	for _, t := range tags {
@@ -213,12 +213,12 @@ func ReadTags(prefix string, tags []string) (f *schema.Frontend, plain, unread [
 }
 
 // readV1 reads the Traefik 1 frontend tags, marking the keys it used.
-func readV1(kv map[string]string, used map[string]bool) *schema.Frontend {
+func readV1(kv map[string]string, used map[string]bool) *Frontend {
 	rule, err := schema.ParseRule(kv["frontend.rule"])
 	if err != nil {
 		return nil
 	}
-	f := &schema.Frontend{Rule: rule}
+	f := &Frontend{Rule: rule}
 	used["frontend.rule"] = true
 	if ep, ok := kv["frontend.entryPoints"]; ok {
 		f.EntryPoints, used["frontend.entryPoints"] = strings.Split(ep, ","), true
@@ -230,7 +230,7 @@ func readV1(kv map[string]string, used map[string]bool) *schema.Frontend {
 // readV2 reads the one router of the Traefik 2 tags and its forwardAuth
 // middleware, marking the keys it used; nil when there is not exactly one
 // router with a readable rule and at most one middleware, a forwardAuth.
-func readV2(kv map[string]string, used map[string]bool) *schema.Frontend {
+func readV2(kv map[string]string, used map[string]bool) *Frontend {
 	routers := map[string]bool{}
 	for k := range kv {
 		if rest, ok := strings.CutPrefix(k, "http.routers."); ok {
@@ -246,7 +246,7 @@ func readV2(kv map[string]string, used map[string]bool) *schema.Frontend {
 	if err != nil {
 		return nil
 	}
-	f := &schema.Frontend{Rule: rule}
+	f := &Frontend{Rule: rule}
 	mine := map[string]bool{at + "rule": true}
 	for k := range kv {
 		if strings.HasPrefix(k, at) && !mine[k] {
@@ -272,12 +272,12 @@ func readV2(kv map[string]string, used map[string]bool) *schema.Frontend {
 }
 
 // readAuth reads forward-auth settings under at, marking the keys it used.
-func readAuth(kv map[string]string, used map[string]bool, at string) *schema.ForwardAuth {
+func readAuth(kv map[string]string, used map[string]bool, at string) *ForwardAuth {
 	addr, ok := kv[at+"address"]
 	if !ok {
 		return nil
 	}
-	a := &schema.ForwardAuth{Address: addr}
+	a := &ForwardAuth{Address: addr}
 	used[at+"address"] = true
 	if h, ok := kv[at+"authResponseHeaders"]; ok {
 		a.AuthResponseHeaders, used[at+"authResponseHeaders"] = strings.Split(h, ","), true
@@ -297,7 +297,7 @@ func readAuth(kv map[string]string, used map[string]bool, at string) *schema.For
 			continue
 		}
 		if a.TLS == nil {
-			a.TLS = &schema.ForwardAuthTLS{}
+			a.TLS = &ForwardAuthTLS{}
 		}
 		used[at+"tls."+k] = true
 		switch k {
@@ -314,7 +314,7 @@ func readAuth(kv map[string]string, used map[string]bool, at string) *schema.For
 	return a
 }
 
-func sameFrontend(a, b *schema.Frontend) bool {
+func sameFrontend(a, b *Frontend) bool {
 	return a.Rule.String() == b.Rule.String() && slices.Equal(a.EntryPoints, b.EntryPoints) &&
 		(a.ForwardAuth == nil) == (b.ForwardAuth == nil) &&
 		(a.ForwardAuth == nil || (a.ForwardAuth.Address == b.ForwardAuth.Address &&

@@ -22,7 +22,7 @@ func TestTags(t *testing.T) {
 	for _, d := range []schema.Dialect{schema.DialectTraefik, schema.DialectTraefikV1, schema.DialectTraefikV2, schema.DialectTraefikV3} {
 		t.Run(string(d), func(t *testing.T) {
 			var out bytes.Buffer
-			for _, s := range cfg.Services {
+			for _, s := range consul.Services(cfg) {
 				fmt.Fprintf(&out, "service %q:\n", s.Service)
 				for _, tag := range consul.Tags(schema.Proxy{Dialect: d, Prefix: "traefik"}, s) {
 					fmt.Fprintf(&out, "  %s\n", tag)

@@ -88,7 +88,7 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 	wait, env := o.Wait, o.Env
 	var fronts []frontend
 	names := map[string]bool{}
-	for _, s := range cfg.Services {
+	for _, s := range consul.Services(cfg) {
 		names[s.Service] = true
 		f := s.Frontend
 		if f == nil || f.ForwardAuth == nil || f.Rule == nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -37,7 +38,7 @@ func (w *Watcher) Poll(ctx context.Context) {
 // or proxy (whose live state has no change feed: only the agents' and the
 // KV store's have).
 func (w *Watcher) PollEvery() time.Duration {
-	if cfg := w.config(); cfg != nil && len(cfg.Searches)+len(cfg.Traefiks) == 0 && len(cfg.Services) > 0 {
+	if cfg := w.config(); cfg != nil && len(cfg.Searches)+len(cfg.Traefiks) == 0 && len(consul.Services(cfg)) > 0 {
 		return w.o.Interval * SlowPoll
 	}
 	return w.o.Interval

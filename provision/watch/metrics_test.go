@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/run"
 	"github.com/provision-dev/provision/schema"
 )
@@ -26,8 +27,8 @@ func TestHealthzIdle(t *testing.T) {
 		cfg  *schema.Config
 		want int
 	}{
-		{"services only", &schema.Config{Services: []*schema.Service{{Declaration: schema.Declaration{Name: "a"}}}}, http.StatusOK},
-		{"a search cluster too", &schema.Config{Services: []*schema.Service{{Declaration: schema.Declaration{Name: "a"}}}, Searches: []*schema.Search{{Name: "t1"}}}, http.StatusServiceUnavailable},
+		{"services only", withService(&schema.Config{}), http.StatusOK},
+		{"a search cluster too", withService(&schema.Config{Searches: []*schema.Search{{Name: "t1"}}}), http.StatusServiceUnavailable},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := New(Options{Interval: 30 * time.Second}, nil)
@@ -40,4 +41,10 @@ func TestHealthzIdle(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withService is cfg with one service declared.
+func withService(cfg *schema.Config) *schema.Config {
+	cfg.Declare(consul.Service, &consul.Decl{Declaration: schema.Declaration{Name: "a"}})
+	return cfg
 }

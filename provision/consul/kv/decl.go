@@ -26,7 +26,7 @@ var Key = schema.Define(addrs.KindSpec{Name: "key", Form: `key["<path>"]`, Order
 		}
 		return ""
 	},
-	Pulled: func(live, declared map[string]any) []schema.PullAttr {
+	Pulled: func(_ schema.Decl, live, declared map[string]any) []schema.PullAttr {
 		return []schema.PullAttr{{Name: "value", Live: live["value"], Decl: declared["value"]}, {Name: "flags", Live: live["flags"], Decl: declared["flags"]}}
 	},
 })

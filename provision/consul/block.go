@@ -1,22 +1,19 @@
-package schema
+package consul
 
 import (
 	"fmt"
-	"net/url"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/provision/addrs"
-	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/traefik/labels"
+	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
 )
 
-var serviceSchema = with(&hcl.BodySchema{
+var serviceSchema = schema.WithArgs(&hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "id"}, {Name: "name"}, {Name: "token"}, {Name: "agent"}, {Name: "address"}, {Name: "port"}, {Name: "tags"}, {Name: "meta"},
 	},
@@ -42,7 +39,7 @@ var forwardAuthTLSSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "ca"}, {Name: "cert"}, {Name: "key"}, {Name: "insecure_skip_verify"}},
 }
 
-var checkSchema = argsSchema(CheckFields)
+var checkSchema = schema.ArgsSchema(CheckFields)
 
 // validID says whether a service's ID or name is one provision writes:
 // anything a Consul 1.15 agent takes (it takes any string, "foo:1234" and
@@ -58,123 +55,73 @@ var metaKey = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
-// serviceBlocks decodes the services side by side (spread): a spec of
-// 10,000 services spends most of its decoding here.
-func (d *decoder) serviceBlocks(units []unit) []*Service {
-	out := make([]*Service, len(units))
-	d.spread(len(units), func(part *decoder, i int) { out[i] = part.serviceBlock(units[i]) })
-	return out
-}
+// decoder decodes a service block: the language's Decoder, and the
+// service's own blocks.
+type decoder struct{ schema.Decoder }
 
-// spread calls decode(part, i) for i from 0 to n-1 on every core, in
-// runs of at least 256, each run with a decoder of its own (part) whose
-// diagnostics and secrets join d's in order. Which call crosses the work
-// limit first depends on the order the runs went, so when the budget
-// runs out the calls are made again one by one, with d, from the budget
-// they started with: the error is at the first crossing in file order.
-// (A budget spent before them stays spent: nothing they count is known,
-// and no call reports it.) decode writes nothing another call reads.
-func (d *decoder) spread(n int, decode func(part *decoder, i int)) {
-	values, bytes, spent := d.bg.values.Load(), d.bg.bytes.Load(), d.bg.spent.Load()
-	parts := make([]*decoder, min(runtime.GOMAXPROCS(0), n/256+1))
-	for w := range parts {
-		parts[w] = &decoder{vars: d.vars, locals: d.locals, bg: d.bg, docs: d.docs}
+// serviceBlock decodes one instance of a service block: its ID is the
+// label, "<label>-<each.key>" for an instance of a block with for_each,
+// or its id attribute.
+func serviceBlock(d decoder, blk schema.Block) *Decl {
+	b := blk.Block
+	s := &Decl{Service: b.Labels[0], Declaration: schema.Declaration{Name: b.Labels[0], DeclRange: b.DefRange, NameRange: b.LabelRanges[0]}}
+	if blk.Each != nil {
+		s.Name = s.Service + "-" + blk.Each.Key
 	}
-	parallel.Do(len(parts), len(parts), func(w int) {
-		for i := w * n / len(parts); i < (w+1)*n/len(parts); i++ {
-			decode(parts[w], i)
+	c := d.Content(blk.Body, serviceSchema)
+	if attr, ok := c.Attributes["name"]; ok && d.Override(attr, &s.Service, nil) {
+		if !validID(s.Service) {
+			d.Errorf(attr.Expr.Range(), b.DefRange, "Invalid service name", "The service name %q is empty or holds a control character: the agent refuses a registration without a name (\"Missing service name\").", s.Service)
 		}
-	})
-	if spent || !d.bg.spent.Load() {
-		for _, p := range parts {
-			d.diags = append(d.diags, p.diags...)
-			d.secrets = append(d.secrets, p.secrets...)
-		}
-		return
+	} else if !validID(s.Service) {
+		d.Errorf(b.LabelRanges[0], b.DefRange, "Invalid service name", "The service name %q is empty or holds a control character: the agent refuses a registration without a name (\"Missing service name\").", s.Service)
 	}
-	d.bg.values.Store(values)
-	d.bg.bytes.Store(bytes)
-	d.bg.spent.Store(false)
-	ctx := d.ctx
-	for i := range n {
-		decode(d, i)
-	}
-	d.ctx, d.each = ctx, nil
-}
-
-// instance decodes one unit with its context, and names its instance in
-// the diagnostics.
-func (d *decoder) instance(u unit, decode func()) {
-	d.ctx, d.each = u.ctx, u.each
-	iter := ""
-	if u.each != nil {
-		iter = u.each.String()
-	}
-	d.within(iter, decode)
-}
-
-func (d *decoder) serviceBlock(u unit) *Service {
-	b := u.block
-	s := &Service{Service: b.Labels[0], Declaration: Declaration{Name: b.Labels[0], DeclRange: b.DefRange, NameRange: b.LabelRanges[0], Instance: u.each}}
-	d.instance(u, func() {
-		if u.each != nil {
-			s.Name = s.Service + "-" + u.each.Key
-		}
-		c := d.content(u.body, serviceSchema)
-		if attr, ok := c.Attributes["name"]; ok && d.override(attr, &s.Service, nil) {
-			if !validID(s.Service) {
-				d.errorf(attr.Expr.Range(), b.DefRange, "Invalid service name", "The service name %q is empty or holds a control character: the agent refuses a registration without a name (\"Missing service name\").", s.Service)
-			}
-		} else if !validID(s.Service) {
-			d.errorf(b.LabelRanges[0], b.DefRange, "Invalid service name", "The service name %q is empty or holds a control character: the agent refuses a registration without a name (\"Missing service name\").", s.Service)
-		}
-		d.serviceBody(s, b, c)
-	})
+	d.serviceBody(s, b, c)
 	return s
 }
 
 // serviceBody decodes what a service block holds but its name.
-func (d *decoder) serviceBody(s *Service, b *hcl.Block, c *hcl.BodyContent) {
-	idOK := d.override(c.Attributes["id"], &s.Name, &s.NameRange)
+func (d decoder) serviceBody(s *Decl, b *hcl.Block, c *hcl.BodyContent) {
+	idOK := d.Override(c.Attributes["id"], &s.Name, &s.NameRange)
 	if attr, ok := c.Attributes["agent"]; ok {
-		s.Agent, s.AgentRange = d.str(attr), attr.Expr.Range()
+		s.Agent, s.AgentRange = d.Str(attr), attr.Expr.Range()
 	}
 	if idOK && !validID(s.Name) {
-		d.errorf(s.NameRange, b.DefRange, "Invalid service ID", "The service ID %q is empty or holds a control character, which no plan can show as written: give it letters, digits and punctuation.", s.Name)
+		d.Errorf(s.NameRange, b.DefRange, "Invalid service ID", "The service ID %q is empty or holds a control character, which no plan can show as written: give it letters, digits and punctuation.", s.Name)
 	}
 	if attr, ok := c.Attributes["token"]; ok {
-		d.errorf(attr.Range, b.DefRange, "Token in a spec", "A registration's token is a secret, and a secret in a spec is read by everyone who reads the repository, the plans and Consul's catalog: provision never sends one from a spec. It registers with its own token, CONSUL_HTTP_TOKEN (see docs/reference/secrets.md); the agent keeps that token for the service's anti-entropy.")
+		d.Errorf(attr.Range, b.DefRange, "Token in a spec", "A registration's token is a secret, and a secret in a spec is read by everyone who reads the repository, the plans and Consul's catalog: provision never sends one from a spec. It registers with its own token, CONSUL_HTTP_TOKEN (see docs/reference/secrets.md); the agent keeps that token for the service's anti-entropy.")
 	}
-	s.Lifecycle = d.lifecycleBlock(serviceIgnorable, c.Blocks.OfType("lifecycle"))
-	s.Address = d.str(c.Attributes["address"])
-	s.Port = d.port(c.Attributes["port"])
-	s.Tags = d.strList(c.Attributes["tags"])
-	s.Meta = d.strMap(c.Attributes["meta"])
+	s.Lifecycle = d.Lifecycle(serviceIgnorable, c.Blocks.OfType("lifecycle"))
+	s.Address = d.Str(c.Attributes["address"])
+	s.Port = d.Port(c.Attributes["port"])
+	s.Tags = d.Strings(c.Attributes["tags"])
+	s.Meta = d.StringMap(c.Attributes["meta"])
 	if attr, ok := c.Attributes["meta"]; ok {
 		for k := range s.Meta {
-			if !metaKey.MatchString(k) || strings.HasPrefix(k, "consul-") || ProvisionMeta(k) {
-				d.errorf(attr.Expr.Range(), attr.Range, "Invalid meta key",
-					"The meta key %q is refused: Consul takes 1 to 128 letters, digits, \"_\" and \"-\", reserves \"consul-\", and provision reserves %q and %q for its ownership marks.", k, ManagedByKey, MetaPrefix+"*")
+			if !metaKey.MatchString(k) || strings.HasPrefix(k, "consul-") || schema.ProvisionMeta(k) {
+				d.Errorf(attr.Expr.Range(), attr.Range, "Invalid meta key",
+					"The meta key %q is refused: Consul takes 1 to 128 letters, digits, \"_\" and \"-\", reserves \"consul-\", and provision reserves %q and %q for its ownership marks.", k, schema.ManagedByKey, schema.MetaPrefix+"*")
 			}
 		}
 	}
-	s.Fields = d.args(RegistrationFields, c, "")
-	d.checkRegistration(s, b.DefRange)
-	for _, fb := range d.blocksOf(b.Body, c, "frontend") {
-		d.within(fb.iter, func() {
+	s.Fields = d.Args(RegistrationFields, c, "")
+	checkRegistration(d.Decoder, s, b.DefRange)
+	for _, fb := range d.Blocks(b.Body, c, "frontend") {
+		d.Within(fb.Iter, func() {
 			if s.Frontend != nil {
-				d.diags = append(d.diags, duplicate("Duplicate frontend block", "frontend block of this service", fb.DefRange, s.Frontend.DeclRange))
+				d.DuplicateBlock("Duplicate frontend block", "frontend block of this service", fb.DefRange, s.Frontend.DeclRange)
 				return
 			}
 			s.Frontend = d.frontendBlock(fb)
 		})
 	}
 	seen := map[string]*Check{}
-	for _, cb := range d.blocksOf(b.Body, c, "check") {
-		d.within(cb.iter, func() {
+	for _, cb := range d.Blocks(b.Body, c, "check") {
+		d.Within(cb.Iter, func() {
 			ch := d.checkBlock(cb.Block)
 			if prev, dup := seen[ch.Name]; dup {
-				d.diags = append(d.diags, duplicate("Duplicate check block", fmt.Sprintf("check %q of this service", ch.Name), cb.LabelRanges[0], prev.DeclRange))
+				d.DuplicateBlock("Duplicate check block", fmt.Sprintf("check %q of this service", ch.Name), cb.LabelRanges[0], prev.DeclRange)
 				return
 			}
 			seen[ch.Name] = ch
@@ -183,32 +130,32 @@ func (d *decoder) serviceBody(s *Service, b *hcl.Block, c *hcl.BodyContent) {
 	}
 }
 
-func (d *decoder) frontendBlock(b nested) *Frontend {
+func (d decoder) frontendBlock(b schema.Nested) *Frontend {
 	f := &Frontend{DeclRange: b.DefRange}
-	c := d.content(b.Body, frontendSchema)
+	c := d.Content(b.Body, frontendSchema)
 	if attr, ok := c.Attributes["rule"]; ok {
 		f.RuleRange = attr.Expr.Range()
-		if s := d.str(attr); s != "" {
-			r, err := ParseRule(s)
+		if s := d.Str(attr); s != "" {
+			r, err := schema.ParseRule(s)
 			if err != nil {
-				d.errorf(attr.Expr.Range(), b.DefRange, "Invalid frontend rule",
+				d.Errorf(attr.Expr.Range(), b.DefRange, "Invalid frontend rule",
 					"The rule %q is not in the Traefik rule grammar (Matcher:value[,value], matchers joined by \";\"): %s.", s, err)
 			}
 			f.Rule = r
 		}
 	}
-	f.EntryPoints = d.strList(c.Attributes["entrypoints"])
-	for _, ab := range d.blocksOf(b.raw, c, "forward_auth") {
-		d.within(ab.iter, func() {
+	f.EntryPoints = d.Strings(c.Attributes["entrypoints"])
+	for _, ab := range d.Blocks(b.Raw, c, "forward_auth") {
+		d.Within(ab.Iter, func() {
 			if f.ForwardAuth != nil {
-				d.diags = append(d.diags, duplicate("Duplicate forward_auth block", "forward_auth block of this frontend", ab.DefRange, f.ForwardAuth.DeclRange))
+				d.DuplicateBlock("Duplicate forward_auth block", "forward_auth block of this frontend", ab.DefRange, f.ForwardAuth.DeclRange)
 				return
 			}
 			f.ForwardAuth = d.forwardAuthBlock(ab)
 		})
 	}
 	if proofs := c.Blocks.OfType("proof"); len(proofs) > 0 {
-		d.proofBlock(f, proofs[0], d.onlyBlock(proofs, proofSchema))
+		d.proofBlock(f, proofs[0], d.OnlyBlock(proofs, proofSchema))
 	}
 	return f
 }
@@ -218,14 +165,13 @@ func (d *decoder) frontendBlock(b nested) *Frontend {
 // path to answer 200. The token must be sensitive (a sensitive variable,
 // which the environment may set), so that no view shows it; null leaves
 // the proof at its two 401s.
-func (d *decoder) proofBlock(f *Frontend, b *hcl.Block, c *hcl.BodyContent) {
+func (d decoder) proofBlock(f *Frontend, b *hcl.Block, c *hcl.BodyContent) {
 	attr, ok := c.Attributes["token"]
-	if !ok || !d.checkRefs(attr.Expr) {
+	if !ok {
 		return
 	}
-	v, diags := d.evaluate(attr.Expr)
-	d.diags = append(d.diags, diags...)
-	if diags.HasErrors() || !v.IsWhollyKnown() {
+	v, ok := d.Marked(attr.Expr)
+	if !ok || !v.IsWhollyKnown() {
 		return
 	}
 	marked := v.IsMarked()
@@ -233,46 +179,46 @@ func (d *decoder) proofBlock(f *Frontend, b *hcl.Block, c *hcl.BodyContent) {
 	switch {
 	case v.IsNull():
 	case v.Type() != cty.String || v.AsString() == "":
-		d.errorf(attr.Expr.Range(), attr.Range, "Invalid proof token", "token is a string: a token the auth endpoint accepts, or null for no such proof.")
+		d.Errorf(attr.Expr.Range(), attr.Range, "Invalid proof token", "token is a string: a token the auth endpoint accepts, or null for no such proof.")
 	case !marked:
-		d.errorf(attr.Expr.Range(), attr.Range, "Proof token not sensitive",
-			"The proof token is a credential: give it through a variable declared sensitive = true (set by -var, a -var-file or %s<name>), so that no plan, log or output shows it.", EnvPrefix)
+		d.Errorf(attr.Expr.Range(), attr.Range, "Proof token not sensitive",
+			"The proof token is a credential: give it through a variable declared sensitive = true (set by -var, a -var-file or %s<name>), so that no plan, log or output shows it.", schema.EnvPrefix)
 	case f.ForwardAuth == nil:
-		d.errorf(b.DefRange, b.DefRange, "Proof without forward_auth", "A proof token proves a gate: this frontend declares no forward_auth block.")
+		d.Errorf(b.DefRange, b.DefRange, "Proof without forward_auth", "A proof token proves a gate: this frontend declares no forward_auth block.")
 	default:
 		f.ProofToken, f.ProofRange = v.AsString(), attr.Expr.Range()
-		d.secrets = append(d.secrets, f.ProofToken)
+		d.Secret(f.ProofToken)
 	}
 }
 
-func (d *decoder) forwardAuthBlock(b nested) *ForwardAuth {
+func (d decoder) forwardAuthBlock(b schema.Nested) *ForwardAuth {
 	a := &ForwardAuth{DeclRange: b.DefRange}
-	c := d.content(b.Body, forwardAuthSchema)
+	c := d.Content(b.Body, forwardAuthSchema)
 	if attr, ok := c.Attributes["address"]; ok {
-		a.Address = d.str(attr)
+		a.Address = d.Str(attr)
 		if a.Address != "" {
-			if err := absoluteHTTPURL(a.Address); err != nil {
-				d.errorf(attr.Expr.Range(), b.DefRange, "Invalid forward-auth address",
+			if err := schema.AbsoluteHTTPURL(a.Address); err != nil {
+				d.Errorf(attr.Expr.Range(), b.DefRange, "Invalid forward-auth address",
 					"The forward-auth address %q %s; the proxy needs an absolute http:// or https:// URL, such as \"http://127.0.0.1:8080/auth\".", a.Address, err)
 			} else {
-				d.noCredentials(attr, a.Address)
+				d.NoCredentials(attr, a.Address)
 			}
 		}
 	}
 	a.AuthResponseHeaders = d.headers(c.Attributes["auth_response_headers"], b.Block)
 	a.AuthRequestHeaders = d.headers(c.Attributes["auth_request_headers"], b.Block)
 	if attr, ok := c.Attributes["auth_response_headers_regex"]; ok {
-		a.AuthResponseHeadersRegex = d.str(attr)
+		a.AuthResponseHeadersRegex = d.Str(attr)
 		if _, err := regexp.Compile(a.AuthResponseHeadersRegex); err != nil {
-			d.errorf(attr.Expr.Range(), b.DefRange, "Invalid regular expression", "auth_response_headers_regex is not a Go regular expression: %s.", err)
+			d.Errorf(attr.Expr.Range(), b.DefRange, "Invalid regular expression", "auth_response_headers_regex is not a Go regular expression: %s.", err)
 		}
 	}
-	a.TrustForwardHeader = d.boolean(c.Attributes["trust_forward_header"])
+	a.TrustForwardHeader = d.Bool(c.Attributes["trust_forward_header"])
 	var tlsAt hcl.Range
-	for _, tb := range d.blocksOf(b.raw, c, "tls") {
-		d.within(tb.iter, func() {
+	for _, tb := range d.Blocks(b.Raw, c, "tls") {
+		d.Within(tb.Iter, func() {
 			if a.TLS != nil {
-				d.diags = append(d.diags, duplicate("Duplicate tls block", "tls block of this forward_auth", tb.DefRange, tlsAt))
+				d.DuplicateBlock("Duplicate tls block", "tls block of this forward_auth", tb.DefRange, tlsAt)
 				return
 			}
 			tlsAt = tb.DefRange
@@ -283,17 +229,17 @@ func (d *decoder) forwardAuthBlock(b nested) *ForwardAuth {
 }
 
 // tlsBlock decodes how the proxy reaches an https auth address.
-func (d *decoder) tlsBlock(tb *hcl.Block) *ForwardAuthTLS {
-	tc := d.content(tb.Body, forwardAuthTLSSchema)
-	t := &ForwardAuthTLS{InsecureSkipVerify: d.boolean(tc.Attributes["insecure_skip_verify"])}
+func (d decoder) tlsBlock(tb *hcl.Block) *ForwardAuthTLS {
+	tc := d.Content(tb.Body, forwardAuthTLSSchema)
+	t := &ForwardAuthTLS{InsecureSkipVerify: d.Bool(tc.Attributes["insecure_skip_verify"])}
 	for name, to := range map[string]*string{"ca": &t.CA, "cert": &t.Cert, "key": &t.Key} {
 		attr, ok := tc.Attributes[name]
 		if !ok {
 			continue
 		}
-		*to = d.str(attr)
+		*to = d.Str(attr)
 		if strings.Contains(*to, "-----BEGIN") || !strings.HasPrefix(*to, "/") {
-			d.errorf(attr.Expr.Range(), tb.DefRange, "Not a file path",
+			d.Errorf(attr.Expr.Range(), tb.DefRange, "Not a file path",
 				"tls.%s is the absolute path of a PEM file on the proxy's host, such as \"/etc/traefik/auth-ca.pem\". Key material and certificates never go into a spec: tags are public in Consul's catalog.", name)
 		}
 	}
@@ -301,89 +247,44 @@ func (d *decoder) tlsBlock(tb *hcl.Block) *ForwardAuthTLS {
 }
 
 // headers decodes a list of HTTP header names.
-func (d *decoder) headers(attr *hcl.Attribute, b *hcl.Block) []string {
-	hs := d.strList(attr)
+func (d decoder) headers(attr *hcl.Attribute, b *hcl.Block) []string {
+	hs := d.Strings(attr)
 	for _, h := range hs {
 		if !headerName.MatchString(h) {
-			d.errorf(attr.Expr.Range(), b.DefRange, "Invalid header name", "%q is not an HTTP header name.", h)
+			d.Errorf(attr.Expr.Range(), b.DefRange, "Invalid header name", "%q is not an HTTP header name.", h)
 		}
 	}
 	return hs
 }
 
-// SensitiveKey matches the names whose values are secrets: object keys in
-// a plan, query parameters of a URL.
-var SensitiveKey = regexp.MustCompile(`(?i)(token|secret|passw(or)?d|api[-_]?key|credential|authorization)`)
-
-// credentials says whether a URL of a spec carries credentials: user
-// information, or a query parameter named like a secret.
-func credentials(s string) bool {
-	u, err := url.Parse(s)
-	if err != nil {
-		return strings.Contains(s, "@")
-	}
-	if u.User != nil {
-		return true
-	}
-	for k := range u.Query() {
-		if SensitiveKey.MatchString(k) {
-			return true
-		}
-	}
-	return false
-}
-
-// noCredentials refuses a URL with credentials at attr: specs are
-// committed and plans are shared.
-func (d *decoder) noCredentials(attr *hcl.Attribute, s string) {
-	if credentials(s) {
-		d.errorf(attr.Expr.Range(), attr.Range, "Credentials in a spec",
-			"The URL in %s carries credentials (user information, or a query parameter named like a token, secret, password or key). Specs are committed, tags are public in Consul's catalog and plans are shared, so a secret has no place here. "+
-				"Give the proxy or the check its credentials another way (a header set by the proxy, a file on the host); provision's own credentials come from the environment only.", attr.Name)
-	}
-}
-
-// absoluteHTTPURL says what is wrong with s as an absolute http(s) URL.
-func absoluteHTTPURL(s string) error {
-	u, err := url.Parse(s)
-	switch {
-	case err != nil:
-		return fmt.Errorf("is not a URL (%v)", err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("is not an http or https URL")
-	case u.Host == "":
-		return fmt.Errorf("has no host")
-	}
-	return nil
-}
-
-func (d *decoder) checkBlock(b *hcl.Block) *Check {
+func (d decoder) checkBlock(b *hcl.Block) *Check {
 	ch := &Check{Name: b.Labels[0], DeclRange: b.DefRange}
-	from := len(d.diags)
-	c := d.content(b.Body, checkSchema)
-	ch.Def = d.args(CheckFields, c, "check."+ch.Name+".")
-	if d.diags[from:].HasErrors() {
+	var c *hcl.BodyContent
+	if !d.NoErrors(func() {
+		c = d.Content(b.Body, checkSchema)
+		ch.Def = d.Args(CheckFields, c, "check."+ch.Name+".")
+	}) {
 		return ch // what failed is said; the rules below would say it again
 	}
 	if attr, ok := c.Attributes["http"]; ok && ch.Def["HTTP"] != nil {
-		if err := absoluteHTTPURL(ch.Def["HTTP"].(string)); err != nil {
-			d.errorf(attr.Expr.Range(), b.DefRange, "Invalid check URL", "The check URL %q %s.", ch.Def["HTTP"], err)
+		if err := schema.AbsoluteHTTPURL(ch.Def["HTTP"].(string)); err != nil {
+			d.Errorf(attr.Expr.Range(), b.DefRange, "Invalid check URL", "The check URL %q %s.", ch.Def["HTTP"], err)
 			return ch
 		}
-		d.noCredentials(attr, ch.Def["HTTP"].(string))
+		d.NoCredentials(attr, ch.Def["HTTP"].(string))
 	}
-	d.checkCheck(ch, b.DefRange)
+	checkCheck(d.Decoder, ch, b.DefRange)
 	return ch
 }
 
 // checkPublic refuses sensitive values where everybody reads them: the
 // tags (extra tags and all that the frontend becomes), which Consul's
 // catalog shows to anyone who can list services.
-func (d *decoder) checkPublic(cfg *Config) {
+func (d decoder) checkPublic(cfg *schema.Config, services []*Decl) {
 	if len(cfg.Secrets) == 0 {
 		return
 	}
-	for _, s := range cfg.Services {
+	for _, s := range services {
 		public := append([]string{}, s.Tags...)
 		rng := s.DeclRange
 		if f := s.Frontend; f != nil {
@@ -399,7 +300,7 @@ func (d *decoder) checkPublic(cfg *Config) {
 		}
 		for _, p := range public {
 			if slices.ContainsFunc(cfg.Secrets, func(secret string) bool { return strings.Contains(p, secret) }) {
-				d.errorf(rng, s.DeclRange, "Sensitive value in a tag",
+				d.Errorf(rng, s.DeclRange, "Sensitive value in a tag",
 					"The service %q puts the value of a sensitive variable into its tags (its tags, or the frontend that becomes tags). Consul's catalog shows tags to everyone who can list services, so a secret has no place there.", s.Service)
 				break
 			}
@@ -407,31 +308,70 @@ func (d *decoder) checkPublic(cfg *Config) {
 	}
 }
 
-// checkServices reports what only shows across services: duplicate IDs,
-// and frontends a single-generation dialect would leave ungated.
-func (d *decoder) checkServices(cfg *Config) {
-	ids := map[string]*Service{}
-	named := map[string]*Service{}
-	for _, s := range cfg.Services {
+// checkServices reports what only shows across services, once every
+// block is decoded: the agent of each, duplicate IDs, frontends a
+// single-generation dialect would leave ungated, tags that route past a
+// gate or carry a secret.
+func checkServices(d decoder, cfg *schema.Config, objs []schema.Decl) {
+	services := make([]*Decl, len(objs))
+	for i, o := range objs {
+		services[i] = o.(*Decl)
+	}
+	d.resolveAgents(cfg, services)
+	d.checkFrontends(cfg, services)
+	d.checkRoutes(cfg, services)
+	d.checkPublic(cfg, services)
+}
+
+// resolveAgents resolves the agent of each service: the one it names, or
+// the only one declared. Specs without agent blocks keep the one agent
+// of the consul block or CONSUL_HTTP_ADDR, and their services name none.
+func (d decoder) resolveAgents(cfg *schema.Config, services []*Decl) {
+	byName := map[string]*schema.Agent{}
+	for _, a := range cfg.Agents {
+		if _, dup := byName[a.Name]; !dup {
+			byName[a.Name] = a
+		}
+	}
+	for _, s := range services {
+		switch {
+		case s.Agent != "" && byName[s.Agent] == nil:
+			d.Errorf(s.AgentRange, s.DeclRange, "Reference to undeclared agent",
+				"The service %q names the agent %q, but there is no agent %q {} block (%s).", s.Service, s.Agent, s.Agent, schema.DeclaredNames(byName))
+		case s.Agent == "" && len(cfg.Agents) == 1:
+			s.Agent = cfg.Agents[0].Name
+		case s.Agent == "" && len(cfg.Agents) > 1:
+			d.Errorf(s.DeclRange, s.DeclRange, "Service without an agent",
+				"%d agents are declared (%s), so the service %q must say which node's agent registers it: agent = \"<name>\".", len(cfg.Agents), schema.DeclaredNames(byName), s.Service)
+		}
+	}
+}
+
+// checkFrontends reports duplicate IDs, and frontends a single-generation
+// dialect would leave ungated.
+func (d decoder) checkFrontends(cfg *schema.Config, services []*Decl) {
+	ids := map[string]*Decl{}
+	named := map[string]*Decl{}
+	for _, s := range services {
 		if prev, ok := named[s.Service]; ok && frontendKey(prev.Frontend) != frontendKey(s.Frontend) {
 			at := s.DeclRange
 			if s.Frontend != nil {
 				at = s.Frontend.DeclRange
 			}
-			d.errorf(at, s.DeclRange, "Frontends differ within one service name",
+			d.Errorf(at, s.DeclRange, "Frontends differ within one service name",
 				"The services %q and %q (at %s) are instances of the Consul service %q, and Traefik builds one router per service name from the tags of all its instances: with different frontends it would have two definitions of one router, drop it, and leave the path unserved or served without the gate. "+
 					"Give the instances one frontend (declare it once, outside what varies), or give them different names.", s.Name, prev.Name, prev.DeclRange, s.Service)
 		} else if !ok {
 			named[s.Service] = s
 		}
 		if prev, dup := ids[s.Name]; dup {
-			if sameBlock(s.Instance, prev.Instance, s.DeclRange, prev.DeclRange, s.Module, prev.Module) {
-				d.errorf(s.NameRange, s.DeclRange, "Duplicate instance ID",
+			if schema.SameBlock(&s.Declaration, &prev.Declaration) {
+				d.Errorf(s.NameRange, s.DeclRange, "Duplicate instance ID",
 					"The instances %s and %s of service %q both have the ID %q. Each instance needs an ID of its own: leave id out (it defaults to \"<label>-<each.key>\") or build it from each.key.",
 					prev.Instance, s.Instance, s.Service, s.Name)
 				continue
 			}
-			d.diags = append(d.diags, duplicateIn("Duplicate service ID", fmt.Sprintf("service ID %q", s.Name), s.NameRange, prev.NameRange, s.Module, prev.Module))
+			d.Duplicate("Duplicate service ID", fmt.Sprintf("service ID %q", s.Name), &s.Declaration, &prev.Declaration)
 			continue
 		}
 		ids[s.Name] = s
@@ -442,7 +382,7 @@ func (d *decoder) checkServices(cfg *Config) {
 		dl := cfg.Proxy.Dialect
 		if dl.HTTP() {
 			if err := f.Rule.Check(dl.Grammar()); err != nil {
-				d.errorf(f.RuleRange, f.DeclRange, "Rule has no form for the dialect",
+				d.Errorf(f.RuleRange, f.DeclRange, "Rule has no form for the dialect",
 					"The rule %q cannot be written for dialect %q: %s.", f.Rule, dl, err)
 			}
 		}
@@ -452,8 +392,8 @@ func (d *decoder) checkServices(cfg *Config) {
 		if f.ForwardAuth != nil {
 			d.checkGate(cfg, s)
 		}
-		if f.ForwardAuth != nil && dl != DialectTraefik {
-			d.diags = append(d.diags, &hcl.Diagnostic{
+		if f.ForwardAuth != nil && dl != schema.DialectTraefik {
+			d.Add(&hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
 				Summary:  "Gated frontend written for one Traefik generation",
 				Detail: fmt.Sprintf("The proxy dialect %q writes tags for one generation only: %s Keep the default dialect \"traefik\" unless no other generation ever reads this Consul.",
@@ -463,22 +403,21 @@ func (d *decoder) checkServices(cfg *Config) {
 			})
 		}
 	}
-	d.checkRoutes(cfg)
 }
 
 // checkForwardAuth refuses the forward-auth options a dialect cannot
 // write and warns of those that weaken the gate.
-func (d *decoder) checkForwardAuth(dl Dialect, f *Frontend, a *ForwardAuth) {
+func (d decoder) checkForwardAuth(dl schema.Dialect, f *Frontend, a *ForwardAuth) {
 	warn := func(summary, detail string) {
-		d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: detail, Subject: a.DeclRange.Ptr(), Context: f.DeclRange.Ptr()})
+		d.Add(&hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: detail, Subject: a.DeclRange.Ptr(), Context: f.DeclRange.Ptr()})
 	}
 	switch {
-	case dl == DialectTraefikV1 && (len(a.AuthRequestHeaders) > 0 || a.AuthResponseHeadersRegex != ""):
-		d.errorf(a.DeclRange, f.DeclRange, "Forward-auth option Traefik 1 lacks",
+	case dl == schema.DialectTraefikV1 && (len(a.AuthRequestHeaders) > 0 || a.AuthResponseHeadersRegex != ""):
+		d.Errorf(a.DeclRange, f.DeclRange, "Forward-auth option Traefik 1 lacks",
 			"auth_request_headers and auth_response_headers_regex exist in Traefik 2 and 3 only, and the dialect %q writes Traefik 1 tags alone, which would gate without them. "+
 				"Choose the default dialect \"traefik\", \"traefik-v2\" or \"traefik-v3\", or drop the option.", dl)
 	case dl.V1() && a.AuthResponseHeadersRegex != "":
-		d.errorf(a.DeclRange, f.DeclRange, "Forward-auth option Traefik 1 lacks",
+		d.Errorf(a.DeclRange, f.DeclRange, "Forward-auth option Traefik 1 lacks",
 			"auth_response_headers_regex exists in Traefik 2 and 3 only, and the dialect %q also writes Traefik 1 tags, which would copy no header by it. "+
 				"Name the headers in auth_response_headers, or choose dialect \"traefik-v2\" or \"traefik-v3\".", dl)
 	}
@@ -512,10 +451,10 @@ func frontendKey(f *Frontend) string {
 // write for would do with the service (Traefik's own behaviour: Traefik 2
 // and 3 ignore Traefik 1 tags and serve traefik.enable=true on a default
 // Host router; a router whose rule does not parse is dropped).
-var otherGenerations = map[Dialect]string{
-	DialectTraefikV1: "Traefik 2 and Traefik 3 ignore Traefik 1 tags and would serve the service ungated on their default Host(`<service>`) router.",
-	DialectTraefikV2: "Traefik 1 would serve the service ungated on its default frontend; Traefik 3 reads the same http.* tags and drops a router whose rule uses Traefik 2 syntax (the path then answers 404).",
-	DialectTraefikV3: "Traefik 1 would serve the service ungated on its default frontend; Traefik 2 reads the same http.* tags and drops a router whose rule uses Traefik 3 syntax (the path then answers 404).",
+var otherGenerations = map[schema.Dialect]string{
+	schema.DialectTraefikV1: "Traefik 2 and Traefik 3 ignore Traefik 1 tags and would serve the service ungated on their default Host(`<service>`) router.",
+	schema.DialectTraefikV2: "Traefik 1 would serve the service ungated on its default frontend; Traefik 3 reads the same http.* tags and drops a router whose rule uses Traefik 2 syntax (the path then answers 404).",
+	schema.DialectTraefikV3: "Traefik 1 would serve the service ungated on its default frontend; Traefik 2 reads the same http.* tags and drops a router whose rule uses Traefik 3 syntax (the path then answers 404).",
 }
 
 // checkGate refuses extra tags of a gated service that Traefik reads as
@@ -524,10 +463,10 @@ var otherGenerations = map[Dialect]string{
 // Traefik's label parser reads them (labels.Decode): such a route reaches
 // the service without the forward-auth check, and a middleware of the
 // generated name overrides the gate.
-func (d *decoder) checkGate(cfg *Config, s *Service) {
+func (d decoder) checkGate(cfg *schema.Config, s *Decl) {
 	routes, err := labels.Decode(cfg.Proxy.Prefix, s.Tags)
 	if err != nil {
-		d.errorf(s.DeclRange, s.DeclRange, "Tags Traefik cannot read",
+		d.Errorf(s.DeclRange, s.DeclRange, "Tags Traefik cannot read",
 			"The tags of the gated service %q do not decode as Traefik's label parser reads them (%s): Traefik would drop the service's whole configuration, gate and all.", s.Service, err)
 		return
 	}
@@ -542,7 +481,7 @@ func (d *decoder) checkGate(cfg *Config, s *Service) {
 		own = append(own, fmt.Sprintf("the tag %q", t))
 	}
 	if len(own) > 0 {
-		d.errorf(s.DeclRange, s.DeclRange, "Tag would bypass the gate",
+		d.Errorf(s.DeclRange, s.DeclRange, "Tag would bypass the gate",
 			"The service %q has a gated frontend, and its extra tags define %s, as Traefik reads them (its label parser takes a key in any case): a route of its own, or a middleware in place of the generated one, could serve the service without the forward-auth check. "+
 				"Declare the route in the frontend block, or drop the tag.", s.Service, strings.Join(own, ", "))
 	}
@@ -550,9 +489,9 @@ func (d *decoder) checkGate(cfg *Config, s *Service) {
 
 // gatesOf is the requests the specs' gated frontends gate, as the proxy
 // judge takes them.
-func gatesOf(cfg *Config) []labels.Gate {
+func gatesOf(services []*Decl) []labels.Gate {
 	var out []labels.Gate
-	for _, s := range cfg.Services {
+	for _, s := range services {
 		f := s.Frontend
 		if f == nil || f.Rule == nil || f.ForwardAuth == nil {
 			continue
@@ -568,15 +507,14 @@ func gatesOf(cfg *Config) []labels.Gate {
 // a gated request past its gate, as labels.Judge judges them: an HTTP
 // router that may claim it without the forward-auth middleware, a TCP
 // router on its entrypoints, a route to the gated service.
-func (d *decoder) checkRoutes(cfg *Config) {
-	cfg.Gates = gatesOf(cfg)
-	gates := cfg.Gates
+func (d decoder) checkRoutes(cfg *schema.Config, services []*Decl) {
+	gates := gatesOf(services)
 	if len(gates) == 0 {
 		return
 	}
-	regs := make([]labels.Registration, 0, len(cfg.Services))
-	at := map[string]*Service{}
-	for _, s := range cfg.Services {
+	regs := make([]labels.Registration, 0, len(services))
+	at := map[string]*Decl{}
+	for _, s := range services {
 		if len(s.Tags) > 0 && (s.Frontend == nil || s.Frontend.ForwardAuth == nil) {
 			regs = append(regs, labels.Registration{ID: s.Name, Service: s.Service, Tags: s.Tags})
 			at[s.Name] = s
@@ -585,7 +523,7 @@ func (d *decoder) checkRoutes(cfg *Config) {
 	open, _ := labels.Judge(cfg.Proxy.Prefix, gates, regs)
 	for _, o := range open {
 		s := at[o.ID]
-		d.errorf(s.DeclRange, s.DeclRange, "Tag would bypass the gate",
+		d.Errorf(s.DeclRange, s.DeclRange, "Tag would bypass the gate",
 			"The service %q: %s, as Traefik reads its tags. Requests there would reach what %s gates without the auth check. "+
 				"Give the route the forward-auth middleware, another path or host, or (a TCP router) an entrypoint of its own that no gated frontend names.", s.Service, o, o.Gate.Service)
 	}
@@ -596,19 +534,18 @@ func (d *decoder) checkRoutes(cfg *Config) {
 // port, meta (less provision's marks), tags (less those its frontend
 // block writes) and the other fields of the registration it declares
 // (RegistrationFields).
-func servicePulled(cfg *Config, module addrs.Module, id string, live, declared map[string]any) []PullAttr {
-	attrs := []PullAttr{{Name: "address", Live: live["Address"], Decl: declared["Address"]}, {Name: "port", Live: live["Port"], Decl: declared["Port"]},
+func servicePulled(o schema.Decl, live, declared map[string]any) []schema.PullAttr {
+	attrs := []schema.PullAttr{{Name: "address", Live: live["Address"], Decl: declared["Address"]}, {Name: "port", Live: live["Port"], Decl: declared["Port"]},
 		{Name: "meta", Live: unmarked(live["Meta"]), Decl: unmarked(declared["Meta"])}}
-	i := slices.IndexFunc(cfg.Services, func(s *Service) bool { return s.Name == id && s.Module == module })
-	if i < 0 {
+	svc, ok := o.(*Decl)
+	if !ok {
 		return attrs
 	}
-	svc := cfg.Services[i]
 	tags, ok := rawTags(anyStrings(live["Tags"]), anyStrings(declared["Tags"]), svc.Tags)
-	attrs = append(attrs, PullAttr{Name: "tags", Live: tags, Decl: anyStrings(svc.Tags), Frontend: !ok})
+	attrs = append(attrs, schema.PullAttr{Name: "tags", Live: tags, Decl: anyStrings(svc.Tags), Frontend: !ok})
 	for _, a := range RegistrationFields {
 		if _, set := svc.Fields[a.Wire]; set {
-			attrs = append(attrs, PullAttr{Name: a.Name, Live: SpecJSON(a, live[a.Wire]), Decl: SpecJSON(a, declared[a.Wire])})
+			attrs = append(attrs, schema.PullAttr{Name: a.Name, Live: schema.SpecJSON(a, live[a.Wire]), Decl: schema.SpecJSON(a, declared[a.Wire])})
 		}
 	}
 	return attrs
@@ -655,7 +592,7 @@ func unmarked(v any) any {
 	m, _ := v.(map[string]any)
 	out := map[string]any{}
 	for k, x := range m {
-		if !ProvisionMeta(k) {
+		if !schema.ProvisionMeta(k) {
 			out[k] = x
 		}
 	}
