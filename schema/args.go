@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
@@ -214,7 +216,7 @@ func (d *decoder) fieldBlocks(f Arg, blocks hcl.Blocks, at string) (any, bool) {
 // does not fit (the diagnostic says why).
 func (d *decoder) argValue(f Arg, v cty.Value, rng hcl.Range, at string) (any, bool) {
 	bad := func(want string) (any, bool) {
-		d.errorf(d.keyRange(rng, at), rng, "Invalid "+f.Name, "%s is %s; got %s.", at, want, typeName(v))
+		d.errorf(d.keyRange(rng, at), rng, "Invalid "+f.Name, "%s is %s; got %s.", at, want, TypeName(v))
 		return nil, false
 	}
 	if !v.IsWhollyKnown() {
@@ -336,7 +338,7 @@ func (d *decoder) argValue(f Arg, v cty.Value, rng hcl.Range, at string) (any, b
 		sub, ok := argNamed(f.Args, k)
 		switch {
 		case !ok:
-			d.errorf(d.keyRange(rng, at+"."+k), rng, "Unsupported argument", "%s has no %q: it takes %s.%s", at, k, names(f.Args), suggest(k, argNames(f.Args)))
+			d.errorf(d.keyRange(rng, at+"."+k), rng, "Unsupported argument", "%s has no %q: it takes %s.%s", at, k, names(f.Args), Suggest(k, argNames(f.Args)))
 			return nil, false
 		case sub.Enterprise:
 			d.errorf(d.keyRange(rng, at+"."+k), rng, "Consul Enterprise only", "%s.%s exists in Consul Enterprise only: an open-source agent refuses the whole registration (\"unknown field\"). Leave it out.", at, k)
@@ -572,4 +574,69 @@ func SpecJSON(a Arg, v any) any {
 		return out
 	}
 	return v
+}
+
+// nestedKeyRanges is keyRanges at any depth: each key of the object
+// expressions in expr (and the elements of its tuples, key[i]) by its
+// path from prefix (prefix.key when deep), for a diagnostic at the key.
+func nestedKeyRanges(expr hcl.Expression, ctx *hcl.EvalContext, prefix string, deep bool) map[string]hcl.Range {
+	out := map[string]hcl.Range{}
+	join := func(k string) string {
+		if deep {
+			return prefix + "." + k
+		}
+		return k
+	}
+	switch e := expr.(type) {
+	case *hclsyntax.ObjectConsExpr:
+		for _, item := range e.Items {
+			if k, diags := item.KeyExpr.Value(ctx); !diags.HasErrors() && k.Type() == cty.String && k.IsKnown() && !k.IsNull() {
+				path := join(k.AsString())
+				out[path] = hcl.RangeBetween(item.KeyExpr.Range(), item.ValueExpr.Range())
+				if deep {
+					maps.Copy(out, nestedKeyRanges(item.ValueExpr, ctx, path, true))
+				}
+			}
+		}
+	case *hclsyntax.TupleConsExpr:
+		if deep {
+			for i, el := range e.Exprs {
+				path := fmt.Sprintf("%s[%d]", prefix, i)
+				out[path] = el.Range()
+				maps.Copy(out, nestedKeyRanges(el, ctx, path, true))
+			}
+		}
+	}
+	return out
+}
+
+// TypeName says what a value is, for a diagnostic.
+func TypeName(v cty.Value) string {
+	if v.IsNull() {
+		return "null"
+	}
+	return "a " + v.Type().FriendlyName()
+}
+
+// Suggest is " Did you mean "x"?" for the name of names nearest to s,
+// when one is near enough to be a typo; "" otherwise.
+func Suggest(s string, names []string) string {
+	best, dist := "", 3
+	for _, n := range names {
+		if d := levenshtein.Distance(s, n, nil); d < dist {
+			best, dist = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" Did you mean %q?", best)
+}
+
+// OrNone is ss joined with commas, or none when there are none.
+func OrNone(ss []string, none string) string {
+	if len(ss) == 0 {
+		return none
+	}
+	return strings.Join(ss, ", ")
 }

@@ -18,11 +18,8 @@ type Config struct {
 	// Agents are the agent blocks: the Consul agents of the nodes services
 	// are registered on. None means the one agent of Consul.
 	Agents []*Agent
-	// Documents are the dashboard tool's saved objects, in block order.
-	Documents []*Document
-	// objects are the declared objects of the kinds whose packages decode
-	// them (consul.Service's, kv.Key's), by kind, in block order: Decls
-	// gives them.
+	// objects are the declared objects, by kind (consul.Service's,
+	// kv.Key's, ...), in block order: Decls gives them.
 	objects map[addrs.Kind][]Decl
 	// Traefiks are the traefik blocks: live proxies through which apply
 	// proves the gate.
@@ -35,12 +32,11 @@ type Config struct {
 	// (sensitive values marked).
 	Scope    *hcl.EvalContext
 	Searches []*Search
-	Indices  []*Index
 	// Secrets are the values of sensitive variables and the strings
 	// computed from them: every view shows them as "(sensitive)".
 	Secrets []string
 	// Imports are the import blocks, each attached to the declaration it
-	// names (its Declaration.Import, Index.Import) when there is one.
+	// names (its Declaration.Import) when there is one.
 	Imports []*Import
 	// Removed are the removed blocks.
 	Removed []*Removed
@@ -131,50 +127,4 @@ type Search struct {
 	TribeURL    string // optional; read-only, never written to
 	DeclRange   hcl.Range
 	URLRange    hcl.Range
-}
-
-// Index is an index with its mapping types, created on a Search cluster.
-type Index struct {
-	Name        string
-	Search      string
-	SearchRange hcl.Range
-	Mappings    []*Mapping
-	// Settings are the declared index settings as flat keys
-	// ("index.number_of_replicas") with the string values the server
-	// reports; nil when the block has no settings.
-	Settings      map[string]string
-	SettingsRange hcl.Range
-	DeclRange     hcl.Range
-	NameRange     hcl.Range
-	Import        *Import // the import block that takes it over, if any
-	Lifecycle     Lifecycle
-	Module        addrs.Module // as Declaration.Module
-	// Instance is the for_each key the index was made for; nil for a
-	// block without for_each.
-	Instance *Instance
-}
-
-// Mapping is one mapping type of an index.
-type Mapping struct {
-	Type       string
-	Properties []*Field // in declared order
-	DeclRange  hcl.Range
-}
-
-// Field is one property of a mapping. Params holds the field's mapping
-// other than its properties (always "type" for a leaf), as JSON-ready values.
-type Field struct {
-	Name       string
-	Params     map[string]any
-	Properties []*Field // nested fields of an object field
-	Range      hcl.Range
-}
-
-// Type is the field's mapping type; "object" for a field that only holds
-// nested properties.
-func (f *Field) Type() string {
-	if t, ok := f.Params["type"].(string); ok {
-		return t
-	}
-	return "object"
 }

@@ -26,9 +26,10 @@ type decoder struct {
 	secrets []string
 	// bg bounds the work the specs ask for.
 	bg *budget
-	// docs is document.<type>.<label> while documents' sources are
-	// decoded; cty.NilVal before.
-	docs cty.Value
+	// namespaces are the kinds' namespaces defined so far
+	// (document.<type>.<label> once the documents' ids are known), by
+	// name (KindSchema.Namespace).
+	namespaces map[string]cty.Value
 	// parser reads modules' files, files the files the functions read;
 	// modules are the modules read, by directory; functions the table.
 	parser    *Parser
@@ -274,24 +275,6 @@ func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
 			return bad("Reference to undeclared local value",
 				"A local value with the name %q has not been declared. Declare it in a locals { %s = ... } block.", name, name)
 		}
-	case "document":
-		if d.docs == cty.NilVal {
-			return bad("Reference to a document outside a source",
-				"document.<type>.<label>.id names a declared document in another document's source; it cannot be used here.")
-		}
-		label := ""
-		if len(tr) > 2 {
-			if a, isAttr := tr[2].(hcl.TraverseAttr); isAttr {
-				label = a.Name
-			}
-		}
-		if name == "" || label == "" {
-			return bad("Invalid document reference", "A document is referred to as document.<type>.<label>, as in document.index-pattern.logs.id.")
-		}
-		if !d.docs.Type().HasAttribute(name) || !d.docs.GetAttr(name).Type().HasAttribute(label) {
-			return bad("Reference to undeclared document",
-				"No document %q %q {} block is declared, so document.%s.%s names nothing.", name, label, name, label)
-		}
 	case "module":
 		calls, known := lookup(d.ctx, "module")
 		if !known || name == "" || !calls.Type().HasAttribute(name) {
@@ -318,6 +301,12 @@ func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
 			return bad("Invalid each reference", "Inside a block with for_each, each.key is the instance's key and each.value its value; there is no each.%s.", name)
 		}
 	default:
+		if k, ok := namespaceOf(root); ok {
+			if summary, detail := k.CheckRef(tr, d.namespaces[root]); summary != "" {
+				return bad(summary, "%s", detail)
+			}
+			return nil
+		}
 		return bad("Unknown reference",
 			"There is nothing named %q here; an expression can refer to input variables (var.<name>), local values (local.<name>), path.module and path.root and, inside a block with for_each, each.key and each.value.", root)
 	}

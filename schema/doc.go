@@ -8,8 +8,7 @@
 // cty and their function libraries, and of provision's packages only the
 // leaves: addrs (the addresses), parallel and traefik/labels (the
 // requests a Traefik rule claims); it knows nothing of Consul or
-// Elasticsearch clients. The kinds of object it decodes are defined by
-// their own packages (Define), which decode their blocks' bodies with a
-// Decoder (consul.Service, kv.Key) or, for indices and documents still,
-// are decoded here.
+// Elasticsearch clients. The kinds of object are defined by their own
+// packages (Define), which decode their blocks' bodies with a Decoder:
+// consul.Service, kv.Key, search.Index and search.Document.
 package schema

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -29,9 +30,9 @@ func TestDocuments(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	byPath := map[string]*schema.Document{}
+	byPath := map[string]*search.DocumentDecl{}
 	var paths []string
-	for _, d := range cfg.Documents {
+	for _, d := range search.Documents(cfg) {
 		byPath[d.Path()] = d
 		paths = append(paths, d.Path())
 	}

@@ -33,7 +33,7 @@ func (i *Instance) KeyPtr() *string {
 	return &i.Key
 }
 
-// unit is one service, index or document to decode: a block, or one instance of a
+// unit is one object's block to decode: a block, or one instance of a
 // block with for_each, with the context its expressions see.
 type unit struct {
 	block *hcl.Block
@@ -42,6 +42,9 @@ type unit struct {
 	ctx  *hcl.EvalContext
 	each *Instance
 }
+
+// asBlock is the unit as its kind's package is handed it.
+func (u unit) asBlock() Block { return Block{Block: u.block, Body: u.body, Each: u.each, ctx: u.ctx} }
 
 var forEachSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "for_each"}}}
 
@@ -159,7 +162,7 @@ func (d *decoder) forEach(b *hcl.Block, attr *hcl.Attribute) []element {
 		return bad("Invalid for_each argument",
 			"The for_each of %s is a list. A list's elements are known by position, so removing one would renumber, replace and delete the ones after it; give a map, or a set of strings with toset(...).", blockName(b))
 	}
-	return bad("Invalid for_each argument", "The for_each of %s is %s; give a map, an object, or a set of strings with toset(...).", blockName(b), typeName(v))
+	return bad("Invalid for_each argument", "The for_each of %s is %s; give a map, an object, or a set of strings with toset(...).", blockName(b), TypeName(v))
 }
 
 // blockName is a block as a person names it: service "app".
@@ -288,7 +291,7 @@ func (d *decoder) spread(n int, decode func(part *decoder, i int)) {
 	values, bytes, spent := d.bg.values.Load(), d.bg.bytes.Load(), d.bg.spent.Load()
 	parts := make([]*decoder, min(runtime.GOMAXPROCS(0), n/256+1))
 	for w := range parts {
-		parts[w] = &decoder{vars: d.vars, locals: d.locals, bg: d.bg, docs: d.docs}
+		parts[w] = &decoder{vars: d.vars, locals: d.locals, bg: d.bg, namespaces: d.namespaces}
 	}
 	parallel.Do(len(parts), len(parts), func(w int) {
 		for i := w * n / len(parts); i < (w+1)*n/len(parts); i++ {

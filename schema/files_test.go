@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/consul/kv"
+	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -193,13 +194,13 @@ document "visualization" "k4" {
 		t.Fatal(diags)
 	}
 	var got []string
-	for _, d := range cfg.Documents {
+	for _, d := range search.Documents(cfg) {
 		got = append(got, d.Path())
 	}
 	if want := []string{".kibana/search/Errors", ".kibana/visualization/Error-rate"}; !slices.Equal(got, want) {
 		t.Errorf("documents %q, want %q", got, want)
 	}
-	if v := cfg.Documents[1]; len(v.Needs) != 1 || v.Needs[0].ID != "Errors" {
+	if v := search.Documents(cfg)[1]; len(v.Needs) != 1 || v.Needs[0].ID != "Errors" {
 		t.Errorf("the visualization's savedSearchId does not order it after its search: %v", v.Needs)
 	}
 }

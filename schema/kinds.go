@@ -1,22 +1,20 @@
 package schema
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // KindSchema is one kind's block, as the language decodes it: the
 // package that owns the kind registers it with Define, with the kind's
 // address form and order, and the loader hands it each instance of the
-// kind's blocks to decode. The exported fields are the kind's package's
-// to set; the unexported ones are those of the kinds whose blocks schema
-// still decodes itself (indices, documents), which Define fills in for
-// the others from the exported ones.
+// kind's blocks to decode (as Terraform's core hands a resource's body to
+// its provider's schema).
 type KindSchema struct {
 	// Noun names a declaration for a person, before its name: "key block
 	// at".
@@ -27,6 +25,12 @@ type KindSchema struct {
 	// Name, ranges and lifecycle, and the rest of the kind's own
 	// declaration. The loader sets its Module and Instance.
 	Decode func(d Decoder, b Block) Decl
+	// DecodeAll, in place of Decode, decodes every instance of the kind's
+	// blocks in one module instance at once: a kind whose blocks name one
+	// another (a document's source names other documents by Namespace),
+	// which are then never decoded a piece at a time. It enters each
+	// block's scope itself (Decoder.In).
+	DecodeAll func(d Decoder, blocks []Block) []Decl
 	// Check checks the kind's objects once every block is decoded (two
 	// that declare one live object); nil for none.
 	Check func(d Decoder, objs []Decl)
@@ -38,9 +42,10 @@ type KindSchema struct {
 	// declared views of its object (a plan's before and after, as JSON
 	// decodes them); nil for none.
 	Pulled func(o Decl, live, declared map[string]any) []PullAttr
-	// In is the name of the place block that holds o (a service's
-	// agent), "" for the one place; nil for a kind of one place.
-	In func(o Decl) string
+	// Places are the names of the place blocks that hold objs, cfg's
+	// objects of the kind (a service's agent, the search cluster of a
+	// document's index); nil for a kind of one place.
+	Places func(cfg *Config, objs []Decl) []string
 	// Ungenerable says why the declaration of an undeclared object that
 	// an import names cannot be generated ("" when it can); nil when it
 	// always can.
@@ -52,28 +57,21 @@ type KindSchema struct {
 	// Nested are the schemas of the blocks inside the kind's block, whose
 	// types a dynamic block there may make.
 	Nested []*hcl.BodySchema
-
-	// attach attaches an import to the declarations it names, at the
-	// positions (in declared's order, one or more) its name has there.
-	attach func(cfg *Config, im *Import, at []int)
-	// ungenerable says why the declaration of an undeclared import cannot
-	// be generated; "" when it can.
-	ungenerable func(cfg *Config) (summary, detail string)
-	// declared lists the kind's declared objects: each one's place block
-	// (its name, "" for the one place), name and module instance.
-	declared func(cfg *Config) []object
-	// decode and check decode the blocks of one module instance, for_each
-	// and dynamic blocks expanded, into cfg, and check them all once
-	// every block is decoded.
-	decode func(d *decoder, cfg *Config, units []unit, module addrs.Module)
-	check  func(d *decoder, cfg *Config)
-	// early kinds are decoded before the module calls and the other
+	// Early kinds are decoded before the module calls and the other
 	// kinds, whose blocks name them (a document names its index).
-	early bool
-	// named: the kind's blocks name one another (document.<type>.<label>
-	// in a source), so they are decoded all at once, never a piece at a
-	// time (laterClasses).
-	named bool
+	Early bool
+	// Namespace is the name by which expressions refer to the kind's
+	// objects once DecodeAll has defined it (document.<type>.<label>);
+	// CheckRef says what is wrong with a reference tr to it, ns its value
+	// (cty.NilVal where it is not defined): summary "" for nothing.
+	Namespace string
+	CheckRef  func(tr hcl.Traversal, ns cty.Value) (summary, detail string)
+	// Rewrite rewrites, in a file's syntax tree, a top-level block of the
+	// kind's type or of one of Aliases, before anything is decoded: the
+	// kind's blocks as another tool's files write them (a service as
+	// Consul's own definition files do). nil for none.
+	Rewrite func(b *hclsyntax.Block) hcl.Diagnostics
+	Aliases []string
 }
 
 // definedKind is a registered kind with its block.
@@ -92,9 +90,6 @@ var defined struct {
 // package that owns it.
 func Define(spec addrs.KindSpec, s *KindSchema) addrs.Kind {
 	k := addrs.Register(spec)
-	if s.Decode != nil {
-		s.byPackage(k)
-	}
 	defined.Lock()
 	defer defined.Unlock()
 	if defined.byKind == nil {
@@ -104,58 +99,109 @@ func Define(spec addrs.KindSpec, s *KindSchema) addrs.Kind {
 	return k
 }
 
-// byPackage fills in the loader's side of a kind whose package decodes
-// its blocks: its objects are kept in the Config by kind, each with its
-// Declaration.
-func (s *KindSchema) byPackage(k addrs.Kind) {
-	s.attach = func(cfg *Config, im *Import, at []int) {
-		for _, i := range at {
-			cfg.objects[k][i].Decl().Import = im
-		}
-	}
-	s.ungenerable = func(cfg *Config) (string, string) {
-		if s.Ungenerable == nil {
-			return "", ""
-		}
-		return s.Ungenerable(cfg)
-	}
-	s.declared = func(cfg *Config) []object {
-		out := make([]object, 0, len(cfg.objects[k]))
-		for _, o := range cfg.objects[k] {
-			place := ""
-			if s.In != nil {
-				place = s.In(o)
+// rewriters are the kinds' Rewrite by the block types they rewrite, once
+// every kind is defined.
+var rewriters = sync.OnceValue(func() map[string]func(*hclsyntax.Block) hcl.Diagnostics {
+	out := map[string]func(*hclsyntax.Block) hcl.Diagnostics{}
+	for _, k := range kinds() {
+		if k.Rewrite != nil {
+			for _, t := range append([]string{k.Name()}, k.Aliases...) {
+				out[t] = k.Rewrite
 			}
-			out = append(out, object{place, o.Decl().Name, o.Decl().Module})
 		}
-		return out
 	}
-	s.decode = func(d *decoder, cfg *Config, units []unit, module addrs.Module) {
-		objs := make([]Decl, len(units))
+	return out
+})
+
+// rewrite rewrites the top-level blocks of body that a kind rewrites
+// (KindSchema.Rewrite).
+func rewrite(body *hclsyntax.Body) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, blk := range body.Blocks {
+		if r, ok := rewriters()[blk.Type]; ok {
+			diags = append(diags, r(blk)...)
+		}
+	}
+	return diags
+}
+
+// named: the kind's blocks name one another, so they are decoded all at
+// once (DecodeAll), never a piece at a time (laterClasses).
+func (k definedKind) named() bool { return k.DecodeAll != nil }
+
+// attach attaches an import to the declarations it names, at the
+// positions (in declared's order, one or more) its name has there.
+func (k definedKind) attach(cfg *Config, im *Import, at []int) {
+	for _, i := range at {
+		cfg.objects[k.Kind][i].Decl().Import = im
+	}
+}
+
+// ungenerable says why the declaration of an undeclared import cannot be
+// generated; "" when it can.
+func (k definedKind) ungenerable(cfg *Config) (string, string) {
+	if k.Ungenerable == nil {
+		return "", ""
+	}
+	return k.Ungenerable(cfg)
+}
+
+// declared lists the kind's declared objects: each one's place block
+// (its name, "" for the one place), name and module instance.
+func (k definedKind) declared(cfg *Config) []object {
+	objs := cfg.objects[k.Kind]
+	var places []string
+	if k.Places != nil {
+		places = k.Places(cfg, objs)
+	}
+	out := make([]object, len(objs))
+	for i, o := range objs {
+		out[i] = object{name: o.Decl().Name, module: o.Decl().Module}
+		if places != nil {
+			out[i].place = places[i]
+		}
+	}
+	return out
+}
+
+// decode decodes the blocks of one module instance, for_each and dynamic
+// blocks expanded, into cfg.
+func (k definedKind) decode(d *decoder, cfg *Config, units []unit, module addrs.Module) {
+	var objs []Decl
+	if k.DecodeAll != nil {
+		blocks := make([]Block, len(units))
+		for i, u := range units {
+			blocks[i] = u.asBlock()
+		}
+		objs = k.DecodeAll(Decoder{d: d, cfg: cfg}, blocks)
+		for i, o := range objs {
+			o.Decl().Module, o.Decl().Instance = module, units[i].each
+		}
+	} else {
+		objs = make([]Decl, len(units))
 		decode := func(d *decoder, i int) {
 			u := units[i]
 			d.instance(u, func() {
-				o := s.Decode(Decoder{d: d}, Block{Block: u.block, Body: u.body, Each: u.each})
+				o := k.Decode(Decoder{d: d, cfg: cfg}, u.asBlock())
 				o.Decl().Module, o.Decl().Instance = module, u.each
 				objs[i] = o
 			})
 		}
-		if s.Parallel {
+		if k.Parallel {
 			d.spread(len(units), decode)
 		} else {
 			for i := range units {
 				decode(d, i)
 			}
 		}
-		if cfg.objects == nil {
-			cfg.objects = map[addrs.Kind][]Decl{}
-		}
-		cfg.objects[k] = append(cfg.objects[k], objs...)
 	}
-	s.check = func(d *decoder, cfg *Config) {
-		if s.Check != nil {
-			s.Check(Decoder{d: d, cfg: cfg}, cfg.objects[k])
-		}
+	cfg.Declare(k.Kind, objs...)
+}
+
+// check checks the kind's objects once every block is decoded.
+func (k definedKind) check(d *decoder, cfg *Config) {
+	if k.Check != nil {
+		k.Check(Decoder{d: d, cfg: cfg}, cfg.objects[k.Kind])
 	}
 }
 
@@ -172,77 +218,21 @@ func kinds() []definedKind {
 	return out
 }
 
+// namespaceOf is the defined kind whose namespace is name.
+func namespaceOf(name string) (definedKind, bool) {
+	for _, k := range kinds() {
+		if k.Namespace == name && k.CheckRef != nil {
+			return k, true
+		}
+	}
+	return definedKind{}, false
+}
+
 // schemaOf is the block of a defined kind.
 func schemaOf(k addrs.Kind) definedKind {
 	defined.Lock()
 	defer defined.Unlock()
 	return definedKind{k, defined.byKind[k]}
-}
-
-// IndexSchema is the index block: index "<name>" { mapping { ... } }.
-var IndexSchema = &KindSchema{
-	Noun: "index block named",
-	attach: func(cfg *Config, im *Import, at []int) {
-		for _, i := range at {
-			cfg.Indices[i].Import = im
-		}
-	},
-	ungenerable: oneSearch("index"),
-	declared: func(cfg *Config) []object {
-		var out []object
-		for _, ix := range cfg.Indices {
-			out = append(out, object{ix.Search, ix.Name, ix.Module})
-		}
-		return out
-	},
-	Labels: []string{"name"},
-	decode: func(d *decoder, cfg *Config, units []unit, module addrs.Module) {
-		for _, u := range units {
-			ix := d.indexBlock(u)
-			ix.Module = module
-			cfg.Indices = append(cfg.Indices, ix)
-		}
-	},
-	check:  (*decoder).checkIndices,
-	early:  true,
-	Nested: []*hcl.BodySchema{indexSchema},
-}
-
-// DocumentSchema is the document block: document "<type>" "<label>" {
-// index = ..., source = ... }.
-var DocumentSchema = &KindSchema{
-	Noun: "document block at",
-	BadName: func(name string) string {
-		if parts := strings.SplitN(name, "/", 3); len(parts) != 3 || slices.Contains(parts, "") {
-			return fmt.Sprintf("%q is not a document's <index>/<type>/<id>.", name)
-		}
-		return ""
-	},
-	attach:      func(cfg *Config, im *Import, at []int) { cfg.Documents[at[0]].Import = im },
-	ungenerable: oneSearch("document"),
-	declared: func(cfg *Config) []object {
-		search := map[string]string{}
-		for _, ix := range cfg.Indices {
-			search[ix.Name] = ix.Search
-		}
-		var out []object
-		for _, doc := range cfg.Documents {
-			out = append(out, object{search[doc.Index], doc.Path(), doc.Module})
-		}
-		return out
-	},
-	Pulled: func(_ Decl, live, declared map[string]any) []PullAttr {
-		return []PullAttr{{Name: "source", Live: live, Decl: declared, Dotted: true}}
-	},
-	Labels: []string{"type", "name"},
-	decode: func(d *decoder, cfg *Config, units []unit, module addrs.Module) {
-		for _, doc := range d.documentBlocks(units, cfg.Indices) {
-			doc.Module = module
-			cfg.Documents = append(cfg.Documents, doc)
-		}
-	},
-	check: (*decoder).checkDocuments,
-	named: true,
 }
 
 // PullAttr is one attribute pull may write into a declaration: its name
@@ -276,18 +266,6 @@ func (cfg *Config) Pulled(a addrs.Addr, live, declared map[string]any) []PullAtt
 		return k.Pulled(o, live, declared)
 	}
 	return nil
-}
-
-// oneSearch: the declaration of an undeclared object of a search cluster
-// is generated only when one search block is declared.
-func oneSearch(noun string) func(cfg *Config) (string, string) {
-	return func(cfg *Config) (string, string) {
-		if len(cfg.Searches) != 1 {
-			return "Import of an undeclared " + noun + " needs one search cluster",
-				fmt.Sprintf("%d search blocks are declared, so it is not known which cluster holds the %s. Declare exactly one search block, or declare the %s block yourself.", len(cfg.Searches), noun, noun)
-		}
-		return "", ""
-	}
 }
 
 // Modules are the module instances that declare objects, by their kind

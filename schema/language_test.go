@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -52,7 +53,7 @@ func TestLanguage(t *testing.T) {
 	}
 
 	var indices []string
-	for _, ix := range cfg.Indices {
+	for _, ix := range search.Indices(cfg) {
 		var types []string
 		for _, m := range ix.Mappings {
 			var fields []string
@@ -79,7 +80,7 @@ func TestLanguage(t *testing.T) {
 	}
 }
 
-func describeField(f *schema.Field) string {
+func describeField(f *search.Field) string {
 	if len(f.Properties) == 0 {
 		return fmt.Sprintf("%s:%s", f.Name, f.Type())
 	}

@@ -75,20 +75,14 @@ func (l Lifecycle) IgnoredPaths() []string {
 
 // Ignorable are the attributes of a kind's block that ignore_changes may
 // name (Roots), and how deep a path under each may go (-1: any depth);
-// Marked is the attribute whose MarkField holds the ownership marks,
-// which no path may name; Noun names the block for a person.
+// Marked is the attribute whose field MarkField holds the ownership
+// marks (a document's source.provision), which no path may name; Noun
+// names the block for a person.
 type Ignorable struct {
-	Noun   string
-	Roots  map[string]int
-	Marked string
+	Noun              string
+	Roots             map[string]int
+	Marked, MarkField string
 }
-
-// indexIgnorable and documentIgnorable are the indices' and the
-// documents' ignorable attributes.
-var (
-	indexIgnorable    = Ignorable{Noun: "index", Roots: map[string]int{"settings": 1}}
-	documentIgnorable = Ignorable{Noun: "document", Roots: map[string]int{"source": -1}, Marked: "source"}
-)
 
 var lifecycleSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "prevent_destroy"}, {Name: "ignore_changes"}}}
 
@@ -189,8 +183,8 @@ paths:
 			bad(e.Range(), fmt.Sprintf("%q is not an attribute ignore_changes can name.", p.Steps[0]))
 		case depth >= 0 && len(p.Steps)-1 > depth:
 			bad(e.Range(), fmt.Sprintf("The path %s goes deeper than %s can.", p, p.Steps[0]))
-		case p.Steps[0] == ig.Marked && len(p.Steps) > 1 && p.Steps[1] == MarkField:
-			bad(e.Range(), fmt.Sprintf("source.%s holds the ownership marks.", MarkField))
+		case p.Steps[0] == ig.Marked && len(p.Steps) > 1 && p.Steps[1] == ig.MarkField:
+			bad(e.Range(), fmt.Sprintf("%s.%s holds the ownership marks.", ig.Marked, ig.MarkField))
 		default:
 			l.Ignore = append(l.Ignore, p)
 		}

@@ -157,8 +157,8 @@ func laterClasses() func(name []byte) class {
 	classes := map[string]class{}
 	for _, k := range kinds() {
 		switch {
-		case k.named:
-		case k.early:
+		case k.named():
+		case k.Early:
 			classes[k.Name()] = earlyObjects
 		default:
 			classes[k.Name()] = lateObjects
@@ -261,6 +261,7 @@ func (p *Parser) load(paths []string, in Inputs, later func(name []byte) class) 
 	cfg.Proxy = d.proxyBlock(proxy, cfg.ProjectRange)
 	d.checkAgents(cfg)
 	d.checkTraefiks(cfg)
+	d.checkSearches(cfg)
 	for _, v := range sortedVariables(cfg.Variables) {
 		if v.Sensitive && v.Value != cty.NilVal {
 			d.secrets = append(d.secrets, stringLeaves(v.Value)...)

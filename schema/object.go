@@ -55,6 +55,8 @@ type Block struct {
 	Body hcl.Body
 	// Each is the for_each instance, nil for a block without for_each.
 	Each *Instance
+	// ctx is the scope its expressions see (each.key and each.value).
+	ctx *hcl.EvalContext
 }
 
 // Decoder decodes a block's body in the block's scope (its module's
@@ -62,14 +64,14 @@ type Block struct {
 // one load, and records every diagnostic instead of stopping at the
 // first.
 type Decoder struct {
-	d *decoder
-	// cfg is the whole Config while a kind's Check runs; nil while its
-	// blocks are decoded.
+	d   *decoder
 	cfg *Config
 }
 
-// Config is the whole Config, every block decoded, while a kind's Check
-// runs (its place blocks, the proxy, the secrets); nil in Decode.
+// Config is the Config as loaded so far: in Decode, the top level (the
+// place blocks, the proxy) and the objects of the kinds decoded before
+// (an early kind's: the indices a document names); in Check, every
+// block decoded, and the secrets.
 func (d Decoder) Config() *Config { return d.cfg }
 
 // Content decodes body against s.
@@ -207,4 +209,46 @@ func (d Decoder) Args(fields []Arg, c *hcl.BodyContent, path string) map[string]
 // are two of its instances.
 func SameBlock(a, b *Declaration) bool {
 	return sameBlock(a.Instance, b.Instance, a.DeclRange, b.DeclRange, a.Module, b.Module)
+}
+
+// In runs decode in b's scope (each.key and each.value; the diagnostics
+// it records name the instance), for a kind that decodes its blocks
+// together (KindSchema.DecodeAll), and leaves it after.
+func (d Decoder) In(b Block, decode func()) {
+	ctx, each := d.d.ctx, d.d.each
+	d.d.instance(unit{block: b.Block, body: b.Body, ctx: b.ctx, each: b.Each}, decode)
+	d.d.ctx, d.d.each = ctx, each
+}
+
+// Spread calls decode(part, i) for i from 0 to n-1 side by side, each
+// part a Decoder of its own whose diagnostics and secrets join d's in
+// order; decode writes nothing another call reads. The work limit is
+// crossed where a decode one by one would cross it.
+func (d Decoder) Spread(n int, decode func(part Decoder, i int)) {
+	d.d.spread(n, func(part *decoder, i int) { decode(Decoder{d: part, cfg: d.cfg}, i) })
+}
+
+// Define defines the namespace name (a kind's KindSchema.Namespace) as v
+// for the expressions decoded after, in this module instance.
+func (d Decoder) Define(name string, v cty.Value) {
+	if d.d.namespaces == nil {
+		d.d.namespaces = map[string]cty.Value{}
+	}
+	d.d.namespaces[name] = v
+	d.d.ctx.Variables[name] = v
+}
+
+// KeyRanges are where each key of an object constructor, expr, is
+// written.
+func (d Decoder) KeyRanges(expr hcl.Expression) map[string]hcl.Range {
+	return nestedKeyRanges(expr, d.d.ctx, "", false)
+}
+
+// Source is the text of the specs at r; nil when r is in no file read.
+func (d Decoder) Source(r hcl.Range) []byte {
+	f := d.d.parser.Files()[r.Filename]
+	if f == nil || r.End.Byte > len(f.Bytes) || r.Start.Byte >= r.End.Byte {
+		return nil
+	}
+	return f.Bytes[r.Start.Byte:r.End.Byte]
 }

@@ -61,7 +61,7 @@ func (d *decoder) kindObjects(cfg *Config, contents []*hcl.BodyContent, prefix s
 	// and the work limit crossed at the same block.
 	types := map[string]bool{}
 	for _, k := range kinds() {
-		types[k.Name()] = k.early == early
+		types[k.Name()] = k.Early == early
 	}
 	var blocks []*hcl.Block
 	for _, ct := range contents {
@@ -139,7 +139,7 @@ func (d *decoder) decodeLater(cfg *Config, pieces []*piece, module addrs.Module,
 // the others, kind by kind, into cfg.
 func (d *decoder) objectsOf(cfg *Config, contents []*hcl.BodyContent, module addrs.Module, early bool) {
 	for _, k := range kinds() {
-		if k.early != early {
+		if k.Early != early {
 			continue
 		}
 		var blocks []*hcl.Block
@@ -158,7 +158,7 @@ func (d *decoder) objectsOf(cfg *Config, contents []*hcl.BodyContent, module add
 func objectBlocks() []string {
 	var out []string
 	for _, k := range kinds() {
-		if !k.early {
+		if !k.Early {
 			out = append(out, k.Name())
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -112,7 +113,7 @@ service "front" {
 		t.Fatal(diags)
 	}
 	var needs []string
-	for _, d := range cfg.Documents {
+	for _, d := range search.Documents(cfg) {
 		if d.ID == "teams" {
 			for _, n := range d.Needs {
 				needs = append(needs, n.Path())

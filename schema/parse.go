@@ -49,7 +49,7 @@ func (p *Parser) parseFiles(paths []string, later func(name []byte) class) ([]hc
 		file, deferred, fdiags := f.parse()
 		diags = append(diags, firstCause(fdiags)...)
 		if sb, ok := file.Body.(*hclsyntax.Body); ok && !fdiags.HasErrors() {
-			diags = append(diags, consulDefinitions(sb)...)
+			diags = append(diags, rewrite(sb)...)
 		}
 		o := outlineOf(file.Body)
 		p.p.AddFile(f.path, &hcl.File{Body: hcl.EmptyBody(), Bytes: maskCredentials(f.src), Nav: o})
@@ -86,7 +86,7 @@ type piece struct {
 
 // parseLater parses pieces side by side and gives their bodies, their
 // blocks bounded by bg, each with its file's Consul definitions read
-// (consulDefinitions) and its blocks in its file's outline. ok is false
+// (rewrite) and its blocks in its file's outline. ok is false
 // when a piece has a diagnostic or an argument: its file is one to parse
 // whole, as hcl does, for its diagnostics (scanned.parse).
 func parseLater(pieces []*piece, bg *budget) (bodies []*hclsyntax.Body, diags hcl.Diagnostics, ok bool) {
@@ -106,7 +106,7 @@ func parseLater(pieces []*piece, bg *budget) (bodies []*hclsyntax.Body, diags hc
 		return nil, nil, false
 	}
 	for i, b := range bodies {
-		diags = append(diags, consulDefinitions(b)...)
+		diags = append(diags, rewrite(b)...)
 		*pieces[i].outline = append(*pieces[i].outline, *outlineOf(b)...)
 	}
 	return bodies, diags, true

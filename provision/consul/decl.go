@@ -13,14 +13,22 @@ import (
 // after agent.<name>. where several agents are declared. Its package
 // decodes its block (Decl), side by side.
 var Service = schema.Define(addrs.KindSpec{Name: "service", Place: "agent", Form: "service.<id>", Order: 10, Replace: "registered again in place"}, &schema.KindSchema{
-	Noun:     "service block with id",
-	Labels:   []string{"name"},
-	Decode:   func(d schema.Decoder, b schema.Block) schema.Decl { return serviceBlock(decoder{d}, b) },
-	Check:    func(d schema.Decoder, objs []schema.Decl) { checkServices(decoder{d}, d.Config(), objs) },
-	Pulled:   servicePulled,
-	In:       func(o schema.Decl) string { return o.(*Decl).Agent },
+	Noun:   "service block with id",
+	Labels: []string{"name"},
+	Decode: func(d schema.Decoder, b schema.Block) schema.Decl { return serviceBlock(decoder{d}, b) },
+	Check:  func(d schema.Decoder, objs []schema.Decl) { checkServices(decoder{d}, d.Config(), objs) },
+	Pulled: servicePulled,
+	Places: func(_ *schema.Config, objs []schema.Decl) []string {
+		out := make([]string, len(objs))
+		for i, o := range objs {
+			out[i] = o.(*Decl).Agent
+		}
+		return out
+	},
 	Parallel: true,
 	Nested:   []*hcl.BodySchema{serviceSchema, frontendSchema, forwardAuthSchema},
+	Rewrite:  consulDefinition,
+	Aliases:  []string{"services"},
 	Ungenerable: func(cfg *schema.Config) (string, string) {
 		if len(cfg.Agents) > 1 {
 			return "Import of an undeclared service needs one agent", fmt.Sprintf("%d agent blocks are declared, so it is not known which node's agent holds the registration. Declare the service block yourself, with its agent.", len(cfg.Agents))

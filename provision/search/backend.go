@@ -84,6 +84,7 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 	env := o.Env
 	var out []provision.Backend
 	var diags hcl.Diagnostics
+	indices, documents := Indices(cfg), Documents(cfg)
 	searches := append([]*schema.Search(nil), cfg.Searches...)
 	sort.Slice(searches, func(i, j int) bool { return searches[i].Name < searches[j].Name })
 	for _, s := range searches {
@@ -91,18 +92,18 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 		if len(cfg.Searches) > 1 {
 			t.in = t.backend
 		}
-		for _, ix := range cfg.Indices {
+		for _, ix := range indices {
 			t.declared = append(t.declared, ix.Name)
 		}
 		sc := scope{Project: cfg.Project, ClusterName: s.ClusterName, TribeURL: s.TribeURL}
-		for _, ix := range cfg.Indices {
+		for _, ix := range indices {
 			if ix.Search == s.Name {
-				for _, d := range cfg.Documents {
+				for _, d := range documents {
 					if d.Index == ix.Name {
 						t.documents = append(t.documents, d)
 					}
 				}
-				t.indices = append(t.indices, withMarkFields(ix, cfg.Documents))
+				t.indices = append(t.indices, withMarkFields(ix, documents))
 				sc.Indices = append(sc.Indices, ix.Name)
 			}
 		}

@@ -135,7 +135,7 @@ func indexProtected(live liveIndex) bool {
 
 // ignoringSettings is ix less the settings its lifecycle ignores
 // (settings, settings["number_of_replicas"]): their live values are kept.
-func ignoringSettings(ix *schema.Index) *schema.Index {
+func ignoringSettings(ix *IndexDecl) *IndexDecl {
 	if !ix.Lifecycle.IgnoreAll && len(ix.Lifecycle.Ignore) == 0 {
 		return ix
 	}
@@ -152,7 +152,7 @@ type target struct {
 	cfg     *schema.Config
 	project string
 	search  *schema.Search
-	indices []*schema.Index
+	indices []*IndexDecl
 	backend string
 	// in qualifies the addresses of the indices when several search
 	// blocks are declared ("search.t1"); empty otherwise.
@@ -167,7 +167,7 @@ type target struct {
 	declared []string
 	// documents are the declared documents of the indices; removed,
 	// those removed blocks name.
-	documents []*schema.Document
+	documents []*DocumentDecl
 	removed   []docRef
 	// where names the cluster's nodes, for a person.
 	where string
@@ -332,7 +332,7 @@ func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diag
 // diffIndex compares a live index with its declaration: its settings,
 // each declared type's fields, and, for an import, the mappings that put
 // the marks in each type's _meta.
-func (t target) diffIndex(ix *schema.Index, live liveIndex, major int, importing, protect bool) adapter.Diff {
+func (t target) diffIndex(ix *IndexDecl, live liveIndex, major int, importing, protect bool) adapter.Diff {
 	var d adapter.Diff
 	if shared := sharedFieldConflicts(ix, live, major); len(shared) > 0 {
 		d.Conflicts = shared
@@ -389,7 +389,7 @@ func (t target) view(mappings map[string]any, settings map[string]string) map[st
 }
 
 // liveSettings are the live values of the declared settings.
-func liveSettings(ix *schema.Index, live liveIndex) map[string]string {
+func liveSettings(ix *IndexDecl, live liveIndex) map[string]string {
 	out := map[string]string{}
 	for k := range ix.Settings {
 		if v, ok := live.Settings[k]; ok {
@@ -411,7 +411,7 @@ var dynamicSettings = []string{
 // settingsDiff compares the declared settings with the live ones: the
 // changed dynamic ones (the body of PUT /<index>/_settings) or the
 // conflicts of static ones.
-func settingsDiff(ix *schema.Index, live liveIndex) (map[string]string, hcl.Diagnostics) {
+func settingsDiff(ix *IndexDecl, live liveIndex) (map[string]string, hcl.Diagnostics) {
 	changed := map[string]string{}
 	var conflicts hcl.Diagnostics
 	for _, k := range slices.Sorted(maps.Keys(ix.Settings)) {
@@ -450,10 +450,10 @@ func (t target) liveOf(f facts, name string) (liveIndex, adapter.LiveObject) {
 
 // undeclaredTypes lists the live types of an index that the index does not
 // declare, in name order.
-func undeclaredTypes(ix *schema.Index, live liveIndex) []string {
+func undeclaredTypes(ix *IndexDecl, live liveIndex) []string {
 	var out []string
 	for _, t := range slices.Sorted(maps.Keys(live.Mappings)) {
-		if !slices.ContainsFunc(ix.Mappings, func(m *schema.Mapping) bool { return m.Type == t }) {
+		if !slices.ContainsFunc(ix.Mappings, func(m *Mapping) bool { return m.Type == t }) {
 			out = append(out, t)
 		}
 	}
@@ -544,7 +544,7 @@ func unsupported(f facts) string {
 // versionLimits reports what the server's generation cannot take: its
 // types, its number of types per index, and on 2.x, whose rules are
 // known whole, every field mapping it would refuse (mappingRules2).
-func versionLimits(ix *schema.Index, live liveIndex, major int) hcl.Diagnostics {
+func versionLimits(ix *IndexDecl, live liveIndex, major int) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	if major == 2 {
 		diags = mappingRules2(ix, live)
@@ -602,7 +602,7 @@ func deleteIndex(name string) plans.Request {
 // declared type's _meta, so that an index whose mappings were never put
 // (an apply that stopped after this request) is still known as the
 // project's. 7.x takes a typed body only with include_type_name.
-func (t target) createIndex(ix *schema.Index, major int, protect bool) plans.Request {
+func (t target) createIndex(ix *IndexDecl, major int, protect bool) plans.Request {
 	path := "/" + ix.Name + "/"
 	if major >= 7 {
 		path += "?include_type_name=true"
@@ -618,7 +618,7 @@ func (t target) createIndex(ix *schema.Index, major int, protect bool) plans.Req
 // needs include_type_name to take a typed body.
 // A mapping PUT replaces the type's _meta as a whole, so what other tools
 // keep there (liveMeta) is sent again beside the marks.
-func (t target) putMapping(ix *schema.Index, m *schema.Mapping, major int, liveMeta map[string]any, protect bool) plans.Request {
+func (t target) putMapping(ix *IndexDecl, m *Mapping, major int, liveMeta map[string]any, protect bool) plans.Request {
 	meta := adapter.Unmarked(liveMeta)
 	for k, v := range adapter.Marks(t.project, protect) {
 		meta[k] = v
@@ -650,7 +650,7 @@ func forgetIndex(name string, marks liveIndex, major int) []plans.Request {
 
 // declaredMappings is a plan's After: each declared type with its marks
 // and properties.
-func (t target) declaredMappings(ix *schema.Index, protect bool) map[string]any {
+func (t target) declaredMappings(ix *IndexDecl, protect bool) map[string]any {
 	out := map[string]any{}
 	for _, m := range ix.Mappings {
 		out[m.Type] = map[string]any{"_meta": adapter.Marks(t.project, protect), "properties": properties(m.Properties)}
@@ -660,7 +660,7 @@ func (t target) declaredMappings(ix *schema.Index, protect bool) map[string]any 
 
 // liveMappings is a plan's Before: the live declared types, with the marks
 // of their _meta and the declared fields.
-func liveMappings(ix *schema.Index, live liveIndex) map[string]any {
+func liveMappings(ix *IndexDecl, live liveIndex) map[string]any {
 	out := map[string]any{}
 	for _, m := range ix.Mappings {
 		if lt, ok := live.Mappings[m.Type]; ok {

@@ -38,16 +38,16 @@ const maxContentLength = 100 << 20
 // ownership marks; every declared type that has declared documents maps
 // it (not analyzed), so that the project's documents can be found by a
 // term query and the field is never added to a mapping unreviewed.
-const markField = schema.MarkField
+const markField = MarkField
 
 // markMapping is markField's mapping; with the protection mark's field
 // only where a document is protected, so that the mappings of a project
 // that protects nothing stay as they were.
-func markMapping(protected bool) *schema.Field {
-	keyword := func(name string) *schema.Field {
-		return &schema.Field{Name: name, Params: map[string]any{"type": "string", "index": "not_analyzed"}}
+func markMapping(protected bool) *Field {
+	keyword := func(name string) *Field {
+		return &Field{Name: name, Params: map[string]any{"type": "string", "index": "not_analyzed"}}
 	}
-	f := &schema.Field{Name: markField, Params: map[string]any{}, Properties: []*schema.Field{keyword(adapter.ManagedByKey), keyword(adapter.ProjectKey)}}
+	f := &Field{Name: markField, Params: map[string]any{}, Properties: []*Field{keyword(adapter.ManagedByKey), keyword(adapter.ProjectKey)}}
 	if protected {
 		f.Properties = append(f.Properties, keyword(adapter.ProtectedKey))
 	}
@@ -56,11 +56,11 @@ func markMapping(protected bool) *schema.Field {
 
 // withMarkFields returns ix with markField added to each type that docs
 // write into; ix itself when none.
-func withMarkFields(ix *schema.Index, docs []*schema.Document) *schema.Index {
+func withMarkFields(ix *IndexDecl, docs []*DocumentDecl) *IndexDecl {
 	out := ix
 	for i, m := range ix.Mappings {
-		mine := func(d *schema.Document) bool { return d.Index == ix.Name && d.Type == m.Type }
-		if !slices.ContainsFunc(docs, mine) || slices.ContainsFunc(m.Properties, func(f *schema.Field) bool { return f.Name == markField }) {
+		mine := func(d *DocumentDecl) bool { return d.Index == ix.Name && d.Type == m.Type }
+		if !slices.ContainsFunc(docs, mine) || slices.ContainsFunc(m.Properties, func(f *Field) bool { return f.Name == markField }) {
 			continue
 		}
 		if out == ix {
@@ -69,7 +69,7 @@ func withMarkFields(ix *schema.Index, docs []*schema.Document) *schema.Index {
 			out = &c
 		}
 		mc := *m
-		protected := slices.ContainsFunc(docs, func(d *schema.Document) bool { return mine(d) && d.Lifecycle.Protects(false) })
+		protected := slices.ContainsFunc(docs, func(d *DocumentDecl) bool { return mine(d) && d.Lifecycle.Protects(false) })
 		mc.Properties = append(slices.Clone(m.Properties), markMapping(protected))
 		out.Mappings[i] = &mc
 	}
@@ -504,7 +504,7 @@ func decodeJSONText(path string, v any, jsonFields []string) any {
 		}
 		return out
 	case string:
-		if slices.Contains(jsonFields, path) || slices.Contains(schema.JSONTextFields, path[strings.LastIndex(path, ".")+1:]) {
+		if slices.Contains(jsonFields, path) || slices.Contains(JSONTextFields, path[strings.LastIndex(path, ".")+1:]) {
 			var decoded any
 			if json.Unmarshal([]byte(x), &decoded) == nil {
 				return decoded
@@ -570,7 +570,7 @@ func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans
 	}
 	deleting := maps.Clone(removing)
 	maps.DeleteFunc(deleting, func(path string, _ bool) bool { return kept(path) })
-	changes, diags := adapter.PlanEach(t.documents, func(d *schema.Document) (*plans.Change, hcl.Diagnostics) {
+	changes, diags := adapter.PlanEach(t.documents, func(d *DocumentDecl) (*plans.Change, hcl.Diagnostics) {
 		return t.planDocument(d, f, mode, planned, deleting)
 	})
 	// A document that names another is deleted first.
@@ -584,7 +584,7 @@ func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans
 	}
 	for _, live := range owned {
 		if c := removed[live.path()]; c != nil && c.Action == plans.Delete {
-			for _, r := range schema.SourceRefs(live.Source) {
+			for _, r := range SourceRefs(live.Source) {
 				for _, typ := range r.Types {
 					if named := removed[live.Index+"/"+typ+"/"+r.ID]; named != nil {
 						named.Needs = append(named.Needs, c.Addr)
@@ -604,7 +604,7 @@ func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans
 
 // planDocument is the change of one declared document: none when its
 // index is refused or deleted, or when there is nothing to destroy.
-func (t target) planDocument(d *schema.Document, f facts, mode plans.Mode, planned map[string]plans.Action, removing map[string]bool) (*plans.Change, hcl.Diagnostics) {
+func (t target) planDocument(d *DocumentDecl, f facts, mode plans.Mode, planned map[string]plans.Action, removing map[string]bool) (*plans.Change, hcl.Diagnostics) {
 	if action, ok := planned[d.Index]; mode == plans.Converge && !ok || action == plans.Delete {
 		return nil, nil // its index is refused, or deleted
 	}
@@ -705,7 +705,7 @@ func splitDocPath(path string) docRef {
 // the plan read, or forgets it (written again at that version without
 // its marks, when it has them) when a removed block says so, after the
 // project's record of it is deleted; d is its declaration in destroy mode.
-func (t target) removeDocument(f facts, live liveDoc, jsonFields []string, d *schema.Document, mode plans.Mode) *plans.Change {
+func (t target) removeDocument(f facts, live liveDoc, jsonFields []string, d *DocumentDecl, mode plans.Mode) *plans.Change {
 	ref := docRef{live.Index, live.Type, live.ID}
 	unrecord := unrecordItem(live.path())
 	g := adapter.Gone{Addr: t.docAddr(live.path()), Backend: t.backend, Before: adapter.RawJSON(docView(live.Source, jsonFields)),
@@ -738,15 +738,15 @@ func (t target) removeDocument(f facts, live liveDoc, jsonFields []string, d *sc
 // shows it broken today, and the plan neither repairs nor drops it. One
 // that the plan would write (a new document, or a field it changes) is an
 // error.
-func (t target) liveRefs(d *schema.Document, f facts, removing map[string]bool) hcl.Diagnostics {
+func (t target) liveRefs(d *DocumentDecl, f facts, removing map[string]bool) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	live, exists := f.Documents[d.Path()]
-	var already []schema.Ref
+	var already []Ref
 	if exists {
-		already = schema.SourceRefs(live.Source)
+		already = SourceRefs(live.Source)
 	}
 	for _, r := range d.Refs {
-		if slices.ContainsFunc(d.Needs, func(n *schema.Document) bool { return n.ID == r.ID && slices.Contains(r.Types, n.Type) }) {
+		if slices.ContainsFunc(d.Needs, func(n *DocumentDecl) bool { return n.ID == r.ID && slices.Contains(r.Types, n.Type) }) {
 			continue
 		}
 		if slices.ContainsFunc(r.Types, func(typ string) bool {
@@ -755,7 +755,7 @@ func (t target) liveRefs(d *schema.Document, f facts, removing map[string]bool) 
 		}) {
 			continue
 		}
-		if slices.ContainsFunc(already, func(l schema.Ref) bool { return l.ID == r.ID && l.Field == r.Field }) {
+		if slices.ContainsFunc(already, func(l Ref) bool { return l.ID == r.ID && l.Field == r.Field }) {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
 				Summary:  "Reference to a document that does not exist, already live",

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/provision-dev/provision/provision/fuzzing"
-	"github.com/provision-dev/provision/schema"
 )
 
 // FuzzMapping runs the mapping normaliser on arbitrary live mappings: the
@@ -15,10 +14,10 @@ import (
 func FuzzMapping(f *testing.F) {
 	f.Add([]byte(`{"title":{"type":"string"},"hits":{"type":"integer"},"dashboardSavedObjectMeta":{"properties":{"searchSourceJSON":{"type":"string"}}}}`))
 	f.Add([]byte(`{"title":{"type":"text","fields":{"keyword":{"type":"keyword","ignore_above":256}}}}`))
-	declared := []*schema.Field{
+	declared := []*Field{
 		{Name: "title", Params: map[string]any{"type": "string"}},
 		{Name: "hits", Params: map[string]any{"type": "integer"}},
-		{Name: "dashboardSavedObjectMeta", Params: map[string]any{}, Properties: []*schema.Field{{Name: "searchSourceJSON", Params: map[string]any{"type": "string"}}}},
+		{Name: "dashboardSavedObjectMeta", Params: map[string]any{}, Properties: []*Field{{Name: "searchSourceJSON", Params: map[string]any{"type": "string"}}}},
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		fuzzing.Bounded(t, raw, func(t testing.TB) {

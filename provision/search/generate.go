@@ -147,7 +147,7 @@ func (b *Backend) documentBlock(f facts, im *schema.Import, labels map[string]st
 	source := map[string]cty.Value{}
 	dotted("", docView(live.Source, nil), source)
 	refs := map[string]hcl.Traversal{}
-	for _, r := range schema.SourceRefs(live.Source) {
+	for _, r := range SourceRefs(live.Source) {
 		for _, typ := range r.Types {
 			if target, ok := labels[ref.Index+"/"+typ+"/"+r.ID]; ok {
 				refs[refPath(r.Field)] = hcl.Traversal{hcl.TraverseRoot{Name: Document.Name()}, hcl.TraverseAttr{Name: typ}, hcl.TraverseAttr{Name: target}, hcl.TraverseAttr{Name: "id"}}
@@ -159,7 +159,7 @@ func (b *Backend) documentBlock(f facts, im *schema.Import, labels map[string]st
 	return blk, nil
 }
 
-// refPath is where a reference's field (schema.Ref.Field) sits in a
+// refPath is where a reference's field (Ref.Field) sits in a
 // generated source, in valueTokens' terms: "savedSearchId",
 // "kibanaSavedObjectMeta.searchSourceJSON/index", "panelsJSON/0/id".
 func refPath(field string) string {
@@ -211,7 +211,7 @@ func valueTokens(v cty.Value, path string, refs map[string]hcl.Traversal) hclwri
 // as its keys dotted ("dashboardSavedObjectMeta.searchSourceJSON").
 func dotted(prefix string, view map[string]any, out map[string]cty.Value) {
 	for k, v := range view {
-		if m, ok := v.(map[string]any); ok && !slices.Contains(schema.JSONTextFields, k) {
+		if m, ok := v.(map[string]any); ok && !slices.Contains(JSONTextFields, k) {
 			dotted(prefix+k+".", m, out)
 			continue
 		}

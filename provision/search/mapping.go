@@ -10,11 +10,10 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/plans"
-	"github.com/provision-dev/provision/schema"
 )
 
 // properties is a mapping's "properties" object as JSON-ready values.
-func properties(fields []*schema.Field) map[string]any {
+func properties(fields []*Field) map[string]any {
 	out := map[string]any{}
 	for _, f := range fields {
 		m := maps.Clone(f.Params)
@@ -67,7 +66,7 @@ func (f liveField) typeOf() string {
 // "text" otherwise (5.x StringFieldMapper.TypeParser's auto-upgrade; an
 // explicit string gets no "keyword" sub-field, only dynamic mapping adds
 // one: see docs/internals/design-notes.md).
-func sameType(declared *schema.Field, live liveField, major int) bool {
+func sameType(declared *Field, live liveField, major int) bool {
 	t := declared.Type()
 	if major >= 5 && t == "string" {
 		t = upgradedString(declared.Params)
@@ -88,7 +87,7 @@ func upgradedString(params map[string]any) string {
 // change in place (the type's mapping is sent again), conflicts (a field
 // whose type or an unchangeable parameter differs), and the names of live
 // fields that are not declared.
-func fieldDiff(prefix string, declared []*schema.Field, live map[string]liveField, major int) (update bool, conflicts hcl.Diagnostics, extra []string) {
+func fieldDiff(prefix string, declared []*Field, live map[string]liveField, major int) (update bool, conflicts hcl.Diagnostics, extra []string) {
 	names := map[string]bool{}
 	for _, f := range declared {
 		names[f.Name] = true
@@ -128,7 +127,7 @@ func fieldDiff(prefix string, declared []*schema.Field, live map[string]liveFiel
 // one, the server's default standing in for a parameter the live mapping
 // does not show. A difference the server can make in place is an update;
 // any other a conflict naming both values.
-func paramDiff(name string, f *schema.Field, l liveField, major int) (update bool, conflicts hcl.Diagnostics) {
+func paramDiff(name string, f *Field, l liveField, major int) (update bool, conflicts hcl.Diagnostics) {
 	for _, p := range slices.Sorted(maps.Keys(f.Params)) {
 		if p == "type" || p == "properties" {
 			continue
@@ -187,7 +186,7 @@ func paramDiff(name string, f *schema.Field, l liveField, major int) (update boo
 // {"type":"string"} over a not_analyzed string is refused with "different
 // [index] values", while an ignore_above left out is reset). A parameter
 // without a known default is left alone.
-func undeclaredParams(name string, f *schema.Field, l liveField, major int) (update bool, conflicts hcl.Diagnostics) {
+func undeclaredParams(name string, f *Field, l liveField, major int) (update bool, conflicts hcl.Diagnostics) {
 	typ := f.Type()
 	if major >= 5 && typ == "string" {
 		typ = upgradedString(f.Params)
@@ -219,7 +218,7 @@ func undeclaredParams(name string, f *schema.Field, l liveField, major int) (upd
 // multiFieldDiff compares declared multi-fields (fields = {...}) with the
 // live ones: a new sub-field is added in place; a sub-field of another
 // type is a conflict. Live sub-fields are never removed.
-func multiFieldDiff(name string, f *schema.Field, want any, l liveField, major int) (update bool, conflicts hcl.Diagnostics) {
+func multiFieldDiff(name string, f *Field, want any, l liveField, major int) (update bool, conflicts hcl.Diagnostics) {
 	subs, _ := want.(map[string]any)
 	for _, sub := range slices.Sorted(maps.Keys(subs)) {
 		m, _ := subs[sub].(map[string]any)
@@ -227,7 +226,7 @@ func multiFieldDiff(name string, f *schema.Field, want any, l liveField, major i
 		switch {
 		case !ok:
 			update = true
-		case !sameType(&schema.Field{Params: m}, lf, major):
+		case !sameType(&Field{Params: m}, lf, major):
 			conflicts = append(conflicts, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Field type cannot change",
@@ -235,7 +234,7 @@ func multiFieldDiff(name string, f *schema.Field, want any, l liveField, major i
 				Subject:  f.Range.Ptr(),
 			})
 		default:
-			u, c := paramDiff(name+"."+sub, &schema.Field{Name: sub, Params: m, Range: f.Range}, lf, major)
+			u, c := paramDiff(name+"."+sub, &Field{Name: sub, Params: m, Range: f.Range}, lf, major)
 			update, conflicts = update || u, append(conflicts, c...)
 		}
 	}
@@ -404,7 +403,7 @@ func sameJSON(a, b any) bool { return plans.Compact(a) == plans.Compact(b) }
 
 // liveView is the live mapping restricted to the declared fields, in the
 // shape of properties(), for a plan's Before.
-func liveView(declared []*schema.Field, live map[string]liveField) map[string]any {
+func liveView(declared []*Field, live map[string]liveField) map[string]any {
 	out := map[string]any{}
 	for _, f := range declared {
 		l, ok := live[f.Name]
@@ -429,8 +428,8 @@ func liveView(declared []*schema.Field, live map[string]liveField) map[string]an
 
 // fieldsOf lists the declared fields, nested ones included, of the given
 // types.
-func fieldsOf(fields []*schema.Field, types ...string) []*schema.Field {
-	var out []*schema.Field
+func fieldsOf(fields []*Field, types ...string) []*Field {
+	var out []*Field
 	for _, f := range fields {
 		if slices.Contains(types, f.Type()) {
 			out = append(out, f)
@@ -455,14 +454,14 @@ func quoteAll(ss []string) string {
 // the type that disagrees ("conflicts with existing mapping in other
 // types", [LIVE-2.4.1]). Declared types are checked against each other
 // when the specs load.
-func sharedFieldConflicts(ix *schema.Index, live liveIndex, major int) hcl.Diagnostics {
+func sharedFieldConflicts(ix *IndexDecl, live liveIndex, major int) hcl.Diagnostics {
 	if major != 2 && major != 5 {
 		return nil
 	}
 	var diags hcl.Diagnostics
 	for _, other := range undeclaredTypes(ix, live) {
 		for _, m := range ix.Mappings {
-			walkShared("", m.Properties, live.Mappings[other].Properties, func(path string, f *schema.Field, l liveField) {
+			walkShared("", m.Properties, live.Mappings[other].Properties, func(path string, f *Field, l liveField) {
 				same := sameType(f, l, major)
 				if same {
 					u, c := paramDiff(path, f, l, major)
@@ -485,7 +484,7 @@ func sharedFieldConflicts(ix *schema.Index, live liveIndex, major int) hcl.Diagn
 
 // walkShared calls f for every declared field that the live properties
 // also hold, by dotted path.
-func walkShared(prefix string, declared []*schema.Field, live map[string]liveField, f func(path string, d *schema.Field, l liveField)) {
+func walkShared(prefix string, declared []*Field, live map[string]liveField, f func(path string, d *Field, l liveField)) {
 	for _, d := range declared {
 		l, ok := live[d.Name]
 		if !ok {

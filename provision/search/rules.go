@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/schema"
 )
 
 // The mapping rules of Elasticsearch 2.x, as ES 2.4.1 judges a field
@@ -75,7 +74,7 @@ const jodaLetters = "GCYxweEyDMdaKhHkmsSzZ"
 // mappingRules2 reports what ES 2.x would refuse of the index's mappings,
 // each at the field's line with the server's reason and what to write;
 // analyzers are those of the declared and the live settings.
-func mappingRules2(ix *schema.Index, live liveIndex) hcl.Diagnostics {
+func mappingRules2(ix *IndexDecl, live liveIndex) hcl.Diagnostics {
 	r := rules2{analyzers: analyzersOf(ix.Settings)}
 	for k := range analyzersOf(liveFlat(live.Settings)) {
 		r.analyzers[k] = true
@@ -104,7 +103,7 @@ func (r *rules2) refuse(at hcl.Range, path, reason, instead string) {
 
 // field checks one field mapping (params, and properties for an object
 // declared with them) and, within it, its multi-fields and properties.
-func (r *rules2) field(path string, params map[string]any, properties []*schema.Field, at hcl.Range) {
+func (r *rules2) field(path string, params map[string]any, properties []*Field, at hcl.Range) {
 	typ, _ := params["type"].(string)
 	if typ == "" {
 		typ = "object"

@@ -31,7 +31,7 @@ func BenchmarkMappingRules(b *testing.B) {
 	if diags.HasErrors() {
 		b.Fatal(diags)
 	}
-	ix := cfg.Indices[0]
+	ix := Indices(cfg)[0]
 	if diags := versionLimits(ix, liveIndex{}, 2); len(diags) > 0 {
 		b.Fatalf("the bench's mapping is refused: %v", diags)
 	}

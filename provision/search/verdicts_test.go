@@ -147,7 +147,7 @@ func TestMappingVerdicts(t *testing.T) {
 	for _, f := range verdictFormats {
 		cases = append(cases, map[string]any{"type": "date", "format": f})
 	}
-	for _, typ := range schema.FieldTypes {
+	for _, typ := range FieldTypes {
 		if !slices.Contains(verdictTypes, typ) {
 			cases = append(cases, map[string]any{"type": typ})
 		}

@@ -1,4 +1,4 @@
-package schema
+package search
 
 import (
 	"bytes"
@@ -11,41 +11,13 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
 )
 
-// Document is a saved object of the dashboard tool (an index pattern, a
-// search, a visualization, a dashboard, a config): a document of a mapping
-// type of a declared index, written on the member cluster where the tool,
-// behind its read-only tribe node, cannot write.
-type Document struct {
-	Type  string // the mapping type, the block's first label
-	Label string // the block's second label
-	ID    string // the document's _id: the label, "<label>-<each.key>", or id
-	Index string
-	// Source is the document as written, JSON-ready: a string field given
-	// an object or a list of objects holds it as compact JSON text.
-	Source map[string]any
-	// JSONFields are the dotted paths of the string fields of Source that
-	// hold JSON text; they are compared as JSON, not as text.
-	JSONFields []string
-	// Refs are the saved objects Source names; Needs, those of them
-	// declared in the specs, which are written first.
-	Refs  []Ref
-	Needs []*Document
-
-	DeclRange, IDRange, IndexRange, SourceRange hcl.Range
-	Instance                                    *Instance
-	Import                                      *Import
-	Lifecycle                                   Lifecycle
-	Module                                      addrs.Module // as Declaration.Module
-}
-
 // Path is the document's place, as Elasticsearch's API names it:
 // <index>/<type>/<id>. It is also the name in its address.
-func (d *Document) Path() string { return d.Index + "/" + d.Type + "/" + d.ID }
+func (d *DocumentDecl) Path() string { return d.Index + "/" + d.Type + "/" + d.ID }
 
 // Ref is one saved object a document's source names by id.
 type Ref struct {
@@ -119,50 +91,53 @@ const MarkField = "provision"
 // document's id and index, which make document.<type>.<label> (with .id,
 // .index and .type; a map of instances for a block with for_each); then
 // every source, which may refer to them.
-func (d *decoder) documentBlocks(units []unit, indices []*Index) []*Document {
-	ctx := d.ctx
-	docs := make([]*Document, len(units))
-	contents := make([]*hcl.BodyContent, len(units))
-	for i, u := range units {
-		b := u.block
-		doc := &Document{Type: b.Labels[0], Label: b.Labels[1], ID: b.Labels[1], DeclRange: b.DefRange, IDRange: b.LabelRanges[1], Instance: u.each}
+func documentBlocks(d decoder, blocks []schema.Block) []schema.Decl {
+	indices := Indices(d.Config())
+	docs := make([]*DocumentDecl, len(blocks))
+	contents := make([]*hcl.BodyContent, len(blocks))
+	for i, blk := range blocks {
+		b := blk.Block
+		doc := &DocumentDecl{Type: b.Labels[0], Label: b.Labels[1], ID: b.Labels[1], IDRange: b.LabelRanges[1],
+			Declaration: schema.Declaration{DeclRange: b.DefRange, Instance: blk.Each}}
 		docs[i] = doc
-		d.instance(u, func() {
-			if u.each != nil {
-				doc.ID += "-" + u.each.Key
+		d.In(blk, func() {
+			if blk.Each != nil {
+				doc.ID += "-" + blk.Each.Key
 			}
-			c := d.content(u.body, documentSchema)
+			c := d.Content(blk.Body, documentSchema)
 			contents[i] = c
-			doc.Lifecycle = d.lifecycleBlock(documentIgnorable, c.Blocks.OfType("lifecycle"))
-			if d.override(c.Attributes["id"], &doc.ID, &doc.IDRange) && (doc.ID == "" || len(doc.ID) > 512) {
-				d.errorf(doc.IDRange, doc.DeclRange, "Invalid document id", "A document's id is 1 to 512 bytes, as Elasticsearch takes it; this one is %d.", len(doc.ID))
+			doc.Lifecycle = d.Lifecycle(documentIgnorable, c.Blocks.OfType("lifecycle"))
+			if d.Override(c.Attributes["id"], &doc.ID, &doc.IDRange) && (doc.ID == "" || len(doc.ID) > 512) {
+				d.Errorf(doc.IDRange, doc.DeclRange, "Invalid document id", "A document's id is 1 to 512 bytes, as Elasticsearch takes it; this one is %d.", len(doc.ID))
 			}
 			if attr, ok := c.Attributes["index"]; ok {
-				doc.Index, doc.IndexRange = d.str(attr), attr.Expr.Range()
+				doc.Index, doc.IndexRange = d.Str(attr), attr.Expr.Range()
 				if doc.Index == "" {
-					d.errorf(doc.IndexRange, doc.DeclRange, "Invalid document index", "index names a declared index; leave it out to take the one index that maps the type %q.", doc.Type)
+					d.Errorf(doc.IndexRange, doc.DeclRange, "Invalid document index", "index names a declared index; leave it out to take the one index that maps the type %q.", doc.Type)
 				}
 			}
 		})
-		d.ctx, d.each = ctx, nil
 		d.documentIndex(doc, indices)
+		doc.Name, doc.NameRange = doc.Path(), doc.IDRange
 	}
-	d.docs = documentValues(docs)
-	d.ctx.Variables["document"] = d.docs
+	d.Define(documentNamespace, documentValues(docs))
 	// The sources, most of a document's decoding, side by side.
-	d.spread(len(units), func(part *decoder, i int) {
+	d.Spread(len(blocks), func(part schema.Decoder, i int) {
 		if attr, ok := contents[i].Attributes["source"]; ok {
-			part.instance(units[i], func() { part.source(docs[i], attr, indices) })
+			part.In(blocks[i], func() { decoder{part}.source(docs[i], attr, indices) })
 		}
 	})
-	d.ctx, d.each = ctx, nil
-	return docs
+	out := make([]schema.Decl, len(docs))
+	for i, doc := range docs {
+		out[i] = doc
+	}
+	return out
 }
 
 // documentValues is document.<type>.<label> for every document: an
 // object of its id, index and type, or, for a block with for_each, a map
 // of them by key.
-func documentValues(docs []*Document) cty.Value {
+func documentValues(docs []*DocumentDecl) cty.Value {
 	types := map[string]map[string]cty.Value{}
 	instances := map[string]map[string]map[string]cty.Value{}
 	for _, doc := range docs {
@@ -191,7 +166,7 @@ func documentValues(docs []*Document) cty.Value {
 
 // documentIndex finds the document's index: the one it names, or the one
 // declared index that maps its type.
-func (d *decoder) documentIndex(doc *Document, indices []*Index) {
+func (d decoder) documentIndex(doc *DocumentDecl, indices []*IndexDecl) {
 	if doc.Index != "" {
 		return
 	}
@@ -205,10 +180,10 @@ func (d *decoder) documentIndex(doc *Document, indices []*Index) {
 	case 1:
 		doc.Index = mapping[0]
 	case 0:
-		d.errorf(doc.DeclRange, doc.DeclRange, "No index maps the document's type",
+		d.Errorf(doc.DeclRange, doc.DeclRange, "No index maps the document's type",
 			"No declared index has a mapping type %q, so there is no index to write this %s into. Declare the type in an index's mapping blocks.", doc.Type, doc.Type)
 	default:
-		d.errorf(doc.DeclRange, doc.DeclRange, "Several indices map the document's type",
+		d.Errorf(doc.DeclRange, doc.DeclRange, "Several indices map the document's type",
 			"The indices %s all map the type %q; say which one with index = \"<name>\".", strings.Join(mapping, ", "), doc.Type)
 	}
 }
@@ -217,15 +192,15 @@ func (d *decoder) documentIndex(doc *Document, indices []*Index) {
 // mapping: every key a field of it (a dotted key is a nested field), every
 // value one the field can hold. A string field given an object, or a list
 // that holds objects or lists, stores it as compact JSON text.
-func (d *decoder) source(doc *Document, attr *hcl.Attribute, indices []*Index) {
+func (d decoder) source(doc *DocumentDecl, attr *hcl.Attribute, indices []*IndexDecl) {
 	doc.SourceRange = attr.Expr.Range()
-	v, ok := d.eval(attr.Expr)
+	v, ok := d.Eval(attr.Expr)
 	if !ok || v.IsNull() {
 		return
 	}
 	if !v.Type().IsObjectType() && !v.Type().IsMapType() {
-		d.errorf(attr.Expr.Range(), attr.Range, "Invalid document source",
-			"source is an object of the document's fields, as in { title = \"logs-*\" }; this expression is %s.", typeName(v))
+		d.Errorf(attr.Expr.Range(), attr.Range, "Invalid document source",
+			"source is an object of the document's fields, as in { title = \"logs-*\" }; this expression is %s.", schema.TypeName(v))
 		return
 	}
 	var mapping *Mapping
@@ -241,12 +216,12 @@ func (d *decoder) source(doc *Document, attr *hcl.Attribute, indices []*Index) {
 	}
 	if mapping == nil {
 		if doc.Index != "" {
-			d.errorf(firstOf(doc.IndexRange, doc.DeclRange), doc.DeclRange, "No such mapping type",
+			d.Errorf(firstOf(doc.IndexRange, doc.DeclRange), doc.DeclRange, "No such mapping type",
 				"The index %q declares no mapping type %q, and a document must be of a declared type: Elasticsearch 2.x would otherwise add the type and its fields to the live mapping unreviewed.", doc.Index, doc.Type)
 		}
 		return
 	}
-	fields := keyRanges(attr.Expr, d.ctx)
+	fields := d.KeyRanges(attr.Expr)
 	doc.Source = map[string]any{}
 	values := goValue(v).(map[string]any)
 	for _, key := range slices.Sorted(maps.Keys(values)) {
@@ -273,48 +248,9 @@ func rangeOf(fields map[string]hcl.Range, path string, source hcl.Range) hcl.Ran
 	return source
 }
 
-// keyRanges are where each key of an object constructor is written.
-func keyRanges(expr hcl.Expression, ctx *hcl.EvalContext) map[string]hcl.Range {
-	return nestedKeyRanges(expr, ctx, "", false)
-}
-
-// nestedKeyRanges is keyRanges at any depth: each key of the object
-// expressions in expr (and the elements of its tuples, key[i]) by its
-// path from prefix (prefix.key when deep), for a diagnostic at the key.
-func nestedKeyRanges(expr hcl.Expression, ctx *hcl.EvalContext, prefix string, deep bool) map[string]hcl.Range {
-	out := map[string]hcl.Range{}
-	join := func(k string) string {
-		if deep {
-			return prefix + "." + k
-		}
-		return k
-	}
-	switch e := expr.(type) {
-	case *hclsyntax.ObjectConsExpr:
-		for _, item := range e.Items {
-			if k, diags := item.KeyExpr.Value(ctx); !diags.HasErrors() && k.Type() == cty.String && k.IsKnown() && !k.IsNull() {
-				path := join(k.AsString())
-				out[path] = hcl.RangeBetween(item.KeyExpr.Range(), item.ValueExpr.Range())
-				if deep {
-					maps.Copy(out, nestedKeyRanges(item.ValueExpr, ctx, path, true))
-				}
-			}
-		}
-	case *hclsyntax.TupleConsExpr:
-		if deep {
-			for i, el := range e.Exprs {
-				path := fmt.Sprintf("%s[%d]", prefix, i)
-				out[path] = el.Range()
-				maps.Copy(out, nestedKeyRanges(el, ctx, path, true))
-			}
-		}
-	}
-	return out
-}
-
 // sourceField puts one key of a source into the document, checked
 // against the mapping.
-func (d *decoder) sourceField(doc *Document, mapping *Mapping, key string, value any, at hcl.Range) {
+func (d decoder) sourceField(doc *DocumentDecl, mapping *Mapping, key string, value any, at hcl.Range) {
 	parts := strings.Split(key, ".")
 	fields := mapping.Properties
 	into := doc.Source
@@ -326,9 +262,9 @@ func (d *decoder) sourceField(doc *Document, mapping *Mapping, key string, value
 				have = append(have, f.Name)
 			}
 			sort.Strings(have)
-			d.errorf(at, doc.DeclRange, "Field not in the mapping",
+			d.Errorf(at, doc.DeclRange, "Field not in the mapping",
 				"The type %q of index %q declares no field %q (it declares %s). Elasticsearch 2.x would add it to the live mapping silently, a mapping change nobody reviewed: declare the field in the mapping, or leave it out.",
-				doc.Type, doc.Index, strings.Join(parts[:i+1], "."), orNone(have, "no field"))
+				doc.Type, doc.Index, strings.Join(parts[:i+1], "."), schema.OrNone(have, "no field"))
 			return
 		}
 		if i == len(parts)-1 {
@@ -338,7 +274,7 @@ func (d *decoder) sourceField(doc *Document, mapping *Mapping, key string, value
 			return
 		}
 		if len(f.Properties) == 0 {
-			d.errorf(at, doc.DeclRange, "Not an object field",
+			d.Errorf(at, doc.DeclRange, "Not an object field",
 				"The key %q puts a value inside %q, which is a %s field, not an object.", key, strings.Join(parts[:i+1], "."), f.Type())
 			return
 		}
@@ -349,14 +285,6 @@ func (d *decoder) sourceField(doc *Document, mapping *Mapping, key string, value
 		}
 		into, fields = next, f.Properties
 	}
-}
-
-// orNone is ss joined with commas, or none when there are none.
-func orNone(ss []string, none string) string {
-	if len(ss) == 0 {
-		return none
-	}
-	return strings.Join(ss, ", ")
 }
 
 func fieldNamed(fields []*Field, name string) *Field {
@@ -371,9 +299,9 @@ func fieldNamed(fields []*Field, name string) *Field {
 // fieldValueOf checks that a value fits its field and returns it as it is
 // written: JSON text for an object in a string field, the fields of an
 // object field checked in turn.
-func (d *decoder) fieldValueOf(doc *Document, f *Field, path string, value any, at hcl.Range) (any, bool) {
+func (d decoder) fieldValueOf(doc *DocumentDecl, f *Field, path string, value any, at hcl.Range) (any, bool) {
 	bad := func(what string) (any, bool) {
-		d.errorf(at, doc.DeclRange, "Value does not fit the field",
+		d.Errorf(at, doc.DeclRange, "Value does not fit the field",
 			"The field %q of type %q is mapped as %s, and %s; Elasticsearch would refuse the document (400 mapper_parsing_exception).", path, doc.Type, f.Type(), what)
 		return nil, false
 	}
@@ -398,7 +326,7 @@ func (d *decoder) fieldValueOf(doc *Document, f *Field, path string, value any, 
 		case string:
 			if slices.Contains(JSONTextFields, lastName(path)) {
 				if !json.Valid([]byte(v)) {
-					d.errorf(at, doc.DeclRange, "Invalid JSON text",
+					d.Errorf(at, doc.DeclRange, "Invalid JSON text",
 						"The field %q holds JSON text for the dashboard tool, and this string is not JSON. Write the value as an HCL object or list instead, and provision stores it as JSON.", path)
 					return nil, false
 				}
@@ -407,11 +335,11 @@ func (d *decoder) fieldValueOf(doc *Document, f *Field, path string, value any, 
 		}
 		return value, true
 	case "integer", "long", "short", "byte":
-		if n, ok := numeric(value); !ok || n != float64(int64(n)) {
+		if n, ok := asNumber(value); !ok || n != float64(int64(n)) {
 			return bad(fmt.Sprintf("%s is not a whole number", describe(value)))
 		}
 	case "float", "double", "half_float", "scaled_float":
-		if _, ok := numeric(value); !ok {
+		if _, ok := asNumber(value); !ok {
 			return bad(fmt.Sprintf("%s is not a number", describe(value)))
 		}
 	case "boolean":
@@ -430,7 +358,7 @@ func (d *decoder) fieldValueOf(doc *Document, f *Field, path string, value any, 
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			sub := fieldNamed(f.Properties, k)
 			if sub == nil {
-				d.errorf(at, doc.DeclRange, "Field not in the mapping",
+				d.Errorf(at, doc.DeclRange, "Field not in the mapping",
 					"The type %q of index %q declares no field %q. Elasticsearch 2.x would add it to the live mapping silently: declare the field in the mapping, or leave it out.", doc.Type, doc.Index, path+"."+k)
 				continue
 			}
@@ -445,7 +373,7 @@ func (d *decoder) fieldValueOf(doc *Document, f *Field, path string, value any, 
 
 // jsonText stores a value as the compact JSON text the dashboard tool
 // reads, its keys sorted.
-func (d *decoder) jsonText(doc *Document, path string, v any) (any, bool) {
+func (d decoder) jsonText(doc *DocumentDecl, path string, v any) (any, bool) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, false
@@ -464,9 +392,9 @@ func firstOf(r, orElse hcl.Range) hcl.Range {
 
 func lastName(path string) string { return path[strings.LastIndex(path, ".")+1:] }
 
-// numeric reads a JSON-ready number, or a string that holds one, as
+// asNumber reads a JSON-ready number, or a string that holds one, as
 // Elasticsearch coerces it.
-func numeric(v any) (float64, bool) {
+func asNumber(v any) (float64, bool) {
 	switch n := v.(type) {
 	case int64:
 		return float64(n), true
@@ -492,23 +420,27 @@ func describe(v any) string {
 // references between declared documents (an id and a type that no block
 // declares is left to the plan, which looks for it live) and refuses
 // cycles among them.
-func (d *decoder) checkDocuments(cfg *Config) {
-	byPath := map[string]*Document{}
-	byID := map[string][]*Document{} // index/id → the declared documents with that id
-	for _, doc := range cfg.Documents {
+func checkDocuments(d decoder, objs []schema.Decl) {
+	docs := make([]*DocumentDecl, len(objs))
+	for i, o := range objs {
+		docs[i] = o.(*DocumentDecl)
+	}
+	byPath := map[string]*DocumentDecl{}
+	byID := map[string][]*DocumentDecl{} // index/id → the declared documents with that id
+	for _, doc := range docs {
 		if doc.Index == "" {
 			continue
 		}
 		if prev, dup := byPath[doc.Path()]; dup {
-			d.diags = append(d.diags, duplicateIn("Duplicate document", fmt.Sprintf("document %s", doc.Path()), doc.IDRange, prev.IDRange, doc.Module, prev.Module))
+			d.Duplicate("Duplicate document", fmt.Sprintf("document %s", doc.Path()), &doc.Declaration, &prev.Declaration)
 			continue
 		}
 		byPath[doc.Path()] = doc
 		byID[doc.Index+"/"+doc.ID] = append(byID[doc.Index+"/"+doc.ID], doc)
 	}
-	for _, doc := range cfg.Documents {
+	for _, doc := range docs {
 		for _, ref := range doc.Refs {
-			var found *Document
+			var found *DocumentDecl
 			for _, t := range ref.Types {
 				if other := byPath[doc.Index+"/"+t+"/"+ref.ID]; other != nil {
 					found = other
@@ -523,41 +455,37 @@ func (d *decoder) checkDocuments(cfg *Config) {
 				// with another type is an error where the spec names that
 				// document (document.<type>.<label>.id), and otherwise
 				// left to the plan, which looks for it live.
-				i := slices.IndexFunc(byID[doc.Index+"/"+ref.ID], func(o *Document) bool { return d.namesType(ref.Range, o.Type) })
+				i := slices.IndexFunc(byID[doc.Index+"/"+ref.ID], func(o *DocumentDecl) bool { return d.namesType(ref.Range, o.Type) })
 				if i < 0 {
 					continue
 				}
 				other := byID[doc.Index+"/"+ref.ID][i]
-				d.errorf(ref.Range, doc.DeclRange, "Reference to a document of another type",
+				d.Errorf(ref.Range, doc.DeclRange, "Reference to a document of another type",
 					"%s names %q, which is declared as a %s (at %s), but it must name a %s.", ref.Field, ref.ID, other.Type, other.DeclRange, strings.Join(ref.Types, " or a "))
 			}
 		}
 	}
-	d.documentCycles(cfg.Documents)
+	d.documentCycles(docs)
 }
 
 // namesType says whether the spec's text at r refers to a document block
 // of type typ (document.<typ>.<label>).
-func (d *decoder) namesType(r hcl.Range, typ string) bool {
-	f := d.parser.Files()[r.Filename]
-	if f == nil || r.End.Byte > len(f.Bytes) || r.Start.Byte >= r.End.Byte {
-		return false
-	}
-	return bytes.Contains(f.Bytes[r.Start.Byte:r.End.Byte], []byte("document."+typ+"."))
+func (d decoder) namesType(r hcl.Range, typ string) bool {
+	return bytes.Contains(d.Source(r), []byte(documentNamespace+"."+typ+"."))
 }
 
 // documentCycles refuses references that go round: such documents have
 // no order to be written in.
-func (d *decoder) documentCycles(docs []*Document) {
+func (d decoder) documentCycles(docs []*DocumentDecl) {
 	const (
 		unvisited = iota
 		visiting
 		done
 	)
-	state := map[*Document]int{}
-	var stack []*Document
-	var visit func(doc *Document)
-	visit = func(doc *Document) {
+	state := map[*DocumentDecl]int{}
+	var stack []*DocumentDecl
+	var visit func(doc *DocumentDecl)
+	visit = func(doc *DocumentDecl) {
 		state[doc] = visiting
 		stack = append(stack, doc)
 		for _, next := range doc.Needs {
@@ -572,7 +500,7 @@ func (d *decoder) documentCycles(docs []*Document) {
 				}
 				chain = append(chain, next.Path())
 				for _, c := range stack[start:] {
-					d.errorf(c.DeclRange, c.DeclRange, "Cycle in document references",
+					d.Errorf(c.DeclRange, c.DeclRange, "Cycle in document references",
 						"The documents name each other in a loop: %s. Each is written after the ones it names, so a loop has no order; remove one of the references.", strings.Join(chain, " → "))
 				}
 			}

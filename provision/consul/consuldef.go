@@ -1,4 +1,4 @@
-package schema
+package consul
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// consulDefinitions rewrites, in a file's syntax tree, a service as
+// consulDefinition rewrites, in a file's syntax tree, a service as
 // Consul's own definition files write it (Consul's "Define services" and
 // "Services configuration reference" pages; its agent's config folder
 // takes the same files): a service or services block without a label is
@@ -17,27 +17,19 @@ import (
 // name (or else its id, which is Consul's check_id). The rest of the block
 // is decoded as any service block, so a field provision lacks is the
 // usual error at it.
-func consulDefinitions(body *hclsyntax.Body) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	for _, blk := range body.Blocks {
-		if blk.Type != "service" && blk.Type != "services" {
-			continue
+func consulDefinition(blk *hclsyntax.Block) hcl.Diagnostics {
+	if len(blk.Labels) == 0 {
+		name, rng, ok := literalString(blk.Body.Attributes["name"])
+		if !ok {
+			return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Missing service name",
+				Detail:  "A service block without a label, as Consul's definitions write it, is named by its name attribute: name = \"web\" (a string, not an expression). Or write service \"web\" { ... }.",
+				Subject: blk.TypeRange.Ptr()}}
 		}
-		if len(blk.Labels) == 0 {
-			name, rng, ok := literalString(blk.Body.Attributes["name"])
-			if !ok {
-				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing service name",
-					Detail:  "A service block without a label, as Consul's definitions write it, is named by its name attribute: name = \"web\" (a string, not an expression). Or write service \"web\" { ... }.",
-					Subject: blk.TypeRange.Ptr()})
-				continue
-			}
-			blk.Type, blk.Labels, blk.LabelRanges = "service", []string{name}, []hcl.Range{rng}
-		} else if blk.Type == "services" {
-			continue // a block of its own kind: the usual error
-		}
-		diags = append(diags, consulChecks(blk)...)
+		blk.Type, blk.Labels, blk.LabelRanges = "service", []string{name}, []hcl.Range{rng}
+	} else if blk.Type == "services" {
+		return nil // a block of its own kind: the usual error
 	}
-	return diags
+	return consulChecks(blk)
 }
 
 // consulChecks turns a service block's checks and check attributes into

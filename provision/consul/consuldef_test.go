@@ -1,7 +1,9 @@
-package schema_test
+package consul_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -54,7 +56,10 @@ func TestConsulDefinitions(t *testing.T) {
 		"service {\n  name = \"a\"\n  check = [{ ttl = \"30s\" }]\n}\n":                    "Invalid check at main.hcl:5",
 		"service {\n  name = \"a\"\n  checks = [{ ttl = \"30s\", http_url = \"x\" }]\n}\n": "Unsupported argument at main.hcl:5",
 	} {
-		dir := writeTree(t, map[string]string{"main.hcl": "project = \"p\"\n\n" + src})
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte("project = \"p\"\n\n"+src), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		_, diags := schema.NewParser().LoadDir(dir, schema.Inputs{})
 		var got []string
 		for _, d := range diags.Errs() {

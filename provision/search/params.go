@@ -1,12 +1,11 @@
-package schema
+package search
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 
-	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/schema"
 )
 
 // MappingParams are the field mapping parameters some Elasticsearch
@@ -35,12 +34,12 @@ var MappingParams = []string{
 // checkFieldParams refuses, at the field, a parameter no Elasticsearch
 // version takes (a typo, as analyser), with the nearest it may mean; the
 // multi-fields of fields likewise.
-func (d *decoder) checkFieldParams(path string, params map[string]any, subject, context hcl.Range) {
+func (d decoder) checkFieldParams(path string, params map[string]any, subject, context hcl.Range) {
 	for _, p := range slices.Sorted(maps.Keys(params)) {
 		if !slices.Contains(MappingParams, p) {
-			d.errorf(subject, context, "Unsupported mapping parameter",
+			d.Errorf(subject, context, "Unsupported mapping parameter",
 				"The field %q sets %q, which no Elasticsearch version takes: the server refuses the mapping (\"Mapping definition for [%s] has unsupported parameters: [%s : ...]\").%s",
-				path, p, path, p, suggest(p, MappingParams))
+				path, p, path, p, schema.Suggest(p, MappingParams))
 		}
 	}
 	fields, _ := params["fields"].(map[string]any)
@@ -49,19 +48,4 @@ func (d *decoder) checkFieldParams(path string, params map[string]any, subject, 
 			d.checkFieldParams(path+"."+name, sub, subject, context)
 		}
 	}
-}
-
-// suggest is " Did you mean "x"?" for the name of names nearest to s,
-// when one is near enough to be a typo; "" otherwise.
-func suggest(s string, names []string) string {
-	best, dist := "", 3
-	for _, n := range names {
-		if d := levenshtein.Distance(s, n, nil); d < dist {
-			best, dist = n, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" Did you mean %q?", best)
 }
