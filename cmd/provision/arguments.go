@@ -286,11 +286,8 @@ type runArgs struct {
 	vars              varArgs
 	targets, excludes addrsFlag
 	replace           addrsFlag
-	// generated is a spec file written by -generate-config-out, read
-	// beside the directory's files.
-	generated string
-	net       netArgs
-	prune     bool
+	net               netArgs
+	prune             bool
 	// verifyTimeout bounds the proof through the declared proxies after
 	// an apply; set by apply's and destroy's -verify-timeout.
 	verifyTimeout time.Duration
@@ -318,9 +315,6 @@ func (c *cli) operation(t run.Type, dir string, a *runArgs) run.Operation {
 		SearchIndices: true, Replace: a.replace, Targets: a.targets, Excludes: a.excludes, VerifyTimeout: a.verifyTimeout, PruneIndices: a.prune}
 	if a.net.request != 0 {
 		o.Deadlines = a.net.deadlines()
-	}
-	if a.generated != "" {
-		o.Extra = []string{a.generated}
 	}
 	return o
 }

@@ -30,9 +30,6 @@ func (c *cli) plan(args []string) int {
 	pf := &a.run
 	ctx, cancel := pf.net.bound(context.Background())
 	defer cancel()
-	if a.generate != "" && !c.generateConfig(ctx, v, dirArg(pos), a.generate, pf) {
-		return exitError
-	}
 	op := c.operation(run.Plan, dirArg(pos), pf)
 	if a.indices && !a.destroy {
 		v.Diagnostics(run.Refusal("Invalid options", "-indices says what plan -destroy removes; give it with -destroy.", nil))
@@ -53,59 +50,37 @@ func (c *cli) plan(args []string) int {
 		v.Diagnostics(diags)
 		return exitError
 	}
+	op.Hooks = map[run.Phase][]run.Hook{}
+	if op.GenerateConfigOut = a.generate; a.generate != "" {
+		op.Hooks[run.MakeConfig] = []run.Hook{func(_ context.Context, r *run.Run) hcl.Diagnostics {
+			if r.GeneratedFile == "" {
+				v.note("Nothing to generate: every import block names a declared object. %s was not written.", a.generate)
+			} else {
+				v.note("Wrote the generated declarations to %s. Review them; the plan below reads them.\n", r.GeneratedFile)
+			}
+			return nil
+		}}
+	}
 	if out := a.out; out != "" {
-		op.Hooks = map[run.Phase][]run.Hook{run.Diff: {func(_ context.Context, r *run.Run) hcl.Diagnostics {
+		op.Hooks[run.Diff] = []run.Hook{func(_ context.Context, r *run.Run) hcl.Diagnostics {
 			if err := plans.WritePlanFile(out, r.Plan); err != nil {
 				return run.Refusal("Cannot save the plan", err.Error()+".", nil)
 			}
 			v.note("\nSaved the plan to %s. Apply exactly these requests with: provision apply %s", out, out)
 			return nil
-		}}}
+		}}
 	}
 	r := op.Start(ctx, v)
 	switch {
 	case r.Failed():
-		if pf.generated != "" {
-			setAside(v, pf.generated)
+		if r.GeneratedFile != "" {
+			setAside(v, r.GeneratedFile)
 		}
 		return exitError
 	case a.detailed && r.Plan.Summary.HasChanges():
 		return exitChanges
 	}
 	return exitOK
-}
-
-// generateConfig writes the declarations of the undeclared imports of dir
-// to path, which must not exist, and has the plan read it beside dir. It
-// returns false when the command must stop.
-func (c *cli) generateConfig(ctx context.Context, v planView, dir, path string, pf *runArgs) bool {
-	if _, err := os.Lstat(path); err == nil {
-		v.Diagnostics(run.Refusal("Generated spec file exists",
-			fmt.Sprintf("-generate-config-out names %s, which exists; provision never overwrites a file with generated declarations. Name a new file, or move this one away.", path), nil))
-		return false
-	}
-	r := c.operation(run.Generate, dir, pf).Start(ctx, v)
-	switch {
-	case r.Failed():
-		return false
-	case r.Generated == nil:
-		v.note("Nothing to generate: every import block names a declared object. %s was not written.", path)
-		return true
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err == nil {
-		_, err = f.Write(r.Generated)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		v.Diagnostics(run.Refusal("Cannot write the generated spec", err.Error()+".", nil))
-		return false
-	}
-	v.note("Wrote the generated declarations to %s. Review them; the plan below reads them.\n", path)
-	pf.generated = path
-	return true
 }
 
 // setAside moves generated declarations whose plan failed out of the

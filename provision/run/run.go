@@ -1,7 +1,7 @@
 // Package run is one provision run, in the engine. Every command that
 // reads specs (plan, apply DIR, apply PLANFILE, destroy, validate,
-// policy, graph, snapshot, pull, plan -generate-config-out, and each run
-// of provision test) is an Operation: a fixed sequence of named phases
+// policy, graph, snapshot, pull, and each run of provision test) is an
+// Operation: a fixed sequence of named phases
 // (Phase, in order: load, open, check permissions, lock, read, diff,
 // check saved, confirm, send, record, verify, and the makes of the
 // commands that make something else than a plan), each of which returns its
@@ -51,9 +51,6 @@ const (
 	ApplySaved
 	// Destroy deletes what the project owns.
 	Destroy
-	// Generate writes the declarations of the objects that import blocks
-	// name and no block declares.
-	Generate
 	// Policy makes the least-privilege Consul ACL policy of the specs.
 	Policy
 	// Snapshot reads the live state, as a plan does, to record it.
@@ -66,7 +63,7 @@ const (
 	History
 )
 
-var typeNames = [...]string{"validate", "plan", "apply", "apply", "destroy", "plan", "policy", "snapshot", "pull", "history"}
+var typeNames = [...]string{"validate", "plan", "apply", "apply", "destroy", "policy", "snapshot", "pull", "history"}
 
 // String is the command that runs the operation.
 func (t Type) String() string { return typeNames[t] }
@@ -92,8 +89,10 @@ const (
 	Send
 	Record
 	Verify
-	// MakeConfig generates declarations (Generate); MakePolicy makes the
-	// ACL policy (Policy); MakePull works out and checks the rewrites of
+	// MakeConfig writes the declarations of the undeclared imports of a
+	// plan -generate-config-out and loads and opens the specs again with
+	// them (a plan without it skips it); MakePolicy makes the ACL policy
+	// (Policy); MakePull works out and checks the rewrites of
 	// a pull (Pull); ReadHistory reads the project's history of applies
 	// (History).
 	MakeConfig
@@ -109,11 +108,10 @@ func (p Phase) String() string { return phaseNames[p] }
 // phases are the phases of each type of operation, in order.
 var phases = map[Type][]Phase{
 	Validate:   {Load},
-	Plan:       {Load, Open, Read, Diff},
+	Plan:       {Load, Open, MakeConfig, Read, Diff},
 	Apply:      {Load, Open, CheckPermissions, Lock, Read, Diff, Confirm, Send, Record, Verify},
 	ApplySaved: {Load, Open, CheckPermissions, Lock, Read, Diff, CheckSaved, Send, Record, Verify},
 	Destroy:    {Load, Open, CheckPermissions, Lock, Read, Diff, Confirm, Send, Record, Verify},
-	Generate:   {Load, Open, MakeConfig},
 	Policy:     {Load, Open, MakePolicy},
 	Snapshot:   {Load, Open, Read},
 	Pull:       {Load, Open, Read, Diff, MakePull},
@@ -135,12 +133,15 @@ type Operation struct {
 	Dir string
 	// PlanFile is the saved plan ApplySaved applies.
 	PlanFile string
-	// Extra are spec files read beside Dir's (plan -generate-config-out).
-	Extra          []string
-	Vars, VarFiles []string
-	Getenv         func(string) string
-	Environ        func() []string
-	Deadlines      adapter.Deadlines
+	// GenerateConfigOut is the new spec file a plan writes the
+	// declarations of the objects that import blocks name and no block
+	// declares to, and then reads beside Dir's (-generate-config-out): it
+	// must not exist.
+	GenerateConfigOut string
+	Vars, VarFiles    []string
+	Getenv            func(string) string
+	Environ           func() []string
+	Deadlines         adapter.Deadlines
 	// SearchIndices opens the search clusters: always but for destroy
 	// without -indices.
 	SearchIndices bool
@@ -248,9 +249,11 @@ type Run struct {
 	Warnings hcl.Diagnostics
 	Result   provision.Result
 	// Generated are the generated declarations (nil: nothing to
-	// generate); Policy is the policy made.
-	Generated []byte
-	Policy    connect.Policy
+	// generate), GeneratedFile the file they were written to ("" before);
+	// Policy is the policy made.
+	Generated     []byte
+	GeneratedFile string
+	Policy        connect.Policy
 	// Pulled are the checked rewrites of a pull.
 	Pulled *pull.Result
 	// History is the project's history of applies, oldest first

@@ -76,7 +76,7 @@ func TestPhases(t *testing.T) {
 		{Operation{Type: Apply, AutoApprove: true}, []Phase{Load, Open, CheckPermissions, Lock, Read, Diff, Record, Verify}},
 		{Operation{Type: Destroy, Lock: true}, []Phase{Load, Open, CheckPermissions, Lock, Read, Diff, Record, Verify}},
 		{Operation{Type: Policy}, []Phase{Load, Open, MakePolicy}},
-		{Operation{Type: Generate}, []Phase{Load, Open, MakeConfig}},
+		{Operation{Type: Plan, GenerateConfigOut: filepath.Join(dir, "generated.hcl")}, []Phase{Load, Open, MakeConfig, Read, Diff}},
 		{Operation{Type: Pull}, []Phase{Load, Open, Read, Diff, MakePull}},
 	} {
 		t.Run(tt.op.Type.String(), func(t *testing.T) {

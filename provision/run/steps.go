@@ -62,12 +62,15 @@ func (r *Run) step(ctx context.Context, ph Phase) hcl.Diagnostics {
 	panic(fmt.Sprintf("run: no step for phase %s", ph))
 }
 
-// skips reports whether the run leaves out phase ph: a saved plan without
+// skips reports whether the run leaves out phase ph: a plan makes no
+// declarations without -generate-config-out, a saved plan without
 // changes is only verified (a saved plan never widens to what is planned
 // now, and what readers see is still proven), and a plan without changes
 // is neither confirmed nor sent.
 func (r *Run) skips(ph Phase) bool {
 	switch {
+	case ph == MakeConfig:
+		return r.GenerateConfigOut == ""
 	case r.savedWithoutChanges():
 		return ph > Open && ph != Verify
 	case ph == Confirm || ph == Send:
@@ -104,8 +107,16 @@ func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 		r.view.Loaded(r.parser.Files(), r.Config.Secrets)
 		return nil
 	}
+	if r.GenerateConfigOut != "" && r.GeneratedFile == "" {
+		if _, err := os.Lstat(r.GenerateConfigOut); err == nil {
+			return Refusal("Generated spec file exists",
+				fmt.Sprintf("-generate-config-out names %s, which exists; provision never overwrites a file with generated declarations. Name a new file, or move this one away.", r.GenerateConfigOut), nil)
+		}
+	}
 	r.parser = schema.NewParser()
-	in := schema.Inputs{Vars: r.Vars, VarFiles: r.VarFiles, Env: r.Environ(), GenerateConfig: r.Type == Generate}
+	// Until the declarations are generated, an import of an undeclared
+	// object is what they are generated for, not an error.
+	in := schema.Inputs{Vars: r.Vars, VarFiles: r.VarFiles, Env: r.Environ(), GenerateConfig: r.GenerateConfigOut != "" && r.GeneratedFile == ""}
 	if r.Saved != nil { // made again with the values it was made with
 		in.Saved = map[string][]byte{}
 		for name, v := range r.Saved.Variables {
@@ -116,13 +127,11 @@ func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 	}
 	var diags hcl.Diagnostics
 	files, err := schema.SpecFiles(r.Dir)
-	if err != nil || len(r.Extra) == 0 {
+	if err != nil || r.GeneratedFile == "" {
 		r.Config, diags = r.parser.LoadDir(r.Dir, in)
 	} else {
-		for _, e := range r.Extra {
-			if !slices.ContainsFunc(files, func(f string) bool { return sameFile(f, e) }) {
-				files = append(files, e)
-			}
+		if !slices.ContainsFunc(files, func(f string) bool { return sameFile(f, r.GeneratedFile) }) {
+			files = append(files, r.GeneratedFile)
 		}
 		in.VarFiles = append(schema.AutoVarFiles(r.Dir), in.VarFiles...)
 		r.Config, diags = r.parser.LoadFiles(files, in)
@@ -505,11 +514,38 @@ func (r *Run) verify(ctx context.Context) hcl.Diagnostics {
 	return nil
 }
 
-// generate makes the declarations of the undeclared imports.
+// generate makes the declarations of the undeclared imports, writes them
+// to GenerateConfigOut, and loads and opens the specs again with them:
+// the plan that follows reads them as it reads the specs. What the first
+// load and the making warned of is said again by the second, or was of
+// declarations that are now written.
 func (r *Run) generate(ctx context.Context) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	r.Generated, diags = provision.GenerateConfig(ctx, r.Opened.Backends)
-	return diags
+	generated, diags := provision.GenerateConfig(ctx, r.Opened.Backends)
+	if diags.HasErrors() || generated == nil {
+		return diags
+	}
+	r.Generated = generated
+	if err := writeNew(r.GenerateConfigOut, generated); err != nil {
+		return Refusal("Cannot write the generated spec", err.Error()+".", nil)
+	}
+	r.GeneratedFile, r.Warnings = r.GenerateConfigOut, nil
+	if diags = r.load(ctx); diags.HasErrors() {
+		return diags
+	}
+	return append(diags, r.open(ctx)...)
+}
+
+// writeNew writes b to a file at path that must not exist.
+func writeNew(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // policy makes the least-privilege ACL policy of the specs.
