@@ -2,12 +2,17 @@ package provision
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/schema"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
 // readers bounds how many backends a plan reads at a time.
@@ -31,6 +36,73 @@ func Read(ctx context.Context, mode plans.Mode, backends []Backend) (*plans.Live
 		}
 	}
 	return live, diags
+}
+
+// PlanOptions are what a plan is asked for, as the command line gives
+// them, its addresses parsed.
+type PlanOptions struct {
+	Mode plans.Mode
+	// Replace are the declared objects made again in place even when
+	// converged (-replace), each its full address.
+	Replace []addrs.Addr
+	// Targets and Excludes narrow the plan (-target, -exclude); Whole
+	// plans everything all the same (a pull's plan).
+	Targets, Excludes []addrs.Addr
+	Whole             bool
+	// Indices: a destroy plan deletes the project's indices too
+	// (-indices).
+	Indices bool
+	// Permit checks the credentials for what the plan sends; a saved
+	// plan's are checked once it is narrowed to the saved changes.
+	Permit bool
+	// Recorded says what the plan forgets of the live objects the
+	// cluster's record holds (apply's record of the agents services are
+	// on); nil for none.
+	Recorded func(p *plans.Plan) hcl.Diagnostics
+}
+
+// Plan plans cfg from live, with no I/O, and finishes the plan: the
+// modules that declare its objects, a destroy's removal, the removed
+// blocks with nothing to do, what the record says, -replace, -target and
+// -exclude, the permissions its writes need, and the outputs and secrets
+// it carries. The diagnostics are the plan's warnings, in that order;
+// with an error, the plan is nil when no plan could be made, and never to
+// be applied.
+func Plan(cfg *schema.Config, backends []Backend, live *plans.Live, o PlanOptions) (*plans.Plan, hcl.Diagnostics) {
+	p, diags := PlanFrom(cfg.Project, o.Mode, backends, live)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	p.InModules(cfg.Modules())
+	if o.Mode == plans.Destroy {
+		p.Destroy = &plans.Removal{Indices: o.Indices}
+	}
+	diags = append(diags, idleRemovals(cfg.Removed, p)...)
+	if o.Recorded != nil {
+		diags = append(diags, o.Recorded(p)...)
+	}
+	if err := replaced(p, o.Replace); err != nil {
+		return p, append(diags, refusal("Invalid -replace address", err.Error()))
+	}
+	if !o.Whole {
+		if err := p.Target(o.Targets, o.Excludes); err != nil {
+			return p, append(diags, refusal("Invalid target", err.Error()+"."))
+		}
+	}
+	if o.Permit {
+		diags = append(diags, Permit(p, backends)...)
+		if diags.HasErrors() {
+			return p, diags
+		}
+	}
+	p.Outputs = outputs(cfg.Outputs)
+	p.Secrets = cfg.Secrets
+	return p, diags
+}
+
+// refusal is a plan's refusal to go on, as one error diagnostic.
+func refusal(summary, detail string) *hcl.Diagnostic {
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail}
 }
 
 // PlanFrom plans every backend from live, with no I/O, and assembles the
@@ -76,4 +148,65 @@ func protectedDeletes(changes []*plans.Change) hcl.Diagnostics {
 		})
 	}
 	return diags
+}
+
+func outputs(blocks []*schema.Output) map[string]plans.Output {
+	if len(blocks) == 0 {
+		return nil
+	}
+	out := map[string]plans.Output{}
+	for _, o := range blocks {
+		v := json.RawMessage("null")
+		switch {
+		case o.Sensitive:
+			v = json.RawMessage(`"(sensitive)"`)
+		case o.Value.IsWhollyKnown():
+			if b, err := ctyjson.Marshal(o.Value, o.Value.Type()); err == nil {
+				v = b
+			}
+		}
+		out[o.Name] = plans.Output{Value: v, Sensitive: o.Sensitive}
+	}
+	return out
+}
+
+// idleRemovals warns of each removed block whose object the plan neither
+// deletes nor forgets: it is not live, or not the project's (forgotten
+// already, or made by hand), so the block has done its work or names
+// nothing.
+func idleRemovals(removed []*schema.Removed, p *plans.Plan) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, rb := range removed {
+		if slices.ContainsFunc(p.Changes, func(c *plans.Change) bool { return c.Addr.Kind == rb.Kind && c.Addr.Name == rb.Name }) {
+			continue
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Removed block with nothing to do",
+			Detail: fmt.Sprintf("No live object the project owns is %s, so this removed block neither deletes nor forgets anything: "+
+				"it was forgotten or deleted already (the block can go now), made by hand, or the address is wrong.", rb.Addr),
+			Subject: rb.FromRange.Ptr(),
+			Context: rb.DeclRange.Ptr(),
+		})
+	}
+	return diags
+}
+
+// replaced checks that every -replace address is an object of a kind
+// -replace takes (a service) that the plan declares and the project owns,
+// which the plan makes again in place.
+func replaced(p *plans.Plan, replace []addrs.Addr) error {
+	for _, addr := range replace {
+		i := slices.IndexFunc(p.Changes, func(c *plans.Change) bool { return c.Addr == addr })
+		if i < 0 || addr.Kind.Replaces() == "" || p.Changes[i].Action == plans.Delete || p.Changes[i].Action == plans.Create {
+			var names, only []string
+			for _, k := range addrs.Kinds() {
+				if k.Replaces() != "" {
+					names, only = append(names, k.Name()), append(only, "a "+k.Name()+" is "+k.Replaces())
+				}
+			}
+			return fmt.Errorf("-replace %s names no %s that the specs declare and the project owns: only such %s", addr, strings.Join(names, " or "), strings.Join(only, "; "))
+		}
+	}
+	return nil
 }

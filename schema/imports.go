@@ -3,6 +3,7 @@ package schema
 import (
 	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -182,4 +183,16 @@ func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 			d.errorf(im.ToRange, im.DeclRange, summary, "The declaration of %s is to be generated, but %s", im.Addr, detail)
 		}
 	}
+}
+
+// ImportsOf are the import blocks that name objects of the kinds ks, in
+// block order: what those kinds' backends take over.
+func (cfg *Config) ImportsOf(ks ...addrs.Kind) []*Import {
+	var out []*Import
+	for _, im := range cfg.Imports {
+		if slices.Contains(ks, im.Kind) {
+			out = append(out, im)
+		}
+	}
+	return out
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"sort"
 
 	"github.com/hashicorp/consul/api"
@@ -128,7 +127,7 @@ func lockerIsFirstAgent(cfg *schema.Config, o Options) bool {
 // all: an agent, a service, an import of one, a consul block or
 // CONSUL_HTTP_ADDR.
 func Uses(cfg *schema.Config, o Options) bool {
-	return len(cfg.Agents) > 0 || len(Services(cfg)) > 0 || len(kv.Keys(cfg)) > 0 || slices.ContainsFunc(cfg.Imports, isConsul) || cfg.Consul != nil || o.addrSet()
+	return len(cfg.Agents) > 0 || len(Services(cfg)) > 0 || len(kv.Keys(cfg)) > 0 || len(cfg.ImportsOf(Service, kv.Key)) > 0 || cfg.Consul != nil || o.addrSet()
 }
 
 // agentClient opens the client of the agent a (nil: Consul's one agent)
@@ -364,5 +363,3 @@ func (b *Backend) Send(ctx context.Context, r plans.Request) error {
 	_, err := b.c.Sender().Send(ctx, r, 4096)
 	return err
 }
-
-func isConsul(im *schema.Import) bool { return im.Kind == Service || im.Kind == kv.Key }

@@ -34,8 +34,8 @@ import (
 // /v1/agent/checks.
 func (b *Backend) Generate(ctx context.Context) ([]*hclwrite.Block, hcl.Diagnostics) {
 	var imports []*schema.Import
-	for _, im := range b.cfg.Imports {
-		if im.Kind == Service && !im.Declared {
+	for _, im := range b.cfg.ImportsOf(Service) {
+		if !im.Declared {
 			imports = append(imports, im)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/consul"
 	_ "github.com/provision-dev/provision/provision/consul/kv"
-	"github.com/provision-dev/provision/provision/plans"
 )
 
 // TestResolve: an address without its module or place names the one
@@ -45,30 +44,6 @@ func TestResolve(t *testing.T) {
 			}
 		case err != nil || len(got) != 1 || got[0].String() != tt.want:
 			t.Errorf("%s: %v, %v; want %s", tt.in, got, err, tt.want)
-		}
-	}
-}
-
-// TestReplaced: -replace takes an owned object of a kind it replaces (a
-// service) that the plan updates or leaves; an object it creates or
-// deletes, or one of another kind (a key), is refused, naming the kinds
-// it takes and what it does to them.
-func TestReplaced(t *testing.T) {
-	key, _ := addrs.KindNamed("key")
-	svc := func(name string) addrs.Addr { return addrs.Addr{Kind: consul.Service, Name: name} }
-	p := &plans.Plan{Changes: []*plans.Change{
-		{Addr: svc("kept"), Action: plans.NoOp},
-		{Addr: svc("new"), Action: plans.Create},
-		{Addr: svc("gone"), Action: plans.Delete},
-		{Addr: addrs.Addr{Kind: key, Name: "apps/a"}, Action: plans.NoOp},
-	}}
-	if err := replaced(p, []addrs.Addr{svc("kept")}); err != nil {
-		t.Errorf("an owned service the plan leaves: %v", err)
-	}
-	for _, a := range []addrs.Addr{svc("new"), svc("gone"), svc("undeclared"), {Kind: key, Name: "apps/a"}} {
-		err := replaced(p, []addrs.Addr{a})
-		if want := "-replace " + a.String() + " names no service that the specs declare and the project owns: only such a service is registered again in place"; err == nil || err.Error() != want {
-			t.Errorf("-replace %s: %v", a, err)
 		}
 	}
 }

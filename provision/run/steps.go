@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -22,7 +21,6 @@ import (
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
-	ctyjson "github.com/zclconf/go-cty/cty/json"
 	"golang.org/x/crypto/argon2"
 )
 
@@ -299,48 +297,6 @@ func sensitiveMoved(saved map[string]plans.Variable, vars map[string]*schema.Var
 	return ""
 }
 
-func outputs(blocks []*schema.Output) map[string]plans.Output {
-	if len(blocks) == 0 {
-		return nil
-	}
-	out := map[string]plans.Output{}
-	for _, o := range blocks {
-		v := json.RawMessage("null")
-		switch {
-		case o.Sensitive:
-			v = json.RawMessage(`"(sensitive)"`)
-		case o.Value.IsWhollyKnown():
-			if b, err := ctyjson.Marshal(o.Value, o.Value.Type()); err == nil {
-				v = b
-			}
-		}
-		out[o.Name] = plans.Output{Value: v, Sensitive: o.Sensitive}
-	}
-	return out
-}
-
-// idleRemovals warns of each removed block whose object the plan neither
-// deletes nor forgets: it is not live, or not the project's (forgotten
-// already, or made by hand), so the block has done its work or names
-// nothing.
-func idleRemovals(removed []*schema.Removed, p *plans.Plan) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	for _, rb := range removed {
-		if slices.ContainsFunc(p.Changes, func(c *plans.Change) bool { return c.Addr.Kind == rb.Kind && c.Addr.Name == rb.Name }) {
-			continue
-		}
-		diags = append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagWarning,
-			Summary:  "Removed block with nothing to do",
-			Detail: fmt.Sprintf("No live object the project owns is %s, so this removed block neither deletes nor forgets anything: "+
-				"it was forgotten or deleted already (the block can go now), made by hand, or the address is wrong.", rb.Addr),
-			Subject: rb.FromRange.Ptr(),
-			Context: rb.DeclRange.Ptr(),
-		})
-	}
-	return diags
-}
-
 // mode is what the run's plan is for: destroy removes what the project
 // owns, every other run converges.
 func (r *Run) mode() plans.Mode {
@@ -350,48 +306,26 @@ func (r *Run) mode() plans.Mode {
 	return plans.Converge
 }
 
-// plan plans from the live state, with no I/O, and finishes the plan: the
-// record's warnings, -replace, -target and -exclude, the permissions its
-// writes need, the warnings and secrets it carries. Plan, apply DIR and
-// destroy show it here; a saved plan's run shows it once checked.
+// plan plans from the live state, with no I/O (the engine finishes the
+// plan: provision.Plan), and adds what it was made from: the variables'
+// values, the sources, the snapshot. Plan, apply DIR and destroy show it
+// here; a saved plan's run shows it once checked.
 func (r *Run) plan(context.Context) hcl.Diagnostics {
-	mode := r.mode()
-	p, diags := provision.PlanFrom(r.Config.Project, mode, r.Opened.Backends, r.Live)
-	if diags.HasErrors() {
-		return diags
-	}
-	p.InModules(r.Config.Modules())
-	if mode == plans.Destroy {
-		p.Destroy = &plans.Removal{Indices: r.SearchIndices}
-	}
-	r.Plan = p
-	diags = append(append(r.Warnings, diags...), idleRemovals(r.Config.Removed, p)...)
+	o := provision.PlanOptions{Mode: r.mode(), Replace: r.replace, Targets: r.Targets, Excludes: r.Excludes,
+		Whole: r.Type == Pull, Indices: r.SearchIndices, Permit: r.Type != ApplySaved}
 	if k := r.Opened.Cluster; k != nil {
-		diags = append(diags, k.Forgotten(r.Live.Record, p.Project, p.Backends)...)
+		o.Recorded = func(p *plans.Plan) hcl.Diagnostics { return k.Forgotten(r.Live.Record, p.Project, p.Backends) }
 	}
-	r.Warnings = diags // shown with the plan, or with the refusal below
-	if err := replaced(p, r.replace); err != nil {
-		return Refusal("Invalid -replace address", err.Error(), nil)
+	p, diags := provision.Plan(r.Config, r.Opened.Backends, r.Live, o)
+	if p != nil {
+		r.Plan = p
 	}
-	if r.Type != Pull { // a pull plans the whole (and selects what it pulls)
-		if err := p.Target(r.Targets, r.Excludes); err != nil {
-			return Refusal("Invalid target", err.Error()+".", nil)
-		}
+	if diags.HasErrors() {
+		return diags // shown with the warnings before them
 	}
-	// The credentials are checked for what the plan now sends (a saved
-	// plan's, once it is narrowed to the saved changes).
-	if r.Type != ApplySaved {
-		permit := provision.Permit(p, r.Opened.Backends)
-		if permit.HasErrors() {
-			return permit
-		}
-		diags = append(diags, permit...)
-		r.Warnings = diags
-	}
-	p.Diagnostics = plans.JSONDiagnostics(diags)
-	p.Outputs = outputs(r.Config.Outputs)
+	r.Warnings = append(r.Warnings, diags...) // shown with the plan
+	p.Diagnostics = plans.JSONDiagnostics(r.Warnings)
 	p.Variables = variables(r.Config.Project, r.Config.Variables)
-	p.Secrets = r.Config.Secrets
 	p.Dir = r.Dir
 	p.Sources = sources(r.Dir, r.parser.Files(), r.Config.Variables)
 	p.Snapshot = r.From.Source()
@@ -596,25 +530,6 @@ func (r *Run) senders() map[string]provision.Sender {
 		m[b.Info().Name] = b
 	}
 	return m
-}
-
-// replaced checks that every -replace address is an object of a kind
-// -replace takes (a service) that the plan declares and the project owns,
-// which the plan makes again in place.
-func replaced(p *plans.Plan, replace []addrs.Addr) error {
-	for _, addr := range replace {
-		i := slices.IndexFunc(p.Changes, func(c *plans.Change) bool { return c.Addr == addr })
-		if i < 0 || addr.Kind.Replaces() == "" || p.Changes[i].Action == plans.Delete || p.Changes[i].Action == plans.Create {
-			var names, only []string
-			for _, k := range addrs.Kinds() {
-				if k.Replaces() != "" {
-					names, only = append(names, k.Name()), append(only, "a "+k.Name()+" is "+k.Replaces())
-				}
-			}
-			return fmt.Errorf("-replace %s names no %s that the specs declare and the project owns: only such %s", addr, strings.Join(names, " or "), strings.Join(only, "; "))
-		}
-	}
-	return nil
 }
 
 // resolve makes each address a user wrote the full address of the one

@@ -107,7 +107,7 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 				sc.Indices = append(sc.Indices, ix.Name)
 			}
 		}
-		for _, im := range cfg.Imports {
+		for _, im := range cfg.ImportsOf(Index, Document) {
 			switch {
 			case im.Declared || len(cfg.Searches) != 1:
 			case im.Kind == Index:
@@ -124,8 +124,8 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 		// search cluster, also when the specs declare no index there; a
 		// removed document's index is read for it.
 		removing := false
-		for _, r := range cfg.Removed {
-			if len(cfg.Searches) != 1 || r.Kind != Index && r.Kind != Document {
+		for _, r := range cfg.RemovedOfKinds(Index, Document) {
+			if len(cfg.Searches) != 1 {
 				continue
 			}
 			removing = true

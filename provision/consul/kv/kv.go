@@ -109,16 +109,14 @@ func New(cfg *schema.Config) *Store {
 	for _, k := range kv.keys {
 		add(prefix(k.Name))
 	}
-	for _, im := range cfg.Imports {
-		if im.Kind == Key && !im.Declared {
+	for _, im := range cfg.ImportsOf(Key) {
+		if !im.Declared {
 			kv.generate = append(kv.generate, im)
 			add(prefix(im.Name))
 		}
 	}
-	for _, r := range cfg.Removed {
-		if r.Kind == Key {
-			add(prefix(r.Name))
-		}
+	for _, r := range cfg.RemovedOfKinds(Key) {
+		add(prefix(r.Name))
 	}
 	if len(kv.prefixes) == 0 {
 		return nil
@@ -693,10 +691,7 @@ func Permissions(cfg *schema.Config) []acl.Permission {
 		}
 	}
 	removedKeys := false
-	for _, r := range cfg.Removed {
-		if r.Kind != Key {
-			continue
-		}
+	for _, r := range cfg.RemovedOfKinds(Key) {
 		removedKeys = true
 		if p := prefix(r.Name); !prefixes[p] {
 			prefixes[p] = true
