@@ -55,6 +55,10 @@ type PlanOptions struct {
 	// Permit checks the credentials for what the plan sends; a saved
 	// plan's are checked once it is narrowed to the saved changes.
 	Permit bool
+	// Dir is the specs' directory, and Files the files their load read,
+	// whose digests the plan keeps (plans.Sources).
+	Dir   string
+	Files map[string]*hcl.File
 	// Recorded says what the plan forgets of the live objects the
 	// cluster's record holds (apply's record of the agents services are
 	// on); nil for none.
@@ -64,8 +68,8 @@ type PlanOptions struct {
 // Plan plans cfg from live, with no I/O, and finishes the plan: the
 // modules that declare its objects, a destroy's removal, the removed
 // blocks with nothing to do, what the record says, -replace, -target and
-// -exclude, the permissions its writes need, and the outputs and secrets
-// it carries. The diagnostics are the plan's warnings, in that order;
+// -exclude, the permissions its writes need, and the outputs, variables,
+// secrets and sources it carries. The diagnostics are the plan's warnings, in that order;
 // with an error, the plan is nil when no plan could be made, and never to
 // be applied.
 func Plan(cfg *schema.Config, backends []Backend, live *plans.Live, o PlanOptions) (*plans.Plan, hcl.Diagnostics) {
@@ -96,7 +100,10 @@ func Plan(cfg *schema.Config, backends []Backend, live *plans.Live, o PlanOption
 		}
 	}
 	p.Outputs = outputs(cfg.Outputs)
+	p.Variables = variables(cfg.Project, cfg.Variables)
 	p.Secrets = cfg.Secrets
+	p.Dir = o.Dir
+	p.Sources = sources(o.Dir, o.Files, cfg.Variables)
 	return p, diags
 }
 

@@ -2,19 +2,11 @@ package run
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"path/filepath"
 
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/hashicorp/hcl/v2"
-	"github.com/provision-dev/provision/schema"
-	"github.com/zclconf/go-cty/cty"
-	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
@@ -102,39 +94,4 @@ func sameNodes(a, b string) bool {
 	slices.Sort(as)
 	slices.Sort(bs)
 	return slices.Equal(as, bs)
-}
-
-// sources digests the files a load read (by path relative to dir) and the
-// variables' final values, but the sensitive ones (plans.Sources).
-func sources(dir string, files map[string]*hcl.File, vars map[string]*schema.Variable) *plans.Sources {
-	out := &plans.Sources{Files: map[string]string{}, Variables: map[string]string{}}
-	for name, f := range files {
-		if strings.HasPrefix(name, "<") || f.Bytes == nil {
-			// A value from outside any file ("<-var x>"), or a variable
-			// file (whose text is never kept): digested as its variables'.
-			continue
-		}
-		// A shared module's files are outside dir (../../modules/kv), and
-		// named from it too, so that the plan applies from anywhere.
-		if rel, err := filepath.Rel(dir, name); err == nil {
-			name = filepath.ToSlash(rel)
-		}
-		out.Files[name] = digest(f.Bytes)
-	}
-	for name, v := range vars {
-		if v.Sensitive || v.Value == cty.NilVal {
-			continue
-		}
-		b, err := ctyjson.Marshal(v.Value, v.Value.Type())
-		if err != nil {
-			b = []byte(v.Value.GoString())
-		}
-		out.Variables[name] = digest(b)
-	}
-	return out
-}
-
-func digest(b []byte) string {
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
 }

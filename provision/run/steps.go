@@ -3,11 +3,7 @@ package run
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -21,7 +17,6 @@ import (
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
-	"golang.org/x/crypto/argon2"
 )
 
 // step runs phase ph but lock, whose context replaces the run's once the
@@ -244,59 +239,6 @@ func (r *Run) read(ctx context.Context) hcl.Diagnostics {
 	return diags
 }
 
-// outputs are the values of the root's output blocks, as a plan carries
-// them: JSON, a sensitive one "(sensitive)", one not known null.
-// variables are the values of the variables as the plan keeps them: a
-// sensitive one's as a keyed digest alone.
-func variables(project string, vars map[string]*schema.Variable) map[string]plans.Variable {
-	saved := schema.SavedValues(vars)
-	out := make(map[string]plans.Variable, len(saved))
-	for name, b := range saved {
-		out[name] = plans.Variable{Value: b}
-	}
-	for name, v := range vars {
-		if b, ok := schema.SensitiveValue(v); ok {
-			// The salt is the project's and the variable's, not random, so
-			// that the same specs always make the same plan (a golden file,
-			// a snapshot's plan held to the live one); no table of digests
-			// serves two projects or two variables.
-			salt := sha256.Sum256([]byte("provision plan variable\x00" + project + "\x00" + name))
-			out[name] = plans.Variable{Sensitive: true, Digest: keyedDigest(hex.EncodeToString(salt[:16]), b)}
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-// keyedDigest is the digest a plan keeps of a sensitive value b, under
-// salt (hex): argon2id (RFC 9106), memory-hard, so that a plan file
-// holds no digest anyone could look up and each guess at it costs
-// 16 MiB and two passes. A short secret can still be guessed from a plan
-// file at that cost: plan files are written readable by their owner only.
-func keyedDigest(salt string, b []byte) string {
-	key := argon2.IDKey(b, []byte(salt), 2, 16<<10, 1, 32)
-	return "argon2id:" + salt + ":" + hex.EncodeToString(key)
-}
-
-// sensitiveMoved says which sensitive variable has another value now than
-// the saved plan was made with; "" when none.
-func sensitiveMoved(saved map[string]plans.Variable, vars map[string]*schema.Variable) string {
-	for _, name := range slices.Sorted(maps.Keys(saved)) {
-		sv := saved[name]
-		if !sv.Sensitive {
-			continue
-		}
-		parts := strings.Split(sv.Digest, ":")
-		b, ok := schema.SensitiveValue(vars[name])
-		if len(parts) != 3 || !ok || subtle.ConstantTimeCompare([]byte(keyedDigest(parts[1], b)), []byte(sv.Digest)) != 1 {
-			return name
-		}
-	}
-	return ""
-}
-
 // mode is what the run's plan is for: destroy removes what the project
 // owns, every other run converges.
 func (r *Run) mode() plans.Mode {
@@ -307,12 +249,12 @@ func (r *Run) mode() plans.Mode {
 }
 
 // plan plans from the live state, with no I/O (the engine finishes the
-// plan: provision.Plan), and adds what it was made from: the variables'
-// values, the sources, the snapshot. Plan, apply DIR and destroy show it
+// plan: provision.Plan), and adds the warnings it was made with and the
+// snapshot it was made from. Plan, apply DIR and destroy show it
 // here; a saved plan's run shows it once checked.
 func (r *Run) plan(context.Context) hcl.Diagnostics {
 	o := provision.PlanOptions{Mode: r.mode(), Replace: r.replace, Targets: r.Targets, Excludes: r.Excludes,
-		Whole: r.Type == Pull, Indices: r.SearchIndices, Permit: r.Type != ApplySaved}
+		Whole: r.Type == Pull, Indices: r.SearchIndices, Permit: r.Type != ApplySaved, Dir: r.Dir, Files: r.parser.Files()}
 	if k := r.Opened.Cluster; k != nil {
 		o.Recorded = func(p *plans.Plan) hcl.Diagnostics { return k.Forgotten(r.Live.Record, p.Project, p.Backends) }
 	}
@@ -325,9 +267,6 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 	}
 	r.Warnings = append(r.Warnings, diags...) // shown with the plan
 	p.Diagnostics = plans.JSONDiagnostics(r.Warnings)
-	p.Variables = variables(r.Config.Project, r.Config.Variables)
-	p.Dir = r.Dir
-	p.Sources = sources(r.Dir, r.parser.Files(), r.Config.Variables)
 	p.Snapshot = r.From.Source()
 	if r.Type != ApplySaved {
 		r.show()
@@ -346,7 +285,7 @@ func (r *Run) show() {
 // redacted; the fresh one, narrowed to its changes, holds the values to
 // send.
 func (r *Run) checkSaved(ctx context.Context) hcl.Diagnostics {
-	if name := sensitiveMoved(r.Saved.Variables, r.Config.Variables); name != "" {
+	if name := provision.SensitiveMoved(r.Saved.Variables, r.Config.Variables); name != "" {
 		return Refusal("Saved plan cannot be applied", fmt.Sprintf("The saved plan %s was made with another value of the sensitive var.%s than the one given now (its keyed digest in the plan differs; the value is never written). Nothing was sent. Give the value it was made with, or make a new plan.", r.PlanFile, name), nil)
 	}
 	if why := matchSaved(r.Saved, r.Plan.Redacted()); why != "" {
