@@ -632,11 +632,3 @@ func Suggest(s string, names []string) string {
 	}
 	return fmt.Sprintf(" Did you mean %q?", best)
 }
-
-// OrNone is ss joined with commas, or none when there are none.
-func OrNone(ss []string, none string) string {
-	if len(ss) == 0 {
-		return none
-	}
-	return strings.Join(ss, ", ")
-}

@@ -188,11 +188,5 @@ func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 // ImportsOf are the import blocks that name objects of the kinds ks, in
 // block order: what those kinds' backends take over.
 func (cfg *Config) ImportsOf(ks ...addrs.Kind) []*Import {
-	var out []*Import
-	for _, im := range cfg.Imports {
-		if slices.Contains(ks, im.Kind) {
-			out = append(out, im)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(cfg.Imports), func(im *Import) bool { return !slices.Contains(ks, im.Kind) })
 }

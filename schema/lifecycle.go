@@ -259,13 +259,7 @@ func (d *decoder) checkRemoved(cfg *Config, removed []*Removed) {
 // RemovedOfKinds are the removed blocks that name objects of the kinds
 // ks, in block order: what those kinds' backends forget or delete.
 func (cfg *Config) RemovedOfKinds(ks ...addrs.Kind) []*Removed {
-	var out []*Removed
-	for _, r := range cfg.Removed {
-		if slices.Contains(ks, r.Kind) {
-			out = append(out, r)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(cfg.Removed), func(r *Removed) bool { return !slices.Contains(ks, r.Kind) })
 }
 
 // RemovedOf is the removed block that names the object of kind and name;

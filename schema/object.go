@@ -182,6 +182,24 @@ func (d Decoder) Blocks(raw hcl.Body, c *hcl.BodyContent, typ string) []Nested {
 	return d.d.blocksOf(raw, c, typ)
 }
 
+// Once decodes, with decode, the first block of type typ in c, the
+// content of the body written as raw (a dynamic block's iterations
+// included), and refuses each other one as a duplicate of it: the
+// "<typ> block of <of>" ("of this service").
+func (d Decoder) Once(raw hcl.Body, c *hcl.BodyContent, typ, of string, decode func(b Nested)) {
+	var first *hcl.Range
+	for _, b := range d.Blocks(raw, c, typ) {
+		d.Within(b.Iter, func() {
+			if first != nil {
+				d.DuplicateBlock("Duplicate "+typ+" block", typ+" block of "+of, b.DefRange, *first)
+				return
+			}
+			first = b.DefRange.Ptr()
+			decode(b)
+		})
+	}
+}
+
 // Within runs decode, each diagnostic it records saying which iteration
 // (Nested.Iter) it belongs to.
 func (d Decoder) Within(iter string, decode func()) { d.d.within(iter, decode) }

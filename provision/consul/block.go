@@ -107,15 +107,7 @@ func (d decoder) serviceBody(s *Decl, b *hcl.Block, c *hcl.BodyContent) {
 	}
 	s.Fields = d.Args(RegistrationFields, c, "")
 	checkRegistration(d.Decoder, s, b.DefRange)
-	for _, fb := range d.Blocks(b.Body, c, "frontend") {
-		d.Within(fb.Iter, func() {
-			if s.Frontend != nil {
-				d.DuplicateBlock("Duplicate frontend block", "frontend block of this service", fb.DefRange, s.Frontend.DeclRange)
-				return
-			}
-			s.Frontend = d.frontendBlock(fb)
-		})
-	}
+	d.Once(b.Body, c, "frontend", "this service", func(fb schema.Nested) { s.Frontend = d.frontendBlock(fb) })
 	seen := map[string]*Check{}
 	for _, cb := range d.Blocks(b.Body, c, "check") {
 		d.Within(cb.Iter, func() {
@@ -145,15 +137,7 @@ func (d decoder) frontendBlock(b schema.Nested) *Frontend {
 		}
 	}
 	f.EntryPoints = d.Strings(c.Attributes["entrypoints"])
-	for _, ab := range d.Blocks(b.Raw, c, "forward_auth") {
-		d.Within(ab.Iter, func() {
-			if f.ForwardAuth != nil {
-				d.DuplicateBlock("Duplicate forward_auth block", "forward_auth block of this frontend", ab.DefRange, f.ForwardAuth.DeclRange)
-				return
-			}
-			f.ForwardAuth = d.forwardAuthBlock(ab)
-		})
-	}
+	d.Once(b.Raw, c, "forward_auth", "this frontend", func(ab schema.Nested) { f.ForwardAuth = d.forwardAuthBlock(ab) })
 	if proofs := c.Blocks.OfType("proof"); len(proofs) > 0 {
 		d.proofBlock(f, proofs[0], d.OnlyBlock(proofs, proofSchema))
 	}
@@ -214,17 +198,7 @@ func (d decoder) forwardAuthBlock(b schema.Nested) *ForwardAuth {
 		}
 	}
 	a.TrustForwardHeader = d.Bool(c.Attributes["trust_forward_header"])
-	var tlsAt hcl.Range
-	for _, tb := range d.Blocks(b.Raw, c, "tls") {
-		d.Within(tb.Iter, func() {
-			if a.TLS != nil {
-				d.DuplicateBlock("Duplicate tls block", "tls block of this forward_auth", tb.DefRange, tlsAt)
-				return
-			}
-			tlsAt = tb.DefRange
-			a.TLS = d.tlsBlock(tb.Block)
-		})
-	}
+	d.Once(b.Raw, c, "tls", "this forward_auth", func(tb schema.Nested) { a.TLS = d.tlsBlock(tb.Block) })
 	return a
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -275,7 +276,7 @@ func checkCheck(d schema.Decoder, ch *Check, rng hcl.Range) {
 	status, hasStatus := ch.Def["Status"].(string)
 	switch {
 	case len(types) != 1:
-		d.Errorf(rng, rng, "Invalid check", "A check sets exactly one of http, tcp, udp, ttl, grpc, h2ping, alias_service (or alias_node), args (a script) or docker_container_id; this one sets %s.%s", orNone(types), twoTypes(types))
+		d.Errorf(rng, rng, "Invalid check", "A check sets exactly one of http, tcp, udp, ttl, grpc, h2ping, alias_service (or alias_node), args (a script) or docker_container_id; this one sets %s.%s", plans.OrNone(types, "none"), twoTypes(types))
 	case needsInterval && ch.Def["Interval"] == nil:
 		d.Errorf(rng, rng, "Check without an interval", "A %s check runs every interval: set interval, such as \"10s\".", types[0])
 	case types[0] == "ttl" && ch.Def["Interval"] != nil:
@@ -294,12 +295,4 @@ func checkCheck(d schema.Decoder, ch *Check, rng hcl.Range) {
 func checkSidecarCheck(d schema.Decoder, def map[string]any, rng hcl.Range) {
 	name, _ := def["Name"].(string)
 	checkCheck(d, &Check{Name: name, Def: def}, rng)
-}
-
-// orNone is the types joined with commas, or "none".
-func orNone(types []string) string {
-	if len(types) == 0 {
-		return "none"
-	}
-	return strings.Join(types, ", ")
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -264,7 +265,7 @@ func (d decoder) sourceField(doc *DocumentDecl, mapping *Mapping, key string, va
 			sort.Strings(have)
 			d.Errorf(at, doc.DeclRange, "Field not in the mapping",
 				"The type %q of index %q declares no field %q (it declares %s). Elasticsearch 2.x would add it to the live mapping silently, a mapping change nobody reviewed: declare the field in the mapping, or leave it out.",
-				doc.Type, doc.Index, strings.Join(parts[:i+1], "."), schema.OrNone(have, "no field"))
+				doc.Type, doc.Index, strings.Join(parts[:i+1], "."), plans.OrNone(have, "no field"))
 			return
 		}
 		if i == len(parts)-1 {
