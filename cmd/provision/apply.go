@@ -75,7 +75,7 @@ func interruptible(a *netArgs) (context.Context, func()) {
 func (c *cli) send(op run.Operation, a *sendArgs, question string) int {
 	ctx, stop := interruptible(&a.run.net)
 	defer stop()
-	var v run.ApplyView = &jsonApply{&jsonView{o: c.output}}
+	var v run.View = &jsonApply{&jsonView{o: c.output}}
 	if !a.view.json {
 		v = &humanApply{textView: c.textView(a.view.noColor), live: c.isTerminal(c.stderr), command: op.Type.String(), question: question}
 	}

@@ -236,9 +236,9 @@ func (v *humanApply) Result(p *plans.Plan, res provision.Result, diags hcl.Diagn
 }
 
 var (
-	_ run.ApplyView = (*humanApply)(nil)
-	_ run.Asker     = (*humanApply)(nil)
-	_ run.ApplyView = (*jsonApply)(nil)
+	_ run.View  = (*humanApply)(nil)
+	_ run.Asker = (*humanApply)(nil)
+	_ run.View  = (*jsonApply)(nil)
 )
 
 // Confirm asks for "yes" on standard input, as Terraform does: from a

@@ -50,27 +50,8 @@ func (c *cli) plan(args []string) int {
 		v.Diagnostics(diags)
 		return exitError
 	}
-	op.Hooks = map[run.Phase][]run.Hook{}
-	if op.GenerateConfigOut = a.generate; a.generate != "" {
-		op.Hooks[run.MakeConfig] = []run.Hook{func(_ context.Context, r *run.Run) hcl.Diagnostics {
-			if r.GeneratedFile == "" {
-				v.note("Nothing to generate: every import block names a declared object. %s was not written.", a.generate)
-			} else {
-				v.note("Wrote the generated declarations to %s. Review them; the plan below reads them.\n", r.GeneratedFile)
-			}
-			return nil
-		}}
-	}
-	if out := a.out; out != "" {
-		op.Hooks[run.Diff] = []run.Hook{func(_ context.Context, r *run.Run) hcl.Diagnostics {
-			if err := plans.WritePlanFile(out, r.Plan); err != nil {
-				return run.Refusal("Cannot save the plan", err.Error()+".", nil)
-			}
-			v.note("\nSaved the plan to %s. Apply exactly these requests with: provision apply %s", out, out)
-			return nil
-		}}
-	}
-	r := op.Start(ctx, v)
+	op.GenerateConfigOut = a.generate
+	r := op.Start(ctx, &planning{planView: v, out: a.out, generate: a.generate})
 	switch {
 	case r.Failed():
 		if r.GeneratedFile != "" {
@@ -81,6 +62,28 @@ func (c *cli) plan(args []string) int {
 		return exitChanges
 	}
 	return exitOK
+}
+
+// planning is plan's view: after make config it says what was written,
+// and after diff it saves the plan to out (-out).
+type planning struct {
+	planView
+	out, generate string
+}
+
+func (v *planning) PostPhase(_ context.Context, ph run.Phase, r *run.Run) hcl.Diagnostics {
+	switch {
+	case ph == run.MakeConfig && r.GeneratedFile == "":
+		v.note("Nothing to generate: every import block names a declared object. %s was not written.", v.generate)
+	case ph == run.MakeConfig:
+		v.note("Wrote the generated declarations to %s. Review them; the plan below reads them.\n", r.GeneratedFile)
+	case ph == run.Diff && v.out != "":
+		if err := plans.WritePlanFile(v.out, r.Plan); err != nil {
+			return run.Refusal("Cannot save the plan", err.Error()+".", nil)
+		}
+		v.note("\nSaved the plan to %s. Apply exactly these requests with: provision apply %s", v.out, v.out)
+	}
+	return nil
 }
 
 // setAside moves generated declarations whose plan failed out of the

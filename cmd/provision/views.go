@@ -36,6 +36,7 @@ func (c *cli) formatView(format string, noColor bool) (planView, error) {
 // textView is the human rendering: the plan on stdout, diagnostics with
 // their source snippets on stderr.
 type textView struct {
+	run.Silent
 	o     *output
 	color bool
 	files map[string]*hcl.File
@@ -104,7 +105,10 @@ func (v *renderView) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
 
 // jsonView prints one JSON document: the plan, or the diagnostics that
 // stopped the command.
-type jsonView struct{ o *output }
+type jsonView struct {
+	run.Silent
+	o *output
+}
 
 func (v *jsonView) Loaded(_ map[string]*hcl.File, secrets []string) {
 	v.o.secrets = append(v.o.secrets, secrets...)

@@ -68,7 +68,7 @@ func (r *Run) checkPulled(ctx context.Context, res *pull.Result) hcl.Diagnostics
 	}
 	check := r.Operation
 	check.Type, check.Targets, check.Excludes = Plan, nil, nil
-	check.Dir, check.From, check.Hooks, check.Specs = filepath.Join(tmp, dir), provision.Reread(r.Live), nil, nil
+	check.Dir, check.From, check.Specs = filepath.Join(tmp, dir), provision.Reread(r.Live), nil
 	quiet := &Capture{}
 	again := check.Start(ctx, quiet)
 	if again.Failed() {
@@ -103,6 +103,7 @@ func (r *Run) checkPulled(ctx context.Context, res *pull.Result) hcl.Diagnostics
 // Capture is the view of a run inside another (a pull's check, each run
 // of provision test): it shows nothing and keeps what the run reports.
 type Capture struct {
+	Silent
 	Planned         *plans.Plan
 	Warnings, Diags hcl.Diagnostics
 }

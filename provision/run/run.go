@@ -11,7 +11,7 @@
 // live system is asked anything before read, so specs that fail to load
 // send no request. The CLI parses flags into an Operation, picks a View,
 // and reads the Run's outcome; it never opens a backend or prints. A
-// feature adds a phase here, or a Hook after one.
+// feature adds a phase here, or a View's PostPhase after one.
 package run
 
 import (
@@ -118,10 +118,6 @@ var phases = map[Type][]Phase{
 	History:    {Load, Open, ReadHistory},
 }
 
-// Hook runs after its phase; an error diagnostic stops the run there, as
-// the phase's own would.
-type Hook func(ctx context.Context, r *Run) hcl.Diagnostics
-
 // Operation is a run as the flags and the environment describe it. The
 // environment is read through Getenv and Environ only (but Consul's own
 // variables, CONSUL_HTTP_ADDR and the rest, which its API client reads
@@ -171,7 +167,6 @@ type Operation struct {
 	// Applied are the entries the record phase adds to the project's
 	// history once an apply completes (apply -record), their time its.
 	Applied []plans.Applied
-	Hooks   map[Phase][]Hook
 	// From, when set, is the recorded live state a plan is made from
 	// instead of reading: nothing is read or sent.
 	From *provision.Snapshot
@@ -195,8 +190,12 @@ func LoadSpecs(dir string, vars, varFiles, env []string) (*Specs, hcl.Diagnostic
 	return &Specs{Parser: p, Config: cfg}, diags
 }
 
-// View is where a run reports: the CLI's human and JSON renderings. Its
-// methods are called from the run's goroutine, in order.
+// View is where a run reports as it goes: the one interface through
+// which everything a run says reaches the CLI's human and JSON renderings
+// and the watcher's log (as Terraform's views implement its
+// terraform.Hook). Its methods are called from the run's goroutine, in
+// order; a view with nothing to say of an apply, or nothing to do after a
+// phase, embeds Silent.
 type View interface {
 	// Loaded gives the sources that diagnostics quote and the values that
 	// no output may show.
@@ -206,17 +205,28 @@ type View interface {
 	Diagnostics(diags hcl.Diagnostics)
 	// Plan shows the plan and the warnings it was made with.
 	Plan(p *plans.Plan, warnings hcl.Diagnostics)
-}
-
-// ApplyView is the View of an operation that sends.
-type ApplyView interface {
-	View
+	// Progress is each event of an apply's requests, as it happens.
 	Progress(p Progress)
+	// Verified is each proof after an apply.
 	Verified(v provision.Verified)
 	// Result reports the end of an apply; failures reach it as
 	// diagnostics whose range is the declaration that caused them.
 	Result(p *plans.Plan, res provision.Result, diags hcl.Diagnostics)
+	// PostPhase runs after each phase that did not fail (plan -out saves
+	// the plan after diff); an error diagnostic it returns stops the run
+	// there, as the phase's own would.
+	PostPhase(ctx context.Context, ph Phase, r *Run) hcl.Diagnostics
 }
+
+// Silent is the part of a View that says nothing of an apply and does
+// nothing after a phase: a view of the commands that send nothing embeds
+// it.
+type Silent struct{}
+
+func (Silent) Progress(Progress)                                      {}
+func (Silent) Verified(provision.Verified)                            {}
+func (Silent) Result(*plans.Plan, provision.Result, hcl.Diagnostics)  {}
+func (Silent) PostPhase(context.Context, Phase, *Run) hcl.Diagnostics { return nil }
 
 // Progress is one event of an apply with the count of requests done.
 type Progress struct {
@@ -270,7 +280,7 @@ type Run struct {
 func (r *Run) Failed() bool { return r.failed }
 
 // Start runs the operation to its end, or to the first phase that fails,
-// reporting to v; a run that sends needs an ApplyView.
+// reporting to v.
 func (o Operation) Start(ctx context.Context, v View) *Run {
 	r := &Run{Operation: o, view: v}
 	if o.Getenv == nil {
@@ -296,9 +306,6 @@ func (o Operation) Start(ctx context.Context, v View) *Run {
 		r.fail(Refusal("Confirmation needed", fmt.Sprintf("%s needs confirmation, and -input=false forbids asking. Pass -auto-approve, or save a reviewed plan with %s and apply that file. Nothing was sent.", o.Type, plan), nil))
 		return r
 	}
-	if _, ok := v.(ApplyView); !ok && slices.Contains(phases[o.Type], Send) {
-		panic("run: an operation that sends reports to an ApplyView")
-	}
 	for _, ph := range phases[o.Type] {
 		if r.skips(ph) {
 			continue
@@ -310,11 +317,8 @@ func (o Operation) Start(ctx context.Context, v View) *Run {
 		} else {
 			diags = r.step(ctx, ph)
 		}
-		for _, h := range o.Hooks[ph] {
-			if diags.HasErrors() {
-				break
-			}
-			diags = append(diags, h(ctx, r)...)
+		if !diags.HasErrors() {
+			diags = append(diags, v.PostPhase(ctx, ph, r)...)
 		}
 		if diags.HasErrors() {
 			r.fail(slices.DeleteFunc(diags, func(d *hcl.Diagnostic) bool { _, ok := d.Extra.(shownAlready); return ok }))

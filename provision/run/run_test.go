@@ -19,8 +19,10 @@ import (
 	"github.com/provision-dev/provision/provision/plans"
 )
 
-// recorder is a View and ApplyView that keeps what a run reports.
+// recorder is a View that keeps what a run reports, and runs after each
+// phase the hooks given for it.
 type recorder struct {
+	hooks  map[Phase][]func(*Run) hcl.Diagnostics
 	diags  hcl.Diagnostics
 	plans  []*plans.Plan
 	result bool
@@ -37,6 +39,15 @@ func (v *recorder) Plan(p *plans.Plan, w hcl.Diagnostics) {
 func (v *recorder) Progress(Progress)                                     {}
 func (v *recorder) Verified(provision.Verified)                           {}
 func (v *recorder) Result(*plans.Plan, provision.Result, hcl.Diagnostics) { v.result = true }
+func (v *recorder) PostPhase(_ context.Context, ph Phase, r *Run) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, h := range v.hooks[ph] {
+		if diags = append(diags, h(r)...); diags.HasErrors() {
+			break
+		}
+	}
+	return diags
+}
 
 // asking is a recorder that can be asked for approval.
 type asking struct{ recorder }
@@ -99,12 +110,13 @@ func TestPhases(t *testing.T) {
 	}
 }
 
-// TestHookStops: a hook's error stops the run after its phase, and the
-// view gets the error; the next phases never run.
+// TestHookStops: an error of what runs after a phase (View.PostPhase)
+// stops the run after it, and the view gets the error; the next phases
+// never run.
 func TestHookStops(t *testing.T) {
 	var seen []Phase
-	hook := func(ph Phase, fail bool) Hook {
-		return func(_ context.Context, r *Run) hcl.Diagnostics {
+	hook := func(ph Phase, fail bool) func(*Run) hcl.Diagnostics {
+		return func(*Run) hcl.Diagnostics {
 			seen = append(seen, ph)
 			if fail {
 				return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Stopped by a hook"}}
@@ -112,10 +124,10 @@ func TestHookStops(t *testing.T) {
 			return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Seen by a hook"}}
 		}
 	}
-	op := Operation{Type: Apply, AutoApprove: true, Dir: specs(t, `project = "unit"`), Hooks: map[Phase][]Hook{
+	op := Operation{Type: Apply, AutoApprove: true, Dir: specs(t, `project = "unit"`)}
+	v := &recorder{hooks: map[Phase][]func(*Run) hcl.Diagnostics{
 		Open: {hook(Open, false)}, Read: {hook(Read, true), hook(Read, false)}, Diff: {hook(Diff, false)},
 	}}
-	v := &recorder{}
 	r := op.Start(context.Background(), v)
 	if !r.Failed() {
 		t.Fatal("the run went on after a hook's error")
@@ -234,11 +246,11 @@ func TestReadsAfterLoad(t *testing.T) {
 				}))
 				defer agent.Close()
 				dir := specs(t, fmt.Sprintf(valid, strings.TrimPrefix(agent.URL, "http://"))+tail)
-				op := Operation{Type: typ, Dir: dir, AutoApprove: true, Hooks: map[Phase][]Hook{Load: {func(context.Context, *Run) hcl.Diagnostics {
+				op := Operation{Type: typ, Dir: dir, AutoApprove: true}
+				r := op.Start(context.Background(), &recorder{hooks: map[Phase][]func(*Run) hcl.Diagnostics{Load: {func(*Run) hcl.Diagnostics {
 					loaded.Store(true)
 					return nil
-				}}}}
-				r := op.Start(context.Background(), &recorder{})
+				}}}})
 				switch {
 				case tail != "" && (!r.Failed() || requests.Load() != 0):
 					t.Errorf("specs that do not load: failed %v, %d requests, want a failure and none", r.Failed(), requests.Load())

@@ -321,7 +321,7 @@ func (r *Run) confirm(ctx context.Context) hcl.Diagnostics {
 // send applies the plan, showing every request and, on a failure or an
 // interrupt, what was done and what was not.
 func (r *Run) send(ctx context.Context) hcl.Diagnostics {
-	v := r.view.(ApplyView)
+	v := r.view
 	total, n := 0, 0
 	for _, ch := range r.Plan.Changes {
 		total += len(ch.Requests)
@@ -373,7 +373,7 @@ func (r *Run) record(ctx context.Context) hcl.Diagnostics {
 // was sent: a gate a proxy serves open is no less open for a converged
 // plan.
 func (r *Run) verify(ctx context.Context) hcl.Diagnostics {
-	v := r.view.(ApplyView)
+	v := r.view
 	lines, diags := provision.Verify(ctx, r.Plan, r.byName())
 	for _, l := range lines {
 		v.Verified(l)

@@ -11,20 +11,21 @@ import (
 	"github.com/provision-dev/provision/provision/run"
 )
 
-// view is the run.ApplyView of the watcher's plans and repairs: each
+// view is the run.View of the watcher's plans and repairs: each
 // thing a run reports is one event of the log (a diagnostic only while
 // it is new), every value the specs hold as secret hidden.
 type view struct {
-	w        *Watcher
-	secrets  []string
-	applying bool
+	run.Silent // nothing to do after a phase
+	w          *Watcher
+	secrets    []string
+	applying   bool
 	// denied are the objects the credentials may not write, as the
 	// errors say; others counts the other errors.
 	denied []addrs.Addr
 	others int
 }
 
-var _ run.ApplyView = (*view)(nil)
+var _ run.View = (*view)(nil)
 
 func (v *view) Loaded(_ map[string]*hcl.File, secrets []string) { v.secrets = secrets }
 
