@@ -422,16 +422,26 @@ func synthesize(snap, out string, n int) error {
 }
 
 // writeTests writes dir/tests/bench.provtest.hcl: runs runs of the
-// snapshot, each expecting no changes (no golden files are compared).
+// snapshot, copied beside it, each expecting no changes.
 func writeTests(dir, snap string, runs int) error {
-	var b strings.Builder
-	for i := range runs {
-		fmt.Fprintf(&b, "run \"converged %d\" {\n  snapshot          = %q\n  expect_no_changes = true\n}\n\n", i, snap)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "tests"), 0o755); err != nil {
+	// A test reads its snapshot from its own folder or below (the reads
+	// are confined), so the snapshot is copied there.
+	tests := filepath.Join(dir, "tests")
+	if err := os.MkdirAll(tests, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "tests", "bench.provtest.hcl"), []byte(b.String()), 0o644)
+	src, err := os.ReadFile(snap)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tests, filepath.Base(snap)), src, 0o644); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for i := range runs {
+		fmt.Fprintf(&b, "run \"converged %d\" {\n  snapshot          = %q\n  expect_no_changes = true\n}\n\n", i, filepath.Base(snap))
+	}
+	return os.WriteFile(filepath.Join(tests, "bench.provtest.hcl"), []byte(b.String()), 0o644)
 }
 
 // abText is a row's A/B against the base, "1.02 (0.97-1.08)", marked *
