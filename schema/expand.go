@@ -281,15 +281,24 @@ func sameBlock(a, b *Instance, ra, rb hcl.Range, ma, mb addrs.Module) bool {
 
 // spread calls decode(part, i) for i from 0 to n-1 on every core, in
 // runs of at least 256, each run with a decoder of its own (part) whose
-// diagnostics and secrets join d's in order. Which call crosses the work
+// diagnostics and secrets join d's in order; fewer than two runs' worth
+// (a module instance's one service) are decoded with d itself. Which call crosses the work
 // limit first depends on the order the runs went, so when the budget
 // runs out the calls are made again one by one, with d, from the budget
 // they started with: the error is at the first crossing in file order.
 // (A budget spent before them stays spent: nothing they count is known,
 // and no call reports it.) decode writes nothing another call reads.
 func (d *decoder) spread(n int, decode func(part *decoder, i int)) {
-	values, bytes, spent := d.bg.values.Load(), d.bg.bytes.Load(), d.bg.spent.Load()
 	parts := make([]*decoder, min(runtime.GOMAXPROCS(0), n/256+1))
+	if len(parts) == 1 { // one run: d's own, in order, on this goroutine
+		ctx, each := d.ctx, d.each
+		for i := range n {
+			decode(d, i)
+		}
+		d.ctx, d.each = ctx, each
+		return
+	}
+	values, bytes, spent := d.bg.values.Load(), d.bg.bytes.Load(), d.bg.spent.Load()
 	for w := range parts {
 		parts[w] = &decoder{vars: d.vars, locals: d.locals, bg: d.bg, namespaces: d.namespaces}
 	}
