@@ -1,4 +1,6 @@
-// Package consul is the backend for a Consul agent's services: it turns
+// Package consul is the service kind and the backend for a Consul agent's
+// services: it registers the kind (Service) and decodes its block (Decl,
+// a service as Consul's own definition files write it too), turns
 // declared services into agent service registrations whose tags configure
 // a Traefik reverse proxy, reads what is live as a value (agentState),
 // plans from it, and sends the register and deregister requests of a

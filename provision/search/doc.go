@@ -1,5 +1,7 @@
-// Package search is the backend for one member cluster of an Elasticsearch
-// tribe: it creates declared indices and their mapping types on a node of
+// Package search is the index and document kinds and the backend for one
+// member cluster of an Elasticsearch tribe: it registers the kinds (Index,
+// Document) and decodes their blocks (IndexDecl, DocumentDecl), creates
+// declared indices and their mapping types on a node of
 // that cluster (never on the read-only tribe node), and checks afterwards
 // that they show through the tribe node.
 //
