@@ -301,7 +301,7 @@ func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
 			return bad("Invalid each reference", "Inside a block with for_each, each.key is the instance's key and each.value its value; there is no each.%s.", name)
 		}
 	default:
-		if k, ok := namespaceOf(root); ok {
+		if k, ok := kindsByName().namespaces[root]; ok {
 			if summary, detail := k.CheckRef(tr, d.namespaces[root]); summary != "" {
 				return bad(summary, "%s", detail)
 			}

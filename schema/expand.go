@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/dynblock"
@@ -83,24 +82,10 @@ func expandDynamic(body hcl.Body, ctx *hcl.EvalContext) hcl.Body {
 	return dynblock.Expand(body, ctx)
 }
 
-// nestedBlocks are the types of the blocks the kinds' schemas expect
-// inside their blocks (KindSchema.Nested), once every kind is defined.
-var nestedBlocks = sync.OnceValue(func() map[string]bool {
-	out := map[string]bool{}
-	for _, k := range kinds() {
-		for _, s := range k.Nested {
-			for _, b := range s.Blocks {
-				out[b.Type] = true
-			}
-		}
-	}
-	return out
-})
-
 // unexpectedBlocks: a block in body, at any depth, is of none of the
-// nestedBlocks types.
+// types the kinds' blocks hold (KindSchema.Nested).
 func unexpectedBlocks(body *hclsyntax.Body) bool {
-	return slices.ContainsFunc(body.Blocks, func(b *hclsyntax.Block) bool { return !nestedBlocks()[b.Type] || unexpectedBlocks(b.Body) })
+	return slices.ContainsFunc(body.Blocks, func(b *hclsyntax.Block) bool { return !kindsByName().nested[b.Type] || unexpectedBlocks(b.Body) })
 }
 
 type element struct {

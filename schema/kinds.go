@@ -99,15 +99,29 @@ func Define(spec addrs.KindSpec, s *KindSchema) addrs.Kind {
 	return k
 }
 
-// rewriters are the kinds' Rewrite by the block types they rewrite, once
-// every kind is defined.
-var rewriters = sync.OnceValue(func() map[string]func(*hclsyntax.Block) hcl.Diagnostics {
-	out := map[string]func(*hclsyntax.Block) hcl.Diagnostics{}
+// kindsByName is what the loader looks up of the defined kinds by a name in
+// the specs, once every kind is defined: the block types their blocks
+// hold (Nested), the block types they rewrite (Rewrite, Aliases), their
+// namespaces (Namespace).
+var kindsByName = sync.OnceValue(func() (out struct {
+	nested     map[string]bool
+	rewriters  map[string]func(*hclsyntax.Block) hcl.Diagnostics
+	namespaces map[string]definedKind
+}) {
+	out.nested, out.rewriters, out.namespaces = map[string]bool{}, map[string]func(*hclsyntax.Block) hcl.Diagnostics{}, map[string]definedKind{}
 	for _, k := range kinds() {
+		for _, s := range k.Nested {
+			for _, b := range s.Blocks {
+				out.nested[b.Type] = true
+			}
+		}
 		if k.Rewrite != nil {
 			for _, t := range append([]string{k.Name()}, k.Aliases...) {
-				out[t] = k.Rewrite
+				out.rewriters[t] = k.Rewrite
 			}
+		}
+		if k.Namespace != "" && k.CheckRef != nil {
+			out.namespaces[k.Namespace] = k
 		}
 	}
 	return out
@@ -118,7 +132,7 @@ var rewriters = sync.OnceValue(func() map[string]func(*hclsyntax.Block) hcl.Diag
 func rewrite(body *hclsyntax.Body) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, blk := range body.Blocks {
-		if r, ok := rewriters()[blk.Type]; ok {
+		if r, ok := kindsByName().rewriters[blk.Type]; ok {
 			diags = append(diags, r(blk)...)
 		}
 	}
@@ -216,16 +230,6 @@ func kinds() []definedKind {
 		}
 	}
 	return out
-}
-
-// namespaceOf is the defined kind whose namespace is name.
-func namespaceOf(name string) (definedKind, bool) {
-	for _, k := range kinds() {
-		if k.Namespace == name && k.CheckRef != nil {
-			return k, true
-		}
-	}
-	return definedKind{}, false
 }
 
 // schemaOf is the block of a defined kind.

@@ -38,8 +38,11 @@ type Decl interface {
 
 // Decls are the declared objects of kind k, in block order, as its
 // package decoded them (T is its declaration's type).
-func Decls[T Decl](cfg *Config, k addrs.Kind) []T {
-	objs := cfg.objects[k]
+func Decls[T Decl](cfg *Config, k addrs.Kind) []T { return As[T](cfg.objects[k]) }
+
+// As are objs, declarations of one kind (a Check's), as its package's
+// type T.
+func As[T Decl](objs []Decl) []T {
 	out := make([]T, len(objs))
 	for i, o := range objs {
 		out[i] = o.(T)

@@ -26,12 +26,9 @@ import (
 type Backend struct {
 	provision.NoCapabilities
 	cfg *schema.Config
-	// services are the service blocks cfg declares (every agent's), and
-	// gates the requests their gated frontends gate.
-	services []*Decl
-	gates    []labels.Gate
-	scope    scope
-	c        *client.Agent
+	declared
+	scope scope
+	c     *client.Agent
 	// agent is the agent block; nil for the one agent of Consul.
 	agent *schema.Agent
 	// in qualifies the addresses of this agent's services when several
@@ -42,6 +39,14 @@ type Backend struct {
 	locker bool
 	// replace are the services to register again even when converged.
 	replace map[addrs.Addr]bool
+}
+
+// declared are the service blocks cfg declares (every agent's), and gates
+// the requests their gated frontends gate: worked out once for all the
+// agents' backends.
+type declared struct {
+	services []*Decl
+	gates    []labels.Gate
 }
 
 // Options are how an agent is opened.
@@ -80,8 +85,10 @@ func New(cfg *schema.Config, o Options) ([]*Backend, hcl.Diagnostics) {
 	if !Uses(cfg, o) {
 		return nil, nil
 	}
+	services := Services(cfg)
+	d := declared{services, gatesOf(services)}
 	if len(cfg.Agents) == 0 {
-		b, diags := openConfig(cfg, nil, o)
+		b, diags := openConfig(cfg, nil, o, d)
 		if b == nil {
 			return nil, diags
 		}
@@ -91,7 +98,7 @@ func New(cfg *schema.Config, o Options) ([]*Backend, hcl.Diagnostics) {
 	var out []*Backend
 	var diags hcl.Diagnostics
 	for i, a := range cfg.Agents {
-		b, bdiags := openConfig(cfg, a, o)
+		b, bdiags := openConfig(cfg, a, o, d)
 		diags = append(diags, bdiags...)
 		if b != nil {
 			b.locker = i == 0 && lockerIsFirstAgent(cfg, o)
@@ -172,20 +179,19 @@ func agentClient(cfg *schema.Config, a *schema.Agent, o Options) (*client.Agent,
 
 // openConfig opens the backend of the agent a (nil: Consul's one agent):
 // its client, and the scope of what it reads.
-func openConfig(cfg *schema.Config, a *schema.Agent, o Options) (*Backend, hcl.Diagnostics) {
+func openConfig(cfg *schema.Config, a *schema.Agent, o Options, d declared) (*Backend, hcl.Diagnostics) {
 	c, diags := agentClient(cfg, a, o)
 	if c == nil {
 		return nil, diags
 	}
 	sc := scope{Project: cfg.Project, Datacenter: c.Conf.Datacenter, Agent: c.Name}
-	services := Services(cfg)
-	for _, s := range services {
+	for _, s := range d.services {
 		if a == nil || s.Agent == a.Name {
 			sc.IDs = append(sc.IDs, s.Name)
 		}
 	}
 	sort.Strings(sc.IDs)
-	b := &Backend{cfg: cfg, services: services, gates: gatesOf(services), scope: sc, c: c, agent: a}
+	b := &Backend{cfg: cfg, declared: d, scope: sc, c: c, agent: a}
 	if len(o.Replace) > 0 {
 		b.replace = map[addrs.Addr]bool{}
 		for _, r := range o.Replace {

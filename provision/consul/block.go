@@ -287,10 +287,7 @@ func (d decoder) checkPublic(cfg *schema.Config, services []*Decl) {
 // single-generation dialect would leave ungated, tags that route past a
 // gate or carry a secret.
 func checkServices(d decoder, cfg *schema.Config, objs []schema.Decl) {
-	services := make([]*Decl, len(objs))
-	for i, o := range objs {
-		services[i] = o.(*Decl)
-	}
+	services := schema.As[*Decl](objs)
 	d.resolveAgents(cfg, services)
 	d.checkFrontends(cfg, services)
 	d.checkRoutes(cfg, services)

@@ -422,10 +422,7 @@ func describe(v any) string {
 // declares is left to the plan, which looks for it live) and refuses
 // cycles among them.
 func checkDocuments(d decoder, objs []schema.Decl) {
-	docs := make([]*DocumentDecl, len(objs))
-	for i, o := range objs {
-		docs[i] = o.(*DocumentDecl)
-	}
+	docs := schema.As[*DocumentDecl](objs)
 	byPath := map[string]*DocumentDecl{}
 	byID := map[string][]*DocumentDecl{} // index/id → the declared documents with that id
 	for _, doc := range docs {

@@ -407,8 +407,7 @@ func checkIndices(d decoder, cfg *schema.Config, objs []schema.Decl) {
 	}
 	type key struct{ search, index string }
 	indices := map[key]*IndexDecl{}
-	for _, o := range objs {
-		ix := o.(*IndexDecl)
+	for _, ix := range schema.As[*IndexDecl](objs) {
 		if ix.Search != "" && searches[ix.Search] == nil {
 			d.Errorf(ix.SearchRange, ix.DeclRange, "Reference to undeclared search cluster",
 				"The index %q names the search cluster %q, but there is no search %q {} block (%s).", ix.Name, ix.Search, ix.Search, schema.DeclaredNames(searches))
