@@ -35,9 +35,12 @@ type Snapshot struct {
 	Record   *plans.Record     `json:"record,omitempty"`
 	Backends []SnapshotBackend `json:"backends"`
 	// file is where the snapshot was read from, src what it held (for a
-	// diagnostic's position).
-	file string
-	src  []byte
+	// diagnostic's position), until Live has decoded every state in it:
+	// at 100,000 services it is as large as the states decoded from it.
+	// projectAt is where its project is given.
+	file      string
+	src       []byte
+	projectAt hcl.Pos
 	// greenfield: nothing is live (see Greenfield).
 	greenfield bool
 	// read is a live state read already (see Reread).
@@ -127,8 +130,10 @@ type SnapshotBackend struct {
 	// Server names the server read and its version, as far as it said.
 	Server string          `json:"server,omitempty"`
 	State  json.RawMessage `json:"state"`
-	// stateAt is where the state starts in the file read.
-	stateAt int
+	// stateAt is where the state starts in the file read, statePos
+	// that place as a position.
+	stateAt  int
+	statePos hcl.Pos
 }
 
 // Servers asks each backend for its server's version (Backend.Version),
@@ -206,6 +211,7 @@ func ReadSnapshot(path string) (*Snapshot, hcl.Diagnostics) {
 	if _, err := time.Parse(time.RFC3339, s.TakenAt); err != nil {
 		return nil, hcl.Diagnostics{s.invalid(bytes.Index(src, []byte(`"taken_at"`)), fmt.Sprintf("Its taken_at, %q, is no RFC 3339 time.", s.TakenAt))}
 	}
+	s.projectAt = posAt(src, bytes.Index(src, []byte(`"project"`)))
 	return s, nil
 }
 
@@ -326,6 +332,7 @@ func (s *Snapshot) readArray(dec *json.Decoder, backends func(name, kind string)
 			case "state":
 				keyEnd := int(dec.InputOffset())
 				sb.stateAt = valueAt(s.src, keyEnd)
+				sb.statePos = posAt(s.src, sb.stateAt)
 				b := s.undecoded(backends, sb)
 				if b == nil {
 					at, err = decode(dec, s.src, &sb.State)
@@ -428,9 +435,8 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 	if s.read != nil {
 		return s.read, nil
 	}
-	src := s.src
 	if s.Project != project {
-		return nil, hcl.Diagnostics{snapshotError(s.file, src, bytes.Index(src, []byte(`"project"`)), "Snapshot of another project",
+		return nil, hcl.Diagnostics{diagnosticAt(s.file, s.projectAt, "Snapshot of another project",
 			fmt.Sprintf("%s records project %q, and the specs are project %q.", s.file, s.Project, project))}
 	}
 	s.takeEarly()
@@ -441,7 +447,7 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 		}
 	}
 	var diags hcl.Diagnostics
-	if len(byName) > 0 || s.Backends == nil {
+	if s.src != nil && (len(byName) > 0 || s.Backends == nil) {
 		if diags = s.readBackends(func(name, _ string) Backend { return byName[name] }); diags.HasErrors() && s.Backends == nil {
 			return nil, diags
 		}
@@ -455,13 +461,13 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 			for _, sb := range s.Backends {
 				have = append(have, sb.Name)
 			}
-			diags = append(diags, snapshotError(s.file, src, 0, "Backend missing from the snapshot",
+			diags = append(diags, diagnosticAt(s.file, hcl.InitialPos, "Backend missing from the snapshot",
 				fmt.Sprintf("The specs declare the backend %s (%s), which %s does not record (it records %s): take the snapshot again with these specs.", info.Name, info.Address, s.file, plans.OrNone(have, "none"))))
 			continue
 		}
 		sb := s.Backends[i]
 		if sb.Kind != info.Kind {
-			diags = append(diags, snapshotError(s.file, src, sb.stateAt, "Backend of another kind in the snapshot",
+			diags = append(diags, diagnosticAt(s.file, sb.statePos, "Backend of another kind in the snapshot",
 				fmt.Sprintf("The snapshot records %s as a %s backend; the specs declare a %s.", sb.Name, sb.Kind, info.Kind)))
 			continue
 		}
@@ -470,11 +476,14 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 			continue // its diagnostic is readBackends'
 		}
 		if err := st.Known(); err != nil {
-			diags = append(diags, snapshotError(s.file, src, sb.stateAt, "Snapshot of a server provision does not know",
+			diags = append(diags, diagnosticAt(s.file, sb.statePos, "Snapshot of a server provision does not know",
 				fmt.Sprintf("The snapshot records %s as %s: %s. A plan from it would not be what that server plans.", sb.Name, st.Server(), err)))
 			continue
 		}
 		live.States[info.Name] = st
+	}
+	if !slices.ContainsFunc(s.Backends, func(sb SnapshotBackend) bool { _, done := s.decoded[sb.Name]; return !done }) {
+		s.src = nil // every state is decoded: nothing is read from it again
 	}
 	return live, diags
 }
@@ -572,16 +581,19 @@ func errorAt(src []byte, at int, err error) int {
 // snapshotError is a diagnostic at byte offset at of the snapshot file
 // (its end when past it).
 func snapshotError(path string, src []byte, at int, summary, detail string) *hcl.Diagnostic {
+	return diagnosticAt(path, posAt(src, at), summary, detail)
+}
+
+// posAt is the position of byte offset at of src (its end when past it,
+// its start before it).
+func posAt(src []byte, at int) hcl.Pos {
 	at = max(0, min(at, len(src)))
-	pos := hcl.Pos{Line: 1, Column: 1, Byte: at}
-	for _, c := range src[:at] {
-		if c == '\n' {
-			pos.Line++
-			pos.Column = 1
-		} else {
-			pos.Column++
-		}
-	}
+	line := bytes.LastIndexByte(src[:at], '\n')
+	return hcl.Pos{Line: 1 + bytes.Count(src[:at], []byte("\n")), Column: at - line, Byte: at}
+}
+
+// diagnosticAt is a diagnostic at pos of the snapshot file path.
+func diagnosticAt(path string, pos hcl.Pos, summary, detail string) *hcl.Diagnostic {
 	end := pos
 	end.Column++
 	end.Byte++

@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agext/levenshtein"
@@ -631,4 +632,28 @@ func Suggest(s string, names []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" Did you mean %q?", best)
+}
+
+// alike keeps the first of each value Decoder.Alike is given, by its
+// JSON text, for the decoders of one load (side by side: Spread).
+type alike struct {
+	mu   sync.Mutex
+	seen map[string]map[string]any
+}
+
+func (a *alike) of(v map[string]any) map[string]any {
+	key, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if seen, ok := a.seen[string(key)]; ok {
+		return seen
+	}
+	if a.seen == nil {
+		a.seen = map[string]map[string]any{}
+	}
+	a.seen[string(key)] = v
+	return v
 }

@@ -24,8 +24,10 @@ type decoder struct {
 	diags hcl.Diagnostics
 	// secrets are the strings computed from sensitive variables.
 	secrets []string
-	// bg bounds the work the specs ask for.
-	bg *budget
+	// bg bounds the work the specs ask for; alike is what Decoder.Alike
+	// keeps. Both are the load's, shared by its decoders.
+	bg    *budget
+	alike *alike
 	// namespaces are the kinds' namespaces defined so far
 	// (document.<type>.<label> once the documents' ids are known), by
 	// name (KindSchema.Namespace).

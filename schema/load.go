@@ -227,7 +227,7 @@ func (p *Parser) load(paths []string, in Inputs, later func(name []byte) class) 
 	var ldiags hcl.Diagnostics
 	cfg.Locals, ldiags = decodeLocals(localsBlocks)
 	diags = append(diags, ldiags...)
-	d := &decoder{ctx: evalContext(cfg.Variables, functions), vars: cfg.Variables, locals: cfg.Locals, bg: bg,
+	d := &decoder{ctx: evalContext(cfg.Variables, functions), vars: cfg.Variables, locals: cfg.Locals, bg: bg, alike: &alike{},
 		parser: p, files: files, modules: map[string]*moduleFiles{}, functions: functions, later: pieces, order: map[string]int{}}
 	for i, path := range paths {
 		d.order[path] = i

@@ -256,7 +256,7 @@ func (d *decoder) instanceOf(cfg *Config, b *hcl.Block, m *moduleFiles, inputs h
 		// error it would find follows from what the call lacks.
 		return cty.DynamicVal
 	}
-	child := &decoder{parser: d.parser, files: d.files, modules: d.modules, functions: d.functions, vars: vars, bg: d.bg}
+	child := &decoder{parser: d.parser, files: d.files, modules: d.modules, functions: d.functions, vars: vars, bg: d.bg, alike: d.alike}
 	child.diags = validate(vars, d.functions)
 	child.ctx = evalContext(vars, d.functions)
 	child.ctx.Variables["path"] = cty.ObjectVal(map[string]cty.Value{"root": cty.StringVal("."), "module": cty.StringVal(at.dir)})

@@ -225,6 +225,14 @@ func (d Decoder) Args(fields []Arg, c *hcl.BodyContent, path string) map[string]
 	return d.d.args(fields, c, path)
 }
 
+// Alike is the value of an earlier block of this load that decoded to
+// the same as v (the same JSON), or v: most services of an estate
+// declare the same weights and tagged addresses, and at 100,000 services
+// a copy of them each is much of what a load keeps
+// (docs/internals/performance.md). Neither v nor what it returns may be
+// changed after.
+func (d Decoder) Alike(v map[string]any) map[string]any { return d.d.alike.of(v) }
+
 // SameBlock says whether a and b are instances of one block with
 // for_each in one module instance: two declarations of one object there
 // are two of its instances.

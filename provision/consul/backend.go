@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/consul/api"
 	"github.com/hashicorp/hcl/v2"
@@ -252,14 +253,91 @@ func (agentState) Known() error { return nil }
 
 // DecodeState reads an agent's state from its JSON form.
 func (b *Backend) DecodeState(dec *json.Decoder) (plans.State, error) {
-	var st agentState
-	if err := dec.Decode(&st); err != nil {
+	var stored storedState
+	if err := dec.Decode(&stored); err != nil {
 		return nil, err
 	}
-	if st.Services == nil {
-		st.Services = map[string]*agentService{}
+	return stored.state()
+}
+
+// storedState is an agent's state as a snapshot writes it, each
+// service's meta and other fields kept as their JSON (storedService)
+// until state decodes them.
+type storedState struct {
+	agentState
+	Services map[string]*storedService `json:"services"`
+	Routes   map[string]*storedService `json:"routes,omitempty"`
+}
+
+// storedService is a service of a storedState.
+type storedService struct {
+	agentService
+	Meta   json.RawMessage
+	Fields json.RawMessage `json:",omitempty"`
+}
+
+// state is the agentState st stores. The services of a project mostly
+// carry the same meta (the marks) and the same other fields (weights,
+// tagged addresses), so each distinct JSON text is decoded once and its
+// value shared: at 100,000 services that is most of what a decoded
+// snapshot holds (docs/internals/performance.md). A state is never
+// changed in place (Snapshot.decoded), so the sharing is safe.
+func (st storedState) state() (agentState, error) {
+	out := st.agentState
+	metas, fields := shared[map[string]string]{}, shared[map[string]any]{}
+	decode := func(in map[string]*storedService) (map[string]*agentService, error) {
+		if in == nil {
+			return nil, nil
+		}
+		m := make(map[string]*agentService, len(in))
+		for id, s := range in {
+			a := s.agentService
+			var err error
+			if a.Meta, err = metas.decode(s.Meta); err != nil {
+				return nil, storedError(id, "Meta", err)
+			}
+			if a.Fields, err = fields.decode(s.Fields); err != nil {
+				return nil, storedError(id, "Fields", err)
+			}
+			m[id] = &a
+		}
+		return m, nil
 	}
-	return st, nil
+	var err error
+	if out.Services, err = decode(st.Services); err != nil {
+		return agentState{}, err
+	}
+	if out.Routes, err = decode(st.Routes); err != nil {
+		return agentState{}, err
+	}
+	if out.Services == nil {
+		out.Services = map[string]*agentService{}
+	}
+	return out, nil
+}
+
+// storedError is err, the decode of a stored service's field, in words
+// (its offset is in the field's text alone, so the snapshot's
+// diagnostic points at the state's start).
+func storedError(id, field string, err error) error {
+	return fmt.Errorf("service %q, %s: %s", id, field, strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// shared decodes JSON texts into values of type V, each distinct text
+// once: the same text gives the same value, which is never to be
+// changed.
+type shared[V any] map[string]V
+
+func (sh shared[V]) decode(raw json.RawMessage) (V, error) {
+	v, ok := sh[string(raw)]
+	if ok || len(raw) == 0 {
+		return v, nil
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, err
+	}
+	sh[string(raw)] = v
+	return v, nil
 }
 
 // byService indexes checks, as GET /v1/agent/checks answers them (by

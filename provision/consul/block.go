@@ -105,7 +105,7 @@ func (d decoder) serviceBody(s *Decl, b *hcl.Block, c *hcl.BodyContent) {
 			}
 		}
 	}
-	s.Fields = d.Args(RegistrationFields, c, "")
+	s.Fields = d.Alike(d.Args(RegistrationFields, c, ""))
 	checkRegistration(d.Decoder, s, b.DefRange)
 	d.Once(b.Body, c, "frontend", "this service", func(fb schema.Nested) { s.Frontend = d.frontendBlock(fb) })
 	seen := map[string]*Check{}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -63,6 +64,40 @@ func TestReadBack(t *testing.T) {
 	}
 	if b, _ := json.Marshal(got["plain"]); string(b) != `{"ID":"plain","Service":"plain","Tags":[],"Meta":{},"Port":80,"Address":"127.0.0.1"}` {
 		t.Errorf("a plain service is written %s", b)
+	}
+}
+
+// TestStoredShared decodes a snapshot's services whose meta and other
+// fields repeat: each reads back as written, the same text once (one map
+// for both), and a meta that is not Consul's (a number) is an error that
+// names its service.
+func TestStoredShared(t *testing.T) {
+	same := &agentService{Tags: []string{}, Meta: map[string]string{"managed-by": "provision"}, Port: 80, Address: "127.0.0.1",
+		Fields: map[string]any{"Weights": map[string]any{"Passing": 10.0, "Warning": 1.0}}}
+	services := map[string]*agentService{}
+	for _, id := range []string{"a", "b", "c"} {
+		s := *same
+		s.ID, s.Service = id, id
+		services[id] = &s
+	}
+	services["c"].Meta = map[string]string{"team": "edge"}
+	services["c"].Fields = nil
+	snap, _ := json.Marshal(agentState{Services: services})
+	st, err := (&Backend{}).DecodeState(json.NewDecoder(bytes.NewReader(snap)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := st.(agentState).Services
+	if d := cmp.Diff(services, got); d != "" {
+		t.Errorf("the snapshot reads back otherwise (-written +read):\n%s", d)
+	}
+	if reflect.ValueOf(got["a"].Meta).UnsafePointer() != reflect.ValueOf(got["b"].Meta).UnsafePointer() ||
+		reflect.ValueOf(got["a"].Fields).UnsafePointer() != reflect.ValueOf(got["b"].Fields).UnsafePointer() {
+		t.Error("the same meta and fields are decoded twice")
+	}
+	bad := `{"services": {"web": {"ID": "web", "Service": "web", "Meta": {"shard": 3}}}}`
+	if _, err := (&Backend{}).DecodeState(json.NewDecoder(strings.NewReader(bad))); err == nil || !strings.Contains(err.Error(), `service "web", Meta: cannot unmarshal number`) {
+		t.Errorf("a numeric meta value: %v", err)
 	}
 }
 
