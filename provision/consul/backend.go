@@ -29,7 +29,10 @@ type Backend struct {
 	cfg *schema.Config
 	declared
 	scope scope
-	c     *client.Agent
+	// scopeJSON is scope as Info gives it, encoded once: at 100,000
+	// services it is 1.5 MB, and Info is asked for often.
+	scopeJSON json.RawMessage
+	c         *client.Agent
 	// agent is the agent block; nil for the one agent of Consul.
 	agent *schema.Agent
 	// in qualifies the addresses of this agent's services when several
@@ -192,7 +195,7 @@ func openConfig(cfg *schema.Config, a *schema.Agent, o Options, d declared) (*Ba
 		}
 	}
 	sort.Strings(sc.IDs)
-	b := &Backend{cfg: cfg, declared: d, scope: sc, c: c, agent: a}
+	b := &Backend{cfg: cfg, declared: d, scope: sc, scopeJSON: adapter.RawJSON(sc), c: c, agent: a}
 	if len(o.Replace) > 0 {
 		b.replace = map[addrs.Addr]bool{}
 		for _, r := range o.Replace {
@@ -222,7 +225,7 @@ func (b *Backend) Info() plans.BackendInfo {
 		Name:    name,
 		Kind:    Kind,
 		Address: b.c.Address(),
-		Scope:   adapter.RawJSON(b.scope),
+		Scope:   b.scopeJSON,
 	}
 }
 
