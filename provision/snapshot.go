@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -49,9 +50,16 @@ type Snapshot struct {
 	// snapshot that several plans are made from (provision test's runs)
 	// is decoded once. States are never changed in place.
 	decoded map[string]plans.State
-	// early is the decode DecodeEarly began: its snapshot once done, nil
-	// when it found a fault.
-	early chan *Snapshot
+	// early is the decode DecodeEarly began, which holds src meanwhile.
+	early chan earlyDecode
+}
+
+// earlyDecode is what DecodeEarly's decode gives back: its snapshot
+// (nil when it found a fault), and the file's bytes unless every state
+// in them is decoded.
+type earlyDecode struct {
+	snap *Snapshot
+	src  []byte
 }
 
 // StateDecoder decodes the state of one kind of backend without its
@@ -69,19 +77,22 @@ func (s *Snapshot) DecodeEarly(decoders map[string]StateDecoder) {
 	if s.greenfield || s.read != nil || s.early != nil {
 		return
 	}
-	done := make(chan *Snapshot, 1)
+	done := make(chan earlyDecode, 1)
 	s.early = done
+	e := &Snapshot{file: s.file, src: s.src}
+	s.src = nil // the decode's until it is done
 	go func() {
-		e := &Snapshot{file: s.file, src: s.src}
 		if diags := e.readBackends(func(name, kind string) Backend {
 			if d := decoders[kind]; d != nil {
 				return standIn{info: plans.BackendInfo{Name: name, Kind: kind}, decode: d}
 			}
 			return nil
 		}); len(diags) > 0 {
-			e = nil
+			done <- earlyDecode{src: e.src}
+			return
 		}
-		done <- e
+		e.letGo()
+		done <- earlyDecode{snap: e, src: e.src}
 	}()
 }
 
@@ -102,11 +113,69 @@ func (s *Snapshot) takeEarly() {
 	if s.early == nil {
 		return
 	}
-	if e := <-s.early; e != nil && s.decoded == nil {
-		s.decoded, s.Backends = e.decoded, e.Backends
+	e := <-s.early
+	if s.src = e.src; e.snap != nil && s.decoded == nil {
+		s.decoded, s.Backends = e.snap.decoded, e.snap.Backends
 	}
 	s.early = nil
 }
+
+// DecodeEntries decodes the next value of dec, a JSON object (or null),
+// an entry at a time: each decodes the value of the entry key (with
+// dec.Decode, or DecodeEntries again). dec then holds one entry at a
+// time in its buffer, not the whole object, which dec.Decode of a
+// state of 100,000 services would copy whole (190 MB;
+// docs/internals/performance.md). An error of each is an EntryError, so
+// that a snapshot's diagnostic points into the entry.
+func DecodeEntries(dec *json.Decoder, each func(key string) error) error {
+	t, err := dec.Token()
+	if err != nil || t == nil {
+		return err
+	}
+	if t != json.Delim('{') {
+		return &json.UnmarshalTypeError{Value: fmt.Sprint(t), Type: reflect.TypeFor[map[string]any](), Offset: 1}
+	}
+	// After a fault the rest of the object is read past, so that dec
+	// reads on after it, as dec.Decode would.
+	var fault error
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := t.(string) // within an object, a token is a key or an error
+		at := dec.InputOffset()
+		if fault == nil {
+			if err := each(key); err != nil {
+				fault = &EntryError{KeyEnd: at, Err: err}
+			}
+		}
+		if fault != nil && broken(fault) {
+			return fault
+		}
+		if fault != nil && dec.InputOffset() == at { // its value is unread
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	return fault
+}
+
+// EntryError is an error of an entry DecodeEntries decoded: KeyEnd is
+// where its key ends in dec's input, and a json.UnmarshalTypeError of
+// Err counts from just after the key's colon.
+type EntryError struct {
+	KeyEnd int64
+	Err    error
+}
+
+func (e *EntryError) Error() string { return e.Err.Error() }
+func (e *EntryError) Unwrap() error { return e.Err }
 
 // Greenfield is the snapshot of nothing live: every backend the specs
 // declare is empty, as its Greenfield says (or as its state's empty
@@ -360,7 +429,7 @@ func (s *Snapshot) readArray(dec *json.Decoder, backends func(name, kind string)
 			var err error
 			if st, err = b.DecodeState(strictDecoder(sb.State)); err != nil {
 				st = nil
-				diags = append(diags, s.unreadable(sb, errorAt(s.src, sb.stateAt, err), err))
+				diags = append(diags, s.unreadable(sb, sb.stateAt+errorAt(sb.State, 0, err), err))
 			}
 		}
 		if st != nil {
@@ -482,10 +551,17 @@ func (s *Snapshot) Live(project string, backends []Backend) (*plans.Live, hcl.Di
 		}
 		live.States[info.Name] = st
 	}
-	if !slices.ContainsFunc(s.Backends, func(sb SnapshotBackend) bool { _, done := s.decoded[sb.Name]; return !done }) {
-		s.src = nil // every state is decoded: nothing is read from it again
-	}
+	s.letGo()
 	return live, diags
+}
+
+// letGo lets go of the file's bytes once every state in them is
+// decoded: nothing is read from them again, and at 100,000 services they
+// are as large as the states.
+func (s *Snapshot) letGo() {
+	if !slices.ContainsFunc(s.Backends, func(sb SnapshotBackend) bool { _, done := s.decoded[sb.Name]; return !done }) {
+		s.src = nil
+	}
 }
 
 // Source is what a plan made from s says of it; nil for no snapshot.
@@ -563,6 +639,7 @@ func valueAt(src []byte, at int) int {
 func errorAt(src []byte, at int, err error) int {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
+	var ee *EntryError
 	switch {
 	case err == nil:
 		return 0
@@ -570,6 +647,8 @@ func errorAt(src []byte, at int, err error) int {
 		if errors.As(json.Unmarshal(src, new(json.RawMessage)), &se) {
 			return int(se.Offset)
 		}
+	case errors.As(err, &ee):
+		return errorAt(src, int(ee.KeyEnd), ee.Err)
 	case errors.As(err, &te):
 		// Its offset counts from just after the key's colon.
 		rest := bytes.TrimLeft(src[at:], " \t\r\n")

@@ -209,3 +209,87 @@ func said(diags hcl.Diagnostics, want []string, dir string) []string {
 	}
 	return out
 }
+
+// entries decodes a state of services by port an entry at a time
+// (DecodeEntries), as the consul backend does.
+type entries struct{ counted }
+
+type portState map[string]struct{ Port int }
+
+func (portState) Server() string { return "" }
+func (portState) Known() error   { return nil }
+
+func (e *entries) DecodeState(dec *json.Decoder) (plans.State, error) {
+	st := portState{}
+	return st, DecodeEntries(dec, func(key string) error {
+		if key != "services" {
+			return fmt.Errorf("json: unknown field %q", key)
+		}
+		return DecodeEntries(dec, func(id string) error {
+			var s struct{ Port int }
+			err := dec.Decode(&s)
+			st[id] = s
+			return err
+		})
+	})
+}
+
+// TestDecodeEntries: a state decoded an entry at a time reads as a whole
+// one does, and its faults point at their line and column: a type error
+// in the third service, an unknown field at its key.
+func TestDecodeEntries(t *testing.T) {
+	state := `{
+        "services": {
+          "a": {"Port": 1},
+          "b": {"Port": 2},
+          "c": {"Port": "3"}
+        }
+      }`
+	for _, c := range []struct {
+		name, state string
+		want        []string // summary: line:column, and the detail
+	}{
+		{"as written", strings.Replace(state, `"3"`, `3`, 1), nil},
+		{"a type error", state, []string{`The snapshot is not valid: 11:28 The state of a cannot be read back: cannot unmarshal string into Go struct field .Port of type int.`}},
+		{"an unknown field", `{"services": {}, "checks": {}}`, []string{`The snapshot is not valid: 7:43 The state of a cannot be read back: unknown field "checks".`}},
+	} {
+		for _, early := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, early %v", c.name, early), func(t *testing.T) {
+				src := `{
+  "format_version": "1.0",
+  "project": "p",
+  "taken_at": "2025-11-25T00:00:00Z",
+  "backends": [
+    {"name": "a", "kind": "k", "address": "http://a",
+      "state": ` + c.state + `
+    }
+  ]
+}
+`
+				path := filepath.Join(t.TempDir(), "p.json")
+				if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				snap, diags := ReadSnapshot(path)
+				if diags.HasErrors() {
+					t.Fatalf("ReadSnapshot: %v", diags)
+				}
+				a := &entries{counted{name: "a", kind: "k"}}
+				if early {
+					snap.DecodeEarly(map[string]StateDecoder{"k": a.DecodeState})
+				}
+				live, diags := snap.Live("p", []Backend{a})
+				var got []string
+				for _, d := range diags {
+					got = append(got, fmt.Sprintf("%s: %d:%d %s", d.Summary, d.Subject.Start.Line, d.Subject.Start.Column, d.Detail))
+				}
+				if d := cmp.Diff(c.want, got); d != "" {
+					t.Errorf("diagnostics (-want +got):\n%s", d)
+				}
+				if c.want == nil && !cmp.Equal(live.States["a"], portState{"a": {1}, "b": {2}, "c": {3}}) {
+					t.Errorf("state %v", live.States["a"])
+				}
+			})
+		}
+	}
+}

@@ -254,69 +254,70 @@ func (agentState) Server() string { return "Consul agent" }
 // Known: every agent's answers are alike.
 func (agentState) Known() error { return nil }
 
-// DecodeState reads an agent's state from its JSON form.
+// DecodeState reads an agent's state from its JSON form, a service
+// at a time (provision.DecodeEntries). The services of a project mostly
+// carry the same meta (the marks) and the same other fields (weights,
+// tagged addresses), so each distinct JSON text of them is decoded once
+// and its value shared (storedService): at 100,000 services that is
+// most of what a decoded snapshot would hold
+// (docs/internals/performance.md). A state is never changed in place
+// (provision.Snapshot), so the sharing is safe.
 func (b *Backend) DecodeState(dec *json.Decoder) (plans.State, error) {
-	var stored storedState
-	if err := dec.Decode(&stored); err != nil {
+	var st agentState
+	metas, fields := shared[map[string]string]{}, shared[map[string]any]{}
+	services := func(into *map[string]*agentService) error {
+		*into = map[string]*agentService{}
+		return provision.DecodeEntries(dec, func(id string) error {
+			var s storedService
+			if err := dec.Decode(&s); err != nil {
+				return err
+			}
+			a := s.agentService
+			var err error
+			if a.Meta, err = metas.decode(s.Meta); err != nil {
+				return storedError(id, "Meta", err)
+			}
+			if a.Fields, err = fields.decode(s.Fields); err != nil {
+				return storedError(id, "Fields", err)
+			}
+			(*into)[id] = &a
+			return nil
+		})
+	}
+	err := provision.DecodeEntries(dec, func(key string) error {
+		switch key {
+		case "services":
+			return services(&st.Services)
+		case "routes":
+			return services(&st.Routes)
+		case "checks":
+			st.Checks = map[string]map[string]liveCheck{}
+			return provision.DecodeEntries(dec, func(id string) error {
+				var checks map[string]liveCheck
+				err := dec.Decode(&checks)
+				st.Checks[id] = checks
+				return err
+			})
+		case "acl":
+			return dec.Decode(&st.ACL)
+		}
+		return fmt.Errorf("json: unknown field %q", key)
+	})
+	if err != nil {
 		return nil, err
 	}
-	return stored.state()
+	if st.Services == nil {
+		st.Services = map[string]*agentService{}
+	}
+	return st, nil
 }
 
-// storedState is an agent's state as a snapshot writes it, each
-// service's meta and other fields kept as their JSON (storedService)
-// until state decodes them.
-type storedState struct {
-	agentState
-	Services map[string]*storedService `json:"services"`
-	Routes   map[string]*storedService `json:"routes,omitempty"`
-}
-
-// storedService is a service of a storedState.
+// storedService is a service as a snapshot stores it, its meta and
+// other fields kept as their JSON until DecodeState decodes them.
 type storedService struct {
 	agentService
 	Meta   json.RawMessage
 	Fields json.RawMessage `json:",omitempty"`
-}
-
-// state is the agentState st stores. The services of a project mostly
-// carry the same meta (the marks) and the same other fields (weights,
-// tagged addresses), so each distinct JSON text is decoded once and its
-// value shared: at 100,000 services that is most of what a decoded
-// snapshot holds (docs/internals/performance.md). A state is never
-// changed in place (Snapshot.decoded), so the sharing is safe.
-func (st storedState) state() (agentState, error) {
-	out := st.agentState
-	metas, fields := shared[map[string]string]{}, shared[map[string]any]{}
-	decode := func(in map[string]*storedService) (map[string]*agentService, error) {
-		if in == nil {
-			return nil, nil
-		}
-		m := make(map[string]*agentService, len(in))
-		for id, s := range in {
-			a := s.agentService
-			var err error
-			if a.Meta, err = metas.decode(s.Meta); err != nil {
-				return nil, storedError(id, "Meta", err)
-			}
-			if a.Fields, err = fields.decode(s.Fields); err != nil {
-				return nil, storedError(id, "Fields", err)
-			}
-			m[id] = &a
-		}
-		return m, nil
-	}
-	var err error
-	if out.Services, err = decode(st.Services); err != nil {
-		return agentState{}, err
-	}
-	if out.Routes, err = decode(st.Routes); err != nil {
-		return agentState{}, err
-	}
-	if out.Services == nil {
-		out.Services = map[string]*agentService{}
-	}
-	return out, nil
 }
 
 // storedError is err, the decode of a stored service's field, in words

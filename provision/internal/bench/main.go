@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/servers"
 )
 
@@ -391,16 +392,17 @@ func synthesize(snap, out string, n int) error {
 	if err != nil {
 		return err
 	}
-	var doc map[string]any
+	var doc provision.Snapshot
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return err
 	}
-	backends, _ := doc["backends"].([]any)
-	for _, x := range backends {
-		be, _ := x.(map[string]any)
-		state, _ := be["state"].(map[string]any)
+	for i, be := range doc.Backends {
+		var state map[string]any
+		if err := json.Unmarshal(be.State, &state); err != nil {
+			return err
+		}
 		services, _ := state["services"].(map[string]any)
-		if be["kind"] != "consul" || services["svc-0"] == nil {
+		if be.Kind != "consul" || services["svc-0"] == nil {
 			continue
 		}
 		tmpl, err := json.Marshal(services["svc-0"])
@@ -413,12 +415,12 @@ func synthesize(snap, out string, n int) error {
 			grown[fmt.Sprintf("svc-%d", i)] = json.RawMessage(strings.Replace(s, `"Port":10000`, fmt.Sprintf(`"Port":%d`, 10000+i%50000), 1))
 		}
 		state["services"] = grown
+		if doc.Backends[i].State, err = json.Marshal(state); err != nil {
+			return err
+		}
 	}
-	b, err = json.Marshal(doc)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(out, b, 0o644)
+	// As provision snapshot writes it: indented, the backends last.
+	return provision.WriteSnapshot(out, &doc)
 }
 
 // writeTests writes dir/tests/bench.provtest.hcl: runs runs of the
