@@ -260,11 +260,13 @@ func (agentState) Known() error { return nil }
 // tagged addresses), so each distinct JSON text of them is decoded once
 // and its value shared (storedService): at 100,000 services that is
 // most of what a decoded snapshot would hold
-// (docs/internals/performance.md). A state is never changed in place
+// (docs/internals/performance.md); so are their tags that are alike. A
+// state is never changed in place
 // (provision.Snapshot), so the sharing is safe.
 func (b *Backend) DecodeState(dec *json.Decoder) (plans.State, error) {
 	var st agentState
 	metas, fields := shared[map[string]string]{}, shared[map[string]any]{}
+	tags := map[string]string{} // the gate's tags are alike but for their router's name
 	services := func(into *map[string]*agentService) error {
 		*into = map[string]*agentService{}
 		return provision.DecodeEntries(dec, func(id string) error {
@@ -273,6 +275,13 @@ func (b *Backend) DecodeState(dec *json.Decoder) (plans.State, error) {
 				return err
 			}
 			a := s.agentService
+			for i, t := range a.Tags {
+				if seen, ok := tags[t]; ok {
+					a.Tags[i] = seen
+				} else {
+					tags[t] = t
+				}
+			}
 			var err error
 			if a.Meta, err = metas.decode(s.Meta); err != nil {
 				return storedError(id, "Meta", err)

@@ -82,7 +82,8 @@ func splice(a, b []byte) []byte {
 	if len(a) <= 2 {
 		return b
 	}
-	return append(append(a[:len(a)-1:len(a)-1], ','), b[1:]...)
+	out := make([]byte, 0, len(a)+len(b)-1) // a plan keeps it: no room to grow
+	return append(append(append(out, a[:len(a)-1]...), ','), b[1:]...)
 }
 
 // check is one check of a registration: its ID and name, its fields
