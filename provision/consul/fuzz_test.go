@@ -1,6 +1,7 @@
 package consul
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -35,5 +36,34 @@ func FuzzReadTags(f *testing.F) {
 				t.Fatalf("%q reads back as %+v; rendered %q, which reads back as %+v (unread %q)", tags, fe, rendered, again, unreadAgain)
 			}
 		})
+	})
+}
+
+// FuzzCoreJSON: a registration's core is encoded byte for byte as
+// json.Marshal encodes it, whatever its strings hold (escapes, <, > and
+// &, invalid UTF-8, U+2028), with no tags or meta, or empty ones.
+func FuzzCoreJSON(f *testing.F) {
+	f.Add("web-1", "web", "traefik.enable=true\ntraefik.http.routers.web.rule=PathPrefix(`/api`)", "127.0.0.1", 8080, "managed-by\nprovision", 0)
+	f.Add("a\"b\\c", "<&>", "\u2028\x00\xff", "", -1, "k\x01\nv\u00e9", 1)
+	f.Add("", "", "", "", 0, "", 2)
+	f.Fuzz(func(t *testing.T, id, name, tags, address string, port int, meta string, empty int) {
+		c := core{ID: id, Name: name, Address: address, Port: port}
+		switch empty % 3 {
+		case 0:
+			c.Tags, c.Meta = strings.Split(tags, "\n"), map[string]string{}
+			kv := strings.Split(meta, "\n")
+			for i := 0; i+1 < len(kv); i += 2 {
+				c.Meta[kv[i]] = kv[i+1]
+			}
+		case 1:
+			c.Tags, c.Meta = []string{}, map[string]string{}
+		}
+		want, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.appendJSON(nil); string(got) != string(want) {
+			t.Errorf("encoded\n%s\nwant\n%s", got, want)
+		}
 	})
 }
