@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -73,12 +74,18 @@ func readBounded(real, name string) ([]byte, error) {
 		return nil, fmt.Errorf("%q cannot be read: %v", name, unwrapPath(err))
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxStringBytes+1))
+	// Read into a buffer of the file's size, as os.ReadFile does (a
+	// growing one holds half again as much: 38 MB for 26 MB of specs).
+	var b bytes.Buffer
+	if fi, err := f.Stat(); err == nil && fi.Size() <= MaxStringBytes {
+		b.Grow(int(fi.Size()) + bytes.MinRead)
+	}
+	_, err = b.ReadFrom(io.LimitReader(f, MaxStringBytes+1))
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("%q cannot be read: %v", name, unwrapPath(err))
-	case len(b) > MaxStringBytes:
+	case b.Len() > MaxStringBytes:
 		return nil, fmt.Errorf("%q holds more than one load reads (MaxStringBytes, %d MiB)", name, MaxStringBytes>>20)
 	}
-	return b, nil
+	return b.Bytes(), nil
 }

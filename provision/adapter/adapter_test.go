@@ -10,7 +10,7 @@ import (
 
 // TestDigestList: a list's digest, its elements encoded side by side, is
 // the digest of the list encoded whole (plans saved before it still
-// match the live state).
+// match the live state), in runs or not.
 func TestDigestList(t *testing.T) {
 	type entry struct {
 		ID   string
@@ -18,10 +18,10 @@ func TestDigestList(t *testing.T) {
 		Tags []string
 	}
 	var many []entry
-	for i := range 1000 {
+	for i := range 2*digestRun + 3 {
 		many = append(many, entry{ID: fmt.Sprintf("svc-%d", i), Meta: map[string]string{"b": "<&>", "a": fmt.Sprint(i)}, Tags: []string{"x", "y"}})
 	}
-	for _, items := range [][]entry{nil, {}, many[:1], many} {
+	for _, items := range [][]entry{nil, {}, many[:1], many[:digestRun], many} {
 		if got, want := DigestList(items), Digest(items); got != want {
 			t.Errorf("%d items: %s, want %s", len(items), got, want)
 		}

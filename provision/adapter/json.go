@@ -39,24 +39,32 @@ func Digest(v any) string {
 }
 
 // DigestList is Digest(items), its elements encoded side by side
-// (Spread): the encoding of a list is theirs, joined.
+// (Spread) digestRun at a time: the encoding of a list is theirs,
+// joined, and only a run's is held at once (all of 100,000 services'
+// were 85 MB).
 func DigestList[T any](items []T) string {
 	if items == nil {
 		return Digest(items)
 	}
-	encoded := make([]json.RawMessage, len(items))
-	parallel.Spread(len(items), func(i int) { encoded[i] = RawJSON(items[i]) })
+	encoded := make([]json.RawMessage, min(len(items), digestRun))
 	h := sha256.New()
 	h.Write([]byte{'['})
-	for i, e := range encoded {
-		if i > 0 {
-			h.Write([]byte{','})
+	for start := 0; start < len(items); start += digestRun {
+		run := items[start:min(start+digestRun, len(items))]
+		parallel.Spread(len(run), func(i int) { encoded[i] = RawJSON(run[i]) })
+		for i, e := range encoded[:len(run)] {
+			if start+i > 0 {
+				h.Write([]byte{','})
+			}
+			h.Write(e)
 		}
-		h.Write(e)
 	}
 	h.Write([]byte{']'})
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
+
+// digestRun is how many elements DigestList encodes at a time.
+const digestRun = 4096
 
 // DecodeObject decodes body, one JSON object, into a map as json.Unmarshal
 // does (a key given twice: the last value). A large object is cut between
