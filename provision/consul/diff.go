@@ -94,14 +94,14 @@ func desired(project string, p schema.Proxy, s *Decl, protected bool) registrati
 // the service's definition whole, so an update that left them out would
 // reset what a person or a tool set beside the declaration. An object
 // declared in part keeps the live values of the rest (weights: 1 when the
-// agent's default).
-func keepLive(want *registration, l *agentService) {
+// agent's default). have is withDefaults(l), worked out once for this
+// and changedFields; nil when the declaration has no other fields.
+func keepLive(want *registration, l *agentService, have map[string]any) {
 	out := maps.Clone(l.Fields)
 	if len(want.Fields) == 0 {
 		want.Fields = out
 		return
 	}
-	have := withDefaults(l)
 	for k, d := range want.Fields {
 		if covers(have[k], d) {
 			continue
@@ -320,8 +320,12 @@ func (b *Backend) planService(st agentState, s *Decl, backend, moved string) (*p
 		return nil, hcl.Diagnostics{sidecarDeclared(addr, parent, s.NameRange.Ptr())}
 	}
 	want := desired(b.cfg.Project, b.cfg.Proxy, s, s.Lifecycle.Protects(lv.Protected))
+	var have map[string]any // withDefaults(l), for keepLive and changedFields
 	if l != nil {
-		keepLive(&want, l)
+		if len(s.Fields) > 0 {
+			have = withDefaults(l)
+		}
+		keepLive(&want, l, have)
 		keepIgnored(&want, l, s.Lifecycle)
 		if sc := sidecarOf(st.Services, l); sc != nil && sidecarAsDeclared(l, sc, st.Checks[sc.ID], SidecarOf(s.Fields)) {
 			// The live sidecar is as declared: the agent keeps it when
@@ -338,7 +342,7 @@ func (b *Backend) planService(st agentState, s *Decl, backend, moved string) (*p
 		Create:   func() []plans.Request { return []plans.Request{registerRequest(want, false)} },
 		Before:   func() json.RawMessage { return adapter.RawJSON(live(l)) },
 		SameView: true,
-		Diff:     func(importing bool) adapter.Diff { return b.diffService(st, s, l, want, addr, importing) },
+		Diff:     func(importing bool) adapter.Diff { return b.diffService(st, s, l, have, want, addr, importing) },
 		Mark:     func() []plans.Request { return []plans.Request{registerRequest(want, len(want.Checks) > 0)} },
 		Imported: "made outside provision; re-registered in place with the ownership marks",
 	})
@@ -351,12 +355,12 @@ func (b *Backend) planService(st agentState, s *Decl, backend, moved string) (*p
 // diffService compares a live service with its declaration: the fields
 // that changed (and, for an import, the request that puts the marks on
 // it), or, converged, a registration again on -replace.
-func (b *Backend) diffService(st agentState, s *Decl, l *agentService, want registration, addr addrs.Addr, importing bool) adapter.Diff {
+func (b *Backend) diffService(st agentState, s *Decl, l *agentService, withLive map[string]any, want registration, addr addrs.Addr, importing bool) adapter.Diff {
 	var d adapter.Diff
 	have := st.checksOf(s.Name)
 	mine, others := ownChecks(l, have, want.Checks)
 	sidecar := sidecarOf(st.Services, l)
-	changed := changedFields(l, sidecar, st, s, want)
+	changed := changedFields(l, sidecar, st, s, withLive, want)
 	// A sidecar provision registered with the service (it carries the
 	// service's marks) goes when its declaration does: the agent keeps it
 	// when the service is registered again without it.
@@ -555,8 +559,9 @@ func sameValue(field, have, want string) bool {
 // it, that differ from the live service l: those a service block has
 // attributes of, the checks (by their digest), the meta, and the
 // registration's other fields the block declares (in their names in a
-// spec), compared with what the agent reports of them.
-func changedFields(l, sidecar *agentService, st agentState, s *Decl, want registration) []string {
+// spec), compared with what the agent reports of them (withLive, l's
+// with its defaults: withDefaults).
+func changedFields(l, sidecar *agentService, st agentState, s *Decl, withLive map[string]any, want registration) []string {
 	var out []string
 	have := live(l)
 	if have.Name != want.Name {
@@ -580,7 +585,7 @@ func changedFields(l, sidecar *agentService, st agentState, s *Decl, want regist
 	if len(s.Fields) == 0 {
 		return out
 	}
-	withLive, fields := withDefaults(l), withoutSidecar(s.Fields)
+	fields := withoutSidecar(s.Fields)
 	out = append(out, argNames(RegistrationFields, func(wire string) bool {
 		d, declared := fields[wire]
 		return declared && !covers(withLive[wire], d) && !reflect.DeepEqual(want.Fields[wire], l.Fields[wire])

@@ -122,7 +122,7 @@ func TestKeepLive(t *testing.T) {
 			"EnableTagOverride": true, "TaggedAddresses": map[string]any{"wan": map[string]any{"Address": "198.51.100.5", "Port": 80.0}, "lan": map[string]any{"Address": "10.0.0.5", "Port": 8080.0}}}},
 	} {
 		want := registration{Fields: c.declared}
-		keepLive(&want, l)
+		keepLive(&want, l, withDefaults(l))
 		if d := cmp.Diff(c.want, want.Fields); d != "" {
 			t.Errorf("%s (-want +got):\n%s", c.name, d)
 		}
