@@ -254,15 +254,14 @@ func (agentState) Server() string { return "Consul agent" }
 // Known: every agent's answers are alike.
 func (agentState) Known() error { return nil }
 
-// DecodeState reads an agent's state from its JSON form, a service
-// at a time (provision.DecodeEntries). The services of a project mostly
-// carry the same meta (the marks) and the same other fields (weights,
-// tagged addresses), so each distinct JSON text of them is decoded once
-// and its value shared (storedService): at 100,000 services that is
-// most of what a decoded snapshot would hold
-// (docs/internals/performance.md); so are their tags that are alike. A
-// state is never changed in place
-// (provision.Snapshot), so the sharing is safe.
+// DecodeState reads an agent's state from its JSON form, a service at a
+// time (provision.DecodeEntries). The services of a project mostly carry
+// the same meta (the marks), the same other fields (weights, tagged
+// addresses) and many of the same tags, so each distinct one is decoded
+// once and shared (storedService): at 100,000 services that is most of
+// what a decoded snapshot would hold (docs/internals/performance.md). A
+// state is never changed in place (provision.Snapshot), so the sharing
+// is safe.
 func (b *Backend) DecodeState(dec *json.Decoder) (plans.State, error) {
 	var st agentState
 	metas, fields := shared[map[string]string]{}, shared[map[string]any]{}
@@ -330,8 +329,8 @@ type storedService struct {
 }
 
 // storedError is err, the decode of a stored service's field, in words
-// (its offset is in the field's text alone, so the snapshot's
-// diagnostic points at the state's start).
+// (its offset counts in the field's text alone, so the snapshot's
+// diagnostic points at the service).
 func storedError(id, field string, err error) error {
 	return fmt.Errorf("service %q, %s: %s", id, field, strings.TrimPrefix(err.Error(), "json: "))
 }
