@@ -133,6 +133,9 @@ func DecodeEntries(dec *json.Decoder, each func(key string) error) error {
 		return err
 	}
 	if t != json.Delim('{') {
+		if err := skipRest(dec, t); err != nil {
+			return err
+		}
 		return &json.UnmarshalTypeError{Value: fmt.Sprint(t), Type: reflect.TypeFor[map[string]any](), Offset: 1}
 	}
 	// After a fault the rest of the object is read past, so that dec
@@ -164,6 +167,26 @@ func DecodeEntries(dec *json.Decoder, each func(key string) error) error {
 		return err
 	}
 	return fault
+}
+
+// skipRest reads past the rest of the value whose first token t was,
+// so that dec reads on after it (a scalar is read whole already).
+func skipRest(dec *json.Decoder, t json.Token) error {
+	for depth := 0; ; {
+		switch t {
+		case json.Delim('['), json.Delim('{'):
+			depth++
+		case json.Delim(']'), json.Delim('}'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+		var err error
+		if t, err = dec.Token(); err != nil {
+			return err
+		}
+	}
 }
 
 // EntryError is an error of an entry DecodeEntries decoded: KeyEnd is

@@ -252,6 +252,7 @@ func TestDecodeEntries(t *testing.T) {
 		{"as written", strings.Replace(state, `"3"`, `3`, 1), nil},
 		{"a type error", state, []string{`The snapshot is not valid: 11:28 The state of a cannot be read back: cannot unmarshal string into Go struct field .Port of type int.`}},
 		{"an unknown field", `{"services": {}, "checks": {}}`, []string{`The snapshot is not valid: 7:43 The state of a cannot be read back: unknown field "checks".`}},
+		{"a list for the services", `{"services": [1, {"a": 2}]}`, []string{`The snapshot is not valid: 7:29 The state of a cannot be read back: cannot unmarshal [ into Go value of type map[string]interface {}.`}},
 	} {
 		for _, early := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, early %v", c.name, early), func(t *testing.T) {
