@@ -396,7 +396,7 @@ func synthesize(snap, out string, n int) error {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return err
 	}
-	for i, be := range doc.Backends {
+	for k, be := range doc.Backends {
 		var state map[string]any
 		if err := json.Unmarshal(be.State, &state); err != nil {
 			return err
@@ -415,7 +415,7 @@ func synthesize(snap, out string, n int) error {
 			grown[fmt.Sprintf("svc-%d", i)] = json.RawMessage(strings.Replace(s, `"Port":10000`, fmt.Sprintf(`"Port":%d`, 10000+i%50000), 1))
 		}
 		state["services"] = grown
-		if doc.Backends[i].State, err = json.Marshal(state); err != nil {
+		if doc.Backends[k].State, err = json.Marshal(state); err != nil {
 			return err
 		}
 	}
