@@ -113,6 +113,7 @@ func main() {
 	flag.IntVar(&pairs, "pairs", 10, "with -base, the pairs each job runs")
 	plain := flag.Bool("plain", false, "services without weights and tagged_addresses, for a -base revision that does not take them")
 	flag.IntVar(&synthesizeAbove, "synthesize-above", 30000, "services above this number are not registered: their rows (validate, plan -snapshot) plan from a live state synthesized from the largest real snapshot, so that a row at 100,000 needs no hour of registrations")
+	flag.StringVar(&keep, "keep", "", "generate the specs and snapshots in `DIR` and keep them there (for profiling by hand); by default a temporary directory, removed at the end")
 	jobs := flag.String("jobs", "", "measure only the services' jobs whose name matches this regular expression (the create, snapshot and destroy they need still run, once, unrecorded); 0 indices, documents and agents leave those rows out")
 	flag.Parse()
 	if *plain {
@@ -141,11 +142,17 @@ func ints(s string) []int {
 
 func run(bin string, services, indices, documents []int, agents int, selected *regexp.Regexp, jsonOut string) error {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "provision-bench")
-	if err != nil {
+	dir := keep
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "provision-bench")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
 	var logs servers.LogBuffer
 	agent, err := servers.StartConsul(ctx, dir, &logs)
 	if err != nil {
@@ -356,6 +363,9 @@ func timed(job string, n int, floorName string, floor float64, bin string, env [
 
 // synthesizeAbove is -synthesize-above.
 var synthesizeAbove int
+
+// keep is -keep: the directory to generate in and keep, or "".
+var keep string
 
 // synthesizedRows are the rows of n services that no agent holds: validate
 // of specs, and plan -snapshot from a snapshot of the n services
