@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -409,62 +408,68 @@ func Wire(args []Arg, m map[string]any) json.RawMessage {
 	if len(m) == 0 {
 		return json.RawMessage("{}") // a plain service's: most of a large plan's
 	}
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	put := func(k string, v json.RawMessage) {
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		kb, _ := json.Marshal(k)
-		b.Write(kb)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	done := map[string]bool{}
-	for _, a := range args {
-		if v, ok := m[a.Wire]; ok && !done[a.Wire] {
-			put(a.Wire, wireValue(a, v))
-			done[a.Wire] = true
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if !done[k] {
-			put(k, wireValue(Arg{Type: Any}, m[k]))
-		}
-	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return appendWire(nil, args, m)
 }
 
-// wireValue writes one value of a, its objects in the order of a's args.
-func wireValue(a Arg, v any) json.RawMessage {
+// appendWire appends Wire(args, m) to b.
+func appendWire(b []byte, args []Arg, m map[string]any) []byte {
+	b = append(b, '{')
+	var done []string // the keys written, in args' order
+	put := func(k string) {
+		if len(done) > 0 {
+			b = append(b, ',')
+		}
+		done = append(done, k)
+		b = append(AppendJSONString(b, k), ':')
+	}
+	for _, a := range args {
+		if v, ok := m[a.Wire]; ok && !slices.Contains(done, a.Wire) {
+			put(a.Wire)
+			b = appendWireValue(b, a, v)
+		}
+	}
+	if len(done) < len(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if !slices.Contains(done, k) {
+				put(k)
+				b = AppendJSON(b, m[k])
+			}
+		}
+	}
+	return append(b, '}')
+}
+
+// appendWireValue appends one value of a, its objects in the order of
+// a's args.
+func appendWireValue(b []byte, a Arg, v any) []byte {
+	object := Arg{Type: Object, Args: a.Args}
 	switch a.Type {
 	case Object:
 		if m, ok := v.(map[string]any); ok {
-			return Wire(a.Args, m)
+			return appendWire(b, a.Args, m)
 		}
 	case Objects:
 		if l, ok := v.([]any); ok {
-			parts := make([][]byte, len(l))
-			for i, e := range l {
-				parts[i] = wireValue(Arg{Type: Object, Args: a.Args}, e)
+			if l == nil {
+				l = []any{}
 			}
-			return append(append([]byte{'['}, bytes.Join(parts, []byte{','})...), ']')
+			return appendList(b, l, func(b []byte, e any) []byte { return appendWireValue(b, object, e) })
 		}
 	case ObjectMap:
 		if m, ok := v.(map[string]any); ok {
-			out := map[string]json.RawMessage{}
-			for k, e := range m {
-				out[k] = wireValue(Arg{Type: Object, Args: a.Args}, e)
+			if m == nil {
+				m = map[string]any{}
 			}
-			b, _ := json.Marshal(out)
-			return b
+			return appendMap(b, m, func(b []byte, e any) []byte {
+				n := len(b)
+				if b = appendWireValue(b, object, e); len(b) == n {
+					b = append(b, "null"...) // json.Marshal's of a value it refuses, within a map
+				}
+				return b
+			})
 		}
 	}
-	b, _ := json.Marshal(v)
-	return b
+	return AppendJSON(b, v)
 }
 
 // SpecValue is v, a value of a in its wire form, as a spec writes it:

@@ -249,18 +249,32 @@ func (sc scope) relevantSidecar(services map[string]*agentService, s *agentServi
 // fingerprint digests the live services within the scope and their
 // checks, less the fields their lifecycle blocks ignore (by ID).
 func (sc scope) fingerprint(st agentState, lifecycles map[string]schema.Lifecycle) string {
-	type entry struct {
-		Service *agentService
-		Checks  map[string]liveCheck
-	}
-	var rel []entry
+	var rel []fingerprinted
 	for _, s := range st.Services {
 		if sc.relevant(s) {
-			rel = append(rel, entry{ignoringView(s, lifecycles[s.ID]), st.checksOf(s.ID)})
+			rel = append(rel, fingerprinted{ignoringView(s, lifecycles[s.ID]), st.checksOf(s.ID)})
 		}
 	}
-	slices.SortFunc(rel, func(a, b entry) int { return strings.Compare(a.Service.ID, b.Service.ID) })
+	slices.SortFunc(rel, func(a, b fingerprinted) int { return strings.Compare(a.Service.ID, b.Service.ID) })
 	return adapter.DigestList(rel)
+}
+
+// fingerprinted is a live service and its checks as the fingerprint
+// digests them.
+type fingerprinted struct {
+	Service *agentService
+	Checks  map[string]liveCheck
+}
+
+// MarshalJSON is json.Marshal's encoding of e, the service's without
+// reflection (a saved plan's fingerprint is the same whichever wrote it).
+func (e fingerprinted) MarshalJSON() ([]byte, error) {
+	b := append(e.Service.appendJSON([]byte(`{"Service":`)), `,"Checks":`...)
+	if e.Checks == nil {
+		return append(b, "null}"...), nil // a service's without checks: most of them
+	}
+	checks, err := json.Marshal(e.Checks)
+	return append(append(b, checks...), '}'), err
 }
 
 // diff compares the services declared on this agent with the live ones

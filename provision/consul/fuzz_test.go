@@ -39,14 +39,16 @@ func FuzzReadTags(f *testing.F) {
 	})
 }
 
-// FuzzCoreJSON: a registration's core is encoded byte for byte as
-// json.Marshal encodes it, whatever its strings hold (escapes, <, > and
-// &, invalid UTF-8, U+2028), with no tags or meta, or empty ones.
+// FuzzCoreJSON: a registration's core, a live service (with other
+// fields, JSON as decoded) and its fingerprint's entry are encoded byte
+// for byte as json.Marshal encodes them by reflection, whatever their
+// strings hold (escapes, <, > and &, invalid UTF-8, U+2028), with no tags
+// or meta, or empty ones.
 func FuzzCoreJSON(f *testing.F) {
-	f.Add("web-1", "web", "traefik.enable=true\ntraefik.http.routers.web.rule=PathPrefix(`/api`)", "127.0.0.1", 8080, "managed-by\nprovision", 0)
-	f.Add("a\"b\\c", "<&>", "\u2028\x00\xff", "", -1, "k\x01\nv\u00e9", 1)
-	f.Add("", "", "", "", 0, "", 2)
-	f.Fuzz(func(t *testing.T, id, name, tags, address string, port int, meta string, empty int) {
+	f.Add("web-1", "web", "traefik.enable=true\ntraefik.http.routers.web.rule=PathPrefix(`/api`)", "127.0.0.1", 8080, "managed-by\nprovision", 0, `{"Weights":{"Passing":10,"Warning":1}}`)
+	f.Add("a\"b\\c", "<&>", "\u2028\x00\xff", "", -1, "k\x01\nv\u00e9", 1, `{"TaggedAddresses":{"wan":{"Address":"198.51.100.5","Port":8e-7}}}`)
+	f.Add("", "", "", "", 0, "", 2, ``)
+	f.Fuzz(func(t *testing.T, id, name, tags, address string, port int, meta string, empty int, fields string) {
 		c := core{ID: id, Name: name, Address: address, Port: port}
 		switch empty % 3 {
 		case 0:
@@ -58,12 +60,31 @@ func FuzzCoreJSON(f *testing.F) {
 		case 1:
 			c.Tags, c.Meta = []string{}, map[string]string{}
 		}
-		want, err := json.Marshal(c)
+		same := func(what string, v any, got []byte) {
+			t.Helper()
+			want, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("%s: encoded\n%s\nwant\n%s", what, got, want)
+			}
+		}
+		same("core", c, c.appendJSON(nil))
+		s := &agentService{ID: id, Service: name, Tags: c.Tags, Meta: c.Meta, Port: port, Address: address}
+		_ = json.Unmarshal([]byte(fields), &s.Fields)
+		same("service", s, s.appendJSON(nil))
+		e := fingerprinted{Service: s}
+		if empty%3 == 0 {
+			e.Checks = map[string]liveCheck{"service:" + id: {Name: name, ServiceID: id, Type: "http", Interval: "10s", Notes: meta}}
+		}
+		got, err := e.MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := c.appendJSON(nil); string(got) != string(want) {
-			t.Errorf("encoded\n%s\nwant\n%s", got, want)
-		}
+		same("fingerprint", struct {
+			Service *agentService
+			Checks  map[string]liveCheck
+		}{e.Service, e.Checks}, got)
 	})
 }

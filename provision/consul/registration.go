@@ -77,52 +77,14 @@ func (r *registration) UnmarshalJSON(b []byte) error {
 // reflection was a tenth of the plan's own work
 // (docs/internals/performance.md).
 func (c core) appendJSON(b []byte) []byte {
-	b = appendJSONString(append(b, `{"ID":`...), c.ID)
-	b = appendJSONString(append(b, `,"Name":`...), c.Name)
-	if b = append(b, `,"Tags":`...); c.Tags == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, t := range c.Tags {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, t)
-		}
-		b = append(b, ']')
-	}
+	b = schema.AppendJSONString(append(b, `{"ID":`...), c.ID)
+	b = schema.AppendJSONString(append(b, `,"Name":`...), c.Name)
+	b = schema.AppendJSON(append(b, `,"Tags":`...), c.Tags)
 	if c.Address != "" {
-		b = appendJSONString(append(b, `,"Address":`...), c.Address)
+		b = schema.AppendJSONString(append(b, `,"Address":`...), c.Address)
 	}
 	b = strconv.AppendInt(append(b, `,"Port":`...), int64(c.Port), 10)
-	if b = append(b, `,"Meta":`...); c.Meta == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '{')
-		for i, k := range slices.Sorted(maps.Keys(c.Meta)) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(append(appendJSONString(b, k), ':'), c.Meta[k])
-		}
-		b = append(b, '}')
-	}
-	return append(b, '}')
-}
-
-// appendJSONString appends s as a JSON string, as json.Marshal writes
-// it: plain ASCII as it is, anything it escapes (control characters,
-// quotes, backslashes, <, > and &, and every non-ASCII byte, for its
-// handling of invalid UTF-8 and of U+2028 and U+2029) by json.Marshal
-// itself.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	return append(append(append(b, '"'), s...), '"')
+	return append(schema.AppendJSON(append(b, `,"Meta":`...), c.Meta), '}')
 }
 
 // splice joins two JSON objects into one, a's keys first.
@@ -204,6 +166,25 @@ type agentService struct {
 	// Fields are the registration's other fields by wire name; a
 	// snapshot writes them under Fields, and a plain service has none.
 	Fields map[string]any `json:",omitempty"`
+}
+
+// appendJSON appends s to b as json.Marshal writes it, without
+// reflection: a plan's fingerprint encodes every live service in its
+// scope (FuzzCoreJSON holds it to json.Marshal).
+func (s *agentService) appendJSON(b []byte) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	b = schema.AppendJSONString(append(b, `{"ID":`...), s.ID)
+	b = schema.AppendJSONString(append(b, `,"Service":`...), s.Service)
+	b = schema.AppendJSON(append(b, `,"Tags":`...), s.Tags)
+	b = schema.AppendJSON(append(b, `,"Meta":`...), s.Meta)
+	b = strconv.AppendInt(append(b, `,"Port":`...), int64(s.Port), 10)
+	b = schema.AppendJSONString(append(b, `,"Address":`...), s.Address)
+	if len(s.Fields) > 0 {
+		b = schema.AppendJSON(append(b, `,"Fields":`...), s.Fields)
+	}
+	return append(b, '}')
 }
 
 // reportedService is what GET /v1/agent/services reports of a service
