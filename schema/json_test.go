@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/provision-dev/provision/provision/fuzzing"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -21,16 +22,7 @@ func FuzzAppendJSON(f *testing.F) {
 		if json.Unmarshal(in, &v) != nil {
 			return
 		}
-		same := func(what string, v any, got []byte) {
-			t.Helper()
-			want, err := json.Marshal(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("%s: encoded\n%s\nwant\n%s", what, got, want)
-			}
-		}
+		same := func(what string, v any, got []byte) { t.Helper(); fuzzing.SameJSON(t, what, v, got) }
 		same("value", v, schema.AppendJSON(nil, v))
 		if m, ok := v.(map[string]any); ok && len(m) > 0 {
 			same("Wire", m, schema.Wire(nil, m))

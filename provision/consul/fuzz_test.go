@@ -60,16 +60,7 @@ func FuzzCoreJSON(f *testing.F) {
 		case 1:
 			c.Tags, c.Meta = []string{}, map[string]string{}
 		}
-		same := func(what string, v any, got []byte) {
-			t.Helper()
-			want, err := json.Marshal(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("%s: encoded\n%s\nwant\n%s", what, got, want)
-			}
-		}
+		same := func(what string, v any, got []byte) { t.Helper(); fuzzing.SameJSON(t, what, v, got) }
 		same("core", c, c.appendJSON(nil))
 		s := &agentService{ID: id, Service: name, Tags: c.Tags, Meta: c.Meta, Port: port, Address: address}
 		_ = json.Unmarshal([]byte(fields), &s.Fields)

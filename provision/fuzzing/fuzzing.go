@@ -7,6 +7,7 @@
 package fuzzing
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"runtime"
@@ -80,3 +81,17 @@ func (r *recorder) Fatalf(format string, a ...any) {
 func (r *recorder) Fail()        { r.fail("failed") }
 func (r *recorder) FailNow()     { r.fail("failed"); runtime.Goexit() }
 func (r *recorder) Failed() bool { _, f := r.result(); return f }
+
+// SameJSON fails t unless got is json.Marshal's encoding of v, byte for
+// byte (a hand encoder's fuzz target holds it to that); what names the
+// value in the failure.
+func SameJSON(t testing.TB, what string, v any, got []byte) {
+	t.Helper()
+	want, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s: encoded\n%s\nwant\n%s", what, got, want)
+	}
+}
