@@ -60,11 +60,10 @@ func FuzzCoreJSON(f *testing.F) {
 		case 1:
 			c.Tags, c.Meta = []string{}, map[string]string{}
 		}
-		same := func(what string, v any, got []byte) { t.Helper(); fuzzing.SameJSON(t, what, v, got) }
-		same("core", c, c.appendJSON(nil))
+		fuzzing.SameJSON(t, "core", c, c.appendJSON(nil))
 		s := &agentService{ID: id, Service: name, Tags: c.Tags, Meta: c.Meta, Port: port, Address: address}
 		_ = json.Unmarshal([]byte(fields), &s.Fields)
-		same("service", s, s.appendJSON(nil))
+		fuzzing.SameJSON(t, "service", s, s.appendJSON(nil))
 		e := fingerprinted{Service: s}
 		if empty%3 == 0 {
 			e.Checks = map[string]liveCheck{"service:" + id: {Name: name, ServiceID: id, Type: "http", Interval: "10s", Notes: meta}}
@@ -73,7 +72,7 @@ func FuzzCoreJSON(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		same("fingerprint", struct {
+		fuzzing.SameJSON(t, "fingerprint", struct {
 			Service *agentService
 			Checks  map[string]liveCheck
 		}{e.Service, e.Checks}, got)

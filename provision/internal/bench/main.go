@@ -15,6 +15,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -142,24 +143,25 @@ func ints(s string) []int {
 
 func run(bin string, services, indices, documents []int, agents int, selected *regexp.Regexp, jsonOut string) error {
 	ctx := context.Background()
-	dir := keep
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "provision-bench")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The servers' data is always new (an agent started on a kept data
+	// directory would hold the last run's services); -keep keeps what
+	// is generated.
+	work, err := os.MkdirTemp("", "provision-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	dir := cmp.Or(keep, work)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	var logs servers.LogBuffer
-	agent, err := servers.StartConsul(ctx, dir, &logs)
+	agent, err := servers.StartConsul(ctx, work, &logs)
 	if err != nil {
 		return fmt.Errorf("%w\n%s", err, logs.Tail(2000))
 	}
 	defer agent.Stop()
-	es, err := servers.StartCluster(ctx, dir, "t1", &logs)
+	es, err := servers.StartCluster(ctx, work, "t1", &logs)
 	if err != nil {
 		return fmt.Errorf("%w\n%s", err, logs.Tail(2000))
 	}
@@ -260,7 +262,7 @@ func run(bin string, services, indices, documents []int, agents int, selected *r
 	}
 	if agents > 0 {
 		registered := slices.DeleteFunc(slices.Clone(services), func(n int) bool { return n > synthesizeAbove })
-		fleet, err := fleetRows(ctx, bin, env, dir, agent, agents, registered, rows)
+		fleet, err := fleetRows(ctx, bin, env, work, dir, agent, agents, registered, rows)
 		if err != nil {
 			return err
 		}
@@ -736,17 +738,18 @@ func writeSpec(dir string, src []byte) error {
 	return os.WriteFile(filepath.Join(dir, "main.hcl"), src, 0o644)
 }
 
-// fleetRows starts k client agents joined to the server agent (fewer if
-// the machine cannot start more, as said on stderr), and for each n
+// fleetRows starts k client agents joined to the server agent, their
+// data in work (fewer if the machine cannot start more, as said on
+// stderr), and for each n
 // creates n services spread over them, plans them converged and destroys
 // them. The converged plan is set beside its floor (hcl parse + every
 // agent's two GETs, side by side) and beside the one-agent plan of rows.
-func fleetRows(ctx context.Context, bin string, env []string, dir string, server *servers.Consul, k int, services []int, rows []row) ([]row, error) {
+func fleetRows(ctx context.Context, bin string, env []string, work, dir string, server *servers.Consul, k int, services []int, rows []row) ([]row, error) {
 	var clients []*servers.Consul
 	var logs servers.LogBuffer
 	var addrs []string
 	for i := range k {
-		c, err := server.StartClient(ctx, dir, fmt.Sprintf("node-%d", i), &logs)
+		c, err := server.StartClient(ctx, work, fmt.Sprintf("node-%d", i), &logs)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "bench: %d client agents started, not %d: %v\n", len(clients), k, err)
 			break
