@@ -8,12 +8,11 @@ import (
 
 // Diffed is a backend's changes with the fingerprint of the state they
 // were planned from: the fingerprint (an encoding of all that was read)
-// is worked out beside diff, which must write nothing it reads.
+// is worked out when it is first read (plans.DigestWhenRead), from what
+// diff must not write.
 func Diffed(fingerprint func() string, diff func() ([]*plans.Change, hcl.Diagnostics)) (plans.Planned, hcl.Diagnostics) {
-	digest := make(chan string, 1)
-	go func() { digest <- fingerprint() }()
 	changes, diags := diff()
-	return plans.Planned{Changes: changes, Fingerprint: <-digest}, diags
+	return plans.Planned{Changes: changes, Fingerprint: plans.DigestWhenRead(fingerprint)}, diags
 }
 
 // PlanEach plans each of the declarations on its own, side by side

@@ -444,7 +444,8 @@ func (b *Backend) Plan(st plans.State, mode plans.Mode) (plans.Planned, hcl.Diag
 	for _, s := range b.services {
 		lifecycles[s.Name] = s.Lifecycle
 	}
-	planned, pdiags := adapter.Diffed(func() string { return b.scope.fingerprint(as, lifecycles) },
+	sc := b.scope
+	planned, pdiags := adapter.Diffed(func() string { return sc.fingerprint(as, lifecycles) },
 		func() ([]*plans.Change, hcl.Diagnostics) { return b.diff(as, mode) })
 	return planned, append(append(diags, pdiags...), b.judgeRoutes(as)...)
 }

@@ -1,6 +1,7 @@
 package consul
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,7 +76,8 @@ func TestGoldenPlans(t *testing.T) {
 // registrations (the cost per service the same at both sizes): the
 // agent's answer for them decoded as the plan decodes it (every field of
 // the registration kept, reportedService) next to the baseline of the API
-// client's own decoding (api.AgentService), and the diff of as many
+// client's own decoding (api.AgentService), a snapshot of them decoded
+// (DecodeState) next to json's decode of it whole, and the diff of as many
 // declared services against them: the plan's own work should stay of the
 // order of reading the agent, and its decoding near the API client's.
 func BenchmarkDiff(b *testing.B) {
@@ -116,6 +118,20 @@ func benchmarkDiff(b *testing.B, n int) {
 		for b.Loop() {
 			m, _ := adapter.DecodeObject[*reportedService](answer)
 			services(m)
+		}
+	})
+	// A snapshot of the agent (as provision snapshot writes a state,
+	// indented), decoded whole by json next to DecodeState's own decode.
+	snap, _ := json.MarshalIndent(agentState{Services: lean}, "", "  ")
+	b.Run("baseline-snapshot-decode", func(b *testing.B) {
+		for b.Loop() {
+			var st agentState
+			json.Unmarshal(snap, &st)
+		}
+	})
+	b.Run("snapshot-decode", func(b *testing.B) {
+		for b.Loop() {
+			agent.DecodeState(json.NewDecoder(bytes.NewReader(snap)))
 		}
 	})
 	// The estate is converged: every change is a no-op.

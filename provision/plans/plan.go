@@ -158,7 +158,7 @@ type BackendInfo struct {
 	Scope json.RawMessage `json:"scope,omitempty"`
 	// Fingerprint digests the live state the plan was made from; a saved
 	// plan is refused when it no longer matches.
-	Fingerprint string `json:"fingerprint"`
+	Fingerprint Fingerprint `json:"fingerprint"`
 	// Notes are what a person should know of the backend that changes
 	// nothing, such as which checks a read-only tribe node leaves open.
 	Notes []string `json:"notes,omitempty"`
@@ -438,7 +438,7 @@ type Planned struct {
 	Changes []*Change
 	// Fingerprint digests what the plan used of the state; a saved plan
 	// is refused when it no longer matches.
-	Fingerprint string
+	Fingerprint Fingerprint
 	// Notes go into the backend's BackendInfo.
 	Notes []string
 	// Gates are how a proxy serves the declared gated frontends.

@@ -49,7 +49,7 @@ func matchSaved(saved, now *plans.Plan) string {
 				"Credentials are only ever sent to the backends the specs name.", b.Name, b.Address, b.Name, cur.Address)
 		case compactJSON(cur.Scope) != compactJSON(b.Scope):
 			return fmt.Sprintf("Its scope for %s (project, declared objects, datacenter) is %s, and the specs and the environment now give %s.", b.Name, compactJSON(b.Scope), compactJSON(cur.Scope))
-		case cur.Fingerprint != b.Fingerprint:
+		case !cur.Fingerprint.Equal(b.Fingerprint):
 			return fmt.Sprintf("The live state of %s (%s) changed since the plan was made, so its requests may no longer be right "+
 				"(a plan is also stale once it has been applied).", b.Name, b.Address)
 		}

@@ -121,7 +121,7 @@ func checkGoldenPlan(t *testing.T, b *Backend, f facts, path string) {
 		t.Fatal(diags)
 	}
 	info := b.Info()
-	info.Fingerprint = b.fingerprint(f)
+	info.Fingerprint = plans.Digested(b.fingerprint(f))
 	p := &plans.Plan{FormatVersion: plans.FormatVersion, Project: b.project, Backends: []plans.BackendInfo{info}, Changes: changes}
 	p.Target(nil, nil)
 	golden.CheckPlan(t, path, p)

@@ -549,5 +549,5 @@ func readPlan(b *Backend, mode plans.Mode) ([]*plans.Change, string, hcl.Diagnos
 		return nil, "", diags
 	}
 	planned, pdiags := b.Plan(st, mode)
-	return planned.Changes, planned.Fingerprint, append(diags, pdiags...)
+	return planned.Changes, planned.Fingerprint.String(), append(diags, pdiags...)
 }

@@ -382,7 +382,7 @@ func (kv *Store) Plan(s plans.State, mode plans.Mode) (plans.Planned, hcl.Diagno
 			Removed:   kv.removed(path),
 		}))
 	}
-	return plans.Planned{Changes: changes, Fingerprint: adapter.Digest([]any{kv.ignoring(st.Keys, declared), st.Records})}, diags
+	return plans.Planned{Changes: changes, Fingerprint: plans.DigestWhenRead(func() string { return adapter.Digest([]any{kv.ignoring(st.Keys, declared), st.Records}) })}, diags
 }
 
 // planKey is the change of one declared key.

@@ -151,7 +151,7 @@ func (b *notes) Plan(s plans.State, mode plans.Mode) (plans.Planned, hcl.Diagnos
 			Removed:   b.cfg.RemovedOf(Note, name),
 		}))
 	}
-	out.Fingerprint = adapter.Digest(st)
+	out.Fingerprint = plans.Digested(adapter.Digest(st))
 	return out, diags
 }
 
