@@ -65,7 +65,7 @@ func shown(p *plans.Plan) *plans.Plan {
 	for i, c := range p.Changes {
 		if c.Action == plans.NoOp {
 			d := *c
-			d.Before, d.After, d.Requests = nil, nil, nil
+			d.Before, d.After, d.Requests = plans.View{}, plans.View{}, nil
 			c = &d
 		}
 		q.Changes[i] = c

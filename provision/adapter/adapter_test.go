@@ -1,11 +1,13 @@
 package adapter
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/plans"
 )
 
 // TestDigestList: a list's digest, its elements encoded side by side, is
@@ -64,5 +66,41 @@ func TestDecide(t *testing.T) {
 		if claim != tt.claim || summary != tt.summary || (note != "") != tt.note {
 			t.Errorf("%s: Decide = %v, %q, %q; want %v, %q, note %v", name, claim, note, summary, tt.claim, tt.summary, tt.note)
 		}
+	}
+}
+
+// TestProposeViews: a converged object's sides are one encoding, of the
+// live object, made only when read (a plan shown as text reads none); a
+// change that does something has both now.
+func TestProposeViews(t *testing.T) {
+	encoded := map[string]int{}
+	side := func(name string) func() json.RawMessage {
+		return func() json.RawMessage { encoded[name]++; return json.RawMessage(`"` + name + `"`) }
+	}
+	object := func(diff Diff) Object {
+		return Object{
+			Declared: Declared{Addr: addrs.Addr{Kind: testService, Name: "api"}},
+			After:    side("after"), Before: side("before"), SameView: true,
+			Live: LiveObject{Exists: true, Owner: "edge"},
+			Diff: func(bool) Diff { return diff },
+		}
+	}
+	c, diags := Propose("edge", object(Diff{}))
+	if diags.HasErrors() || c.Action != plans.NoOp {
+		t.Fatalf("converged: %v, %s", c, diags)
+	}
+	if len(encoded) != 0 {
+		t.Fatalf("a no-op's sides were encoded before they were read: %v", encoded)
+	}
+	if b, a := c.Before.JSON(), c.After.JSON(); string(b) != `"before"` || string(a) != `"before"` || encoded["before"] != 1 {
+		t.Errorf("no-op read: before %s, after %s, encoded %v; want the live encoding once for both", b, a, encoded)
+	}
+	clear(encoded)
+	update := Diff{Reasons: []Reason{{Code: plans.ReasonChanged, Words: "port changed"}}, Requests: []plans.Request{{Method: "PUT", Path: "/v1/agent/service/register"}}}
+	if c, _ = Propose("edge", object(update)); c.Action != plans.Update || encoded["before"] != 1 || encoded["after"] != 1 {
+		t.Fatalf("update: %v, encoded %v; want both sides now", c.Action, encoded)
+	}
+	if b, a := c.Before.JSON(), c.After.JSON(); string(b) != `"before"` || string(a) != `"after"` {
+		t.Errorf("update read: before %s, after %s", b, a)
 	}
 }

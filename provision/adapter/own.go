@@ -166,7 +166,7 @@ func firstRange(rs ...*hcl.Range) *hcl.Range {
 // both backends plan their deletes of owned objects with it and give the
 // reason with Owned (or, for a move, their own).
 func Removal(addr addrs.Addr, backend string, before json.RawMessage, r plans.Request) *plans.Change {
-	return &plans.Change{Addr: addr, Backend: backend, Action: plans.Delete, Before: before, Requests: []plans.Request{r}}
+	return &plans.Change{Addr: addr, Backend: backend, Action: plans.Delete, Before: plans.ViewOf(before), Requests: []plans.Request{r}}
 }
 
 // Gone is an owned object that no block declares any more, or, in destroy
@@ -192,7 +192,7 @@ type Gone struct {
 // engine refuses while it is protected (provision.PlanFrom, with
 // protectedDeletes).
 func Let(project string, mode plans.Mode, g Gone) *plans.Change {
-	c := &plans.Change{Addr: g.Addr, Backend: g.Backend, Action: plans.Delete, Before: g.Before, Requests: g.Delete, Protected: g.Protected}
+	c := &plans.Change{Addr: g.Addr, Backend: g.Backend, Action: plans.Delete, Before: plans.ViewOf(g.Before), Requests: g.Delete, Protected: g.Protected}
 	r := g.Removed
 	if r == nil {
 		return c.Owned(project, mode)
@@ -217,7 +217,7 @@ type Object struct {
 	Backend string
 	EachKey *string
 	// After is the declared object in the backend's terms.
-	After json.RawMessage
+	After func() json.RawMessage
 	Live  LiveObject
 	// Check finds what the backend cannot make of the declaration
 	// whatever is live (a type the server's version lacks); nil: none.
@@ -227,8 +227,10 @@ type Object struct {
 	// Before is the live object in the backend's terms.
 	Before func() json.RawMessage
 	// SameView: a no-op's Before is its After (what the backend shows of
-	// a live object that matches is the declaration): one encoding
-	// serves both.
+	// a live object that matches is the declaration, byte for byte): one
+	// encoding, of the live object, serves both, worked out when first
+	// read (plans.ViewWhenRead). Before must then read only what stays
+	// as read: the live state, never changed in place.
 	SameView bool
 	// Diff compares the live object with the declaration; importing says
 	// the change must put the ownership marks on it too.
@@ -278,7 +280,6 @@ func Propose(project string, o Object) (*plans.Change, hcl.Diagnostics) {
 	c := &plans.Change{
 		Addr:       o.Addr,
 		Backend:    o.Backend,
-		After:      o.After,
 		DeclaredAt: plans.At(o.Context),
 		EachKey:    o.EachKey,
 		Requests:   []plans.Request{},
@@ -292,6 +293,7 @@ func Propose(project string, o Object) (*plans.Change, hcl.Diagnostics) {
 	}
 	if claim == ClaimCreate {
 		c.Action = plans.Create
+		c.After = plans.ViewOf(o.After())
 		c.Requests = append(c.Requests, o.Create()...)
 		return c, nil
 	}
@@ -327,9 +329,12 @@ func Propose(project string, o Object) (*plans.Change, hcl.Diagnostics) {
 		c.Action = plans.NoOp
 	}
 	if c.Action == plans.NoOp && o.SameView {
-		c.Before = c.After
+		// Only -json and a saved plan read a no-op's sides: a converged
+		// plan shown as text encodes none of its objects.
+		view := plans.ViewWhenRead(o.Before)
+		c.Before, c.After = view, view
 	} else {
-		c.Before = o.Before()
+		c.Before, c.After = plans.ViewOf(o.Before()), plans.ViewOf(o.After())
 	}
 	return c, nil
 }

@@ -113,7 +113,7 @@ func (b *Backend) Permit(st plans.State, changes []*plans.Change) hcl.Diagnostic
 		if c.Action == plans.Delete {
 			side = c.Before
 		}
-		if json.Unmarshal(side, &obj) != nil || obj.Name == "" {
+		if json.Unmarshal(side.JSON(), &obj) != nil || obj.Name == "" {
 			continue
 		}
 		if i, ok := at[obj.Name]; ok {

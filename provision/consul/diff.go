@@ -351,7 +351,7 @@ func (b *Backend) planService(st agentState, s *Decl, backend, moved string) (*p
 		Declared: adapter.Declared{Addr: addr, Subject: s.NameRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At(), Lifecycle: s.Lifecycle},
 		Backend:  backend,
 		EachKey:  s.Instance.KeyPtr(),
-		After:    adapter.RawJSON(want.view()),
+		After:    func() json.RawMessage { return adapter.RawJSON(want.view()) },
 		Live:     lv,
 		Create:   func() []plans.Request { return []plans.Request{registerRequest(want, false)} },
 		Before:   func() json.RawMessage { return adapter.RawJSON(live(l)) },

@@ -1,9 +1,6 @@
 package plans
 
-import (
-	"encoding/json"
-	"sync"
-)
+import "encoding/json"
 
 // A Fingerprint digests the live state a plan was made from, so that a
 // saved plan is refused once the state no longer matches. A plan made
@@ -12,28 +9,23 @@ import (
 // a plan's work (docs/internals/performance.md). A plan read from a file
 // holds it as written. The zero Fingerprint is "".
 type Fingerprint struct {
-	digest func() string
+	digest lazy[string]
 }
 
 // Digested is the fingerprint digest, as worked out already.
 func Digested(digest string) Fingerprint {
-	return Fingerprint{func() string { return digest }}
+	return Fingerprint{now(digest)}
 }
 
 // DigestWhenRead is the fingerprint that work returns, worked out once,
 // when it is first read. work must read only what does not change after
 // the plan (a state is never changed in place).
 func DigestWhenRead(work func() string) Fingerprint {
-	return Fingerprint{sync.OnceValue(work)}
+	return Fingerprint{whenRead(work)}
 }
 
 // String is the digest: "sha256:" and its hex, or "" for none.
-func (f Fingerprint) String() string {
-	if f.digest == nil {
-		return ""
-	}
-	return f.digest()
-}
+func (f Fingerprint) String() string { return f.digest.get() }
 
 // Equal reports whether f and g are the same digest.
 func (f Fingerprint) Equal(g Fingerprint) bool { return f.String() == g.String() }

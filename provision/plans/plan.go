@@ -176,11 +176,11 @@ type Change struct {
 	Action  Action     `json:"action"`
 	// Reason explains the action to a person; it never drives behaviour.
 	// Reasons are its parts' codes, for a program.
-	Reason   string          `json:"reason,omitempty"`
-	Reasons  []ReasonCode    `json:"reasons,omitempty"`
-	Before   json.RawMessage `json:"before"`
-	After    json.RawMessage `json:"after"`
-	Requests []Request       `json:"requests"`
+	Reason   string       `json:"reason,omitempty"`
+	Reasons  []ReasonCode `json:"reasons,omitempty"`
+	Before   View         `json:"before"`
+	After    View         `json:"after"`
+	Requests []Request    `json:"requests"`
 	// Notes are things a person should know that change nothing, such as
 	// live fields that are not declared and are left alone.
 	Notes []string `json:"notes,omitempty"`

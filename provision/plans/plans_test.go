@@ -49,19 +49,19 @@ func TestTargetModule(t *testing.T) {
 
 func TestRedacted(t *testing.T) {
 	p := planstest.Plan(consul.Service, 1, 1)
-	p.Changes[0].After = json.RawMessage(`{"Meta":{"api_token":"s3cr3t","team":"edge"}}`)
+	p.Changes[0].After = plans.ViewOf(json.RawMessage(`{"Meta":{"api_token":"s3cr3t","team":"edge"}}`))
 	p.Changes[0].Requests[0].Body = json.RawMessage(`{"ID":"x","Meta":{"Password":"s3cr3t"}}`)
 	// A KV entry under a path named like a secret keeps its shape (a
 	// snapshot of it reads back), its strings hidden.
-	p.Changes[0].Before = json.RawMessage(`{"keys":{"apps/edge/token":{"flags":5,"value":"s3cr3t","tags":["a"]}}}`)
+	p.Changes[0].Before = plans.ViewOf(json.RawMessage(`{"keys":{"apps/edge/token":{"flags":5,"value":"s3cr3t","tags":["a"]}}}`))
 	r := p.Redacted()
-	got := []string{string(r.Changes[0].After), string(r.Changes[0].Requests[0].Body), string(r.Changes[0].Before)}
+	got := []string{string(r.Changes[0].After.JSON()), string(r.Changes[0].Requests[0].Body), string(r.Changes[0].Before.JSON())}
 	want := []string{`{"Meta":{"api_token":"(sensitive)","team":"edge"}}`, `{"ID":"x","Meta":{"Password":"(sensitive)"}}`,
 		`{"keys":{"apps/edge/token":{"flags":5,"tags":["(sensitive)"],"value":"(sensitive)"}}}`}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if !strings.Contains(string(p.Changes[0].After), "s3cr3t") {
+	if !strings.Contains(string(p.Changes[0].After.JSON()), "s3cr3t") {
 		t.Error("Redacted changed the plan itself; a saved plan needs the real values")
 	}
 }

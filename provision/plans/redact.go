@@ -33,11 +33,12 @@ func (p *Plan) Redacted() *Plan {
 	parallel.Spread(len(p.Changes), func(i int) {
 		c := p.Changes[i]
 		d := *c
-		d.After = red(c.After)
-		if d.Before = maskBefore(c.Before, c.After, p.Secrets); sameBytes(d.Before, c.After) {
+		after := c.After.JSON()
+		d.After = ViewOf(red(after))
+		if before := maskBefore(c.Before.JSON(), after, p.Secrets); sameBytes(before, after) {
 			d.Before = d.After // a no-op: one value for both sides
 		} else {
-			d.Before = red(d.Before)
+			d.Before = ViewOf(red(before))
 		}
 		d.Reason = str(c.Reason)
 		d.Notes = make([]string, len(c.Notes))

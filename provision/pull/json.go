@@ -288,4 +288,4 @@ func canonical(v any) []byte {
 // Settled reports whether a change's live and declared values are the
 // same (an update may still write marks, which are no value of the
 // specs).
-func Settled(c *plans.Change) bool { return equal(decode(c.Before), decode(c.After)) }
+func Settled(c *plans.Change) bool { return equal(decode(c.Before.JSON()), decode(c.After.JSON())) }

@@ -220,8 +220,8 @@ func (in *instance) blockKey() string {
 // write, as its kind registers them (schema.Config.Pulled), from the
 // change's before and after.
 func attributes(cfg *schema.Config, c *plans.Change) []schema.PullAttr {
-	before, _ := decode(c.Before).(map[string]any)
-	after, _ := decode(c.After).(map[string]any)
+	before, _ := decode(c.Before.JSON()).(map[string]any)
+	after, _ := decode(c.After.JSON()).(map[string]any)
 	if before == nil || after == nil {
 		return nil
 	}

@@ -65,7 +65,7 @@ func TestRewrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			addr := addrs.Addr{Kind: tc.kind, Name: "x"}
-			p := &plans.Plan{Changes: []*plans.Change{{Addr: addr, Action: plans.Update, Before: json.RawMessage(tc.before), After: json.RawMessage(tc.after), Ignored: tc.ignored,
+			p := &plans.Plan{Changes: []*plans.Change{{Addr: addr, Action: plans.Update, Before: plans.ViewOf(json.RawMessage(tc.before)), After: plans.ViewOf(json.RawMessage(tc.after)), Ignored: tc.ignored,
 				DeclaredAt: plans.At(&hcl.Range{Filename: file, Start: hcl.Pos{Line: 1, Column: 1, Byte: 0}})}}}
 			res := Pull(Specs{Dir: dir, Config: &schema.Config{}}, p)
 			var left []string

@@ -787,7 +787,7 @@ func (b *Backend) verify(ctx context.Context, changes []*plans.Change) (string, 
 		var after struct {
 			Mappings map[string]any `json:"mappings"`
 		}
-		_ = json.Unmarshal(c.After, &after)
+		_ = json.Unmarshal(c.After.JSON(), &after)
 		for t := range after.Mappings {
 			want[c.Addr.Name] = append(want[c.Addr.Name], t)
 		}

@@ -282,7 +282,7 @@ func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diag
 			Declared: adapter.Declared{Addr: t.addr(ix.Name), Subject: ix.NameRange.Ptr(), Context: ix.DeclRange.Ptr(), Import: ix.Import.At(), Lifecycle: ix.Lifecycle},
 			Backend:  t.backend,
 			EachKey:  ix.Instance.KeyPtr(),
-			After:    adapter.RawJSON(t.view(t.declaredMappings(ix, protect), ix.Settings)),
+			After:    func() json.RawMessage { return adapter.RawJSON(t.view(t.declaredMappings(ix, protect), ix.Settings)) },
 			Live:     lv,
 			Check:    func() hcl.Diagnostics { return versionLimits(ix, live, major) },
 			Create: func() []plans.Request {

@@ -594,7 +594,7 @@ func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans
 		}
 	}
 	for _, path := range f.Gone {
-		c := &plans.Change{Addr: t.docAddr(path), Backend: t.backend, Action: plans.Forget, Before: json.RawMessage("null"), After: json.RawMessage("null"),
+		c := &plans.Change{Addr: t.docAddr(path), Backend: t.backend, Action: plans.Forget, Before: plans.ViewOf(json.RawMessage("null")), After: plans.ViewOf(json.RawMessage("null")),
 			Requests: []plans.Request{unrecordItem(path)}}
 		c.Because(plans.ReasonGone, "the document was deleted outside provision; its ownership record is deleted")
 		gone = append(gone, c)
@@ -638,7 +638,7 @@ func (t target) planDocument(d *DocumentDecl, f facts, mode plans.Mode, planned 
 		Declared: adapter.Declared{Addr: t.docAddr(d.Path()), Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At(), Lifecycle: d.Lifecycle},
 		Backend:  t.backend,
 		EachKey:  d.Instance.KeyPtr(),
-		After:    adapter.RawJSON(after),
+		After:    func() json.RawMessage { return adapter.RawJSON(after) },
 		Live:     adapter.LiveObject{Exists: exists, Owner: f.owner(live), Protected: exists && f.protected(live), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)},
 		Check: func() hcl.Diagnostics {
 			if same {

@@ -611,7 +611,7 @@ func (b *Backend) removed(p *plans.Plan) routerNames {
 			Name string
 			Tags []string
 		}
-		if json.Unmarshal(c.Before, &before) != nil || b.names[before.Name] {
+		if json.Unmarshal(c.Before.JSON(), &before) != nil || b.names[before.Name] {
 			continue
 		}
 		for _, t := range before.Tags {
@@ -640,7 +640,7 @@ func (b *Backend) applied(p *plans.Plan) routerNames {
 			Name string
 			Tags []string
 		}
-		if json.Unmarshal(c.After, &after) != nil {
+		if json.Unmarshal(c.After.JSON(), &after) != nil {
 			continue
 		}
 		cfg, err := labels.Decode(b.prefix, after.Tags)

@@ -447,7 +447,7 @@ func (w *Watcher) allowed(drifted []string, p *plans.Plan, back bool) []addrs.Ad
 		}
 		recent := slices.DeleteFunc(w.repairs[a], func(t time.Time) bool { return now.Sub(t) > w.o.Window })
 		w.repairs[a] = recent
-		fp := adapter.Digest(struct{ Before, After []byte }{c.Before, c.After}) // its live state as read
+		fp := adapter.Digest(struct{ Before, After []byte }{c.Before.JSON(), c.After.JSON()}) // its live state as read
 		if prev, ok := w.alone[a]; ok && prev.live != fp {
 			delete(w.alone, a) // its live state changed otherwise: try again
 			recent = nil

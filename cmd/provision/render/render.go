@@ -114,7 +114,7 @@ func (r *renderer) change(c *plans.Change) {
 		r.printf("  # ignore_changes: %s (their live values are kept)\n", strings.Join(c.Ignored, ", "))
 	}
 	r.printf("  %s %s {\n", r.paint(c.Action, c.Action.Symbol()), c.Addr)
-	before, after := decodeObject(c.Before), decodeObject(c.After)
+	before, after := decodeObject(c.Before.JSON()), decodeObject(c.After.JSON())
 	switch c.Action {
 	case plans.Create:
 		r.object(after, plans.Create, 6)

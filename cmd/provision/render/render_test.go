@@ -86,7 +86,7 @@ func TestMultilineDiff(t *testing.T) {
 	before := map[string]any{"visState": map[string]any{"params": map[string]any{"markdown": "### Packetbeat:\n\n[Dashboard](#/dashboard/Packetbeat)\n[Web](#/dashboard/HTTP)\n[MySQL](#/dashboard/MySQL)\n[PgSQL](#/dashboard/PgSQL)\n[Redis](#/dashboard/Redis)\n[Thrift](#/dashboard/Thrift)"}}}
 	after := map[string]any{"visState": map[string]any{"params": map[string]any{"markdown": "### Packetbeat:\n\n[Dashboard](#/dashboard/Packetbeat)\n[Web](#/dashboard/HTTP)\n[MySQL](#/dashboard/MySQL)\n[PgSQL](#/dashboard/PgSQL)\n[Redis](#/dashboard/Redis-v2)\n[Thrift](#/dashboard/Thrift)"}}}
 	p := &plans.Plan{Project: "beats", Changes: []*plans.Change{{Addr: addrs.Addr{Kind: search.Document, Name: ".dashboard/visualization/Navigation"}, Action: plans.Update,
-		Before: adapter.RawJSON(before), After: adapter.RawJSON(after), Requests: []plans.Request{{Method: "POST", Path: "/_bulk"}}}}}
+		Before: plans.ViewOf(adapter.RawJSON(before)), After: plans.ViewOf(adapter.RawJSON(after)), Requests: []plans.Request{{Method: "POST", Path: "/_bulk"}}}}}
 	p.Sort()
 	var out bytes.Buffer
 	if err := Text(&out, p, TextOptions{}); err != nil {

@@ -407,7 +407,7 @@ func (kv *Store) planKey(st kvState, k *Decl) (*plans.Change, hcl.Diagnostics) {
 		Declared: adapter.Declared{Addr: kv.addr(k.Name), Subject: k.NameRange.Ptr(), Context: k.DeclRange.Ptr(), Import: k.Import.At(), Lifecycle: k.Lifecycle},
 		Backend:  "kv",
 		EachKey:  k.Instance.KeyPtr(),
-		After:    adapter.RawJSON(keyView(want.Value, want.JSON, want.Flags)),
+		After:    func() json.RawMessage { return adapter.RawJSON(keyView(want.Value, want.JSON, want.Flags)) },
 		Live: adapter.LiveObject{Exists: exists, Owner: st.owner(k.Name, kv.project), Protected: exists && record.Protected,
 			What: fmt.Sprintf("a key with flags %d, changed at index %d", live.Flags, live.ModifyIndex)},
 		Create: func() []plans.Request { return write(0, true) },

@@ -117,7 +117,7 @@ func (b *notes) Plan(s plans.State, mode plans.Mode) (plans.Planned, hcl.Diagnos
 			Declared: adapter.Declared{Addr: addrs.Addr{Module: n.Module, Kind: Note, Name: n.Name}, Subject: n.NameRange.Ptr(), Context: n.DeclRange.Ptr(), Import: n.Import.At(), Lifecycle: n.Lifecycle},
 			Backend:  "notes",
 			EachKey:  n.Instance.KeyPtr(),
-			After:    after,
+			After:    func() json.RawMessage { return after },
 			Live:     adapter.LiveObject{Exists: exists, Owner: adapter.OwnerOf(l.Marks), Protected: adapter.ProtectedBy(l.Marks), What: fmt.Sprintf("a note named %q", n.Name)},
 			Create:   put,
 			Before:   func() json.RawMessage { b, _ := json.Marshal(l); return b },

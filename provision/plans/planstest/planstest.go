@@ -21,7 +21,7 @@ func Plan(kind addrs.Kind, n, bodySize int) *plans.Plan {
 		p.Changes = append(p.Changes, &plans.Change{
 			Addr:     addrs.Addr{Kind: kind, Name: fmt.Sprintf("svc-%04d", i)},
 			Action:   plans.Create,
-			After:    body,
+			After:    plans.ViewOf(body),
 			Requests: []plans.Request{{Method: "PUT", Path: "/v1/agent/service/register", Body: body}},
 		})
 	}
