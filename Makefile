@@ -11,7 +11,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build servers test demo bench fuzz lint release clean
+.PHONY: all build servers demo-servers test demo bench fuzz lint release clean
 
 all: build
 
@@ -19,8 +19,14 @@ build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/provision ./cmd/provision
 	$(GO) build -o bin/gated-api ./cmd/gated-api
 
+# make test needs every server; make demo runs one Consul agent, one
+# Traefik (2) and Elasticsearch, and builds those alone, beside bin/.
 servers:
 	bash .ci/install-servers
+
+DEMO_SERVERS := consul traefik2 elasticsearch
+demo-servers:
+	bash .ci/install-servers $(DEMO_SERVERS)
 
 # provision test specs: the shipped specs' own golden plans, offline.
 # TestRelease (make release twice, byte for byte) runs alone after the
@@ -35,7 +41,8 @@ test: servers
 	PROVISION_RELEASE_TEST=1 $(GO) test -count=1 -timeout 30m -run '^TestRelease$$' ./provision/internal/release
 	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
-demo: servers build
+demo:
+	@$(MAKE) --no-print-directory -j2 demo-servers build
 	$(GO) run ./provision/internal/demo
 
 # Micro-benchmarks (each with a baseline measured in the same run), then

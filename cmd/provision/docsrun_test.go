@@ -87,13 +87,15 @@ func TestDocsRun(t *testing.T) {
 			// Each page starts where the README leaves a reader: the
 			// shipped specs applied.
 			reset := "provision apply -auto-approve -no-color specs/ >/dev/null\n"
-			// A page's bound is a hang's, not a speed: the install guide
-			// builds the release for five platforms, which on a cold build
-			// cache beside the other packages' tests took over 5 minutes.
-			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+			// A page's bound is a hang's, not a speed: it allows for a
+			// cold build cache on two busy cores. The DEBUG trap writes
+			// the line about to run, so that a page killed at its bound
+			// says which line it was in.
+			ctx, cancel := context.WithTimeout(context.Background(), pageBound)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, "bash", "-c", "set -eE -o pipefail; trap 'echo \"docs-run: line $LINENO failed\" >&2' ERR; "+reset+script)
-			cmd.Dir, cmd.Env = work, append(env, "CONSUL_HTTP_ADDR="+agent.Addr, "ELASTICSEARCH_URL="+search.URL)
+			step := filepath.Join(t.TempDir(), "line")
+			cmd := exec.CommandContext(ctx, "bash", "-c", "set -eE -o pipefail; trap 'echo \"docs-run: line $LINENO failed\" >&2' ERR; trap 'echo $LINENO >\"$DOCS_RUN_LINE\"' DEBUG; "+reset+script)
+			cmd.Dir, cmd.Env = work, append(env, "CONSUL_HTTP_ADDR="+agent.Addr, "ELASTICSEARCH_URL="+search.URL, "DOCS_RUN_LINE="+step)
 			cmd.Stdin = strings.NewReader(strings.Repeat("yes\n", 100))
 			// A command the page leaves running is stopped with the page.
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -102,14 +104,14 @@ func TestDocsRun(t *testing.T) {
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			err := cmd.Run()
+			if ctx.Err() != nil {
+				b, _ := os.ReadFile(step)
+				t.Fatalf("%s: the example was killed at its bound of %v, in this line:\n%s", scriptLine(lines, strings.TrimSpace(string(b))), pageBound, tail(out.String(), 4000))
+			}
 			if err != nil {
 				at := "?"
 				if m := failedLine.FindStringSubmatch(out.String()); m != nil {
-					var n int
-					fmt.Sscan(m[1], &n)
-					if n-2 >= 0 && n-2 < len(lines) {
-						at = lines[n-2]
-					}
+					at = scriptLine(lines, m[1])
 				}
 				t.Fatalf("%s: the example fails (%v):\n%s", at, err, tail(out.String(), 4000))
 			}
@@ -117,6 +119,26 @@ func TestDocsRun(t *testing.T) {
 		})
 	}
 	t.Logf("lines run per page: %v", ran)
+}
+
+// pageBound is how long a page's example may run: a hang's bound. The
+// heaviest page builds both binaries and runs a few plans; the release's
+// cross-builds, the one step that once took minutes, are TestRelease's
+// alone (the install guide marks them not run here).
+const pageBound = 15 * time.Minute
+
+// scriptLine is where on its page the script's line n (bash's $LINENO,
+// as text) is: the first line of the script is the reset, the second the
+// page's first line.
+func scriptLine(lines []string, n string) string {
+	var i int
+	if _, err := fmt.Sscan(n, &i); err != nil || i-2 < 0 || i-2 >= len(lines) {
+		if i == 1 {
+			return "the reset (provision apply specs/)"
+		}
+		return "?"
+	}
+	return lines[i-2]
 }
 
 // pageScript is the shell of page's sh and bash fences, in order, one

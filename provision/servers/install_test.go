@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,4 +59,46 @@ func TestInstallSideBySide(t *testing.T) {
 	if len(left) > 0 {
 		t.Errorf("temporary folders left in the cache: %v", left)
 	}
+}
+
+// TestInstallSaysWhatFailed: a server that cannot be built (here: no
+// module proxy, an empty module cache) fails the install with exit 1,
+// naming it and quoting the end of its build's log, and leaves nothing
+// in the cache where a later run would take it for a server; a server
+// the script does not know is refused before anything is built.
+func TestInstallSaysWhatFailed(t *testing.T) {
+	cache := t.TempDir()
+	cmd := exec.Command("bash", "../../.ci/install-servers", "consul")
+	cmd.Env = append(os.Environ(), "PROVISION_CACHE="+cache, "GOPROXY=off", "GOMODCACHE="+t.TempDir(), "GOFLAGS=-modcacherw")
+	out, err := cmd.CombinedOutput()
+	if code := exitCode(err); code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	for _, want := range []string{"consul 1.15.4: building github.com/hashicorp/consul", "consul: failed; the end of " + filepath.Join(cache, "logs", "consul.log"), "GOPROXY=off", "install-servers: failed: consul"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(cache, "consul-1.15.4", "*")); len(left) > 0 {
+		t.Errorf("a failed build left %v in the cache", left)
+	}
+
+	cmd = exec.Command("bash", "../../.ci/install-servers", "consul", "nomad")
+	cmd.Env = append(os.Environ(), "PROVISION_CACHE="+t.TempDir())
+	out, err = cmd.CombinedOutput()
+	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "no server named nomad (the servers: consul traefik1 traefik2 traefik3 elasticsearch)") || strings.Contains(string(out), "building") {
+		t.Errorf("an unknown server: exit %d, want 2, naming it, before any build:\n%s", code, out)
+	}
+}
+
+// exitCode is the exit status of a command's error (0 for none).
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
 }
