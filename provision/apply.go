@@ -21,6 +21,19 @@ type Event struct {
 	Done    bool
 	Err     error
 	Elapsed time.Duration
+	// Wait, in an event that is not Done, is the pause the server asked
+	// for (it limits its request rate) before the request is sent again;
+	// Err is its answer then.
+	Wait time.Duration
+}
+
+// sending is the context the request r, step of change c, is sent with:
+// ctx's values without its cancellation (adapter.Sending), and each
+// pause its server asks for reported.
+func sending(ctx context.Context, c *plans.Change, step int, r plans.Request, report func(Event)) context.Context {
+	return adapter.Waiting(adapter.Sending(ctx), func(pause time.Duration, why error) {
+		report(Event{Change: c, Step: step, Request: r, Wait: pause, Err: why})
+	})
 }
 
 // Outcome says how far the apply of one change got.
@@ -158,7 +171,7 @@ func Apply(ctx context.Context, p *plans.Plan, backends map[string]Sender, paral
 				}
 				report(Event{Change: o.Change, Step: step + 1, Request: r})
 				start := time.Now()
-				err := b.Send(adapter.Sending(ctx), r)
+				err := b.Send(sending(ctx, o.Change, step+1, r, report), r)
 				if err != nil {
 					fail(o, err)
 				} else {
@@ -231,7 +244,8 @@ func sendBatch(ctx context.Context, live *plans.Live, outcomes []Outcome, backen
 			report(Event{Change: outcomes[i].Change, Step: step + 1, Request: items[k]})
 		}
 		start := time.Now()
-		errs := b.SendBatch(adapter.Sending(ctx), live.State(outcomes[0].Change.Backend), items)
+		first := outcomes[send[0]]
+		errs := b.SendBatch(sending(ctx, first.Change, step+1, items[0], report), live.State(first.Change.Backend), items)
 		var next []int
 		for k, i := range send {
 			o := &outcomes[i]

@@ -154,6 +154,8 @@ type humanApply struct {
 	// batch): said once, with their number.
 	failed string
 	same   int
+	// waits is what was said of each backend's slow-downs.
+	waits map[string]*slowDowns
 }
 
 // flush says how many failures repeated the last one printed.
@@ -172,6 +174,10 @@ func (v *humanApply) Progress(e run.Progress) {
 	if !v.started && !v.live {
 		v.started = true
 		fmt.Fprintln(v.o.stdout) // the requests' lines start under the plan
+	}
+	if e.Wait > 0 {
+		v.waiting(e)
+		return
 	}
 	if !e.Event.Done {
 		return
@@ -204,6 +210,42 @@ func (v *humanApply) Progress(e run.Progress) {
 	v.flush()
 	v.failed = key
 	fmt.Fprintf(v.o.stdout, "[%d/%d] %s: %s %s: %s (%s)\n", n, total, e.Change.Addr, e.Request.Method, plans.HideSecrets(e.Request.Path, v.o.secrets), status, e.Elapsed.Round(100*time.Microsecond))
+}
+
+// waiting says that a server asked to slow down and how long the request
+// waits: at most once a second for each backend, with how many requests
+// it asked to wait since it was last said, so that a limit that refuses
+// many requests at once is a line, not a flood.
+func (v *humanApply) waiting(e run.Progress) {
+	if v.waits == nil {
+		v.waits = map[string]*slowDowns{}
+	}
+	w := v.waits[e.Change.Backend]
+	if w == nil {
+		w = &slowDowns{}
+		v.waits[e.Change.Backend] = w
+	}
+	w.n++
+	if time.Since(w.said) < time.Second {
+		return
+	}
+	others := ""
+	if w.n > 1 {
+		others = fmt.Sprintf(" (%d requests told to wait since the last line)", w.n)
+	}
+	if v.live {
+		fmt.Fprint(v.o.stderr, "\r\x1b[K")
+	}
+	fmt.Fprintf(v.o.stdout, "[%d/%d] %s: %s %s: the server says slow down (%s): waiting %s%s\n", e.Done, e.Total, e.Change.Addr, e.Request.Method,
+		plans.HideSecrets(e.Request.Path, v.o.secrets), plans.HideSecrets(e.Err.Error(), v.o.secrets), e.Wait.Round(time.Millisecond), others)
+	w.said, w.n = time.Now(), 0
+}
+
+// slowDowns is what was said of one backend's slow-downs: when, and how
+// many requests it has asked to wait since.
+type slowDowns struct {
+	said time.Time
+	n    int
 }
 
 func (v *humanApply) Verified(l provision.Verified) { fmt.Fprintf(v.o.stdout, "%s\n", l.Line) }
@@ -326,6 +368,9 @@ type (
 		Error     string       `json:"error,omitempty"`
 		Refused   *bool        `json:"refused,omitempty"`
 		ElapsedMS *int64       `json:"elapsed_ms,omitempty"`
+		// WaitMS (apply_waiting) is the pause a server that limits its
+		// rate asked for before the request is sent again.
+		WaitMS *int64 `json:"wait_ms,omitempty"`
 	}
 	verifyEvent struct {
 		Type    string `json:"type"`
@@ -375,6 +420,9 @@ func (v *jsonApply) Progress(e run.Progress) {
 		ev.ElapsedMS = &ms
 	}
 	switch {
+	case e.Wait > 0:
+		ms := e.Wait.Milliseconds()
+		ev.Type, ev.Error, ev.WaitMS = "apply_waiting", plans.HideSecrets(e.Err.Error(), v.o.secrets), &ms
 	case !e.Event.Done:
 	case e.Err != nil:
 		_, refused := adapter.Refused(e.Err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"regexp"
 	"syscall"
@@ -37,6 +38,14 @@ type StatusError struct {
 	// way, nothing was done, and the same request may be sent again,
 	// idempotent or not (see Deadlines.Call).
 	Leaderless bool
+	// SlowDown is an answer that the server limits its request rate (a
+	// 429, or Consul's 503 "rate limit exceeded"): the request was not
+	// acted on, and is sent again, idempotent or not, once the server
+	// allows it (see Deadlines.Call).
+	SlowDown bool
+	// RetryAfter is how long the answer's Retry-After header asked to
+	// wait; 0 when it gave none.
+	RetryAfter time.Duration
 }
 
 func (e *StatusError) Error() string { return e.Message }
@@ -67,6 +76,11 @@ func Unanswered(err error) bool {
 	return errors.Is(err, errStalled) || transient(err)
 }
 
+// maxSlowDown is the longest pause before the next attempt of a request
+// a server refused for its rate: a Retry-After longer than this is cut
+// to it, so that a server's limit lifted early is seen.
+const maxSlowDown = 10 * time.Second
+
 // Call runs attempt with the per-request deadline. With retry, a refused
 // or reset connection and a 5xx answer are tried again after a pause, up
 // to Attempts times (a refused connection also without retry: nothing was
@@ -75,9 +89,16 @@ func Unanswered(err error) bool {
 // retry says, an answer that the cluster has no leader (an election under
 // way: nothing was done) is tried again, the pauses growing to a second,
 // until the request's deadline has passed since the first attempt: an
-// election of a second or a few is waited out, not reported.
+// election of a second or a few is waited out, not reported. An answer
+// that the server limits its rate (StatusError.SlowDown) is tried again,
+// idempotent or not, for as long as the command runs (its -timeout, an
+// interrupt), after the pause its Retry-After asks for, else one that
+// doubles from Backoff to 10 s with jitter (so that the requests a limit
+// refused together do not come back together); each pause is told to
+// ctx's Waiting function. Such attempts are not counted in Attempts.
 func (d Deadlines) Call(ctx context.Context, retry bool, attempt func(context.Context) error) error {
 	pause, start := d.Backoff, time.Now()
+	slow := d.Backoff  // the next pause after a slow-down, before jitter
 	limit := d.Request // of this attempt
 	for i := 1; ; i++ {
 		actx, cancel := context.WithTimeout(ctx, limit)
@@ -91,6 +112,12 @@ func (d Deadlines) Call(ctx context.Context, retry bool, attempt func(context.Co
 			return fmt.Errorf("%w within %s (the request timeout)", errStalled, limit.Round(time.Millisecond))
 		case ctx.Err() != nil:
 			return context.Cause(ctx)
+		case SlowDown(err):
+			if err := d.pause(ctx, err, &slow); err != nil {
+				return err
+			}
+			i-- // not an attempt that failed: the server asked to wait
+			continue
 		case Leaderless(err):
 			// Waited out within the request's deadline, counted from the
 			// first attempt: the next attempt gets what is left of it.
@@ -108,6 +135,73 @@ func (d Deadlines) Call(ctx context.Context, retry bool, attempt func(context.Co
 			return context.Cause(ctx)
 		}
 		pause *= 2
+	}
+}
+
+// Paced calls attempt until it returns anything but a slow-down, waiting
+// between as Call does: for a call with deadlines of its own (taking a
+// lock, which may wait for its holder for -lock-timeout).
+func (d Deadlines) Paced(ctx context.Context, attempt func() error) error {
+	slow := d.Backoff
+	for {
+		err := attempt()
+		if !SlowDown(err) {
+			return err
+		}
+		if err := d.pause(ctx, err, &slow); err != nil {
+			return err
+		}
+	}
+}
+
+// pause waits after why, a slow-down, for the pause it asks (slow, before
+// jitter, doubled for the next), and tells ctx's Waiting function; it
+// returns why when the apply is stopping, and the cause of ctx's end when
+// that comes first.
+func (d Deadlines) pause(ctx context.Context, why error, slow *time.Duration) error {
+	if Stopping(ctx) {
+		return why
+	}
+	wait := slowDownPause(why, *slow)
+	*slow = min(2**slow, maxSlowDown)
+	waited(ctx, wait, why)
+	select {
+	case <-time.After(wait):
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// slowDownPause is how long to wait after err, a slow-down: what its
+// Retry-After asks (at most maxSlowDown), else between half of backoff
+// and backoff, at random.
+func slowDownPause(err error, backoff time.Duration) time.Duration {
+	var se *StatusError
+	if errors.As(err, &se) && se.RetryAfter > 0 {
+		return min(se.RetryAfter, maxSlowDown)
+	}
+	return backoff/2 + rand.N(backoff/2+1)
+}
+
+// SlowDown reports whether err is an answer that the server limits its
+// request rate (StatusError.SlowDown).
+func SlowDown(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && se.SlowDown
+}
+
+type waitKey struct{}
+
+// Waiting is ctx with told, which Call tells of each pause a server asked
+// for (a slow-down) before it sends the request again: for the progress.
+func Waiting(ctx context.Context, told func(pause time.Duration, why error)) context.Context {
+	return context.WithValue(ctx, waitKey{}, told)
+}
+
+func waited(ctx context.Context, pause time.Duration, why error) {
+	if told, ok := ctx.Value(waitKey{}).(func(time.Duration, error)); ok {
+		told(pause, why)
 	}
 }
 

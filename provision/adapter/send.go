@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/provision-dev/provision/provision/plans"
 )
@@ -68,7 +71,37 @@ func (s Sender) Once(ctx context.Context, r plans.Request, limit int64) ([]byte,
 	case resp.StatusCode == http.StatusNotFound && r.GoneOK:
 		return nil, nil // already gone (a retry after a lost answer): the goal
 	case resp.StatusCode/100 != 2:
-		return nil, s.Refuse(resp.StatusCode, resp.Status, answer)
+		return nil, slowDown(s.Refuse(resp.StatusCode, resp.Status, answer), resp)
 	}
 	return answer, nil
+}
+
+// slowDown marks err, a refusal of resp, as a slow-down when resp is a
+// 429 Too Many Requests (RFC 6585), and takes its Retry-After (seconds, or
+// an HTTP date: RFC 9110, section 10.2.3) when it is one.
+func slowDown(err error, resp *http.Response) error {
+	var se *StatusError
+	if !errors.As(err, &se) {
+		return err
+	}
+	se.SlowDown = se.SlowDown || resp.StatusCode == http.StatusTooManyRequests
+	if se.SlowDown {
+		se.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	return err
+}
+
+// retryAfter is the pause a Retry-After value asks for, at now; 0 when
+// there is none or it cannot be read.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		return time.Duration(max(n, 0)) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return 0
 }

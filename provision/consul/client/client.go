@@ -219,7 +219,18 @@ func (a *Agent) Answered(code int, msg string) error {
 		}
 		text = fmt.Sprintf("consul answered 403 Forbidden: %s (%s; retrying will not help: give the token the policy provision policy prints)", strings.TrimSuffix(msg, "."), why)
 	}
-	return &adapter.StatusError{Code: code, Message: text, Leaderless: leaderless(code, msg)}
+	return &adapter.StatusError{Code: code, Message: text, Leaderless: leaderless(code, msg), SlowDown: rateLimited(code, msg)}
+}
+
+// rateLimited says whether an answer of Consul is its global request rate
+// limit (limits.request_limits, Consul 1.15 and later; "Limit traffic
+// rates for a datacenter", developer.hashicorp.com/consul/docs/manage/rate-limit/global):
+// a read over the limit is answered 429, a write that only the leader can
+// do 503 "rate limit exceeded for operation that can only be performed by
+// the leader, try again later" (seen on Consul 1.15.4 with write_rate =
+// 20). Nothing was done; the request is sent again, later.
+func rateLimited(code int, msg string) bool {
+	return code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable && strings.Contains(msg, "rate limit exceeded")
 }
 
 // StatusError turns the API client's error for an answer outside 2xx into
@@ -231,6 +242,17 @@ func (a *Agent) StatusError(err error) error {
 		return a.Answered(se.Code, se.Body)
 	}
 	return err
+}
+
+// SlowDownText is err, or, when its text is Consul's answer that it
+// limits its rate, a slow-down that quotes it: for the API client's calls
+// that answer with text alone (api.Lock's "failed to acquire lock:
+// Unexpected response code: 503 (rate limit exceeded ...)").
+func (a *Agent) SlowDownText(err error) error {
+	if err == nil || adapter.SlowDown(err) || !strings.Contains(err.Error(), "rate limit exceeded") {
+		return err
+	}
+	return &adapter.StatusError{Code: http.StatusServiceUnavailable, Message: "consul answered " + err.Error(), SlowDown: true}
 }
 
 // Disabled says whether err is the answer of an agent that runs no ACLs

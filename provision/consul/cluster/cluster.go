@@ -133,7 +133,10 @@ func (c *Cluster) Lock(ctx context.Context, project, operation string, wait time
 	})
 	var lost <-chan struct{}
 	if err == nil {
-		lost, err = c.acquire(ctx, lock, wait)
+		err = c.a.Net.Paced(ctx, func() (err error) {
+			lost, err = c.acquire(ctx, lock, wait)
+			return c.a.SlowDownText(err)
+		})
 	}
 	if err != nil || lost == nil {
 		close(renewing)
