@@ -3,6 +3,7 @@ package run
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -203,7 +204,10 @@ func (r *Run) lock(ctx context.Context) (context.Context, hcl.Diagnostics) {
 	lctx, unlock, err := l.Lock(ctx, r.Config.Project, r.Type.String(), r.LockTimeout)
 	if err != nil {
 		advice := "Try again later, or raise -lock-timeout."
-		if _, refused := adapter.Refused(err); refused {
+		var why interface{ Advice() string }
+		if errors.As(err, &why) {
+			advice = why.Advice()
+		} else if _, refused := adapter.Refused(err); refused {
 			advice = fmt.Sprintf("The token may not take the lock: it needs session:write on the node of that agent and key:write on %s. Retrying will not help; provision policy prints the policy these specs need.", connect.LockKey(r.Config.Project))
 		}
 		return ctx, Refusal("Cannot take the lock", fmt.Sprintf("%s. Nothing was sent. %s", err, advice), r.Config.ProjectRange.Ptr())

@@ -163,6 +163,47 @@ func (a *Agent) NodeName(ctx context.Context) (string, error) {
 	return self.Config.NodeName, err
 }
 
+// InDatacenter checks that the agent is in the datacenter want (nothing
+// when want is ""), from GET /v1/agent/self, its Config.Datacenter: the
+// one its agent API registers services in ("Register Service",
+// developer.hashicorp.com/consul/api-docs/agent/service). An agent of
+// another datacenter is an *Elsewhere; one that cannot say (a token
+// without agent:read) the read's error.
+func (a *Agent) InDatacenter(ctx context.Context, want string) error {
+	if want == "" {
+		return nil
+	}
+	var self struct{ Config struct{ Datacenter string } }
+	if err := a.self(ctx, &self); err != nil {
+		return err
+	}
+	if dc := self.Config.Datacenter; dc != want {
+		which := "The Consul agent at " + a.Address()
+		if a.Name != "" {
+			which = fmt.Sprintf("The Consul agent %q at %s", a.Name, a.Address())
+		}
+		return &Elsewhere{Agent: which, In: dc, Want: want}
+	}
+	return nil
+}
+
+// Elsewhere is the error of an agent in another datacenter than the one
+// the consul block declares.
+type Elsewhere struct {
+	Agent    string // "The Consul agent "node-1" at http://..."
+	In, Want string // its datacenter, and the declared one
+}
+
+func (e *Elsewhere) Error() string {
+	return fmt.Sprintf("%s is in datacenter %q, and the consul block declares %q", e.Agent, e.In, e.Want)
+}
+
+// Advice says why nothing can be done there, and what to change.
+func (e *Elsewhere) Advice() string {
+	return fmt.Sprintf("An agent registers services in its own datacenter only, so the project's services would land in %q while its lock and keys are asked of %q: nothing is planned. "+
+		"Point the address at an agent of %q, or declare the agent's own datacenter (a project that spans datacenters is one project, or one module call, per datacenter).", e.In, e.Want, e.Want)
+}
+
 // Version is the agent's Consul version, from GET /v1/agent/self:
 // "Consul 1.15.4", or "" when it cannot be read.
 func (a *Agent) Version(ctx context.Context) string {

@@ -103,6 +103,13 @@ func (c *Cluster) Lock(ctx context.Context, project, operation string, wait time
 	host, _ := os.Hostname()
 	value, _ := json.Marshal(holder{Host: host, PID: os.Getpid(), Operation: operation, Since: time.Now().UTC().Truncate(time.Second)})
 	key := LockPrefix + project
+	// An agent of another datacenter than the declared one would take the
+	// lock there (or fail to reach it): refused before anything is sent.
+	// An agent that cannot say is left to the session's own answer.
+	var elsewhere *client.Elsewhere
+	if err := c.a.InDatacenter(ctx, c.a.Conf.Datacenter); errors.As(err, &elsewhere) {
+		return nil, nil, fmt.Errorf("taking the lock %s: %w", key, err)
+	}
 	var session string
 	err := c.a.Net.Call(ctx, true, func(actx context.Context) error {
 		id, _, err := c.a.API.Session().Create(&api.SessionEntry{
