@@ -106,12 +106,12 @@ func TestApplySendsThePlannedRequests(t *testing.T) {
 				for _, r := range c.Requests {
 					// What the plan decided of a request is not on the wire;
 					// a text body is sent as its text.
-					r.Idempotent, r.GoneOK = false, false
+					r.Idempotent, r.GoneOK, r.Batch = false, false, false
 					var text string
 					if r.Text && json.Unmarshal(r.Body, &text) == nil {
 						r.Body, r.Text = json.RawMessage(text), false
 					}
-					want = append(want, r)
+					want = append(want, operations(r)...)
 				}
 			}
 			if len(want) == 0 {
@@ -129,9 +129,13 @@ func TestApplySendsThePlannedRequests(t *testing.T) {
 			byText := func(a, b plans.Request) int {
 				return strings.Compare(a.Method+a.Path+string(a.Body), b.Method+b.Path+string(b.Body))
 			}
+			var sent []plans.Request
+			for _, r := range rec.sent {
+				sent = append(sent, operations(r)...)
+			}
 			slices.SortStableFunc(want, byText)
-			slices.SortStableFunc(rec.sent, byText)
-			if diff := cmp.Diff(want, rec.sent, cmp.Transformer("body", func(raw json.RawMessage) string {
+			slices.SortStableFunc(sent, byText)
+			if diff := cmp.Diff(want, sent, cmp.Transformer("body", func(raw json.RawMessage) string {
 				var buf bytes.Buffer
 				if json.Compact(&buf, raw) != nil {
 					return string(raw)
@@ -142,6 +146,23 @@ func TestApplySendsThePlannedRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+// operations are the requests of a transaction (PUT /v1/txn) one per
+// operation, each with its operation for body, and any other request as
+// it is: the keys' changes, which the plan has one transaction each, are
+// sent in transactions of several (their operations in plan order).
+func operations(r plans.Request) []plans.Request {
+	var ops []json.RawMessage
+	if r.Path != "/v1/txn" || json.Unmarshal(r.Body, &ops) != nil {
+		return []plans.Request{r}
+	}
+	out := make([]plans.Request, len(ops))
+	for i, op := range ops {
+		out[i] = r
+		out[i].Body = op
+	}
+	return out
 }
 
 // TestExitCodes pins the documented exit codes.

@@ -222,10 +222,11 @@ type Request struct {
 	// GoneOK: a 404 answer means the request's goal is reached (the
 	// deregistration of what is already gone, after a lost answer).
 	GoneOK bool `json:"gone_ok,omitempty"`
-	// Batch makes the request one item of a batch request to Path
-	// (Elasticsearch's _bulk): Body is a JSON array of the item's lines,
-	// and the backend (its SendBatch) sends the items of the changes that are
-	// ready together in one request, each line on a line of its own.
+	// Batch makes the request one item of a batch request to Path: Body
+	// is a JSON array of the item's parts, and the backend (its SendBatch)
+	// sends the items of the changes that are ready together, their parts
+	// in one request: Elasticsearch's _bulk, each part a line of its own;
+	// Consul's /v1/txn, the parts (operations) in one array.
 	Batch bool `json:"batch,omitempty"`
 	// Text makes Body a JSON string whose text is the body sent, as is
 	// (a Consul KV value, which need not be JSON).

@@ -161,6 +161,15 @@ type kvEntry struct {
 	ModifyIndex uint64 `json:"modify_index"`
 }
 
+// bytes is the entry's value as Consul holds it.
+func (e kvEntry) bytes() []byte {
+	if e.Base64 {
+		b, _ := base64.StdEncoding.DecodeString(e.Value)
+		return b
+	}
+	return []byte(e.Value)
+}
+
 // kvRecord is the project's record of one of its keys: the index it was
 // written at, and what it says of the key (its value, JSON).
 type kvRecord struct {
@@ -373,10 +382,10 @@ func (kv *Store) Plan(s plans.State, mode plans.Mode) (plans.Planned, hcl.Diagno
 		}
 		changes = append(changes, adapter.Let(kv.project, mode, adapter.Gone{
 			Addr: kv.addr(path), Backend: "kv", Before: adapter.RawJSON(keyView(e.Value, false, e.Flags)),
-			Delete: []plans.Request{{Method: "DELETE", Path: "/v1/kv/" + escapePath(path) + "?cas=" + strconv.FormatUint(e.ModifyIndex, 10), Header: map[string]string{"Accept": "application/json"}}, kv.deleteRecord(path)},
+			Delete: []plans.Request{txn(deleteKey(path, e.ModifyIndex), kv.deleteRecord(path))},
 			// The value is written again as it is, with the flags less the mark.
 			Forget: func() []plans.Request {
-				return []plans.Request{putKey(path, e.Value, e.Flags&0xffffffff, e.ModifyIndex), kv.deleteRecord(path)}
+				return []plans.Request{txn(setKey(path, e.bytes(), e.Flags&0xffffffff, e.ModifyIndex), kv.deleteRecord(path))}
 			},
 			Protected: lc.Protects(st.Records[path].Protected),
 			Removed:   kv.removed(path),
@@ -394,14 +403,17 @@ func (kv *Store) planKey(st kvState, k *Decl) (*plans.Change, hcl.Diagnostics) {
 	flags := kvMark(kv.project) | want.Flags
 	fresh := recorded && record.ModifyIndex >= live.CreateIndex
 	write := func(cas uint64, key bool) []plans.Request {
-		var out []plans.Request
+		var ops []txnOp
 		if key {
-			out = append(out, putKey(want.Name, want.Value, flags, cas))
+			ops = append(ops, setKey(want.Name, []byte(want.Value), flags, cas))
 		}
 		if !exists || !fresh || record.Protected != protect {
-			out = append(out, kv.putRecord(want.Name, recordValue{Protected: protect}))
+			ops = append(ops, kv.putRecord(want.Name, recordValue{Protected: protect})...)
 		}
-		return out
+		if len(ops) == 0 {
+			return nil
+		}
+		return []plans.Request{txn(ops...)}
 	}
 	return adapter.Propose(kv.project, adapter.Object{
 		Declared: adapter.Declared{Addr: kv.addr(k.Name), Subject: k.NameRange.Ptr(), Context: k.DeclRange.Ptr(), Import: k.Import.At(), Lifecycle: k.Lifecycle},
@@ -434,7 +446,7 @@ func (kv *Store) planKey(st kvState, k *Decl) (*plans.Change, hcl.Diagnostics) {
 			return d
 		},
 		Mark: func() []plans.Request {
-			return []plans.Request{kv.putRecord(want.Name, recordValue{Protected: protect})}
+			return []plans.Request{txn(kv.putRecord(want.Name, recordValue{Protected: protect})...)}
 		},
 		Imported: "made outside provision; written again in place with the ownership mark in its flags, and recorded",
 	})
@@ -495,38 +507,6 @@ func sameKeyValue(live kvEntry, k *Decl) bool {
 	return json.Unmarshal([]byte(live.Value), &a) == nil && json.Unmarshal([]byte(k.Value), &b) == nil && reflect.DeepEqual(a, b)
 }
 
-// putKey writes a key's value, its flags (the mark with them) and, with
-// cas, only if the key's index is still cas (0: only if it does not
-// exist). Consul answers true or false.
-func putKey(path, value string, flags, cas uint64) plans.Request {
-	body, _ := json.Marshal(value)
-	return plans.Request{Method: "PUT", Path: fmt.Sprintf("/v1/kv/%s?cas=%d&flags=%d", escapePath(path), cas, flags),
-		Header: map[string]string{"Accept": "application/json"}, Body: body, Text: true}
-}
-
-// putRecord writes the project's record of the key at path, after the
-// key: the write that makes the key the project's whatever its flags. It
-// is one transaction that deletes the record and sets it again, so that
-// the record is made anew at the index of the write: Consul 1.15 keeps a
-// key's index when a write leaves its value and flags as they are.
-func (kv *Store) putRecord(path string, v recordValue) plans.Request {
-	value, _ := json.Marshal(v)
-	key := kv.recordPath(path)
-	type op struct {
-		Verb  string
-		Key   string
-		Value []byte `json:",omitempty"`
-	}
-	body, _ := json.Marshal([]struct{ KV op }{{op{Verb: "delete", Key: key}}, {op{Verb: "set", Key: key, Value: value}}})
-	return plans.Request{Method: "PUT", Path: "/v1/txn", Header: map[string]string{"Accept": "application/json", "Content-Type": "application/json"}, Body: body, Idempotent: true}
-}
-
-// deleteRecord deletes the project's record of the key at path, after the
-// key.
-func (kv *Store) deleteRecord(path string) plans.Request {
-	return plans.Request{Method: "DELETE", Path: "/v1/kv/" + escapePath(kv.recordPath(path)), Header: map[string]string{"Accept": "application/json"}, Idempotent: true}
-}
-
 // escapePath escapes each segment of a key's path.
 func escapePath(p string) string {
 	segs := strings.Split(p, "/")
@@ -534,18 +514,6 @@ func escapePath(p string) string {
 		segs[i] = url.PathEscape(s)
 	}
 	return strings.Join(segs, "/")
-}
-
-// Send performs one request of a key's change; a check-and-set that
-// Consul answers false (the key changed since the plan read it) is an
-// error, and nothing was written.
-func (kv *Store) Send(ctx context.Context, r plans.Request) error {
-	body, err := kv.agent.Sender().Send(ctx, r, 4096)
-	if err == nil && strings.TrimSpace(string(body)) == "false" {
-		path, _, _ := strings.Cut(strings.TrimPrefix(r.Path, "/v1/kv/"), "?")
-		return fmt.Errorf("the key %s changed since the plan read it (its check-and-set was refused); nothing was written to it. Plan again", path)
-	}
-	return err
 }
 
 // Permit says, from what the read asked the agent, whether the token may
@@ -580,44 +548,46 @@ func (kv *Store) Converge(s plans.State, changes []*plans.Change) (plans.State, 
 	for _, r := range st.Records {
 		index = max(index, r.ModifyIndex)
 	}
-	records := "/v1/kv/" + escapePath(kv.recordPath("")) // deletes only: a record is written by a transaction
 	for _, c := range changes {
 		for _, r := range c.Requests {
-			isRecord := strings.HasPrefix(r.Path, records)
-			switch {
-			case r.Method == "DELETE" && isRecord:
-				delete(next.Records, c.Addr.Name)
-			case r.Method == "DELETE":
-				delete(next.Keys, c.Addr.Name)
-			case r.Path == "/v1/txn":
-				var ops []struct{ KV struct{ Value []byte } }
-				if err := json.Unmarshal(r.Body, &ops); err != nil || len(ops) != 2 {
-					return nil, fmt.Errorf("%s: the record's transaction: %v", c.Addr, err)
-				}
-				var v recordValue
-				_ = json.Unmarshal(ops[1].KV.Value, &v)
-				index++
-				next.Records[c.Addr.Name] = kvRecord{ModifyIndex: index, Protected: v.Protected}
-			case r.Method == "PUT":
-				u, err := url.Parse(r.Path)
-				if err != nil {
-					return nil, err
-				}
-				var value string
-				if err := json.Unmarshal(r.Body, &value); err != nil {
-					return nil, fmt.Errorf("%s: %w", c.Addr, err)
-				}
-				index++
-				flags, _ := strconv.ParseUint(u.Query().Get("flags"), 10, 64)
-				made := index
-				if e, ok := next.Keys[c.Addr.Name]; ok && e.CreateIndex != 0 {
-					made = e.CreateIndex
-				}
-				next.Keys[c.Addr.Name] = kvEntry{Value: value, Flags: flags, CreateIndex: made, ModifyIndex: index}
+			ops, err := opsOf(r)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", c.Addr, err)
+			}
+			index++ // one transaction, one index
+			for _, o := range ops {
+				kv.apply(&next, c.Addr.Name, o.KV.Verb, o.KV.Key, o.KV.Value, o.KV.Flags, index)
 			}
 		}
 	}
 	return next, nil
+}
+
+// apply is next once the operation verb of key (the key at path, or its
+// record) is done at index: a set makes the key at index (a new one) or
+// moves its index, a delete removes it.
+func (kv *Store) apply(next *kvState, path, verb, key string, value []byte, flags, index uint64) {
+	isRecord := key == kv.recordPath(path)
+	switch {
+	case strings.HasPrefix(verb, "delete") && isRecord:
+		delete(next.Records, path)
+	case strings.HasPrefix(verb, "delete"):
+		delete(next.Keys, path)
+	case isRecord:
+		var v recordValue
+		_ = json.Unmarshal(value, &v)
+		next.Records[path] = kvRecord{ModifyIndex: index, Protected: v.Protected}
+	default:
+		made := index
+		if e, ok := next.Keys[path]; ok && e.CreateIndex != 0 {
+			made = e.CreateIndex
+		}
+		e := kvEntry{Value: string(value), Flags: flags, CreateIndex: made, ModifyIndex: index}
+		if !utf8.Valid(value) {
+			e.Value, e.Base64 = base64.StdEncoding.EncodeToString(value), true
+		}
+		next.Keys[path] = e
+	}
 }
 
 // Generate writes a key block for each import of a key no block declares,

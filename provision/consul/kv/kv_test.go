@@ -2,6 +2,12 @@ package kv_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hashicorp/consul/api"
@@ -78,5 +84,77 @@ func TestKeyLife(t *testing.T) {
 	}
 	if pair, _, _ := kvAPI.Get(kv.KeysPrefix+"p/app/x", nil); pair != nil {
 		t.Errorf("its record is still there: %+v", pair)
+	}
+}
+
+// TestKeysInTransactions: on a real agent, behind a front that counts
+// the transactions, the creates of 50 keys (three operations each: the
+// key's check-and-set, its record's delete and set) go in transactions
+// of at most 64 operations. One key made by hand after the plan read the
+// store fails its check-and-set: Consul refuses that transaction whole
+// (409, the failed operation by its index), and its other keys are sent
+// again without it, so that every other key is written and that one is
+// left as the hand made it, with an error that says so.
+func TestKeysInTransactions(t *testing.T) {
+	agent := servers.NewConsul(t)
+	var txns atomic.Int32
+	target, _ := url.Parse("http://" + agent.Addr)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && r.URL.Path == "/v1/txn" {
+			txns.Add(1)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	s := store(t, front.URL, "project = \"p\"\nkey \"app\" {\n  for_each = { for i in range(50) : format(\"k%02d\", i) => i }\n  value    = each.value\n}\n")
+	changes := backendtest.Changes(t, s)
+	if len(changes) != 50 {
+		t.Fatalf("%d changes, want 50", len(changes))
+	}
+	items := make([]plans.Request, len(changes))
+	for i, c := range changes {
+		if len(c.Requests) != 1 || !c.Requests[0].Batch || c.Requests[0].Path != "/v1/txn" {
+			t.Fatalf("%s: %d requests, want one batch item of /v1/txn: %+v", c.Addr, len(c.Requests), c.Requests)
+		}
+		items[i] = c.Requests[0]
+	}
+	c, err := api.NewClient(&api.Config{Address: agent.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.KV().Put(&api.KVPair{Key: "app/k07", Value: []byte("by hand")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	errs := s.SendBatch(context.Background(), nil, items)
+	for i, err := range errs {
+		name := changes[i].Addr.Name
+		if name == "app/k07" {
+			if err == nil || !strings.Contains(err.Error(), "the key app/k07 changed since the plan read it") {
+				t.Errorf("%s, made by hand since the plan: %v", name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// 150 operations: transactions of 21 keys (63 operations), 21, 8; the
+	// first refused for k07 and sent again without it.
+	if n := txns.Load(); n != 4 {
+		t.Errorf("%d transactions, want 4", n)
+	}
+	pairs, _, err := c.KV().List("app/", nil)
+	if err != nil || len(pairs) != 50 {
+		t.Fatalf("%d keys under app/ (%v), want 50", len(pairs), err)
+	}
+	for _, p := range pairs {
+		mine := p.Flags>>48 == 0x5052
+		if mine == (p.Key == "app/k07") {
+			t.Errorf("%s: flags %x, value %q", p.Key, p.Flags, p.Value)
+		}
+	}
+	if left := backendtest.Changes(t, store(t, front.URL, "project = \"p\"\nkey \"app\" {\n  for_each = { for i in range(50) : format(\"k%02d\", i) => i }\n  value    = each.value\n}\nimport {\n  to = key[\"app/k07\"]\n}\n")); len(left) != 1 || left[0].Addr.Name != "app/k07" {
+		t.Errorf("after the batch, the plan is not the hand-made key alone: %v", left)
 	}
 }
