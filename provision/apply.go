@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/provision-dev/provision/provision/adapter"
@@ -68,7 +69,8 @@ func (r Result) Err() error {
 }
 
 // Apply sends the requests of every change: changes run in parallel, at
-// most parallelism at a time, and the requests of one change in order;
+// most parallelism at a time on each backend (a server: an agent, a
+// cluster), in plan order, and the requests of one change in order;
 // a change starts once the changes it needs are complete (the plan puts
 // them before it), and not at all when one of them is not; deletes start
 // once every other change is done. Batch items (Request.Batch) of
@@ -86,8 +88,6 @@ func Apply(ctx context.Context, p *plans.Plan, backends map[string]Sender, paral
 	var (
 		mu     sync.Mutex
 		failed bool
-		wg     sync.WaitGroup
-		sem    = make(chan struct{}, parallelism)
 		res    Result
 	)
 	report := func(e Event) {
@@ -133,63 +133,104 @@ func Apply(ctx context.Context, p *plans.Plan, backends map[string]Sender, paral
 		}
 		return true
 	}
-	deleting := false
+	// send sends the changes of outcomes lo to hi: a batch, or one
+	// change's requests in order.
+	send := func(lo, hi int) {
+		if first, _ := batchItem(res.Outcomes[lo], backends); first != nil {
+			sendBatch(ctx, p.Live, res.Outcomes[lo:hi], backends, func(i int) bool { return ready(lo+i, lo) }, stopped, report, fail)
+			return
+		}
+		o := &res.Outcomes[lo]
+		if !ready(lo, lo) {
+			return
+		}
+		b := backends[o.Change.Backend]
+		for step, r := range o.Change.Requests {
+			if stopped() {
+				return
+			}
+			report(Event{Change: o.Change, Step: step + 1, Request: r})
+			start := time.Now()
+			err := b.Send(sending(ctx, o.Change, step+1, r, report), r)
+			if err != nil {
+				fail(o, err)
+			} else {
+				o.Sent++
+			}
+			report(Event{Change: o.Change, Step: step + 1, Request: r, Done: true, Err: err, Elapsed: time.Since(start)})
+			if err != nil {
+				return
+			}
+		}
+	}
+	var jobs []job
 	for lo := 0; lo < len(res.Outcomes); {
-		if res.Outcomes[lo].Change.Action == plans.Delete && !deleting {
-			// Deletes wait for everything before them: a service moved
-			// to another agent is registered there first.
-			wg.Wait()
-			deleting = true
-		}
 		hi := batchEnd(res.Outcomes, lo, backends, at)
-		sem <- struct{}{}
-		if stopped() {
-			<-sem
-			break
-		}
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer func() {
-				for i := lo; i < hi; i++ {
-					close(done[i])
-				}
-				<-sem
-				wg.Done()
-			}()
-			if first, _ := batchItem(res.Outcomes[lo], backends); first != nil {
-				sendBatch(ctx, p.Live, res.Outcomes[lo:hi], backends, func(i int) bool { return ready(lo+i, lo) }, stopped, report, fail)
-				return
-			}
-			o := &res.Outcomes[lo]
-			if !ready(lo, lo) {
-				return
-			}
-			b := backends[o.Change.Backend]
-			for step, r := range o.Change.Requests {
-				if stopped() {
-					return
-				}
-				report(Event{Change: o.Change, Step: step + 1, Request: r})
-				start := time.Now()
-				err := b.Send(sending(ctx, o.Change, step+1, r, report), r)
-				if err != nil {
-					fail(o, err)
-				} else {
-					o.Sent++
-				}
-				report(Event{Change: o.Change, Step: step + 1, Request: r, Done: true, Err: err, Elapsed: time.Since(start)})
-				if err != nil {
-					return
-				}
-			}
-		}(lo, hi)
+		jobs = append(jobs, job{lo, hi, res.Outcomes[lo].Change.Backend})
 		lo = hi
 	}
-	wg.Wait()
+	// Deletes wait for everything before them: a service moved to another
+	// agent is registered there first.
+	first := slices.IndexFunc(jobs, func(j job) bool { return res.Outcomes[j.lo].Change.Action == plans.Delete })
+	if first < 0 {
+		first = len(jobs)
+	}
+	for _, phase := range [][]job{jobs[:first], jobs[first:]} {
+		perServer(phase, parallelism, func(j job) {
+			defer func() {
+				for i := j.lo; i < j.hi; i++ {
+					close(done[i])
+				}
+			}()
+			if !stopped() {
+				send(j.lo, j.hi)
+			}
+		})
+	}
 	if ctx.Err() != nil && res.Err() == nil && !res.complete() {
 		res.Stopped = context.Cause(ctx)
 	}
 	return res
+}
+
+// job is the changes of outcomes lo to hi (a batch, or one change), sent
+// to one backend.
+type job struct {
+	lo, hi  int
+	backend string
+}
+
+// perServer runs do for each job, in their order for each backend and
+// at most parallelism at a time on each, and returns when every call has:
+// a server's requests are bounded, not the apply's, so that an estate of
+// many agents is written on all of them at once. A job waits for the
+// jobs it needs, which come before it in the plan: each backend taking
+// its jobs in plan order, the first job not done of the whole plan is
+// always taken, and its needs are done, so the waits end.
+func perServer(jobs []job, parallelism int, do func(job)) {
+	queues := map[string][]job{}
+	var order []string
+	for _, j := range jobs {
+		if _, ok := queues[j.backend]; !ok {
+			order = append(order, j.backend)
+		}
+		queues[j.backend] = append(queues[j.backend], j)
+	}
+	var wg sync.WaitGroup
+	for _, b := range order {
+		q := queues[b]
+		var next atomic.Int64
+		for range min(parallelism, len(q)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := next.Add(1) - 1; k < int64(len(q)); k = next.Add(1) - 1 {
+					do(q[k])
+				}
+			}()
+		}
+	}
+	wg.Wait()
 }
 
 // batchItem is the first request of a change whose requests are all

@@ -82,6 +82,56 @@ func TestApplyOrder(t *testing.T) {
 	}
 }
 
+// TestApplyParallelismPerServer: -parallelism bounds the requests in
+// flight on each backend, not the apply's: two agents with parallelism 2
+// each have at most 2 at once, and both work at the same time (4 at once
+// in all); each backend starts its changes in plan order.
+func TestApplyParallelismPerServer(t *testing.T) {
+	var changes []*plans.Change
+	for _, b := range []string{"agent.a", "agent.b"} {
+		for i := range 8 {
+			c := planstest.Change(testService, fmt.Sprintf("%s-%d", b, i), plans.Create, fmt.Sprintf("/%s/%d", b, i))
+			c.Backend = b
+			changes = append(changes, c)
+		}
+	}
+	a, b := &recorder{}, &recorder{}
+	var all counting
+	res := Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Sender{"agent.a": all.of(a), "agent.b": all.of(b)}, 2, nil)
+	if res.Err() != nil || !res.complete() {
+		t.Fatalf("apply: %v", res.Err())
+	}
+	for name, r := range map[string]*recorder{"agent.a": a, "agent.b": b} {
+		if p := r.peak.Load(); p != 2 {
+			t.Errorf("%s had %d requests at once, want 2 (-parallelism)", name, p)
+		}
+		if len(r.sent) != 8 || r.sent[0] != "/"+name+"/0" && r.sent[0] != "/"+name+"/1" {
+			t.Errorf("%s: sent %v; want its 8 changes, the first two of the plan first", name, r.sent)
+		}
+	}
+	if p := all.peak.Load(); p != 4 {
+		t.Errorf("%d requests at once over both agents, want 4 (2 on each)", p)
+	}
+}
+
+// counting counts the requests in flight over several senders.
+type counting struct{ running, peak atomic.Int32 }
+
+func (c *counting) of(s *recorder) Sender { return countingSender{s, c} }
+
+type countingSender struct {
+	*recorder
+	c *counting
+}
+
+func (s countingSender) Send(ctx context.Context, req plans.Request) error {
+	n := s.c.running.Add(1)
+	defer s.c.running.Add(-1)
+	for p := s.c.peak.Load(); n > p && !s.c.peak.CompareAndSwap(p, n); p = s.c.peak.Load() {
+	}
+	return s.recorder.Send(ctx, req)
+}
+
 // TestApplyStopsOnFirstFailure: after a failure no new request starts,
 // and the outcomes say what was done, what failed and what was not.
 func TestApplyStopsOnFirstFailure(t *testing.T) {

@@ -401,7 +401,7 @@ func (a *sendArgs) register(fs *flag.FlagSet, removal bool) {
 		refuse = "without -auto-approve"
 	}
 	fs.BoolVar(&a.input, "input", true, "ask for confirmation on standard input, a terminal or not (-input=false: never ask, and "+refuse+" refuse at once)")
-	fs.IntVar(&a.parallelism, "parallelism", 10, "send the requests of at most `N` objects at a time")
+	fs.IntVar(&a.parallelism, "parallelism", 10, "send the requests of at most `N` objects at a time to each server (agent, cluster)")
 	fs.BoolVar(&a.lock, "lock", true, "hold the project's lock in Consul while applying")
 	fs.DurationVar(&a.lockTimeout, "lock-timeout", 0, "wait this long for the lock held by another run")
 	if removal {
@@ -571,7 +571,7 @@ func (a *watchArgs) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.listen, "listen", "", "serve /metrics (Prometheus text format) and /healthz on `ADDR`")
 	a.view.register(fs, false, "log one JSON object per event")
 	fs.DurationVar(&a.lockTimeout, "lock-timeout", time.Minute, "wait this long for the project's lock held by another run before a repair")
-	fs.IntVar(&a.parallelism, "parallelism", 10, "send the requests of at most `N` objects at a time")
+	fs.IntVar(&a.parallelism, "parallelism", 10, "send the requests of at most `N` objects at a time to each server (agent, cluster)")
 	fs.DurationVar(&a.run.net.request, "request-timeout", adapter.DefaultDeadlines.Request, "give up one request to a server after this long")
 	fs.BoolVar(&a.run.prune, "prune-indices", false, "also delete the project's indices that the specs no longer declare")
 	a.run.vars.register(fs)
