@@ -7,8 +7,11 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/consul/kv"
@@ -84,5 +87,38 @@ func TestOneCauseOneLine(t *testing.T) {
 	if len(lines) != 3 || !strings.Contains(lines[0], `[1/301] document[".dashboard/search/s000"]: POST /_bulk?refresh=true: FAILED`) ||
 		lines[1] != "  ... and 299 more changes FAILED the same way" || !strings.Contains(lines[2], "[301/301] service.api: PUT /v1/agent/service/register: ok") {
 		t.Errorf("progress:\n%s", out.String())
+	}
+}
+
+// TestSlowDownSaidOnceASecond: a server that tells many requests to wait
+// at once is one line, with its answer and the pause; the waits it asks
+// for within the next second are counted, not printed, and said with the
+// next line; another backend's waits have their own line.
+func TestSlowDownSaidOnceASecond(t *testing.T) {
+	var out, errOut bytes.Buffer
+	v := asker(newCLI(strings.NewReader(""), &out, &errOut))
+	v.started = true
+	slow := &adapter.StatusError{Code: 503, Message: "consul answered 503: rate limit exceeded for operation that can only be performed by the leader, try again later", SlowDown: true}
+	wait := func(backend, key string) run.Progress {
+		c := &plans.Change{Addr: addrs.Addr{Kind: kv.Key, Name: key}, Backend: backend}
+		return run.Progress{Event: provision.Event{Change: c, Step: 1, Request: plans.Request{Method: "PUT", Path: "/v1/txn"}, Wait: 480 * time.Millisecond, Err: slow}, Done: 3, Total: 10}
+	}
+	for i := range 5 {
+		v.Progress(wait("kv", fmt.Sprintf("apps/k%d", i)))
+	}
+	v.Progress(wait("agent.b", "apps/b"))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{
+		`[3/10] key["apps/k0"]: PUT /v1/txn: the server says slow down (consul answered 503: rate limit exceeded for operation that can only be performed by the leader, try again later): waiting 480ms`,
+		`[3/10] key["apps/b"]: PUT /v1/txn: the server says slow down (consul answered 503: rate limit exceeded for operation that can only be performed by the leader, try again later): waiting 480ms`,
+	}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Fatalf("the waits said (-want +got):\n%s", diff)
+	}
+	v.waits["kv"].said = time.Now().Add(-time.Second) // a second later
+	out.Reset()
+	v.Progress(wait("kv", "apps/k5"))
+	if got := out.String(); !strings.HasSuffix(got, "waiting 480ms (5 requests told to wait since the last line)\n") {
+		t.Errorf("the next line, a second later: %q", got)
 	}
 }
