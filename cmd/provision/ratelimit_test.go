@@ -33,7 +33,7 @@ func TestRateLimitedServer(t *testing.T) {
 	}
 	const keys, services = 150, 50
 	agent := servers.NewConsul(t, `-hcl=limits { request_limits { mode = "enforcing", write_rate = 50 } }`)
-	drain(t, agent.Addr)
+	drain(t, agent.Addr, http.MethodPut)
 	dir := t.TempDir()
 	spec := fmt.Sprintf(`project = "limited"
 
@@ -71,7 +71,7 @@ service "web" {
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(strings.Replace(spec, "n = each.value", "n = each.value + 1", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	drain(t, agent.Addr)
+	drain(t, agent.Addr, http.MethodPut)
 	code, out, errOut = runCLI(t, env, "apply", "-auto-approve", "-json", dir)
 	if code != 0 {
 		t.Fatalf("apply -json exited %d against a rate-limited server:\n%s\n%s", code, tail(out, 3000), errOut)
@@ -104,38 +104,65 @@ service "web" {
 	}
 }
 
-// drain spends the write bucket of the agent's rate limit, so that the
-// writes that follow are limited from the first: it writes, 20 at a
-// time, until Consul answers 503 "rate limit exceeded". A fresh Consul
-// 1.15.4 does not hold its limit for its first seconds (seen here: an
-// apply 2 s after the agent was ready was not limited at all, one 5 s
-// after was), so a burst that gets no 503 is tried again a second later,
-// for at most 30 s.
-func drain(t *testing.T, addr string) {
+// TestRateLimitedReads: a plan whose reads a Consul enforcing a read
+// rate of 1 a second answers 429 waits for each, and says so once, as a
+// warning beside the plan: it does not fail.
+func TestRateLimitedReads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Consul")
+	}
+	agent := servers.NewConsul(t, `-hcl=limits { request_limits { mode = "enforcing", read_rate = 1 } }`)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte("project = \"reads\"\n\nkey \"apps/reads/mode\" {\n  value = \"on\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, agent.Addr, http.MethodGet)
+	code, out, errOut := runCLI(t, map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "NO_COLOR": "1"}, "plan", dir)
+	if code != 0 {
+		t.Fatalf("plan exited %d against a server limiting reads:\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "Plan: 1 to create") {
+		t.Errorf("no plan:\n%s", out)
+	}
+	if n := strings.Count(out+errOut, "Warning: A server limits its request rate"); n != 1 || !strings.Contains(out+errOut, "consul answered 429: rate limit exceeded") {
+		t.Errorf("the plan said %d times that the server limits its rate, want once with its answer:\n%s\n%s", n, out, errOut)
+	}
+}
+
+// drain spends the bucket of the agent's rate limit for requests of
+// method (PUT: writes, GET: reads), so that those that follow are limited
+// from the first: it sends them, 20 at a time, until Consul answers that
+// the limit is reached (503 to a leader's write, 429 to a read). A fresh
+// Consul 1.15.4 does not hold its limit for its first seconds (seen here:
+// an apply 2 s after the agent was ready was not limited at all, one 5 s
+// after was), so a burst that gets no such answer is tried again a second
+// later, for at most 30 s.
+func drain(t *testing.T, addr, method string) {
 	t.Helper()
+	limited := map[string]int{http.MethodPut: http.StatusServiceUnavailable, http.MethodGet: http.StatusTooManyRequests}[method]
 	deadline := time.Now().Add(30 * time.Second)
 	for n := 0; ; n++ {
-		var limited atomic.Bool
+		var seen atomic.Bool
 		parallel.Do(1000, 20, func(i int) {
-			if limited.Load() {
+			if seen.Load() {
 				return
 			}
-			req, _ := http.NewRequest(http.MethodPut, fmt.Sprintf("http://%s/v1/kv/drain/%d", addr, i), strings.NewReader("1"))
+			req, _ := http.NewRequest(method, fmt.Sprintf("http://%s/v1/kv/drain/%d", addr, i), strings.NewReader("1"))
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				return
 			}
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusServiceUnavailable {
-				limited.Store(true)
+			if resp.StatusCode == limited {
+				seen.Store(true)
 			}
 		})
-		if limited.Load() {
-			t.Logf("the write limit held at burst %d", n+1)
+		if seen.Load() {
+			t.Logf("the %s limit held at burst %d", method, n+1)
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("Consul never answered 503 to bursts of 1,000 writes: is its request rate limit enforcing?")
+			t.Fatalf("Consul never answered %d to bursts of 1,000 %s requests: is its request rate limit enforcing?", limited, method)
 		}
 		time.Sleep(time.Second)
 	}

@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -243,6 +244,10 @@ type Asker interface {
 type Run struct {
 	Operation
 	view View
+	// slowed is the warning that a server asked to slow down while it was
+	// read or the lock was taken (the apply's waits are its progress),
+	// said once, after the phase.
+	slowed slowDown
 	// Saved is the saved plan of ApplySaved.
 	Saved  *plans.Plan
 	Config *schema.Config
@@ -306,6 +311,7 @@ func (o Operation) Start(ctx context.Context, v View) *Run {
 		r.fail(Refusal("Confirmation needed", fmt.Sprintf("%s needs confirmation, and -input=false forbids asking. Pass -auto-approve, or save a reviewed plan with %s and apply that file. Nothing was sent.", o.Type, plan), nil))
 		return r
 	}
+	ctx = adapter.Waiting(ctx, r.slowed.told)
 	for _, ph := range phases[o.Type] {
 		if r.skips(ph) {
 			continue
@@ -324,9 +330,37 @@ func (o Operation) Start(ctx context.Context, v View) *Run {
 			r.fail(slices.DeleteFunc(diags, func(d *hcl.Diagnostic) bool { _, ok := d.Extra.(shownAlready); return ok }))
 			return r
 		}
-		r.Warnings = append(r.Warnings, diags...)
+		r.Warnings = append(append(r.Warnings, diags...), r.slowed.warning()...)
 	}
 	return r
+}
+
+// slowDown keeps the first slow-down a server answered, from the reads'
+// goroutines, for one warning.
+type slowDown struct {
+	mu    sync.Mutex
+	first error
+	said  bool
+}
+
+func (s *slowDown) told(_ time.Duration, why error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.first == nil {
+		s.first = why
+	}
+}
+
+// warning is the warning of the first slow-down, once.
+func (s *slowDown) warning() hcl.Diagnostics {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.first == nil || s.said {
+		return nil
+	}
+	s.said = true
+	return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "A server limits its request rate",
+		Detail: fmt.Sprintf("%s. provision waited and asked again, as the server's Retry-After or a back-off of up to 10 s allowed, so this run took longer; nothing failed. Lower -parallelism when many runs share the server's limit.", s.first)}}
 }
 
 // asks reports whether the run asks for approval before sending.
