@@ -50,7 +50,7 @@ func TestDatacenter(t *testing.T) {
 		t.Fatalf("a plan of dc2 through a dc1 agent exited %d, want 1:\n%s\n%s", code, out, errOut)
 	}
 	said := fmt.Sprintf(`The Consul agent at http://%s is in datacenter "dc1", and the consul block declares "dc2"`, dc1.Addr)
-	containsAll(t, "the plan's refusal", errOut, "Error: Agent in another datacenter", "main.hcl line 3, in consul:", said, "nothing is planned")
+	containsAll(t, "the plan's refusal", errOut, "Error: Agent in another datacenter", "main.hcl line 3, in consul:", said, "nothing is sent")
 	// apply takes the lock first: refused there, before its session.
 	code, out, errOut = runCLI(t, env, "apply", "-auto-approve", elsewhere)
 	if code != 1 {

@@ -116,7 +116,11 @@ func (d Deadlines) Call(ctx context.Context, retry bool, attempt func(context.Co
 			if err := d.pause(ctx, err, &slow); err != nil {
 				return err
 			}
-			i-- // not an attempt that failed: the server asked to wait
+			// Not an attempt that failed: the server asked to wait. The
+			// next attempt starts afresh, its election wait and deadline
+			// whole.
+			i--
+			start, limit = time.Now(), d.Request
 			continue
 		case Leaderless(err):
 			// Waited out within the request's deadline, counted from the
@@ -156,8 +160,8 @@ func (d Deadlines) Paced(ctx context.Context, attempt func() error) error {
 
 // pause waits after why, a slow-down, for the pause it asks (slow, before
 // jitter, doubled for the next), and tells ctx's Waiting function; it
-// returns why when the apply is stopping, and the cause of ctx's end when
-// that comes first.
+// returns why when the apply is stopping (also while it waits: no
+// attempt follows then), and the cause of ctx's end when that comes first.
 func (d Deadlines) pause(ctx context.Context, why error, slow *time.Duration) error {
 	if Stopping(ctx) {
 		return why
@@ -165,9 +169,12 @@ func (d Deadlines) pause(ctx context.Context, why error, slow *time.Duration) er
 	wait := slowDownPause(why, *slow)
 	*slow = min(2**slow, maxSlowDown)
 	waited(ctx, wait, why)
+	stop, _ := ctx.Value(stopKey{}).(<-chan struct{}) // nil, never ready, outside an apply
 	select {
 	case <-time.After(wait):
 		return nil
+	case <-stop:
+		return why
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}

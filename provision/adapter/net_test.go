@@ -93,6 +93,18 @@ func TestSlowDownEndsWithTheCommand(t *testing.T) {
 	if err != slow || n != 5 {
 		t.Errorf("an apply's write stopped while the server says slow down: %v after %d attempts; want the slow-down after the 5th", err, n)
 	}
+
+	// Stopped during a long pause: the wait ends at once, and no attempt
+	// follows.
+	parent, stop = context.WithCancel(context.Background())
+	long := &StatusError{Code: 429, Message: "slow down", SlowDown: true, RetryAfter: 5 * time.Second}
+	n = 0
+	time.AfterFunc(50*time.Millisecond, stop)
+	began := time.Now()
+	err = d.Call(Sending(parent), false, func(context.Context) error { n++; return long })
+	if err != long || n != 1 || time.Since(began) > 2*time.Second {
+		t.Errorf("an apply stopped during a 5 s Retry-After: %v after %d attempts and %v; want the slow-down at once, after the one attempt", err, n, time.Since(began))
+	}
 }
 
 // TestRetryAfter reads both forms of Retry-After (RFC 9110, 10.2.3).

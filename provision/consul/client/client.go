@@ -200,7 +200,7 @@ func (e *Elsewhere) Error() string {
 
 // Advice says why nothing can be done there, and what to change.
 func (e *Elsewhere) Advice() string {
-	return fmt.Sprintf("An agent registers services in its own datacenter only, so the project's services would land in %q while its lock and keys are asked of %q: nothing is planned. "+
+	return fmt.Sprintf("An agent registers services in its own datacenter only, so the project's services would land in %q while its lock and keys are asked of %q: nothing is sent. "+
 		"Point the address at an agent of %q, or declare the agent's own datacenter (a project that spans datacenters is one project, or one module call, per datacenter).", e.In, e.Want, e.Want)
 }
 

@@ -385,7 +385,7 @@ func (kv *Store) Plan(s plans.State, mode plans.Mode) (plans.Planned, hcl.Diagno
 			Delete: []plans.Request{txn(deleteKey(path, e.ModifyIndex), kv.deleteRecord(path))},
 			// The value is written again as it is, with the flags less the mark.
 			Forget: func() []plans.Request {
-				return []plans.Request{txn(setKey(path, e.bytes(), e.Flags&0xffffffff, e.ModifyIndex), kv.deleteRecord(path))}
+				return writeKey(path, e.bytes(), e.Flags&0xffffffff, e.ModifyIndex, kv.deleteRecord(path))
 			},
 			Protected: lc.Protects(st.Records[path].Protected),
 			Removed:   kv.removed(path),
@@ -403,17 +403,17 @@ func (kv *Store) planKey(st kvState, k *Decl) (*plans.Change, hcl.Diagnostics) {
 	flags := kvMark(kv.project) | want.Flags
 	fresh := recorded && record.ModifyIndex >= live.CreateIndex
 	write := func(cas uint64, key bool) []plans.Request {
-		var ops []txnOp
-		if key {
-			ops = append(ops, setKey(want.Name, []byte(want.Value), flags, cas))
-		}
+		var rec []txnOp
 		if !exists || !fresh || record.Protected != protect {
-			ops = append(ops, kv.putRecord(want.Name, recordValue{Protected: protect})...)
+			rec = kv.putRecord(want.Name, recordValue{Protected: protect})
 		}
-		if len(ops) == 0 {
-			return nil
+		switch {
+		case key:
+			return writeKey(want.Name, []byte(want.Value), flags, cas, rec...)
+		case len(rec) > 0:
+			return []plans.Request{txn(rec...)}
 		}
-		return []plans.Request{txn(ops...)}
+		return nil
 	}
 	return adapter.Propose(kv.project, adapter.Object{
 		Declared: adapter.Declared{Addr: kv.addr(k.Name), Subject: k.NameRange.Ptr(), Context: k.DeclRange.Ptr(), Import: k.Import.At(), Lifecycle: k.Lifecycle},
@@ -550,11 +550,24 @@ func (kv *Store) Converge(s plans.State, changes []*plans.Change) (plans.State, 
 	}
 	for _, c := range changes {
 		for _, r := range c.Requests {
+			index++ // one transaction (or a long value's PUT), one index
+			if r.Path != "/v1/txn" {
+				u, err := url.Parse(r.Path)
+				var value string
+				if err == nil {
+					err = json.Unmarshal(r.Body, &value)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", c.Addr, err)
+				}
+				flags, _ := strconv.ParseUint(u.Query().Get("flags"), 10, 64)
+				kv.apply(&next, c.Addr.Name, "set", c.Addr.Name, []byte(value), flags, index)
+				continue
+			}
 			ops, err := opsOf(r)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", c.Addr, err)
 			}
-			index++ // one transaction, one index
 			for _, o := range ops {
 				kv.apply(&next, c.Addr.Name, o.KV.Verb, o.KV.Key, o.KV.Value, o.KV.Flags, index)
 			}

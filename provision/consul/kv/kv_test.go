@@ -91,33 +91,42 @@ func TestKeyLife(t *testing.T) {
 // the transactions, the creates of 50 keys (three operations each: the
 // key's check-and-set, its record's delete and set) go in transactions
 // of at most 64 operations. One key made by hand after the plan read the
-// store fails its check-and-set: Consul refuses that transaction whole
-// (409, the failed operation by its index), and its other keys are sent
-// again without it, so that every other key is written and that one is
-// left as the hand made it, with an error that says so.
+// store fails its check-and-set: Consul refuses its transaction whole
+// (409, the failed operation by its index), that key's change says so,
+// the other keys of the transaction say they were not written, and no
+// transaction follows (as after any failure of an apply); a new plan and
+// its batch write the rest, and leave the hand-made key alone. Values
+// too long for a transaction's 512 KiB are written by themselves, and
+// transactions are cut by size as well as by operations.
 func TestKeysInTransactions(t *testing.T) {
 	agent := servers.NewConsul(t)
-	var txns atomic.Int32
+	var txns, puts atomic.Int32
 	target, _ := url.Parse("http://" + agent.Addr)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPut && r.URL.Path == "/v1/txn" {
+		switch {
+		case r.Method == http.MethodPut && r.URL.Path == "/v1/txn":
 			txns.Add(1)
+		case r.Method == http.MethodPut:
+			puts.Add(1)
 		}
 		proxy.ServeHTTP(w, r)
 	}))
 	defer front.Close()
-	s := store(t, front.URL, "project = \"p\"\nkey \"app\" {\n  for_each = { for i in range(50) : format(\"k%02d\", i) => i }\n  value    = each.value\n}\n")
-	changes := backendtest.Changes(t, s)
+	const specs = "project = \"p\"\nkey \"app\" {\n  for_each = { for i in range(50) : format(\"k%02d\", i) => i }\n  value    = each.value\n}\n"
+	send := func(changes []*plans.Change) []error {
+		items := make([]plans.Request, len(changes))
+		for i, c := range changes {
+			if len(c.Requests) != 1 || !c.Requests[0].Batch || c.Requests[0].Path != "/v1/txn" {
+				t.Fatalf("%s: %d requests, want one batch item of /v1/txn: %+v", c.Addr, len(c.Requests), c.Requests)
+			}
+			items[i] = c.Requests[0]
+		}
+		return store(t, front.URL, specs).SendBatch(context.Background(), nil, items)
+	}
+	changes := backendtest.Changes(t, store(t, front.URL, specs))
 	if len(changes) != 50 {
 		t.Fatalf("%d changes, want 50", len(changes))
-	}
-	items := make([]plans.Request, len(changes))
-	for i, c := range changes {
-		if len(c.Requests) != 1 || !c.Requests[0].Batch || c.Requests[0].Path != "/v1/txn" {
-			t.Fatalf("%s: %d requests, want one batch item of /v1/txn: %+v", c.Addr, len(c.Requests), c.Requests)
-		}
-		items[i] = c.Requests[0]
 	}
 	c, err := api.NewClient(&api.Config{Address: agent.Addr})
 	if err != nil {
@@ -126,35 +135,81 @@ func TestKeysInTransactions(t *testing.T) {
 	if _, err := c.KV().Put(&api.KVPair{Key: "app/k07", Value: []byte("by hand")}, nil); err != nil {
 		t.Fatal(err)
 	}
-	errs := s.SendBatch(context.Background(), nil, items)
+	errs := send(changes)
 	for i, err := range errs {
-		name := changes[i].Addr.Name
-		if name == "app/k07" {
-			if err == nil || !strings.Contains(err.Error(), "the key app/k07 changed since the plan read it") {
-				t.Errorf("%s, made by hand since the plan: %v", name, err)
-			}
-			continue
+		var want string
+		switch n := changes[i].Addr.Name; {
+		case n == "app/k07":
+			want = "the key app/k07 changed since the plan read it"
+		case n < "app/k21":
+			want = "not written: another key of its transaction changed since the plan read it"
+		default:
+			want = "not sent: consul answered 409"
 		}
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want %q", changes[i].Addr.Name, err, want)
 		}
 	}
-	// 150 operations: transactions of 21 keys (63 operations), 21, 8; the
-	// first refused for k07 and sent again without it.
-	if n := txns.Load(); n != 4 {
-		t.Errorf("%d transactions, want 4", n)
+	if n := txns.Load(); n != 1 {
+		t.Errorf("%d transactions, want 1 (none after the refused one)", n)
+	}
+	if pairs, _, _ := c.KV().List("app/", nil); len(pairs) != 1 {
+		t.Errorf("%d keys under app/, want the hand-made one alone", len(pairs))
+	}
+
+	txns.Store(0)
+	without := strings.Replace(specs, "=> i }", "=> i if i != 7 }", 1)
+	creates := backendtest.Changes(t, store(t, front.URL, without))
+	for i, err := range send(creates) {
+		if err != nil {
+			t.Errorf("%s, planned again: %v", creates[i].Addr.Name, err)
+		}
+	}
+	// 147 operations: transactions of 21 keys (63 operations), 21, 7.
+	if n := txns.Load(); n != 3 {
+		t.Errorf("%d transactions for 49 keys, want 3", n)
 	}
 	pairs, _, err := c.KV().List("app/", nil)
 	if err != nil || len(pairs) != 50 {
 		t.Fatalf("%d keys under app/ (%v), want 50", len(pairs), err)
 	}
 	for _, p := range pairs {
-		mine := p.Flags>>48 == 0x5052
-		if mine == (p.Key == "app/k07") {
+		if mine := p.Flags>>48 == 0x5052; mine == (p.Key == "app/k07") {
 			t.Errorf("%s: flags %x, value %q", p.Key, p.Flags, p.Value)
 		}
 	}
-	if left := backendtest.Changes(t, store(t, front.URL, "project = \"p\"\nkey \"app\" {\n  for_each = { for i in range(50) : format(\"k%02d\", i) => i }\n  value    = each.value\n}\nimport {\n  to = key[\"app/k07\"]\n}\n")); len(left) != 1 || left[0].Addr.Name != "app/k07" {
-		t.Errorf("after the batch, the plan is not the hand-made key alone: %v", left)
+
+	// Three values of 200 KiB: a transaction each (two would pass 480 KiB
+	// of base64); one of 300 KiB: its own PUT, then its record's
+	// transaction.
+	txns.Store(0)
+	long := "project = \"q\"\nkey \"big\" {\n  for_each = { a = 200, b = 200, c = 200, d = 300 }\n  value    = format(\"%0${each.value * 1024}d\", 0)\n}\n"
+	big := store(t, front.URL, long)
+	changes = backendtest.Changes(t, big)
+	var items []plans.Request
+	for _, ch := range changes {
+		if ch.Addr.Name == "big/d" {
+			if len(ch.Requests) != 2 || ch.Requests[0].Path != "/v1/kv/big/d?cas=0&flags="+strings.TrimPrefix(ch.Requests[0].Path, "/v1/kv/big/d?cas=0&flags=") || ch.Requests[1].Path != "/v1/txn" {
+				t.Fatalf("a 300 KiB value: %+v", ch.Requests)
+			}
+			for _, r := range ch.Requests {
+				if err := big.Send(context.Background(), r); err != nil {
+					t.Fatalf("%s %s: %v", r.Method, r.Path, err)
+				}
+			}
+			continue
+		}
+		items = append(items, ch.Requests[0])
+	}
+	for i, err := range big.SendBatch(context.Background(), nil, items) {
+		if err != nil {
+			t.Errorf("a 200 KiB value (%d): %v", i, err)
+		}
+	}
+	if n, p := txns.Load(), puts.Load(); n != 4 || p != 1 {
+		t.Errorf("%d transactions and %d PUTs for three values of 200 KiB and one of 300 KiB, want 4 and 1", n, p)
+	}
+	if left := backendtest.Changes(t, store(t, front.URL, long)); len(left) != 0 {
+		t.Errorf("the long values are not converged: %v", left)
 	}
 }

@@ -22,6 +22,17 @@ import (
 // txnOps is the most operations one transaction holds.
 const txnOps = 64
 
+// txnBytes is the most bytes of operations one transaction carries:
+// Consul 1.15 refuses a body over txn_max_req_len (512 KiB by default;
+// agent/txn_endpoint.go) with a 413, and a value is base64 in it, a
+// third longer.
+const txnBytes = 480 << 10
+
+// bigValue is the longest value a key's transaction carries: a longer one
+// is written by itself, PUT /v1/kv/<path>?cas=&flags= (which takes values
+// up to kv_max_value_size, 512 KiB), and its record then by a transaction.
+const bigValue = 256 << 10
+
 // txnOp is one KV operation of a transaction, as Consul reads it: Value
 // is base64 in JSON; Index is the check-and-set's ("cas": 0 sets the key
 // only if it does not exist; "delete-cas": the index it must have).
@@ -45,6 +56,23 @@ func op(verb, key string, value []byte, flags, index uint64) txnOp {
 // the key's index is still cas (0: only if it does not exist).
 func setKey(path string, value []byte, flags, cas uint64) txnOp {
 	return op("cas", path, value, flags, cas)
+}
+
+// writeKey is the requests that write a key's value and flags with a
+// check-and-set against cas, and then rest (its record's operations): one
+// transaction, or, for a value longer than bigValue, the key's own PUT
+// (Consul answers true or false) and then a transaction of rest.
+func writeKey(path string, value []byte, flags, cas uint64, rest ...txnOp) []plans.Request {
+	if len(value) <= bigValue {
+		return []plans.Request{txn(append([]txnOp{setKey(path, value, flags, cas)}, rest...)...)}
+	}
+	body, _ := json.Marshal(string(value))
+	put := plans.Request{Method: http.MethodPut, Path: fmt.Sprintf("/v1/kv/%s?cas=%d&flags=%d", escapePath(path), cas, flags),
+		Header: map[string]string{"Accept": "application/json"}, Body: body, Text: true}
+	if len(rest) == 0 {
+		return []plans.Request{put}
+	}
+	return []plans.Request{put, txn(rest...)}
 }
 
 // deleteKey deletes a key only if its index is still cas.
@@ -93,18 +121,28 @@ func opsOf(r plans.Request) ([]txnOp, error) {
 // record's, three operations), so that a batch is one request.
 func (kv *Store) BatchLimit() int { return txnOps / 3 }
 
-// Send sends one key's change: a batch of one.
+// Send sends one request of a key's change: a transaction (a batch of
+// one), or the PUT of a long value, whose check-and-set Consul answers
+// false when the key changed since the plan read it.
 func (kv *Store) Send(ctx context.Context, r plans.Request) error {
-	return kv.SendBatch(ctx, nil, []plans.Request{r})[0]
+	if r.Path == "/v1/txn" {
+		return kv.SendBatch(ctx, nil, []plans.Request{r})[0]
+	}
+	body, err := kv.agent.Sender().Send(ctx, r, 4096)
+	if err == nil && strings.TrimSpace(string(body)) == "false" {
+		path, _, _ := strings.Cut(strings.TrimPrefix(r.Path, "/v1/kv/"), "?")
+		return fmt.Errorf("the key %s changed since the plan read it (its check-and-set was refused); nothing was written to it. Plan again", path)
+	}
+	return err
 }
 
 // SendBatch sends the keys' changes in transactions of at most txnOps
-// operations. A transaction is applied whole or not at all: when Consul
-// refuses one (409, each failed operation by its index), the changes
-// whose operations failed (a check-and-set: the key changed since the
-// plan read it) get that error, and the others are sent again, in a new
-// transaction, without them. Any other failure is every change's of the
-// transaction.
+// operations and txnBytes bytes. A transaction is applied whole or not at
+// all: when Consul refuses one (409, each failed operation by its index:
+// a check-and-set whose key changed since the plan read it), the changes
+// whose operations failed get that error and the others of it are not
+// written (a re-run writes them); as after any failure of the apply, no
+// transaction is sent after it, nor once the apply is stopped.
 func (kv *Store) SendBatch(ctx context.Context, _ plans.State, items []plans.Request) []error {
 	errs := make([]error, len(items))
 	ops := make([][]txnOp, len(items))
@@ -117,42 +155,43 @@ func (kv *Store) SendBatch(ctx context.Context, _ plans.State, items []plans.Req
 		}
 		todo = append(todo, i)
 	}
-	for len(todo) > 0 {
-		var again []int
-		for _, group := range txnGroups(ops, todo) {
-			retry, err := kv.sendTxn(ctx, items, ops, group, errs)
-			if err != nil {
-				for _, i := range group {
-					errs[i] = err
-				}
-			}
-			again = append(again, retry...)
+	var failed error
+	for _, group := range txnGroups(items, ops, todo) {
+		if failed == nil && adapter.Stopping(ctx) {
+			failed = errors.New("the apply stopped")
 		}
-		todo = again
+		if failed != nil {
+			for _, i := range group {
+				errs[i] = fmt.Errorf("not sent: %w before its transaction; a re-run writes it", failed)
+			}
+			continue
+		}
+		failed = kv.sendTxn(ctx, items, ops, group, errs)
 	}
 	return errs
 }
 
 // txnGroups splits the items todo into runs whose operations fit one
 // transaction.
-func txnGroups(ops [][]txnOp, todo []int) [][]int {
+func txnGroups(items []plans.Request, ops [][]txnOp, todo []int) [][]int {
 	var groups [][]int
-	n := 0
+	n, size := 0, 0
 	for _, i := range todo {
-		if len(groups) == 0 || n+len(ops[i]) > txnOps {
-			groups, n = append(groups, nil), 0
+		if len(groups) == 0 || n+len(ops[i]) > txnOps || size+len(items[i].Body) > txnBytes {
+			groups, n, size = append(groups, nil), 0, 0
 		}
 		groups[len(groups)-1] = append(groups[len(groups)-1], i)
 		n += len(ops[i])
+		size += len(items[i].Body)
 	}
 	return groups
 }
 
-// sendTxn sends the items of group as one transaction. It returns the
-// items to send again (those of a refused transaction that did not fail
-// themselves: nothing of it was applied), having set errs of those that
-// failed, or the error of the whole transaction.
-func (kv *Store) sendTxn(ctx context.Context, items []plans.Request, ops [][]txnOp, group []int, errs []error) ([]int, error) {
+// sendTxn sends the items of group as one transaction and sets their
+// errors: each one's own when Consul refuses it for some of them, that of
+// the whole otherwise. It returns the transaction's failure, nil when it
+// was applied.
+func (kv *Store) sendTxn(ctx context.Context, items []plans.Request, ops [][]txnOp, group []int, errs []error) error {
 	var all []txnOp
 	owner := map[int]int{} // operation index → item
 	idempotent := true
@@ -166,9 +205,30 @@ func (kv *Store) sendTxn(ctx context.Context, items []plans.Request, ops [][]txn
 	r := txn(all...)
 	r.Idempotent = idempotent
 	_, err := kv.agent.Sender().Send(ctx, r, 1<<20)
+	if err == nil {
+		return nil
+	}
+	failed := refusedOps(err, all, owner)
+	for _, i := range group {
+		switch {
+		case failed == nil:
+			errs[i] = err
+		case failed[i] != nil:
+			errs[i] = failed[i]
+		default:
+			errs[i] = errors.New("not written: another key of its transaction changed since the plan read it, and Consul applies a transaction whole or not at all; a re-run writes it")
+		}
+	}
+	return err
+}
+
+// refusedOps are the errors of the items whose operations Consul refused
+// in a transaction it answered 409 (its Errors, each with its OpIndex),
+// by item; nil when err is no such answer.
+func refusedOps(err error, all []txnOp, owner map[int]int) map[int]error {
 	var se *adapter.StatusError
 	if !errors.As(err, &se) || se.Code != http.StatusConflict {
-		return nil, err
+		return nil
 	}
 	var answer struct {
 		Errors []struct {
@@ -177,27 +237,20 @@ func (kv *Store) sendTxn(ctx context.Context, items []plans.Request, ops [][]txn
 		}
 	}
 	if json.Unmarshal([]byte(strings.TrimPrefix(se.Message, "consul answered 409: ")), &answer) != nil || len(answer.Errors) == 0 {
-		return nil, err
+		return nil
 	}
-	failed := map[int]bool{}
+	failed := map[int]error{}
 	for _, e := range answer.Errors {
 		i, ok := owner[e.OpIndex]
 		if !ok {
-			return nil, err
+			return nil
 		}
-		failed[i] = true
 		o := all[e.OpIndex].KV
 		if strings.HasSuffix(o.Verb, "cas") {
-			errs[i] = fmt.Errorf("the key %s changed since the plan read it (its check-and-set was refused: %s); nothing was written to it. Plan again", o.Key, e.What)
+			failed[i] = fmt.Errorf("the key %s changed since the plan read it (its check-and-set was refused: %s); nothing was written to it. Plan again", o.Key, e.What)
 		} else {
-			errs[i] = fmt.Errorf("consul refused %s of %s in its transaction: %s", o.Verb, o.Key, e.What)
+			failed[i] = fmt.Errorf("consul refused %s of %s in its transaction: %s", o.Verb, o.Key, e.What)
 		}
 	}
-	var again []int
-	for _, i := range group {
-		if !failed[i] {
-			again = append(again, i)
-		}
-	}
-	return again, nil
+	return failed
 }
