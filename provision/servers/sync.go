@@ -2,6 +2,7 @@ package servers
 
 import (
 	"bytes"
+	"github.com/provision-dev/provision/provision/parallel"
 	"io"
 	"sync"
 	"testing"
@@ -45,16 +46,39 @@ func (l *LogBuffer) Tail(n int) string {
 // it cannot, stops it when the test ends, and shows its log on failure.
 func forTest[S interface{ Stop() error }](t testing.TB, name string, start func(io.Writer) (S, error)) S {
 	t.Helper()
-	var log LogBuffer
-	s, err := start(&log)
-	if err != nil {
-		t.Fatalf("starting %s: %v\n%s", name, err, log.Tail(4000))
-	}
+	return allForTest(t, []string{name}, func(_ int, w io.Writer) (S, error) { return start(w) })[0]
+}
+
+// allForTest starts the servers named, side by side (at most 8 at a
+// time), as forTest does each: the test fails when one cannot start, and
+// every one that did is stopped when it ends, all at once.
+func allForTest[S interface{ Stop() error }](t testing.TB, names []string, start func(int, io.Writer) (S, error)) []S {
+	t.Helper()
+	out := make([]S, len(names))
+	errs := make([]error, len(names))
+	logs := make([]*LogBuffer, len(names))
+	parallel.Do(len(names), 8, func(i int) {
+		logs[i] = &LogBuffer{}
+		out[i], errs[i] = start(i, logs[i])
+	})
+	// They are stopped side by side too: a Consul client agent leaves its
+	// cluster gracefully on SIGTERM, which takes seconds each.
 	t.Cleanup(func() {
-		s.Stop()
-		if t.Failed() {
-			t.Logf("%s log:\n%s", name, log.Tail(4000))
+		parallel.Do(len(names), len(names), func(i int) {
+			if errs[i] == nil {
+				out[i].Stop()
+			}
+		})
+		for i, name := range names {
+			if errs[i] == nil && t.Failed() {
+				t.Logf("%s log:\n%s", name, logs[i].Tail(4000))
+			}
 		}
 	})
-	return s
+	for i, name := range names {
+		if errs[i] != nil {
+			t.Fatalf("starting %s: %v\n%s", name, errs[i], logs[i].Tail(4000))
+		}
+	}
+	return out
 }
