@@ -23,22 +23,26 @@ import (
 // requests of other changes to overlap. It sends no batch.
 type recorder struct {
 	NoCapabilities
-	mu      sync.Mutex
-	sent    []string
-	fail    map[string]bool
-	running atomic.Int32
-	peak    atomic.Int32
+	mu   sync.Mutex
+	sent []string
+	fail map[string]bool
+	inFlight
+}
+
+// inFlight counts the requests in flight, and the most at once.
+type inFlight struct{ running, peak atomic.Int32 }
+
+// enter counts one more request in flight; the function it returns, one
+// fewer.
+func (f *inFlight) enter() func() {
+	n := f.running.Add(1)
+	for p := f.peak.Load(); n > p && !f.peak.CompareAndSwap(p, n); p = f.peak.Load() {
+	}
+	return func() { f.running.Add(-1) }
 }
 
 func (r *recorder) Send(_ context.Context, req plans.Request) error {
-	n := r.running.Add(1)
-	defer r.running.Add(-1)
-	for {
-		p := r.peak.Load()
-		if n <= p || r.peak.CompareAndSwap(p, n) {
-			break
-		}
-	}
+	defer r.enter()()
 	time.Sleep(2 * time.Millisecond)
 	r.mu.Lock()
 	r.sent = append(r.sent, req.Path)
@@ -96,8 +100,8 @@ func TestApplyParallelismPerServer(t *testing.T) {
 		}
 	}
 	a, b := &recorder{}, &recorder{}
-	var all counting
-	res := Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Sender{"agent.a": all.of(a), "agent.b": all.of(b)}, 2, nil)
+	var all inFlight
+	res := Apply(context.Background(), &plans.Plan{Changes: changes}, map[string]Sender{"agent.a": counting{a, &all}, "agent.b": counting{b, &all}}, 2, nil)
 	if res.Err() != nil || !res.complete() {
 		t.Fatalf("apply: %v", res.Err())
 	}
@@ -114,21 +118,14 @@ func TestApplyParallelismPerServer(t *testing.T) {
 	}
 }
 
-// counting counts the requests in flight over several senders.
-type counting struct{ running, peak atomic.Int32 }
-
-func (c *counting) of(s *recorder) Sender { return countingSender{s, c} }
-
-type countingSender struct {
+// counting is a recorder whose requests are counted in all too.
+type counting struct {
 	*recorder
-	c *counting
+	all *inFlight
 }
 
-func (s countingSender) Send(ctx context.Context, req plans.Request) error {
-	n := s.c.running.Add(1)
-	defer s.c.running.Add(-1)
-	for p := s.c.peak.Load(); n > p && !s.c.peak.CompareAndSwap(p, n); p = s.c.peak.Load() {
-	}
+func (s counting) Send(ctx context.Context, req plans.Request) error {
+	defer s.all.enter()()
 	return s.recorder.Send(ctx, req)
 }
 

@@ -169,11 +169,10 @@ func (d Deadlines) pause(ctx context.Context, why error, slow *time.Duration) er
 	wait := slowDownPause(why, *slow)
 	*slow = min(2**slow, maxSlowDown)
 	waited(ctx, wait, why)
-	stop, _ := ctx.Value(stopKey{}).(<-chan struct{}) // nil, never ready, outside an apply
 	select {
 	case <-time.After(wait):
 		return nil
-	case <-stop:
+	case <-stopOf(ctx):
 		return why
 	case <-ctx.Done():
 		return context.Cause(ctx)
@@ -224,13 +223,20 @@ func Sending(ctx context.Context) context.Context {
 // Stopping reports whether the apply a request belongs to was stopped:
 // a request under way finishes, but is not tried again.
 func Stopping(ctx context.Context) bool {
-	done, _ := ctx.Value(stopKey{}).(<-chan struct{})
+	done := stopOf(ctx)
 	select {
 	case <-done:
 		return done != nil
 	default:
 		return false
 	}
+}
+
+// stopOf is the channel closed when the apply ctx's request belongs to is
+// stopped; nil (never ready) outside an apply.
+func stopOf(ctx context.Context) <-chan struct{} {
+	done, _ := ctx.Value(stopKey{}).(<-chan struct{})
+	return done
 }
 
 // neverSent reports whether err is a connection refused: the request

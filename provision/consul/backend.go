@@ -405,7 +405,7 @@ func (b *Backend) read(ctx context.Context) (agentState, error) {
 // where the ACLs deny by default, whether the token may write what a plan
 // of these specs can write (one authorize request per 64 permissions,
 // after GET /v1/agent/self on the agent that holds the lock).
-func (b *Backend) Read(ctx context.Context, _ plans.Mode) (_ plans.State, diags hcl.Diagnostics) {
+func (b *Backend) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnostics) {
 	st, err := b.read(ctx)
 	if err != nil {
 		return nil, hcl.Diagnostics{b.c.Unreadable(err)}
@@ -413,11 +413,9 @@ func (b *Backend) Read(ctx context.Context, _ plans.Mode) (_ plans.State, diags 
 	if st.ACL.Deny && b.c.Conf.Token == "" {
 		return nil, hcl.Diagnostics{b.c.NoToken()}
 	}
-	if d := b.inDatacenter(ctx); d != nil {
-		if d.Severity == hcl.DiagError {
-			return nil, hcl.Diagnostics{d}
-		}
-		defer func() { diags = append(diags, d) }()
+	dc := b.inDatacenter(ctx)
+	if dc.HasErrors() {
+		return nil, dc
 	}
 	gated := len(b.gates) > 0
 	for id, s := range st.Services {
@@ -439,14 +437,14 @@ func (b *Backend) Read(ctx context.Context, _ plans.Mode) (_ plans.State, diags 
 		}
 		st.ACL.Allowed, st.ACL.Unchecked = acl.Ask(ctx, b.c, b.writable(st))
 	}
-	return st, nil
+	return st, dc
 }
 
 // inDatacenter checks that the agent is in the datacenter the consul
 // block declares (client.InDatacenter): one of another datacenter is an
 // error naming both, one whose datacenter cannot be read a warning; nil
 // when it is in it, or no datacenter is declared.
-func (b *Backend) inDatacenter(ctx context.Context) *hcl.Diagnostic {
+func (b *Backend) inDatacenter(ctx context.Context) hcl.Diagnostics {
 	if b.cfg.Consul == nil {
 		return nil
 	}
@@ -454,11 +452,11 @@ func (b *Backend) inDatacenter(ctx context.Context) *hcl.Diagnostic {
 	var elsewhere *client.Elsewhere
 	switch {
 	case errors.As(err, &elsewhere):
-		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Agent in another datacenter", Detail: err.Error() + ". " + elsewhere.Advice(), Subject: b.c.Where.Ptr()}
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Agent in another datacenter", Detail: err.Error() + ". " + elsewhere.Advice(), Subject: b.c.Where.Ptr()}}
 	case err != nil:
-		return &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Datacenter not checked",
+		return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Datacenter not checked",
 			Detail:  fmt.Sprintf("The Consul agent at %s did not say its datacenter (%s), so it is not checked to be %q, the consul block's: a token with agent:read on its node lets provision check it.", b.c.Address(), err, b.cfg.Consul.Datacenter),
-			Subject: b.c.Where.Ptr()}
+			Subject: b.c.Where.Ptr()}}
 	}
 	return nil
 }

@@ -2,10 +2,11 @@ package servers
 
 import (
 	"bytes"
-	"github.com/provision-dev/provision/provision/parallel"
 	"io"
 	"sync"
 	"testing"
+
+	"github.com/provision-dev/provision/provision/parallel"
 )
 
 // LogBuffer collects the end of a server's output, written from several

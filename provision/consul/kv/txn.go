@@ -92,9 +92,10 @@ func (kv *Store) putRecord(path string, v recordValue) []txnOp {
 // deleteRecord deletes the project's record of the key at path.
 func (kv *Store) deleteRecord(path string) txnOp { return op("delete", kv.recordPath(path), nil, 0, 0) }
 
-// txn is the request of one key's change: its operations, a batch item
-// of the transactions SendBatch sends. It may be sent again after a lost
-// answer only when it holds no check-and-set (a record's write alone).
+// txn is the request of operations: one key's change, a batch item of
+// the transactions SendBatch sends, or such a transaction. It may be sent
+// again after a lost answer only when it holds no check-and-set (a
+// record's write alone).
 func txn(ops ...txnOp) plans.Request {
 	body, _ := json.Marshal(ops)
 	idempotent := true
@@ -194,21 +195,28 @@ func txnGroups(items []plans.Request, ops [][]txnOp, todo []int) [][]int {
 func (kv *Store) sendTxn(ctx context.Context, items []plans.Request, ops [][]txnOp, group []int, errs []error) error {
 	var all []txnOp
 	owner := map[int]int{} // operation index → item
-	idempotent := true
 	for _, i := range group {
 		for _, o := range ops[i] {
 			owner[len(all)] = i
 			all = append(all, o)
 		}
-		idempotent = idempotent && items[i].Idempotent
 	}
-	r := txn(all...)
-	r.Idempotent = idempotent
-	_, err := kv.agent.Sender().Send(ctx, r, 1<<20)
+	// Consul's answer to a refused transaction, kept as it came: its
+	// Errors say which operations failed.
+	s := kv.agent.Sender()
+	var conflict []byte
+	refuse := s.Refuse
+	s.Refuse = func(code int, status string, body []byte) error {
+		if code == http.StatusConflict {
+			conflict = body
+		}
+		return refuse(code, status, body)
+	}
+	_, err := s.Send(ctx, txn(all...), 1<<20)
 	if err == nil {
 		return nil
 	}
-	failed := refusedOps(err, all, owner)
+	failed := refusedOps(conflict, all, owner)
 	for _, i := range group {
 		switch {
 		case failed == nil:
@@ -223,20 +231,16 @@ func (kv *Store) sendTxn(ctx context.Context, items []plans.Request, ops [][]txn
 }
 
 // refusedOps are the errors of the items whose operations Consul refused
-// in a transaction it answered 409 (its Errors, each with its OpIndex),
-// by item; nil when err is no such answer.
-func refusedOps(err error, all []txnOp, owner map[int]int) map[int]error {
-	var se *adapter.StatusError
-	if !errors.As(err, &se) || se.Code != http.StatusConflict {
-		return nil
-	}
+// in a transaction it answered 409 with conflict (its Errors, each with
+// its OpIndex), by item; nil when there is no such answer.
+func refusedOps(conflict []byte, all []txnOp, owner map[int]int) map[int]error {
 	var answer struct {
 		Errors []struct {
 			OpIndex int
 			What    string
 		}
 	}
-	if json.Unmarshal([]byte(strings.TrimPrefix(se.Message, "consul answered 409: ")), &answer) != nil || len(answer.Errors) == 0 {
+	if json.Unmarshal(conflict, &answer) != nil || len(answer.Errors) == 0 {
 		return nil
 	}
 	failed := map[int]error{}
