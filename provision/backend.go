@@ -20,7 +20,8 @@ import (
 //
 // Its work is split in two: Read makes the requests and returns what they
 // answered as a State, a plain value; Plan turns that value and the
-// declarations into changes without any I/O. Whatever a later phase needs
+// declarations into the objects the engine walks (walk.go), without any
+// I/O. Whatever a later phase needs
 // of the read (denied permissions, the documents read, the routers a proxy
 // serves) travels in the State or in Planned, never in a field of the
 // backend.
@@ -31,13 +32,14 @@ type Backend interface {
 	// small number of requests whatever the number of declared objects.
 	// An error diagnostic means there is nothing to plan from.
 	Read(ctx context.Context, mode plans.Mode) (plans.State, hcl.Diagnostics)
-	// Plan returns the changes that bring st to the declared state, a
-	// fingerprint of st, and what a person should know of it. It makes
-	// no request. A change the backend cannot make is an error diagnostic
-	// that points at the declaration causing it. With mode Destroy, the
-	// changes delete every object the project owns within the backend's
-	// scope.
-	Plan(st plans.State, mode plans.Mode) (plans.Planned, hcl.Diagnostics)
+	// Plan says what the engine walks to bring st to the declared state
+	// (Planning: each kind's declared and owned objects, and its rule for
+	// one of each), a fingerprint of st, and what a person should know of
+	// it. It makes no request. A change the backend cannot make is an
+	// error diagnostic that points at the declaration causing it. With
+	// mode Destroy, the walk deletes every object the project owns within
+	// the backend's scope.
+	Plan(st plans.State, mode plans.Mode) (Planning, hcl.Diagnostics)
 	// DecodeState reads a State back from its JSON form, the next value
 	// of dec (a snapshot's, read as the file is: each state once, in its
 	// own type). dec refuses a field the state's types do not have.

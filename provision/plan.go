@@ -112,8 +112,8 @@ func refusal(summary, detail string) *hcl.Diagnostic {
 	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail}
 }
 
-// PlanFrom plans every backend from live, with no I/O, and assembles the
-// plan. The plan is only to be applied when the diagnostics hold no
+// PlanFrom plans every backend from live, with no I/O (PlanBackend), and
+// assembles the plan. The plan is only to be applied when the diagnostics hold no
 // error.
 func PlanFrom(project string, mode plans.Mode, backends []Backend, live *plans.Live) (*plans.Plan, hcl.Diagnostics) {
 	p := &plans.Plan{FormatVersion: plans.FormatVersion, Project: project, Backends: []plans.BackendInfo{}, Changes: []*plans.Change{}, Live: live}
@@ -124,7 +124,7 @@ func PlanFrom(project string, mode plans.Mode, backends []Backend, live *plans.L
 		if !ok {
 			continue
 		}
-		planned, pdiags := b.Plan(st, mode)
+		planned, pdiags := PlanBackend(mode, b, st)
 		diags = append(diags, pdiags...)
 		info.Fingerprint = planned.Fingerprint
 		info.Notes = append(info.Notes, planned.Notes...)

@@ -33,8 +33,8 @@ func (c *counted) Info() plans.BackendInfo {
 	return plans.BackendInfo{Name: c.name, Kind: c.kind, Address: "http://" + c.name}
 }
 func (c *counted) Read(context.Context, plans.Mode) (plans.State, hcl.Diagnostics) { return nil, nil }
-func (c *counted) Plan(plans.State, plans.Mode) (plans.Planned, hcl.Diagnostics) {
-	return plans.Planned{}, nil
+func (c *counted) Plan(plans.State, plans.Mode) (Planning, hcl.Diagnostics) {
+	return Planning{}, nil
 }
 func (c *counted) DecodeState(dec *json.Decoder) (plans.State, error) {
 	c.decodes++

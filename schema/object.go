@@ -50,6 +50,16 @@ func As[T Decl](objs []Decl) []T {
 	return out
 }
 
+// Declarations are what the language knows of decls, in their order:
+// what the engine walks of a kind's declarations.
+func Declarations[T Decl](decls []T) []*Declaration {
+	out := make([]*Declaration, len(decls))
+	for i, d := range decls {
+		out[i] = d.Decl()
+	}
+	return out
+}
+
 // Block is one instance of a kind's block, handed to the kind's package
 // to decode: the block as written, and its body less for_each with its
 // dynamic blocks expanded.

@@ -162,59 +162,13 @@ func firstRange(rs ...*hcl.Range) *hcl.Range {
 	return nil
 }
 
-// Removal is the delete of an object the project owns, by one request;
-// both backends plan their deletes of owned objects with it and give the
-// reason with Owned (or, for a move, their own).
-func Removal(addr addrs.Addr, backend string, before json.RawMessage, r plans.Request) *plans.Change {
-	return &plans.Change{Addr: addr, Backend: backend, Action: plans.Delete, Before: plans.ViewOf(before), Requests: []plans.Request{r}}
-}
-
-// Gone is an owned object that no block declares any more, or, in destroy
-// mode, any owned object: what the engine needs to choose its change.
-type Gone struct {
-	Addr    addrs.Addr
-	Backend string
-	// Before is the live object in the backend's terms.
-	Before json.RawMessage
-	// Delete deletes it; Forget returns the requests that take its marks
-	// off and leave it as it is otherwise.
-	Delete []plans.Request
-	Forget func() []plans.Request
-	// Protected: the live object's marks hold the protection.
-	Protected bool
-	// Removed is the removed block that names it, nil for none.
-	Removed *schema.Removed
-}
-
-// Let is the one rule for an object the project lets go of: a removed
-// block with destroy = false forgets it (its marks are taken off, it is
-// left live, as if made by hand); otherwise it is deleted, which the
-// engine refuses while it is protected (provision.PlanFrom, with
-// protectedDeletes).
-func Let(project string, mode plans.Mode, g Gone) *plans.Change {
-	c := &plans.Change{Addr: g.Addr, Backend: g.Backend, Action: plans.Delete, Before: plans.ViewOf(g.Before), Requests: g.Delete, Protected: g.Protected}
-	r := g.Removed
-	if r == nil {
-		return c.Owned(project, mode)
-	}
-	c.DeclaredAt = plans.At(r.DeclRange.Ptr())
-	if r.Destroy {
-		c.Because(plans.ReasonRemoved, fmt.Sprintf("the removed block at %s deletes it", r.DeclRange))
-		return c
-	}
-	c.Action, c.Requests, c.Protected = plans.Forget, g.Forget(), false
-	c.Because(plans.ReasonRemoved, fmt.Sprintf("the removed block at %s lets go of it: its marks are taken off, and it is left live as it is", r.DeclRange))
-	return c
-}
-
-// Object is what a backend says of one declared object, for the engine
-// to choose its change: how it is declared and what is live, and, as
+// Object is what a kind says of one declared object, for Propose to
+// choose its change: how it is declared and what is live, and, as
 // functions the engine calls only for the action it chooses, what the
 // backend knows of the object's kind (its views, its requests, its
 // limits).
 type Object struct {
 	Declared
-	Backend string
 	EachKey *string
 	// After is the declared object in the backend's terms.
 	After func() json.RawMessage
@@ -279,7 +233,6 @@ func Propose(project string, o Object) (*plans.Change, hcl.Diagnostics) {
 	}
 	c := &plans.Change{
 		Addr:       o.Addr,
-		Backend:    o.Backend,
 		DeclaredAt: plans.At(o.Context),
 		EachKey:    o.EachKey,
 		Requests:   []plans.Request{},

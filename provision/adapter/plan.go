@@ -6,23 +6,14 @@ import (
 	"github.com/provision-dev/provision/provision/plans"
 )
 
-// Diffed is a backend's changes with the fingerprint of the state they
-// were planned from: the fingerprint (an encoding of all that was read)
-// is worked out when it is first read (plans.DigestWhenRead), from what
-// diff must not write.
-func Diffed(fingerprint func() string, diff func() ([]*plans.Change, hcl.Diagnostics)) (plans.Planned, hcl.Diagnostics) {
-	changes, diags := diff()
-	return plans.Planned{Changes: changes, Fingerprint: plans.DigestWhenRead(fingerprint)}, diags
-}
-
-// PlanEach plans each of the declarations on its own, side by side
-// (parallel.Spread), and returns their changes in the declarations' order, less
-// those that plan returned none of, and every diagnostic. plan must do
-// no I/O and write nothing it shares.
-func PlanEach[D any](declared []D, plan func(D) (*plans.Change, hcl.Diagnostics)) ([]*plans.Change, hcl.Diagnostics) {
-	planned := make([]*plans.Change, len(declared))
-	found := make([]hcl.Diagnostics, len(declared))
-	parallel.Spread(len(declared), func(i int) { planned[i], found[i] = plan(declared[i]) })
+// PlanEach plans n objects, each on its own, side by side
+// (parallel.Spread), and returns their changes in order, less those that
+// plan returned none of, and every diagnostic. plan must do no I/O and
+// write nothing it shares.
+func PlanEach(n int, plan func(i int) (*plans.Change, hcl.Diagnostics)) ([]*plans.Change, hcl.Diagnostics) {
+	planned := make([]*plans.Change, n)
+	found := make([]hcl.Diagnostics, n)
+	parallel.Spread(n, func(i int) { planned[i], found[i] = plan(i) })
 	var changes []*plans.Change
 	var diags hcl.Diagnostics
 	for i, c := range planned {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/consul/api"
+	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/internal/backendtest"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
@@ -70,7 +71,7 @@ func TestAgentServices(t *testing.T) {
 	// Another project may not take it.
 	other := agentBackend(t, addr, strings.Replace(spec, `"p"`, `"q"`, 1))
 	st, _ := other.Read(context.Background(), plans.Converge)
-	if _, diags := other.Plan(st, plans.Converge); !diags.HasErrors() {
+	if _, diags := provision.PlanBackend(plans.Converge, other, st); !diags.HasErrors() {
 		t.Error("project q plans over project p's service")
 	}
 
@@ -109,7 +110,7 @@ func TestRogueRoute(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, diags := b.Plan(backendtest.Read(t, b), plans.Converge)
+	_, diags := provision.PlanBackend(plans.Converge, b, backendtest.Read(t, b))
 	var got []string
 	for _, d := range diags {
 		if d.Summary == "A registration opens the gate" {

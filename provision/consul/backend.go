@@ -461,19 +461,22 @@ func (b *Backend) inDatacenter(ctx context.Context) hcl.Diagnostics {
 	return nil
 }
 
-// Plan diffs the agent's state, as read, against the services declared
-// on it.
-func (b *Backend) Plan(st plans.State, mode plans.Mode) (plans.Planned, hcl.Diagnostics) {
+// Plan gives the engine the services of the agent's state, as read, and
+// of the declarations on it.
+func (b *Backend) Plan(st plans.State, _ plans.Mode) (provision.Planning, hcl.Diagnostics) {
 	as := st.(agentState)
-	diags := b.aclDiagnostics(as)
 	lifecycles := map[string]schema.Lifecycle{}
 	for _, s := range b.services {
 		lifecycles[s.Name] = s.Lifecycle
 	}
 	sc := b.scope
-	planned, pdiags := adapter.Diffed(func() string { return sc.fingerprint(as, lifecycles) },
-		func() ([]*plans.Change, hcl.Diagnostics) { return b.diff(as, mode) })
-	return planned, append(append(diags, pdiags...), b.judgeRoutes(as)...)
+	return provision.Planning{
+		Kinds:   provision.Kinds(b.objects(as)),
+		Project: b.cfg.Project,
+		Removed: b.cfg.Removed,
+		Planned: plans.Planned{Fingerprint: plans.DigestWhenRead(func() string { return sc.fingerprint(as, lifecycles) })},
+		Finish:  func(*plans.Planned, bool) hcl.Diagnostics { return b.judgeRoutes(as) },
+	}, b.aclDiagnostics(as)
 }
 
 // Send performs one planned request, adding the ACL token from the

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
@@ -277,57 +278,50 @@ func (e fingerprinted) MarshalJSON() ([]byte, error) {
 	return append(append(b, checks...), '}'), err
 }
 
-// diff compares the services declared on this agent with the live ones
-// and returns the changes in address order. Whose a live service is, and
-// what may be done with it, is the engine's decision (adapter.Decide).
-func (b *Backend) diff(st agentState, mode plans.Mode) ([]*plans.Change, hcl.Diagnostics) {
-	cfg, backend := b.cfg, b.Info().Name
+// objects are the services declared on this agent and those the project
+// owns on it, as the engine walks them (provision.Objects). A sidecar is
+// its service's: planned, and deleted, with it.
+func (b *Backend) objects(st agentState) provision.Objects {
 	elsewhere := b.declaredElsewhere()
 	var mine []*Decl
-	declared := map[string]schema.Lifecycle{}
-	for _, s := range Services(cfg) {
+	for _, s := range b.services {
 		if b.agent == nil || s.Agent == b.agent.Name {
 			mine = append(mine, s)
-			declared[s.Name] = s.Lifecycle
 		}
 	}
-	if mode == plans.Destroy {
-		mine = nil // destroy removes what the project owns, below
-	}
-	changes, diags := adapter.PlanEach(mine, func(s *Decl) (*plans.Change, hcl.Diagnostics) {
-		return b.planService(st, s, backend, elsewhere[s.Name])
-	})
+	var owned []string
 	for _, id := range sortedIDs(st.Services) {
-		l := st.Services[id]
-		lc, isDeclared := declared[id]
-		if parentOf(st.Services, l) != nil {
-			continue // a sidecar is its service's: planned, and deleted, with it
+		if l := st.Services[id]; parentOf(st.Services, l) == nil && adapter.OwnerOf(l.Meta) == b.cfg.Project {
+			owned = append(owned, id)
 		}
-		if adapter.OwnerOf(l.Meta) != cfg.Project || (isDeclared && mode != plans.Destroy) {
-			continue
-		}
-		addr := addrs.Addr{In: b.in, Kind: Service, Name: id}
-		if moved := elsewhere[id]; moved != "" && mode != plans.Destroy {
-			c := adapter.Removal(addr, backend, adapter.RawJSON(live(l)), deregisterRequest(id))
-			c.Because(plans.ReasonMovedAway, "moved to "+moved+", where it is registered first")
-			changes = append(changes, c)
-			continue
-		}
-		changes = append(changes, adapter.Let(cfg.Project, mode, adapter.Gone{
-			Addr: addr, Backend: backend, Before: adapter.RawJSON(live(l)),
-			Delete:    []plans.Request{deregisterRequest(id)},
-			Forget:    func() []plans.Request { return []plans.Request{registerRequest(forgotten(l), false)} },
-			Protected: lc.Protects(adapter.ProtectedBy(l.Meta)),
-			Removed:   cfg.RemovedOf(Service, id),
-		}))
 	}
-	return changes, diags
+	return provision.Objects{
+		Kind:     Service,
+		Declared: schema.Declarations(mine),
+		Owned:    owned,
+		Plan: func(i int) (*plans.Change, hcl.Diagnostics) {
+			return b.planService(st, mine[i], elsewhere[mine[i].Name])
+		},
+		Gone: func(id string, _ int) provision.Gone {
+			l := st.Services[id]
+			g := provision.Gone{
+				Addr: addrs.Addr{In: b.in, Kind: Service, Name: id}, Before: adapter.RawJSON(live(l)),
+				Delete:    []plans.Request{deregisterRequest(id)},
+				Forget:    func() []plans.Request { return []plans.Request{registerRequest(forgotten(l), false)} },
+				Protected: adapter.ProtectedBy(l.Meta),
+			}
+			if moved := elsewhere[id]; moved != "" {
+				g.Moved = "moved to " + moved + ", where it is registered first"
+			}
+			return g
+		},
+	}
 }
 
 // planService is the change of one declared service: none when the
 // engine refuses it (the diagnostics say why). moved is the agent it is
 // declared on elsewhere, if any.
-func (b *Backend) planService(st agentState, s *Decl, backend, moved string) (*plans.Change, hcl.Diagnostics) {
+func (b *Backend) planService(st agentState, s *Decl, moved string) (*plans.Change, hcl.Diagnostics) {
 	addr := addrs.Addr{In: b.in, Kind: Service, Name: s.Name}
 	l, lv := liveOf(st.Services, s.Name)
 	if parent := parentOf(st.Services, l); parent != nil {
@@ -349,7 +343,6 @@ func (b *Backend) planService(st agentState, s *Decl, backend, moved string) (*p
 	}
 	c, diags := adapter.Propose(b.cfg.Project, adapter.Object{
 		Declared: adapter.Declared{Addr: addr, Subject: s.NameRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At(), Lifecycle: s.Lifecycle},
-		Backend:  backend,
 		EachKey:  s.Instance.KeyPtr(),
 		After:    func() json.RawMessage { return adapter.RawJSON(want.view()) },
 		Live:     lv,

@@ -135,12 +135,12 @@ func benchmarkDiff(b *testing.B, n int) {
 		}
 	})
 	// The estate is converged: every change is a no-op.
-	if changes, _ := agent.diff(agentState{Services: lean}, plans.Converge); len(changes) != len(Services(cfg)) || slices.ContainsFunc(changes, func(c *plans.Change) bool { return c.Action != plans.NoOp }) {
-		b.Fatalf("%d changes of %d services, not all no-ops", len(changes), len(Services(cfg)))
+	if changes, _ := provision.PlanBackend(plans.Converge, agent, agentState{Services: lean}); len(changes.Changes) != len(Services(cfg)) || slices.ContainsFunc(changes.Changes, func(c *plans.Change) bool { return c.Action != plans.NoOp }) {
+		b.Fatalf("%d changes of %d services, not all no-ops", len(changes.Changes), len(Services(cfg)))
 	}
 	b.Run("diff", func(b *testing.B) {
 		for b.Loop() {
-			agent.diff(agentState{Services: lean}, plans.Converge)
+			provision.PlanBackend(plans.Converge, agent, agentState{Services: lean})
 		}
 	})
 }

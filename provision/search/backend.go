@@ -606,24 +606,41 @@ func (b *Backend) DecodeState(dec *json.Decoder) (plans.State, error) {
 	return f, nil
 }
 
-// Plan diffs the cluster's state against the declared indices and
-// documents, and judges the tribe node's view of them.
-func (b *Backend) Plan(st plans.State, mode plans.Mode) (plans.Planned, hcl.Diagnostics) {
+// Plan gives the engine the cluster's indices and documents, as read, and
+// the declared ones (the documents' once the indices are planned), and
+// judges the cluster's health and the tribe node's view of them.
+func (b *Backend) Plan(st plans.State, mode plans.Mode) (provision.Planning, hcl.Diagnostics) {
 	f := st.(facts)
-	out, diags := adapter.Diffed(func() string { return b.fingerprint(f) },
-		func() ([]*plans.Change, hcl.Diagnostics) { return b.diff(f, mode) })
-	if note := unchecked(f, out.Changes); note != "" {
-		out.Notes = append(out.Notes, note)
+	pl := provision.Planning{
+		Project: b.project,
+		Removed: b.cfg.Removed,
+		Planned: plans.Planned{Fingerprint: plans.DigestWhenRead(func() string { return b.fingerprint(f) })},
 	}
-	if r := f.TribeNode; r != nil && b.tribe != nil && mode == plans.Converge && !diags.HasErrors() {
-		diags = append(diags, b.tribeDiagnostics(r)...)
-		if r.Blocks != nil {
-			if note := blocksNote(b.scope.TribeURL, r.Blocks.Write, r.Blocks.Metadata); note != "" {
-				out.Notes = append(out.Notes, note)
+	warnings := b.checkCluster(f)
+	if warnings.HasErrors() {
+		return pl, warnings
+	}
+	pl.Kinds = []func([]*plans.Change) provision.Objects{
+		func([]*plans.Change) provision.Objects { return b.indexObjects(f) },
+		func(indices []*plans.Change) provision.Objects { return b.documentObjects(f, indices) },
+	}
+	pl.Finish = func(out *plans.Planned, failed bool) hcl.Diagnostics {
+		out.Changes = append(out.Changes, b.documentsGone(f, out.Changes)...)
+		diags := b.redIndices(f, out.Changes)
+		if note := unchecked(f, out.Changes); note != "" {
+			out.Notes = append(out.Notes, note)
+		}
+		if r := f.TribeNode; r != nil && b.tribe != nil && mode == plans.Converge && !failed && !diags.HasErrors() {
+			diags = append(diags, b.tribeDiagnostics(r)...)
+			if r.Blocks != nil {
+				if note := blocksNote(b.scope.TribeURL, r.Blocks.Write, r.Blocks.Metadata); note != "" {
+					out.Notes = append(out.Notes, note)
+				}
 			}
 		}
+		return diags
 	}
-	return out, diags
+	return pl, warnings
 }
 
 // unchecked says, when the plan writes an index's mappings to a server

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
@@ -178,23 +179,6 @@ func (t target) addr(name string) addrs.Addr {
 	return addrs.Addr{In: t.in, Kind: Index, Name: name}
 }
 
-// diff compares the declared indices and documents with what the
-// cluster holds.
-func (t target) diff(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diagnostics) {
-	warnings := t.checkCluster(f)
-	if warnings.HasErrors() {
-		return nil, warnings
-	}
-	changes, diags := t.diffIndices(f, mode)
-	planned := map[string]plans.Action{}
-	for _, c := range changes {
-		planned[c.Addr.Name] = c.Action
-	}
-	docs, ddiags := t.diffDocuments(f, mode, planned)
-	changes = append(changes, docs...)
-	return changes, append(append(append(warnings, diags...), ddiags...), t.redIndices(f, changes)...)
-}
-
 // unassigned names the primary shards of a red index that have no copy.
 func unassigned(primaries []int) string {
 	switch len(primaries) {
@@ -249,84 +233,79 @@ func (f facts) held(name string) []string {
 	return out
 }
 
-// letIndex is the change of an owned index the specs let go of (Let): its
-// delete is refused, as theirs would be, while it holds protected
-// documents.
-func (t target) letIndex(f facts, mode plans.Mode, g adapter.Gone) *plans.Change {
-	c := adapter.Let(t.project, mode, g)
-	if held := f.held(g.Addr.Name); len(held) > 0 && c.Action == plans.Delete {
-		c.Protected = true
-		c.Reason += fmt.Sprintf("; it holds the protected %s %s, which its delete would delete", plans.Plural(len(held), "document"), strings.Join(held, ", "))
+// indexObjects are the declared indices and those the project owns, as
+// the engine walks them (provision.Objects). An owned index no longer
+// declared is kept (it holds data) unless pruned.
+func (t target) indexObjects(f facts) provision.Objects {
+	owned := slices.Clone(f.Undeclared)
+	for _, ix := range t.indices {
+		if _, lv := t.liveOf(f, ix.Name); lv.Exists && lv.Owner == t.project {
+			owned = append(owned, ix.Name)
+		}
 	}
-	return c
+	slices.Sort(owned)
+	return provision.Objects{
+		Kind:     Index,
+		Declared: schema.Declarations(t.indices),
+		Owned:    owned,
+		Plan:     func(i int) (*plans.Change, hcl.Diagnostics) { return t.planIndex(f, t.indices[i]) },
+		Gone: func(name string, i int) provision.Gone {
+			g := provision.Gone{Addr: t.addr(name), Delete: dropIndex(f, t.project, name)}
+			if held := f.held(name); len(held) > 0 {
+				g.Holding = fmt.Sprintf("it holds the protected %s %s, which its delete would delete", plans.Plural(len(held), "document"), strings.Join(held, ", "))
+			}
+			if i >= 0 {
+				ix := t.indices[i]
+				live, lv := t.liveOf(f, name)
+				g.Before, g.Protected = adapter.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live))), lv.Protected
+				return g
+			}
+			g.Forget = func() []plans.Request { return forgetIndex(name, f.UndeclaredMarks[name], f.major()) }
+			g.Protected = indexProtected(f.UndeclaredMarks[name])
+			if !t.prune {
+				g.Kept = &hcl.Diagnostic{
+					Severity: hcl.DiagWarning,
+					Summary:  "Owned index no longer declared",
+					Detail: fmt.Sprintf("The index %q on cluster %s is owned by project %s and no longer declared. It is kept (an index holds data): destroy -indices, or apply -prune-indices, deletes it.",
+						name, f.ClusterName, t.project),
+					Subject: t.search.DeclRange.Ptr(),
+				}
+			}
+			return g
+		},
+	}
 }
 
-// diffIndices compares the declared indices with what the cluster holds.
-func (t target) diffIndices(f facts, mode plans.Mode) ([]*plans.Change, hcl.Diagnostics) {
-	var changes []*plans.Change
-	var diags hcl.Diagnostics
-	for _, ix := range t.indices {
-		live, lv := t.liveOf(f, ix.Name)
-		if mode == plans.Destroy {
-			if lv.Exists && lv.Owner == t.project {
-				d := t.letIndex(f, mode, adapter.Gone{Addr: t.addr(ix.Name), Backend: t.backend,
-					Before: adapter.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live))), Delete: dropIndex(f, t.project, ix.Name),
-					Protected: ix.Lifecycle.Protects(lv.Protected)})
-				d.DeclaredAt, d.EachKey = plans.At(ix.DeclRange.Ptr()), ix.Instance.KeyPtr()
-				changes = append(changes, d)
+// planIndex is the change of one declared index.
+func (t target) planIndex(f facts, ix *IndexDecl) (*plans.Change, hcl.Diagnostics) {
+	live, lv := t.liveOf(f, ix.Name)
+	major, protect := f.major(), ix.Lifecycle.Protects(lv.Protected)
+	return adapter.Propose(t.project, adapter.Object{
+		Declared: adapter.Declared{Addr: t.addr(ix.Name), Subject: ix.NameRange.Ptr(), Context: ix.DeclRange.Ptr(), Import: ix.Import.At(), Lifecycle: ix.Lifecycle},
+		EachKey:  ix.Instance.KeyPtr(),
+		After:    func() json.RawMessage { return adapter.RawJSON(t.view(t.declaredMappings(ix, protect), ix.Settings)) },
+		Live:     lv,
+		Check:    func() hcl.Diagnostics { return versionLimits(ix, live, major) },
+		Create: func() []plans.Request {
+			out := []plans.Request{t.createIndex(ix, major, protect)}
+			for _, m := range ix.Mappings {
+				out = append(out, t.putMapping(ix, m, major, nil, protect))
 			}
-			continue
-		}
-		ix, live, major, protect := ix, live, f.major(), ix.Lifecycle.Protects(lv.Protected)
-		pc, pdiags := adapter.Propose(t.project, adapter.Object{
-			Declared: adapter.Declared{Addr: t.addr(ix.Name), Subject: ix.NameRange.Ptr(), Context: ix.DeclRange.Ptr(), Import: ix.Import.At(), Lifecycle: ix.Lifecycle},
-			Backend:  t.backend,
-			EachKey:  ix.Instance.KeyPtr(),
-			After:    func() json.RawMessage { return adapter.RawJSON(t.view(t.declaredMappings(ix, protect), ix.Settings)) },
-			Live:     lv,
-			Check:    func() hcl.Diagnostics { return versionLimits(ix, live, major) },
-			Create: func() []plans.Request {
-				out := []plans.Request{t.createIndex(ix, major, protect)}
-				for _, m := range ix.Mappings {
-					out = append(out, t.putMapping(ix, m, major, nil, protect))
-				}
-				return out
-			},
-			Before: func() json.RawMessage {
-				return adapter.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live)))
-			},
-			Diff: func(importing bool) adapter.Diff { return t.diffIndex(ix, live, major, importing, protect) },
-			Mark: func() []plans.Request {
-				var out []plans.Request
-				for _, m := range ix.Mappings {
-					out = append(out, t.putMapping(ix, m, major, live.Mappings[m.Type].Meta, protect))
-				}
-				return out
-			},
-			Imported: "made outside provision; the ownership marks go into each declared type's _meta",
-		})
-		diags = append(diags, pdiags...)
-		if pc != nil {
-			changes = append(changes, pc)
-		}
-	}
-	for _, name := range f.Undeclared {
-		removed := t.cfg.RemovedOf(Index, name)
-		if mode == plans.Converge && !t.prune && removed == nil {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagWarning,
-				Summary:  "Owned index no longer declared",
-				Detail: fmt.Sprintf("The index %q on cluster %s is owned by project %s and no longer declared. It is kept (an index holds data): destroy -indices, or apply -prune-indices, deletes it.",
-					name, f.ClusterName, t.project),
-				Subject: t.search.DeclRange.Ptr(),
-			})
-			continue
-		}
-		changes = append(changes, t.letIndex(f, mode, adapter.Gone{Addr: t.addr(name), Backend: t.backend,
-			Delete: dropIndex(f, t.project, name), Forget: func() []plans.Request { return forgetIndex(name, f.UndeclaredMarks[name], f.major()) },
-			Protected: indexProtected(f.UndeclaredMarks[name]), Removed: removed}))
-	}
-	return changes, diags
+			return out
+		},
+		Before: func() json.RawMessage {
+			return adapter.RawJSON(t.view(liveMappings(ix, live), liveSettings(ix, live)))
+		},
+		Diff: func(importing bool) adapter.Diff { return t.diffIndex(ix, live, major, importing, protect) },
+		Mark: func() []plans.Request {
+			var out []plans.Request
+			for _, m := range ix.Mappings {
+				out = append(out, t.putMapping(ix, m, major, live.Mappings[m.Type].Meta, protect))
+			}
+			return out
+		},
+		Imported: "made outside provision; the ownership marks go into each declared type's _meta",
+	})
 }
 
 // diffIndex compares a live index with its declaration: its settings,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/elastic/go-elasticsearch/v7"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/parallel"
@@ -545,44 +546,65 @@ func (t target) fresh(f facts) []liveDoc {
 	return out
 }
 
-// diffDocuments plans the declared documents and the project's own that
-// are no longer declared. planned is what the plan does to each index: a
-// document of an index that is refused is not planned, and one of an
-// index that is deleted is not deleted apart.
-func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans.Action) ([]*plans.Change, hcl.Diagnostics) {
+// documentObjects are the declared documents and the project's own, as
+// the engine walks them (provision.Objects), once indices are what the
+// plan does to each index: a document of an index that is refused is not
+// planned, and one of an index that is deleted is not deleted apart.
+func (t target) documentObjects(f facts, indices []*plans.Change) provision.Objects {
+	planned := map[string]plans.Action{}
+	for _, c := range indices {
+		planned[c.Addr.Name] = c.Action
+	}
 	declared := map[string]bool{}
+	var owned []string
 	for _, d := range t.documents {
 		declared[d.Path()] = true
+		if live, ok := f.Documents[d.Path()]; ok && f.owner(live) == t.project && planned[d.Index] != plans.Delete {
+			owned = append(owned, d.Path())
+		}
 	}
 	// removing are the project's documents no longer declared, which this
 	// plan deletes or forgets (not those of an index it deletes); a
-	// forgotten one stays live for the references to it.
-	removing := map[string]bool{}
-	owned := t.fresh(f)
-	for _, live := range owned {
-		if !declared[live.path()] && planned[live.Index] != plans.Delete {
-			removing[live.path()] = true
+	// forgotten one stays live for the references to it (deleting).
+	removing := map[string]liveDoc{}
+	deleting := map[string]bool{}
+	for _, live := range t.fresh(f) {
+		if path := live.path(); !declared[path] && planned[live.Index] != plans.Delete {
+			owned, removing[path] = append(owned, path), live
+			if r := t.cfg.RemovedOf(Document, path); r == nil || r.Destroy {
+				deleting[path] = true
+			}
 		}
 	}
-	kept := func(path string) bool {
-		r := t.cfg.RemovedOf(Document, path)
-		return r != nil && !r.Destroy
+	slices.Sort(owned)
+	return provision.Objects{
+		Kind:     Document,
+		Declared: schema.Declarations(t.documents),
+		Owned:    owned,
+		Plan: func(i int) (*plans.Change, hcl.Diagnostics) {
+			return t.planDocument(t.documents[i], f, planned, deleting)
+		},
+		Gone: func(path string, i int) provision.Gone {
+			live, jsonFields := removing[path], []string(nil)
+			if i >= 0 {
+				live, jsonFields = f.Documents[path], t.documents[i].JSONFields
+			}
+			return t.goneDocument(f, live, jsonFields)
+		},
 	}
-	deleting := maps.Clone(removing)
-	maps.DeleteFunc(deleting, func(path string, _ bool) bool { return kept(path) })
-	changes, diags := adapter.PlanEach(t.documents, func(d *DocumentDecl) (*plans.Change, hcl.Diagnostics) {
-		return t.planDocument(d, f, mode, planned, deleting)
-	})
-	// A document that names another is deleted first.
+}
+
+// documentsGone orders the deletes of documents that name each other (a
+// document that names another is deleted first) among the changes, and
+// are the forgets of the records of documents deleted outside provision.
+func (t target) documentsGone(f facts, changes []*plans.Change) []*plans.Change {
 	removed := map[string]*plans.Change{}
-	var gone []*plans.Change
-	for _, live := range owned {
-		if removing[live.path()] {
-			removed[live.path()] = t.removeDocument(f, live, nil, nil, mode)
-			gone = append(gone, removed[live.path()])
+	for _, c := range changes {
+		if c.Addr.Kind == Document && (c.Action == plans.Delete || c.Action == plans.Forget) {
+			removed[c.Addr.Name] = c
 		}
 	}
-	for _, live := range owned {
+	for _, live := range t.fresh(f) {
 		if c := removed[live.path()]; c != nil && c.Action == plans.Delete {
 			for _, r := range SourceRefs(live.Source) {
 				for _, typ := range r.Types {
@@ -593,28 +615,24 @@ func (t target) diffDocuments(f facts, mode plans.Mode, planned map[string]plans
 			}
 		}
 	}
+	var gone []*plans.Change
 	for _, path := range f.Gone {
 		c := &plans.Change{Addr: t.docAddr(path), Backend: t.backend, Action: plans.Forget, Before: plans.ViewOf(json.RawMessage("null")), After: plans.ViewOf(json.RawMessage("null")),
 			Requests: []plans.Request{unrecordItem(path)}}
 		c.Because(plans.ReasonGone, "the document was deleted outside provision; its ownership record is deleted")
 		gone = append(gone, c)
 	}
-	return append(changes, gone...), diags
+	return gone
 }
 
 // planDocument is the change of one declared document: none when its
-// index is refused or deleted, or when there is nothing to destroy.
-func (t target) planDocument(d *DocumentDecl, f facts, mode plans.Mode, planned map[string]plans.Action, removing map[string]bool) (*plans.Change, hcl.Diagnostics) {
-	if action, ok := planned[d.Index]; mode == plans.Converge && !ok || action == plans.Delete {
+// index is refused or deleted. removing are the documents the plan
+// deletes.
+func (t target) planDocument(d *DocumentDecl, f facts, planned map[string]plans.Action, removing map[string]bool) (*plans.Change, hcl.Diagnostics) {
+	if action, ok := planned[d.Index]; !ok || action == plans.Delete {
 		return nil, nil // its index is refused, or deleted
 	}
 	live, exists := f.Documents[d.Path()]
-	if mode == plans.Destroy {
-		if exists && f.owner(live) == t.project {
-			return t.removeDocument(f, live, d.JSONFields, d, mode), nil
-		}
-		return nil, nil
-	}
 	diags := t.liveRefs(d, f, removing)
 	declared := keepToolState(d.Type, keepIgnored(d.Source, live, exists, d.Lifecycle), live, exists)
 	after := docView(declared, d.JSONFields)
@@ -636,7 +654,6 @@ func (t target) planDocument(d *DocumentDecl, f facts, mode plans.Mode, planned 
 	same := exists && reflect.DeepEqual(docView(live.Source, d.JSONFields), after)
 	dc, ddiags := adapter.Propose(t.project, adapter.Object{
 		Declared: adapter.Declared{Addr: t.docAddr(d.Path()), Subject: d.IDRange.Ptr(), Context: d.DeclRange.Ptr(), Import: d.Import.At(), Lifecycle: d.Lifecycle},
-		Backend:  t.backend,
 		EachKey:  d.Instance.KeyPtr(),
 		After:    func() json.RawMessage { return adapter.RawJSON(after) },
 		Live:     adapter.LiveObject{Exists: exists, Owner: f.owner(live), Protected: exists && f.protected(live), What: fmt.Sprintf("version %d on cluster %s", live.Version, f.ClusterName)},
@@ -701,14 +718,14 @@ func splitDocPath(path string) docRef {
 	return docRef{parts[0], parts[1], parts[2]}
 }
 
-// removeDocument deletes one of the project's documents, at the version
+// goneDocument deletes one of the project's documents, at the version
 // the plan read, or forgets it (written again at that version without
-// its marks, when it has them) when a removed block says so, after the
-// project's record of it is deleted; d is its declaration in destroy mode.
-func (t target) removeDocument(f facts, live liveDoc, jsonFields []string, d *DocumentDecl, mode plans.Mode) *plans.Change {
+// its marks, when it has them), after the project's record of it is
+// deleted.
+func (t target) goneDocument(f facts, live liveDoc, jsonFields []string) provision.Gone {
 	ref := docRef{live.Index, live.Type, live.ID}
 	unrecord := unrecordItem(live.path())
-	g := adapter.Gone{Addr: t.docAddr(live.path()), Backend: t.backend, Before: adapter.RawJSON(docView(live.Source, jsonFields)),
+	return provision.Gone{Addr: t.docAddr(live.path()), Before: adapter.RawJSON(docView(live.Source, jsonFields)),
 		// The record goes first: a failure after it leaves the document
 		// nobody's (kept), never recorded with nothing of provision's.
 		Delete: []plans.Request{unrecord, bulkItem("delete", ref, live.Version, nil)},
@@ -719,16 +736,7 @@ func (t target) removeDocument(f facts, live liveDoc, jsonFields []string, d *Do
 			return []plans.Request{unrecord, bulkItem("index", ref, live.Version, withPath(nil, live.Source, nil))}
 		},
 		Protected: f.protected(live),
-		Removed:   t.cfg.RemovedOf(Document, live.path()),
 	}
-	if d != nil {
-		g.Protected, g.Removed = d.Lifecycle.Protects(g.Protected), nil
-	}
-	c := adapter.Let(t.project, mode, g)
-	if d != nil {
-		c.DeclaredAt, c.EachKey = plans.At(d.DeclRange.Ptr()), d.Instance.KeyPtr()
-	}
-	return c
 }
 
 // liveRefs checks the references that name no declared document: each

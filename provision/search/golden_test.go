@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/internal/golden"
 	"github.com/provision-dev/provision/provision/plans"
@@ -55,7 +56,8 @@ func TestGoldenConflicts(t *testing.T) {
 			bs, _ := New(cfg, Options{Env: noEnv})
 			f := facts{Version: "2.4.1", ClusterName: "t1"}
 			readJSON(t, dir+"/live.json", &f.Indices)
-			changes, diags := bs[0].(*Backend).diff(f, plans.Converge)
+			planned, diags := provision.PlanBackend(plans.Converge, bs[0], f)
+			changes := planned.Changes
 			if !diags.HasErrors() {
 				t.Fatalf("no conflict; changes: %v", requestLines(changes))
 			}
@@ -112,14 +114,21 @@ func goldenBackend(t *testing.T, files ...string) *Backend {
 	return bs[0].(*Backend)
 }
 
+// changesOf are the changes of b's plan against the live facts f.
+func changesOf(t *testing.T, b *Backend, f facts) []*plans.Change {
+	t.Helper()
+	planned, diags := provision.PlanBackend(plans.Converge, b, f)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return planned.Changes
+}
+
 // checkGoldenPlan renders b's plan against the live facts f as the
 // golden files at path.
 func checkGoldenPlan(t *testing.T, b *Backend, f facts, path string) {
 	t.Helper()
-	changes, diags := b.diff(f, plans.Converge)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	changes := changesOf(t, b, f)
 	info := b.Info()
 	info.Fingerprint = plans.Digested(b.fingerprint(f))
 	p := &plans.Plan{FormatVersion: plans.FormatVersion, Project: b.project, Backends: []plans.BackendInfo{info}, Changes: changes}
@@ -146,10 +155,7 @@ func TestRemovedDocumentsOrder(t *testing.T) {
 		owned("search", "old-errors", map[string]any{"title": "Old errors"}),
 		owned("visualization", "old-rate", map[string]any{"title": "Old rate", "savedSearchId": "old-errors"}),
 	}}
-	changes, diags := b.diff(f, plans.Converge)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	changes := changesOf(t, b, f)
 	needs := map[string][]string{}
 	for _, c := range changes {
 		if c.Addr.Kind == Document {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
 	"github.com/provision-dev/provision/schema"
@@ -548,6 +549,6 @@ func readPlan(b *Backend, mode plans.Mode) ([]*plans.Change, string, hcl.Diagnos
 	if diags.HasErrors() {
 		return nil, "", diags
 	}
-	planned, pdiags := b.Plan(st, mode)
+	planned, pdiags := provision.PlanBackend(mode, b, st)
 	return planned.Changes, planned.Fingerprint.String(), append(diags, pdiags...)
 }

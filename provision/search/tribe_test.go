@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
@@ -242,7 +243,7 @@ func TestTribeBlocks(t *testing.T) {
 				t.Fatalf("plan: %v", diags)
 			}
 			st, _ := b.Read(context.Background(), plans.Converge)
-			planned, _ := b.Plan(st, plans.Converge)
+			planned, _ := provision.PlanBackend(plans.Converge, b, st)
 			notes := planned.Notes
 			if tr.note == "" && len(notes) != 0 || tr.note != "" && (len(notes) != 1 || !strings.Contains(notes[0], tr.note)) {
 				t.Errorf("plan notes %q, want one containing %q", notes, tr.note)

@@ -144,10 +144,10 @@ func (b *Backend) DecodeState(dec *json.Decoder) (plans.State, error) {
 // catalog and never makes a saved plan stale. A router that serves a gated
 // path without the gate is a warning at the service; a proxy that could
 // not be read is a warning at its block.
-func (b *Backend) Plan(s plans.State, _ plans.Mode) (plans.Planned, hcl.Diagnostics) {
+func (b *Backend) Plan(s plans.State, _ plans.Mode) (provision.Planning, hcl.Diagnostics) {
 	st := s.(*state)
 	if st.Error != "" {
-		return plans.Planned{Gates: b.unread()}, hcl.Diagnostics{{
+		return provision.Planning{Planned: plans.Planned{Gates: b.unread()}}, hcl.Diagnostics{{
 			Severity: hcl.DiagWarning,
 			Summary:  "Cannot read the proxy",
 			Detail:   fmt.Sprintf("%s: %s. The plan does not say how it serves the gated frontends, and an apply fails unless it can prove them within -verify-timeout.", b.name(), st.Error),
@@ -167,7 +167,7 @@ func (b *Backend) Plan(s plans.State, _ plans.Mode) (plans.Planned, hcl.Diagnost
 			})
 		}
 	}
-	return plans.Planned{Gates: gates}, diags
+	return provision.Planning{Planned: plans.Planned{Gates: gates}}, diags
 }
 
 // frontOf is the frontend of the i-th gate (gates are made frontend by

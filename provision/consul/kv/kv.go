@@ -355,43 +355,44 @@ func keyView(value string, isJSON bool, flags uint64) map[string]any {
 
 func (kv *Store) addr(path string) addrs.Addr { return addrs.Addr{Kind: Key, Name: path} }
 
-// Plan diffs the declared keys against the store: a value compared as
-// text (as JSON when the block writes an object or a list), the flags,
-// and the marks.
-func (kv *Store) Plan(s plans.State, mode plans.Mode) (plans.Planned, hcl.Diagnostics) {
+// Plan gives the engine the declared keys and the store's: a value
+// compared as text (as JSON when the block writes an object or a list),
+// the flags, and the marks.
+func (kv *Store) Plan(s plans.State, _ plans.Mode) (provision.Planning, hcl.Diagnostics) {
 	st := s.(kvState)
-	var changes []*plans.Change
-	var diags hcl.Diagnostics
 	declared := map[string]schema.Lifecycle{}
 	for _, k := range kv.keys {
 		declared[k.Name] = k.Lifecycle
-		if mode == plans.Destroy {
-			continue
-		}
-		c, cdiags := kv.planKey(st, k)
-		diags = append(diags, cdiags...)
-		if c != nil {
-			changes = append(changes, c)
-		}
 	}
+	var owned []string
 	for _, path := range slices.Sorted(maps.Keys(st.Keys)) {
-		e := st.Keys[path]
-		lc, isDeclared := declared[path]
-		if st.owner(path, kv.project) != kv.project || isDeclared && mode != plans.Destroy {
-			continue
+		if st.owner(path, kv.project) == kv.project {
+			owned = append(owned, path)
 		}
-		changes = append(changes, adapter.Let(kv.project, mode, adapter.Gone{
-			Addr: kv.addr(path), Backend: "kv", Before: adapter.RawJSON(keyView(e.Value, false, e.Flags)),
-			Delete: []plans.Request{txn(deleteKey(path, e.ModifyIndex), kv.deleteRecord(path))},
-			// The value is written again as it is, with the flags less the mark.
-			Forget: func() []plans.Request {
-				return writeKey(path, e.bytes(), e.Flags&0xffffffff, e.ModifyIndex, kv.deleteRecord(path))
-			},
-			Protected: lc.Protects(st.Records[path].Protected),
-			Removed:   kv.removed(path),
-		}))
 	}
-	return plans.Planned{Changes: changes, Fingerprint: plans.DigestWhenRead(func() string { return adapter.Digest([]any{kv.ignoring(st.Keys, declared), st.Records}) })}, diags
+	return provision.Planning{
+		Kinds: provision.Kinds(provision.Objects{
+			Kind:     Key,
+			Declared: schema.Declarations(kv.keys),
+			Owned:    owned,
+			Plan:     func(i int) (*plans.Change, hcl.Diagnostics) { return kv.planKey(st, kv.keys[i]) },
+			Gone: func(path string, _ int) provision.Gone {
+				e := st.Keys[path]
+				return provision.Gone{
+					Addr: kv.addr(path), Before: adapter.RawJSON(keyView(e.Value, false, e.Flags)),
+					Delete: []plans.Request{txn(deleteKey(path, e.ModifyIndex), kv.deleteRecord(path))},
+					// The value is written again as it is, with the flags less the mark.
+					Forget: func() []plans.Request {
+						return writeKey(path, e.bytes(), e.Flags&0xffffffff, e.ModifyIndex, kv.deleteRecord(path))
+					},
+					Protected: st.Records[path].Protected,
+				}
+			},
+		}),
+		Project: kv.project,
+		Removed: kv.cfg.Removed,
+		Planned: plans.Planned{Fingerprint: plans.DigestWhenRead(func() string { return adapter.Digest([]any{kv.ignoring(st.Keys, declared), st.Records}) })},
+	}, nil
 }
 
 // planKey is the change of one declared key.
@@ -417,7 +418,6 @@ func (kv *Store) planKey(st kvState, k *Decl) (*plans.Change, hcl.Diagnostics) {
 	}
 	return adapter.Propose(kv.project, adapter.Object{
 		Declared: adapter.Declared{Addr: kv.addr(k.Name), Subject: k.NameRange.Ptr(), Context: k.DeclRange.Ptr(), Import: k.Import.At(), Lifecycle: k.Lifecycle},
-		Backend:  "kv",
 		EachKey:  k.Instance.KeyPtr(),
 		After:    func() json.RawMessage { return adapter.RawJSON(keyView(want.Value, want.JSON, want.Flags)) },
 		Live: adapter.LiveObject{Exists: exists, Owner: st.owner(k.Name, kv.project), Protected: exists && record.Protected,
@@ -493,9 +493,6 @@ func (kv *Store) ignoring(keys map[string]kvEntry, declared map[string]schema.Li
 	}
 	return out
 }
-
-// removed is the removed block that names the key at path, if any.
-func (kv *Store) removed(path string) *schema.Removed { return kv.cfg.RemovedOf(Key, path) }
 
 // sameKeyValue compares a live value with the declared one: as JSON when
 // the block writes JSON, else as text.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/consul/api"
+	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/provision/internal/backendtest"
 	"github.com/provision-dev/provision/provision/plans"
@@ -65,7 +66,7 @@ func TestKeyLife(t *testing.T) {
 
 	other := store(t, addr, "project = \"q\"\nkey \"app/x\" {\n  value = \"9\"\n}\n")
 	st, _ := other.Read(context.Background(), plans.Converge)
-	if _, diags := other.Plan(st, plans.Converge); !diags.HasErrors() {
+	if _, diags := provision.PlanBackend(plans.Converge, other, st); !diags.HasErrors() {
 		t.Error("project q plans over project p's key")
 	}
 

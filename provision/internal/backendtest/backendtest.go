@@ -52,7 +52,7 @@ func Read(t testing.TB, b provision.Backend) plans.State {
 // Plan plans b from the state st: the changes that do something.
 func Plan(t testing.TB, b provision.Backend, st plans.State) []*plans.Change {
 	t.Helper()
-	planned, diags := b.Plan(st, plans.Converge)
+	planned, diags := provision.PlanBackend(plans.Converge, b, st)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -101,58 +101,63 @@ func (b *notes) DecodeState(dec *json.Decoder) (plans.State, error) {
 	return st, dec.Decode(&st)
 }
 
-func (b *notes) Plan(s plans.State, mode plans.Mode) (plans.Planned, hcl.Diagnostics) {
+func (b *notes) Plan(s plans.State, _ plans.Mode) (provision.Planning, hcl.Diagnostics) {
 	st := s.(state)
-	var out plans.Planned
-	var diags hcl.Diagnostics
-	declared := map[string]bool{}
-	for _, n := range schema.Decls[*decl](b.cfg, Note) {
-		declared[n.Name] = true
-		l, exists := st.Notes[n.Name]
-		after, _ := json.Marshal(live{Text: n.Text, Marks: adapter.Marks(b.cfg.Project, n.Lifecycle.Protects(false))})
-		put := func() []plans.Request {
-			return []plans.Request{{Method: "PUT", Path: "/notes/" + n.Name, Body: after}}
-		}
-		c, cdiags := adapter.Propose(b.cfg.Project, adapter.Object{
-			Declared: adapter.Declared{Addr: addrs.Addr{Module: n.Module, Kind: Note, Name: n.Name}, Subject: n.NameRange.Ptr(), Context: n.DeclRange.Ptr(), Import: n.Import.At(), Lifecycle: n.Lifecycle},
-			Backend:  "notes",
-			EachKey:  n.Instance.KeyPtr(),
-			After:    func() json.RawMessage { return after },
-			Live:     adapter.LiveObject{Exists: exists, Owner: adapter.OwnerOf(l.Marks), Protected: adapter.ProtectedBy(l.Marks), What: fmt.Sprintf("a note named %q", n.Name)},
-			Create:   put,
-			Before:   func() json.RawMessage { b, _ := json.Marshal(l); return b },
-			Diff: func(importing bool) adapter.Diff {
-				if l.Text == n.Text && !importing {
-					return adapter.Diff{}
-				}
-				return adapter.Diff{Reasons: []adapter.Reason{{Code: plans.ReasonChanged, Words: "its text differs"}}, Requests: put()}
-			},
-			Mark: put,
-		})
-		diags = append(diags, cdiags...)
-		if c != nil {
-			out.Changes = append(out.Changes, c)
-		}
-	}
+	declared := schema.Decls[*decl](b.cfg, Note)
+	var owned []string
 	for _, name := range slices.Sorted(maps.Keys(st.Notes)) {
-		l := st.Notes[name]
-		if declared[name] || adapter.OwnerOf(l.Marks) != b.cfg.Project {
-			continue
+		if adapter.OwnerOf(st.Notes[name].Marks) == b.cfg.Project {
+			owned = append(owned, name)
 		}
-		before, _ := json.Marshal(l)
-		out.Changes = append(out.Changes, adapter.Let(b.cfg.Project, mode, adapter.Gone{
-			Addr: addrs.Addr{Kind: Note, Name: name}, Backend: "notes", Before: before,
-			Delete: []plans.Request{{Method: "DELETE", Path: "/notes/" + name}},
-			Forget: func() []plans.Request {
-				body, _ := json.Marshal(live{Text: l.Text})
-				return []plans.Request{{Method: "PUT", Path: "/notes/" + name, Body: body}}
-			},
-			Protected: adapter.ProtectedBy(l.Marks),
-			Removed:   b.cfg.RemovedOf(Note, name),
-		}))
 	}
-	out.Fingerprint = plans.Digested(adapter.Digest(st))
-	return out, diags
+	return provision.Planning{
+		Kinds: provision.Kinds(provision.Objects{
+			Kind:     Note,
+			Declared: schema.Declarations(declared),
+			Owned:    owned,
+			Plan:     func(i int) (*plans.Change, hcl.Diagnostics) { return b.plan(st, declared[i]) },
+			Gone: func(name string, _ int) provision.Gone {
+				l := st.Notes[name]
+				before, _ := json.Marshal(l)
+				return provision.Gone{
+					Addr: addrs.Addr{Kind: Note, Name: name}, Before: before,
+					Delete: []plans.Request{{Method: "DELETE", Path: "/notes/" + name}},
+					Forget: func() []plans.Request {
+						body, _ := json.Marshal(live{Text: l.Text})
+						return []plans.Request{{Method: "PUT", Path: "/notes/" + name, Body: body}}
+					},
+					Protected: adapter.ProtectedBy(l.Marks),
+				}
+			},
+		}),
+		Project: b.cfg.Project,
+		Removed: b.cfg.Removed,
+		Planned: plans.Planned{Fingerprint: plans.Digested(adapter.Digest(st))},
+	}, nil
+}
+
+// plan is the change of one declared note.
+func (b *notes) plan(st state, n *decl) (*plans.Change, hcl.Diagnostics) {
+	l, exists := st.Notes[n.Name]
+	after, _ := json.Marshal(live{Text: n.Text, Marks: adapter.Marks(b.cfg.Project, n.Lifecycle.Protects(false))})
+	put := func() []plans.Request {
+		return []plans.Request{{Method: "PUT", Path: "/notes/" + n.Name, Body: after}}
+	}
+	return adapter.Propose(b.cfg.Project, adapter.Object{
+		Declared: adapter.Declared{Addr: addrs.Addr{Module: n.Module, Kind: Note, Name: n.Name}, Subject: n.NameRange.Ptr(), Context: n.DeclRange.Ptr(), Import: n.Import.At(), Lifecycle: n.Lifecycle},
+		EachKey:  n.Instance.KeyPtr(),
+		After:    func() json.RawMessage { return after },
+		Live:     adapter.LiveObject{Exists: exists, Owner: adapter.OwnerOf(l.Marks), Protected: adapter.ProtectedBy(l.Marks), What: fmt.Sprintf("a note named %q", n.Name)},
+		Create:   put,
+		Before:   func() json.RawMessage { b, _ := json.Marshal(l); return b },
+		Diff: func(importing bool) adapter.Diff {
+			if l.Text == n.Text && !importing {
+				return adapter.Diff{}
+			}
+			return adapter.Diff{Reasons: []adapter.Reason{{Code: plans.ReasonChanged, Words: "its text differs"}}, Requests: put()}
+		},
+		Mark: put,
+	})
 }
 
 func (b *notes) Send(_ context.Context, r plans.Request) error {
