@@ -15,9 +15,9 @@ type Config struct {
 
 	Proxy  Proxy
 	Consul *Consul // nil when no consul block: the environment decides
-	// Agents are the agent blocks: the Consul agents of the nodes services
-	// are registered on. None means the one agent of Consul.
-	Agents []*Agent
+	// places are the instances of the places' blocks (an agent's), by
+	// type, in block and key order: PlacesOf gives them.
+	places map[string][]Place
 	// objects are the declared objects, by kind (consul.Service's,
 	// kv.Key's, ...), in block order: Decls gives them.
 	objects map[addrs.Kind][]Decl
@@ -52,6 +52,15 @@ func (cfg *Config) Declare(k addrs.Kind, objs ...Decl) {
 		cfg.objects = map[addrs.Kind][]Decl{}
 	}
 	cfg.objects[k] = append(cfg.objects[k], objs...)
+}
+
+// DeclarePlace adds instances of the place typ to cfg, after those it
+// has: a configuration that a program builds rather than loads.
+func (cfg *Config) DeclarePlace(typ string, instances ...Place) {
+	if cfg.places == nil {
+		cfg.places = map[string][]Place{}
+	}
+	cfg.places[typ] = append(cfg.places[typ], instances...)
 }
 
 // MetaPrefix starts the Consul meta keys provision writes to mark what it

@@ -53,6 +53,9 @@ type decoder struct {
 	later    []*piece
 	unparsed bool
 	order    map[string]int
+	// placed are the labels of the places' blocks, by type, once
+	// decoded.
+	placed map[string][]string
 }
 
 // evaluate is expr's value in the decoder's context, refused when it is
@@ -303,6 +306,12 @@ func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
 			return bad("Invalid each reference", "Inside a block with for_each, each.key is the instance's key and each.value its value; there is no each.%s.", name)
 		}
 	default:
+		if _, ok := placeSchemas()[root]; ok {
+			if detail := checkPlaceRef(root, name, d.placed[root]); detail != "" {
+				return bad("Reference to undeclared "+root, "%s", detail)
+			}
+			return nil
+		}
 		if k, ok := kindsByName().namespaces[root]; ok {
 			if summary, detail := k.CheckRef(tr, d.namespaces[root]); summary != "" {
 				return bad(summary, "%s", detail)

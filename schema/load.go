@@ -50,11 +50,14 @@ func SpecFiles(dir string) ([]string, error) {
 }
 
 // fileSchema is the top level of a spec file: the blocks the loader
-// decodes itself, and those of the defined kinds.
+// decodes itself, and those of the defined kinds and places.
 func fileSchema() *hcl.BodySchema {
 	s := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "project"}}, Blocks: slices.Clone(loaderBlocks)}
 	for _, k := range kinds() {
 		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: k.Name(), LabelNames: k.Labels})
+	}
+	for _, p := range placeSchemas() {
+		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: p.Type, LabelNames: []string{p.Label}})
 	}
 	return s
 }
@@ -62,7 +65,6 @@ func fileSchema() *hcl.BodySchema {
 var loaderBlocks = []hcl.BlockHeaderSchema{
 	{Type: "proxy"},
 	{Type: "consul"},
-	{Type: "agent", LabelNames: []string{"name"}},
 	{Type: "variable", LabelNames: []string{"name"}},
 	{Type: "locals"},
 	{Type: "search", LabelNames: []string{"name"}},
@@ -259,7 +261,7 @@ func (p *Parser) load(paths []string, in Inputs, later func(name []byte) class) 
 		})
 	}
 	cfg.Proxy = d.proxyBlock(proxy, cfg.ProjectRange)
-	d.checkAgents(cfg)
+	d.checkPlaces(cfg)
 	d.checkTraefiks(cfg)
 	d.checkSearches(cfg)
 	for _, v := range sortedVariables(cfg.Variables) {
@@ -307,11 +309,13 @@ func distinct(diags hcl.Diagnostics) hcl.Diagnostics {
 }
 
 // topLevel decodes the project attribute and the blocks of contents but
-// the variables, the locals and the kinds' blocks (Kinds);
+// the variables, the locals and the kinds' blocks (Kinds), the places'
+// last (placeBlocks);
 // it returns the proxy block, decoded once the project is known, and the
 // import and removed blocks, checked once every object is decoded.
 func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (proxy *hcl.Block, imports []*Import, removed []*Removed) {
 	var consulBlock *hcl.Block
+	placeBlocks := map[string][]*hcl.Block{}
 	for _, c := range contents {
 		if attr, ok := c.Attributes["project"]; ok {
 			if cfg.ProjectRange.Filename != "" {
@@ -339,8 +343,6 @@ func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (proxy *hcl
 				}
 				consulBlock = b
 				cfg.Consul = d.consulBlock(b)
-			case "agent":
-				cfg.Agents = append(cfg.Agents, d.agentBlock(b))
 			case "search":
 				cfg.Searches = append(cfg.Searches, d.searchBlock(b))
 			case "import":
@@ -349,9 +351,14 @@ func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (proxy *hcl
 				removed = append(removed, d.removedBlocks(b)...)
 			case "traefik":
 				cfg.Traefiks = append(cfg.Traefiks, d.traefikBlock(b))
+			default:
+				if placeSchemas()[b.Type] != nil {
+					placeBlocks[b.Type] = append(placeBlocks[b.Type], b)
+				}
 			}
 		}
 	}
+	d.placeBlocks(cfg, placeBlocks)
 	return proxy, imports, removed
 }
 

@@ -42,8 +42,9 @@ var moduleCallSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: 
 
 var outputSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "value", Required: true}, {Name: "sensitive"}, {Name: "description"}}}
 
-// rootOnly are the top-level blocks that only the root specs may hold.
-var rootOnly = []string{"proxy", "consul", "agent", "search", "traefik", "import", "removed"}
+// rootOnly are the top-level blocks that only the root specs may hold,
+// with the places'.
+var rootOnly = []string{"proxy", "consul", "search", "traefik", "import", "removed"}
 
 // moduleFiles is a module's directory, read and parsed once.
 type moduleFiles struct {
@@ -83,7 +84,7 @@ func (d *decoder) moduleFiles(dir string) *moduleFiles {
 		}
 		for _, b := range c.Blocks {
 			switch {
-			case slices.Contains(rootOnly, b.Type):
+			case slices.Contains(rootOnly, b.Type) || placeSchemas()[b.Type] != nil:
 				m.diags = append(m.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("%s block in a module", b.Type),
 					Detail:  fmt.Sprintf("A %s block is the root specs' alone; a module refers to the root's proxy, consul, agent, search and traefik blocks by name, and takes no import or removed block (write them in the root, with module addresses).", b.Type),
 					Subject: b.DefRange.Ptr()})

@@ -29,7 +29,7 @@ var traefikSchema = &hcl.BodySchema{
 
 // traefikName is what a traefik block's label may be: it is the proxy's
 // address, traefik.<name>.
-var traefikName = agentName
+var traefikName = PlaceLabel
 
 func (d *decoder) traefikBlock(b *hcl.Block) *Traefik {
 	t := &Traefik{Name: b.Labels[0], DeclRange: b.DefRange}

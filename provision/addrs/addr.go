@@ -170,7 +170,7 @@ func parseObject(s string) (Addr, error) {
 	kinds := Kinds()
 	for _, k := range kinds {
 		if rest, ok := strings.CutPrefix(s, k.Place()+"."); ok && k.Place() != "" {
-			if name, obj, ok := strings.Cut(rest, "."); ok && name != "" && strings.HasPrefix(obj, k.Name()) {
+			if name, obj, ok := cutPlace(rest); ok && strings.HasPrefix(obj, k.Name()) {
 				in, s = k.Place()+"."+name, obj
 			}
 		}
@@ -190,6 +190,28 @@ func parseObject(s string) (Addr, error) {
 		return Addr{}, fmt.Errorf("%q is not a kind of object provision manages; the kinds are %s", name, KindNames())
 	}
 	return Addr{}, fmt.Errorf("%q is not an address", s)
+}
+
+// cutPlace cuts the name of a place's instance and the "." after it off
+// s: a label, or label["<key>"] for an instance of a block with
+// for_each (its key quoted as Go quotes it, as addresses print it).
+func cutPlace(s string) (name, rest string, ok bool) {
+	i := strings.IndexAny(s, ".[")
+	if i <= 0 {
+		return "", "", false
+	}
+	name, rest = s[:i], s[i:]
+	if key, ok := strings.CutPrefix(rest, "["); ok {
+		quoted, err := strconv.QuotedPrefix(key)
+		after, closed := strings.CutPrefix(key[len(quoted):], "]")
+		if err != nil || !closed {
+			return "", "", false
+		}
+		unquoted, _ := strconv.Unquote(quoted)
+		name, rest = name+"["+strconv.Quote(unquoted)+"]", after
+	}
+	rest, ok = strings.CutPrefix(rest, ".")
+	return name, rest, ok
 }
 
 // ParseTarget parses an address a person wrote after -target, -exclude or

@@ -20,6 +20,8 @@ func TestAddrRoundTrip(t *testing.T) {
 		{addrs.Addr{Kind: search.Index, Name: ".dashboard"}, `index[".dashboard"]`},
 		{addrs.Addr{Kind: search.Index, Name: "logs"}, "index.logs"},
 		{addrs.Addr{In: "agent.node-a", Kind: consul.Service, Name: "gated-api-1"}, "agent.node-a.service.gated-api-1"},
+		{addrs.Addr{In: `agent.fleet["node7"]`, Kind: consul.Service, Name: "web"}, `agent.fleet["node7"].service.web`},
+		{addrs.Addr{In: `agent.fleet["rack.1/b"]`, Kind: consul.Service, Name: "web"}, `agent.fleet["rack.1/b"].service.web`},
 		{addrs.Addr{In: "search.t2", Kind: search.Index, Name: ".dashboard"}, `search.t2.index[".dashboard"]`},
 		{addrs.Addr{In: "search.t1", Kind: search.Index, Name: "logs.2026"}, `search.t1.index["logs.2026"]`},
 		{addrs.Addr{Kind: search.Document, Name: ".dashboard/index-pattern/logs-*"}, `document[".dashboard/index-pattern/logs-*"]`},
@@ -40,7 +42,12 @@ func TestAddrRoundTrip(t *testing.T) {
 	if a, err := addrs.ParseTarget("index..dashboard"); err != nil || a != (addrs.Addr{Kind: search.Index, Name: ".dashboard"}) {
 		t.Errorf("ParseTarget(index..dashboard) = %v, %v", a, err)
 	}
-	for _, bad := range []string{"", "service", "cluster.x", `index[".dashboard"`, "service.", "module.", `module.m["a"`, "module.m[a].service.x"} {
+	// An instance's key is read as any Go-quoted string, and printed back
+	// as addresses print it.
+	if a, err := addrs.ParseTarget(`agent.fleet["\x6e7"].service.web`); err != nil || a.In != `agent.fleet["n7"]` {
+		t.Errorf("ParseTarget of an escaped key = %v, %v", a, err)
+	}
+	for _, bad := range []string{"", "service", "cluster.x", `index[".dashboard"`, "service.", "module.", `module.m["a"`, "module.m[a].service.x", `agent.fleet["a".service.x`, `agent.fleet[a].service.x`} {
 		if _, err := addrs.ParseTarget(bad); err == nil {
 			t.Errorf("ParseTarget(%q) accepted", bad)
 		}

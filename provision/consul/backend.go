@@ -35,7 +35,7 @@ type Backend struct {
 	scopeJSON json.RawMessage
 	c         *client.Agent
 	// agent is the agent block; nil for the one agent of Consul.
-	agent *schema.Agent
+	agent *Agent
 	// in qualifies the addresses of this agent's services when several
 	// agents are declared ("agent.node-a"); empty otherwise.
 	in string
@@ -92,7 +92,7 @@ func New(cfg *schema.Config, o Options) ([]*Backend, hcl.Diagnostics) {
 	}
 	services := Services(cfg)
 	d := declared{services, gatesOf(services)}
-	if len(cfg.Agents) == 0 {
+	if len(Agents(cfg)) == 0 {
 		b, diags := openConfig(cfg, nil, o, d)
 		if b == nil {
 			return nil, diags
@@ -102,7 +102,7 @@ func New(cfg *schema.Config, o Options) ([]*Backend, hcl.Diagnostics) {
 	}
 	var out []*Backend
 	var diags hcl.Diagnostics
-	for i, a := range cfg.Agents {
+	for i, a := range Agents(cfg) {
 		b, bdiags := openConfig(cfg, a, o, d)
 		diags = append(diags, bdiags...)
 		if b != nil {
@@ -117,9 +117,9 @@ func New(cfg *schema.Config, o Options) ([]*Backend, hcl.Diagnostics) {
 // through which the KV store is reached: the cluster's, as the consul
 // block or CONSUL_HTTP_ADDR names it, else the first agent block's.
 func ClusterAgent(cfg *schema.Config, o Options) (*client.Agent, hcl.Diagnostics) {
-	var a *schema.Agent
+	var a *Agent
 	if lockerIsFirstAgent(cfg, o) {
-		a = cfg.Agents[0]
+		a = Agents(cfg)[0]
 	}
 	return agentClient(cfg, a, o)
 }
@@ -132,19 +132,19 @@ func (b *Backend) Agent() *client.Agent { return b.c }
 // cluster (a consul block's, CONSUL_HTTP_ADDR), the first agent holds the
 // lock.
 func lockerIsFirstAgent(cfg *schema.Config, o Options) bool {
-	return len(cfg.Agents) > 0 && (cfg.Consul == nil || cfg.Consul.Address == "") && !o.addrSet()
+	return len(Agents(cfg)) > 0 && (cfg.Consul == nil || cfg.Consul.Address == "") && !o.addrSet()
 }
 
 // Uses reports whether the specs and the environment name Consul at
 // all: an agent, a service, an import of one, a consul block or
 // CONSUL_HTTP_ADDR.
 func Uses(cfg *schema.Config, o Options) bool {
-	return len(cfg.Agents) > 0 || len(Services(cfg)) > 0 || len(kv.Keys(cfg)) > 0 || len(cfg.ImportsOf(Service, kv.Key)) > 0 || cfg.Consul != nil || o.addrSet()
+	return len(Agents(cfg)) > 0 || len(Services(cfg)) > 0 || len(kv.Keys(cfg)) > 0 || len(cfg.ImportsOf(Service, kv.Key)) > 0 || cfg.Consul != nil || o.addrSet()
 }
 
 // agentClient opens the client of the agent a (nil: Consul's one agent)
 // with the settings of the specs and the environment.
-func agentClient(cfg *schema.Config, a *schema.Agent, o Options) (*client.Agent, hcl.Diagnostics) {
+func agentClient(cfg *schema.Config, a *Agent, o Options) (*client.Agent, hcl.Diagnostics) {
 	conf := api.DefaultConfig()
 	where := cfg.ProjectRange
 	if cfg.Consul != nil {
@@ -184,7 +184,7 @@ func agentClient(cfg *schema.Config, a *schema.Agent, o Options) (*client.Agent,
 
 // openConfig opens the backend of the agent a (nil: Consul's one agent):
 // its client, and the scope of what it reads.
-func openConfig(cfg *schema.Config, a *schema.Agent, o Options, d declared) (*Backend, hcl.Diagnostics) {
+func openConfig(cfg *schema.Config, a *Agent, o Options, d declared) (*Backend, hcl.Diagnostics) {
 	c, diags := agentClient(cfg, a, o)
 	if c == nil {
 		return nil, diags
@@ -203,7 +203,7 @@ func openConfig(cfg *schema.Config, a *schema.Agent, o Options, d declared) (*Ba
 			b.replace[r] = true
 		}
 	}
-	if a != nil && len(cfg.Agents) > 1 {
+	if a != nil && len(Agents(cfg)) > 1 {
 		b.in = "agent." + a.Name
 	}
 	return b, nil

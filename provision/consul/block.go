@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/consul/client"
 	"github.com/provision-dev/provision/provision/traefik/labels"
 	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
@@ -298,8 +299,9 @@ func checkServices(d decoder, cfg *schema.Config, objs []schema.Decl) {
 // the only one declared. Specs without agent blocks keep the one agent
 // of the consul block or CONSUL_HTTP_ADDR, and their services name none.
 func (d decoder) resolveAgents(cfg *schema.Config, services []*Decl) {
-	byName := map[string]*schema.Agent{}
-	for _, a := range cfg.Agents {
+	agents := Agents(cfg)
+	byName := map[string]*Agent{}
+	for _, a := range agents {
 		if _, dup := byName[a.Name]; !dup {
 			byName[a.Name] = a
 		}
@@ -308,12 +310,12 @@ func (d decoder) resolveAgents(cfg *schema.Config, services []*Decl) {
 		switch {
 		case s.Agent != "" && byName[s.Agent] == nil:
 			d.Errorf(s.AgentRange, s.DeclRange, "Reference to undeclared agent",
-				"The service %q names the agent %q, but there is no agent %q {} block (%s).", s.Service, s.Agent, s.Agent, schema.DeclaredNames(byName))
-		case s.Agent == "" && len(cfg.Agents) == 1:
-			s.Agent = cfg.Agents[0].Name
-		case s.Agent == "" && len(cfg.Agents) > 1:
+				"The service %q names the agent %s, but there is no such agent block (%s).", s.Service, client.Named(s.Agent), schema.DeclaredNames(byName))
+		case s.Agent == "" && len(agents) == 1:
+			s.Agent = agents[0].Name
+		case s.Agent == "" && len(agents) > 1 && s.AgentRange.Filename == "":
 			d.Errorf(s.DeclRange, s.DeclRange, "Service without an agent",
-				"%d agents are declared (%s), so the service %q must say which node's agent registers it: agent = \"<name>\".", len(cfg.Agents), schema.DeclaredNames(byName), s.Service)
+				"%d agents are declared (%s), so the service %q must say which node's agent registers it: agent = agent.<name> (agent.<name>[<key>] for an instance of an agent block with for_each).", len(agents), schema.DeclaredNames(byName), s.Service)
 		}
 	}
 }

@@ -30,8 +30,8 @@ var Service = schema.Define(addrs.KindSpec{Name: "service", Place: "agent", Form
 	Rewrite:  consulDefinition,
 	Aliases:  []string{"services"},
 	Ungenerable: func(cfg *schema.Config) (string, string) {
-		if len(cfg.Agents) > 1 {
-			return "Import of an undeclared service needs one agent", fmt.Sprintf("%d agent blocks are declared, so it is not known which node's agent holds the registration. Declare the service block yourself, with its agent.", len(cfg.Agents))
+		if len(Agents(cfg)) > 1 {
+			return "Import of an undeclared service needs one agent", fmt.Sprintf("%d agent blocks are declared, so it is not known which node's agent holds the registration. Declare the service block yourself, with its agent.", len(Agents(cfg)))
 		}
 		return "", ""
 	},

@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/consul/api"
@@ -180,11 +181,21 @@ func (a *Agent) InDatacenter(ctx context.Context, want string) error {
 	if dc := self.Config.Datacenter; dc != want {
 		which := "The Consul agent at " + a.Address()
 		if a.Name != "" {
-			which = fmt.Sprintf("The Consul agent %q at %s", a.Name, a.Address())
+			which = fmt.Sprintf("The Consul agent %s at %s", Named(a.Name), a.Address())
 		}
 		return &Elsewhere{Agent: which, In: dc, Want: want}
 	}
 	return nil
+}
+
+// Named is the agent block's instance name for a person: its label
+// quoted ("node-a"), or, for an instance of a block with for_each, its
+// address (agent.fleet["node7"]), which quoting would escape.
+func Named(name string) string {
+	if strings.Contains(name, "[") {
+		return "agent." + name
+	}
+	return strconv.Quote(name)
 }
 
 // Elsewhere is the error of an agent in another datacenter than the one
@@ -229,7 +240,7 @@ func (a *Agent) Unreadable(err error) *hcl.Diagnostic {
 		return d
 	}
 	if a.Name != "" {
-		d.Summary = fmt.Sprintf("Cannot read the Consul agent %q", a.Name)
+		d.Summary = "Cannot read the Consul agent " + Named(a.Name)
 		d.Detail = fmt.Sprintf("%s. Check that the agent of this node runs at %s (the agent block's address); an ACL token goes in CONSUL_HTTP_TOKEN. Nothing was sent to any agent.", err, a.Address())
 	}
 	return d

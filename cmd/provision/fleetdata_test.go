@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/provision/servers"
+)
+
+// TestFleetAsData declares a fleet of real client agents as data: one
+// agent block with for_each over a map of nodes, and services placed by
+// reference (agent = agent.fleet[each.value]). Adding a node is one line
+// of the map, moving a service one value, and each plan touches only
+// what changed.
+func TestFleetAsData(t *testing.T) {
+	cluster := servers.NewConsulCluster(t, "n1", "n2", "n3")
+	server := cluster[0]
+	dir := t.TempDir()
+	write := func(nodes int, services map[string]string) {
+		t.Helper()
+		var b strings.Builder
+		fmt.Fprintf(&b, "project = \"fleet\"\n\nconsul {\n  address = %q\n}\n\nlocals {\n  nodes = {\n", server.Addr)
+		for i := range nodes {
+			fmt.Fprintf(&b, "    n%d = %q\n", i+1, cluster[i+1].Addr)
+		}
+		b.WriteString("  }\n  services = {\n")
+		for _, id := range slices.Sorted(func(yield func(string) bool) {
+			for id := range services {
+				if !yield(id) {
+					return
+				}
+			}
+		}) {
+			fmt.Fprintf(&b, "    %s = %q\n", id, services[id])
+		}
+		b.WriteString(`  }
+}
+
+agent "fleet" {
+  for_each = local.nodes
+  address  = each.value
+}
+
+service "app" {
+  for_each = local.services
+  id       = each.key
+  agent    = agent.fleet[each.value]
+  port     = 9000
+}
+`)
+		if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{}
+	plan := func(t *testing.T, args ...string) []string {
+		t.Helper()
+		code, out, errOut := runCLI(t, env, append(append([]string{"plan", "-json"}, args...), dir)...)
+		if code != exitOK {
+			t.Fatalf("plan: exit %d\n%s", code, errOut)
+		}
+		return changed(decodePlan(t, out), actionAddr)
+	}
+	apply := func(t *testing.T) string {
+		t.Helper()
+		code, out, errOut := runCLI(t, env, "apply", "-auto-approve", dir)
+		if code != exitOK {
+			t.Fatalf("apply: exit %d\n%s%s", code, out, errOut)
+		}
+		return out
+	}
+
+	t.Run("a fleet of two", func(t *testing.T) {
+		write(2, map[string]string{"web": "n1", "jobs": "n2"})
+		out := apply(t)
+		containsAll(t, "apply output", out, `agent.fleet["n1"].service.web: PUT /v1/agent/service/register: ok`,
+			`agent.fleet["n2"].service.jobs: PUT /v1/agent/service/register: ok`, "Apply complete: 2 created, 0 updated, 0 deleted.")
+		waitCatalog(t, server.Addr, "app", []string{"n1/web", "n2/jobs"})
+	})
+
+	t.Run("a node added is a line", func(t *testing.T) {
+		write(3, map[string]string{"web": "n1", "jobs": "n2", "mail": "n3"})
+		if diff := cmp.Diff([]string{`create agent.fleet["n3"].service.mail`}, plan(t)); diff != "" {
+			t.Errorf("the new node's plan (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{`create agent.fleet["n3"].service.mail`}, plan(t, `-target=agent.fleet["n3"].service.mail`)); diff != "" {
+			t.Errorf("the instance's address as a target (-want +got):\n%s", diff)
+		}
+		apply(t)
+		waitCatalog(t, server.Addr, "app", []string{"n1/web", "n2/jobs", "n3/mail"})
+	})
+
+	t.Run("a service moved is a value", func(t *testing.T) {
+		write(3, map[string]string{"web": "n1", "jobs": "n3", "mail": "n3"})
+		if diff := cmp.Diff([]string{`create agent.fleet["n3"].service.jobs`, `delete agent.fleet["n2"].service.jobs`}, plan(t)); diff != "" {
+			t.Errorf("the move's plan (-want +got):\n%s", diff)
+		}
+		apply(t)
+		waitCatalog(t, server.Addr, "app", []string{"n1/web", "n3/jobs", "n3/mail"})
+		if got := plan(t); len(got) != 0 {
+			t.Errorf("converged fleet plans %v", got)
+		}
+	})
+}

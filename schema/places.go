@@ -1,0 +1,214 @@
+package schema
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// A place is a backend's block that says where a live system is (the
+// Consul agent of a node: agent "node-a" { address = ... }). The package
+// that owns the backend defines it (DefinePlace) and decodes it; the
+// language expands it as it expands a kind's block: one instance per
+// element of its for_each, named <label>["<key>"] (agent.fleet["node7"]),
+// each.key and each.value in its scope. An expression refers to an
+// instance by <type>.<label> or <type>.<label>["<key>"], whose value is
+// the instance's name: a service's agent = agent.fleet[each.value.node].
+
+// PlaceSchema is what a place's definition says of its block.
+type PlaceSchema struct {
+	// Type is the block's type, and the namespace of references to its
+	// instances.
+	Type string
+	// Label names the block's one label, for a person ("name").
+	Label string
+	// Decode decodes one instance of the block: the rest of the place's
+	// own declaration, PlaceDecl being the loader's.
+	Decode func(d Decoder, b Block) Place
+	// Check checks the instances once every one is decoded (two at one
+	// address); nil for none.
+	Check func(d Decoder, places []Place)
+}
+
+// Place is one instance of a place's block, as its package decoded it.
+type Place interface {
+	Place() *PlaceDecl
+}
+
+// PlaceDecl is what the language knows of a place instance: a place's
+// own declaration embeds it.
+type PlaceDecl struct {
+	// Name is the instance as addresses write it after <type>.: its
+	// label, followed by ["<key>"] for an instance of for_each.
+	Name string
+	// Label is the block's label, and LabelRange where it is written.
+	Label      string
+	LabelRange hcl.Range
+	DeclRange  hcl.Range
+	// Instance is the for_each instance, nil for a block without.
+	Instance *Instance
+}
+
+// Place is the declaration itself, which makes a place's declaration
+// that embeds it a Place.
+func (p *PlaceDecl) Place() *PlaceDecl { return p }
+
+var places struct {
+	sync.Mutex
+	byType map[string]*PlaceSchema
+}
+
+// DefinePlace defines a place's block; its package calls it once, in a
+// package-level var. A second definition of one type panics.
+func DefinePlace(s *PlaceSchema) string {
+	places.Lock()
+	defer places.Unlock()
+	if places.byType == nil {
+		places.byType = map[string]*PlaceSchema{}
+	}
+	if _, dup := places.byType[s.Type]; dup {
+		panic(fmt.Sprintf("schema: place %q defined twice", s.Type))
+	}
+	places.byType[s.Type] = s
+	return s.Type
+}
+
+// placeSchemas are the defined places, by type.
+func placeSchemas() map[string]*PlaceSchema {
+	places.Lock()
+	defer places.Unlock()
+	return places.byType
+}
+
+// PlacesOf are the instances of the place typ, in block and key order,
+// as its package decoded them (T is its declaration's type).
+func PlacesOf[T Place](cfg *Config, typ string) []T {
+	out := make([]T, len(cfg.places[typ]))
+	for i, p := range cfg.places[typ] {
+		out[i] = p.(T)
+	}
+	return out
+}
+
+// placeBlocks decodes the blocks of each place (blocks, by type), each
+// instance of a for_each apart, and defines the namespace of references
+// to them.
+func (d *decoder) placeBlocks(cfg *Config, blocks map[string][]*hcl.Block) {
+	d.placed = map[string][]string{}
+	for typ, s := range placeSchemas() {
+		var decoded []Place
+		blocks[typ] = d.distinctLabels(typ, blocks[typ])
+		for _, b := range blocks[typ] {
+			d.placed[typ] = append(d.placed[typ], b.Labels[0])
+		}
+		for _, u := range d.expand(blocks[typ]) {
+			d.instance(u, func() {
+				p := s.Decode(Decoder{d: d, cfg: cfg}, u.asBlock())
+				decl := p.Place()
+				decl.Label, decl.LabelRange, decl.DeclRange, decl.Instance = u.block.Labels[0], u.block.LabelRanges[0], u.block.DefRange, u.each
+				decl.Name = InstanceName(decl.Label, u.each)
+				decoded = append(decoded, p)
+			})
+		}
+		if cfg.places == nil {
+			cfg.places = map[string][]Place{}
+		}
+		cfg.places[typ] = decoded
+		d.ctx.Variables[typ] = placeNamespace(blocks[typ], decoded)
+	}
+}
+
+// distinctLabels are blocks less each whose label an earlier one has,
+// which is an error: an instance of the one would be named as an
+// instance of the other.
+func (d *decoder) distinctLabels(typ string, blocks []*hcl.Block) []*hcl.Block {
+	first := map[string]*hcl.Block{}
+	return slices.DeleteFunc(blocks, func(b *hcl.Block) bool {
+		if prev, dup := first[b.Labels[0]]; dup {
+			d.diags = append(d.diags, duplicate(fmt.Sprintf("Duplicate %s block", typ), fmt.Sprintf("%s %q", typ, b.Labels[0]), b.DefRange, prev.DefRange))
+			return true
+		}
+		first[b.Labels[0]] = b
+		return false
+	})
+}
+
+// InstanceName is the name of the instance each of a block labelled
+// label, as addresses write it: label, or label["<key>"].
+func InstanceName(label string, each *Instance) string {
+	if each == nil {
+		return label
+	}
+	return label + "[" + strconv.Quote(each.Key) + "]"
+}
+
+// placeNamespace is the value of <type>: each label's instance name, or,
+// for a block with for_each, its instances' names by key.
+func placeNamespace(blocks []*hcl.Block, decoded []Place) cty.Value {
+	byLabel := map[string]cty.Value{}
+	instances := map[string]map[string]cty.Value{}
+	for _, b := range blocks {
+		if attrs, _ := b.Body.JustAttributes(); attrs["for_each"] != nil {
+			instances[b.Labels[0]] = map[string]cty.Value{}
+		}
+	}
+	for _, p := range decoded {
+		decl := p.Place()
+		if decl.Instance == nil {
+			byLabel[decl.Label] = cty.StringVal(decl.Name)
+			continue
+		}
+		instances[decl.Label][decl.Instance.Key] = cty.StringVal(decl.Name)
+	}
+	for label, keys := range instances {
+		byLabel[label] = cty.ObjectVal(keys)
+	}
+	return cty.ObjectVal(byLabel)
+}
+
+// checkPlaces checks each place's instances, once all are decoded.
+func (d *decoder) checkPlaces(cfg *Config) {
+	for typ, s := range placeSchemas() {
+		if s.Check != nil {
+			s.Check(Decoder{d: d, cfg: cfg}, cfg.places[typ])
+		}
+	}
+}
+
+// checkPlaceRef checks a reference to a place's instance, <type>.<label>:
+// the label must be a block's (labels, the place's); "" when it is,
+// else what is wrong.
+func checkPlaceRef(typ, label string, labels []string) string {
+	if slices.Contains(labels, label) {
+		return ""
+	}
+	declared := "none is declared"
+	if len(labels) > 0 {
+		declared = "declared: " + strings.Join(labels, ", ")
+	}
+	return fmt.Sprintf("There is no %s %q {} block (%s); %s.<name> is the name of the %s block of that label, and %s.<name>[<key>] that of one instance of a block with for_each.", typ, label, declared, typ, typ, typ)
+}
+
+// PlaceLabel is what a place block's label may be: it is a step of the
+// addresses of what lives there (agent.<name>.service.<id>).
+var PlaceLabel = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// DeclaredNames lists the names of the declared blocks for a diagnostic.
+func DeclaredNames[T any](m map[string]T) string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, fmt.Sprintf("%q", n))
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return "none is declared"
+	}
+	return "declared: " + strings.Join(names, ", ")
+}
