@@ -124,7 +124,7 @@ func PlanFrom(project string, mode plans.Mode, backends []Backend, live *plans.L
 		if !ok {
 			continue
 		}
-		planned, pdiags := PlanBackend(mode, b, st)
+		planned, pdiags := planBackend(info.Name, mode, b, st)
 		diags = append(diags, pdiags...)
 		info.Fingerprint = planned.Fingerprint
 		info.Notes = append(info.Notes, planned.Notes...)

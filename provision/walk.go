@@ -50,8 +50,10 @@ type Objects struct {
 	Kind addrs.Kind
 	// Declared are the kind's declarations in the scope, in block order.
 	Declared []*schema.Declaration
-	// Owned names the live objects the project owns, declared ones
-	// included, sorted.
+	// Owned names the live objects the project owns that the walk may
+	// let go of, declared ones included, sorted: not those another of
+	// the backend's changes takes with it (the documents of an index the
+	// plan deletes).
 	Owned []string
 	// Plan is the change of the declaration Declared[i] against its live
 	// object, if any (adapter.Propose): nil for nothing to plan, or for a
@@ -77,13 +79,14 @@ type Gone struct {
 	// Protected: the live object's marks hold the protection.
 	Protected bool
 	// Moved, when the object is declared in another place of the kind
-	// (another agent), is why it is deleted here: no removed block,
-	// protection or destroy of this place's makes it otherwise.
+	// (another agent), is why a plan that converges deletes it here,
+	// whatever its protection: it is registered there first. A destroy
+	// deletes it as any other.
 	Moved string
 	// Kept, when the kind keeps such an object live unless told
 	// otherwise (an index holds data), is what a plan that converges
-	// says of it instead of deleting it; a removed block or a destroy
-	// deletes it all the same.
+	// says of it instead of letting it go; a removed block or a destroy
+	// lets it go all the same.
 	Kept *hcl.Diagnostic
 	// Holding, when deleting it would delete protected objects with it
 	// (the documents of an index), names them: such a delete is refused
@@ -94,12 +97,16 @@ type Gone struct {
 // PlanBackend plans one backend from its state, with no I/O: its Plan,
 // then the walk of each of its kinds.
 func PlanBackend(mode plans.Mode, b Backend, st plans.State) (plans.Planned, hcl.Diagnostics) {
+	return planBackend(b.Info().Name, mode, b, st)
+}
+
+// planBackend is PlanBackend of the backend named backend.
+func planBackend(backend string, mode plans.Mode, b Backend, st plans.State) (plans.Planned, hcl.Diagnostics) {
 	pl, diags := b.Plan(st, mode)
 	out := pl.Planned
 	if diags.HasErrors() {
 		return out, diags
 	}
-	backend := b.Info().Name
 	for _, kind := range pl.Kinds {
 		changes, kdiags := walk(pl.Project, mode, pl.Removed, kind(out.Changes))
 		for _, c := range changes {

@@ -19,7 +19,7 @@ import (
 
 // testNote is the kind of the engine's own walk tests: a note, whose
 // text a shelf holds.
-var testNote = addrs.Register(addrs.KindSpec{Name: "note", Form: "note.<name>", Order: 40, Replace: "written again in place"})
+var testNote = addrs.Register(addrs.KindSpec{Name: "note", Form: "note.<name>", Order: 40})
 
 // shelf is a backend of notes built in the test, with the engine's
 // contract and nothing else: its Plan gives each declared note's change
@@ -177,11 +177,12 @@ func TestWalk(t *testing.T) {
 			want:  []string{"note.b delete: the removed block at notes.hcl:5,1-5 deletes it"}},
 		{name: "live only, holding protected objects", live: shelfState{"b": {Text: "B", Owner: "p"}}, shelf: shelf{holds: map[string]string{"b": "it holds c"}},
 			diags: []string{"Protected object would be deleted"}},
-		{name: "replaced", declared: []*schema.Declaration{declare("a", 1)}, live: shelfState{"a": {Text: "A", Owner: "p"}},
-			shelf: shelf{replace: map[string]bool{"a": true}}, options: PlanOptions{Replace: []addrs.Addr{noteAddr("a")}},
-			want: []string{"note.a update: replaced"}},
-		{name: "replaced, not owned yet", declared: []*schema.Declaration{declare("a", 1)}, options: PlanOptions{Replace: []addrs.Addr{noteAddr("a")}},
-			want: []string{"note.a create: "}, diags: []string{"Invalid -replace address"}},
+		{name: "replaced by its kind", declared: []*schema.Declaration{declare("a", 1)}, live: shelfState{"a": {Text: "A", Owner: "p"}},
+			shelf: shelf{replace: map[string]bool{"a": true}},
+			want:  []string{"note.a update: replaced"}},
+		{name: "-replace of a kind that takes none", declared: []*schema.Declaration{declare("a", 1)}, live: shelfState{"a": {Text: "A", Owner: "p"}},
+			options: PlanOptions{Replace: []addrs.Addr{noteAddr("a")}},
+			want:    []string{"note.a no-op: "}, diags: []string{"Invalid -replace address"}},
 		{name: "targeted", declared: []*schema.Declaration{declare("a", 1), declare("c", 2)}, live: shelfState{"b": {Text: "B", Owner: "p"}},
 			options: PlanOptions{Targets: []addrs.Addr{noteAddr("b")}},
 			want:    []string{"note.b delete: owned by project p and no longer declared"}},

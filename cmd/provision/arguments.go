@@ -306,7 +306,7 @@ func (a *runArgs) registerRemoval(fs *flag.FlagSet) {
 	a.net.register(fs, 30*time.Minute)
 	a.vars.register(fs)
 	fs.Var(&a.targets, "target", "plan only this object: "+addrs.Forms()+", after agent.<name>. or search.<name>. when several are declared (repeatable)")
-	fs.Var(&a.excludes, "exclude", "leave this object out of the plan (repeatable)")
+	fs.Var(&a.excludes, "exclude", "leave this object out of the plan, or an agent and its services (agent.NAME: not read, as a node that is down) (repeatable)")
 }
 
 // operation is the run the arguments describe, with the environment.

@@ -106,4 +106,49 @@ service "app" {
 			t.Errorf("converged fleet plans %v", got)
 		}
 	})
+
+	t.Run("a node down is left out", func(t *testing.T) {
+		cluster[3].Stop()
+		write(3, map[string]string{"web": "n1", "jobs": "n3", "mail": "n3", "api": "n1"})
+		code, _, errOut := runCLI(t, env, "plan", dir)
+		if code != exitError || !strings.Contains(errOut, `Cannot read the Consul agent agent.fleet["n3"]`) {
+			t.Fatalf("plan with n3 down: exit %d\n%s", code, errOut)
+		}
+		for arg, want := range map[string]string{
+			`-exclude=agent.fleet["n9"]`: `-exclude agent.fleet["n9"] names no agent the specs declare (agent.fleet["n1"], agent.fleet["n2"], agent.fleet["n3"])`,
+			`-exclude=search.t1`:         "-exclude search.t1: only an agent can be left out whole",
+		} {
+			if code, _, errOut := runCLI(t, env, "plan", arg, dir); code != exitError || !strings.Contains(errOut, want) {
+				t.Errorf("plan %s: exit %d, want an error saying %q:\n%s", arg, code, want, errOut)
+			}
+		}
+		leaveOut := `-exclude=agent.fleet["n3"]`
+		code, out, errOut := runCLI(t, env, "plan", "-json", leaveOut, dir)
+		if code != exitOK {
+			t.Fatalf("plan %s: exit %d\n%s", leaveOut, code, errOut)
+		}
+		p := decodePlan(t, out)
+		if diff := cmp.Diff([]string{`create agent.fleet["n1"].service.api`}, changed(p, actionAddr)); diff != "" {
+			t.Errorf("the plan without n3 (-want +got):\n%s", diff)
+		}
+		var said []string
+		for _, d := range p.Diagnostics {
+			said = append(said, d.Summary)
+		}
+		if diff := cmp.Diff([]string{"Agent left out"}, said); diff != "" {
+			t.Errorf("what the plan says (-want +got):\n%s", diff)
+		}
+		saved := filepath.Join(t.TempDir(), "p.plan")
+		if code, out, errOut := runCLI(t, env, "plan", leaveOut, "-out", saved, dir); code != exitOK {
+			t.Fatalf("plan -out: exit %d\n%s%s", code, out, errOut)
+		}
+		code, out, errOut = runCLI(t, env, "apply", saved)
+		if code != exitOK {
+			t.Fatalf("apply of the plan made without n3: exit %d\n%s%s", code, out, errOut)
+		}
+		containsAll(t, "apply output", out, `agent.fleet["n1"].service.api: PUT /v1/agent/service/register: ok`, "Apply complete: 1 created, 0 updated, 0 deleted.")
+		if code, out, errOut := runCLI(t, env, "plan", "-detailed-exitcode", leaveOut, dir); code != exitOK || strings.Contains(errOut, "Services on an agent this plan does not read") {
+			t.Errorf("after the apply without n3: exit %d\n%s%s", code, out, errOut)
+		}
+	})
 }

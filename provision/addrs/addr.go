@@ -56,7 +56,12 @@ type Addr struct {
 }
 
 // IsModule reports whether the address names a module instance alone.
-func (a Addr) IsModule() bool { return a.Kind == Kind{} }
+func (a Addr) IsModule() bool { return a.Kind == Kind{} && a.In == "" }
+
+// IsPlace reports whether the address names a place alone, an agent
+// block's instance (-exclude agent.fleet["node7"] leaves out every
+// object there).
+func (a Addr) IsPlace() bool { return a.Kind == Kind{} && a.In != "" }
 
 var bareName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
 
@@ -65,8 +70,11 @@ var bareName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
 // identifier is quoted), agent.node-a.service.gated-api-1,
 // module.gated["a"].search.t1.index[".dashboard"].
 func (a Addr) String() string {
-	if a.IsModule() {
+	switch {
+	case a.IsModule():
 		return string(a.Module)
+	case a.IsPlace():
+		return a.In
 	}
 	s := a.Kind.Name() + "[" + strconv.Quote(a.Name) + "]"
 	if bareName.MatchString(a.Name) {
@@ -95,10 +103,13 @@ func (a Addr) Less(b Addr) bool {
 // Matches reports whether the address a user wrote (target) names a: the
 // same object, or, written without its place or its module, the object
 // of that kind and name in any of them; or, with no kind, a module
-// instance that declares a.
+// instance that declares a or the place it lives in.
 func (a Addr) Matches(target Addr) bool {
-	if target.IsModule() {
+	switch {
+	case target.IsModule():
 		return a.Module.within(target.Module)
+	case target.IsPlace():
+		return a.In == target.In
 	}
 	return a.Kind == target.Kind && a.Name == target.Name && (target.In == "" || target.In == a.In) && (target.Module == Root || target.Module == a.Module)
 }
@@ -127,9 +138,25 @@ func Parse(s string) (Addr, error) {
 	if rest == "" && module != Root {
 		return Addr{Module: module}, nil
 	}
+	if in, ok := parsePlace(rest); ok && module == Root {
+		return Addr{In: in}, nil
+	}
 	a, err := parseObject(rest)
 	a.Module = module
 	return a, err
+}
+
+// parsePlace reads a place's instance alone, <place>.<name> (or
+// <name>["<key>"]), of a kind's place.
+func parsePlace(s string) (string, bool) {
+	for _, k := range Kinds() {
+		if rest, ok := strings.CutPrefix(s, k.Place()+"."); ok && k.Place() != "" {
+			if name, after, ok := cutPlace(rest + "."); ok && after == "" {
+				return k.Place() + "." + name, true
+			}
+		}
+	}
+	return "", false
 }
 
 // cutModule cuts the module instances off the front of an address.

@@ -40,6 +40,9 @@ type Options struct {
 	PruneIndices bool
 	// Replace are the owned services to register again in place.
 	Replace []addrs.Addr
+	// LeftOut are the agents a run leaves out (-exclude agent.<name>):
+	// neither opened nor read, nor their services proved.
+	LeftOut []addrs.Addr
 	// VerifyTimeout bounds the proof through the proxies.
 	VerifyTimeout time.Duration
 }
@@ -60,7 +63,7 @@ type Opened struct {
 // Open opens every backend the specs need and the cluster's agent.
 func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 	var opened Opened
-	co := consul.Options{Deadlines: o.Deadlines, Replace: o.Replace, Getenv: o.Env}
+	co := consul.Options{Deadlines: o.Deadlines, Replace: o.Replace, LeftOut: o.LeftOut, Getenv: o.Env}
 	agents, diags := consul.New(cfg, co)
 	opened.agents = agents
 	var out []provision.Backend
@@ -89,7 +92,7 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 		out = append(out, sbs...)
 		diags = append(diags, sdiags...)
 	}
-	opened.Backends = append(out, traefik.New(cfg, traefik.Options{Env: o.Env, Deadlines: o.Deadlines, Wait: o.VerifyTimeout})...)
+	opened.Backends = append(out, traefik.New(cfg, traefik.Options{Env: o.Env, Deadlines: o.Deadlines, Wait: o.VerifyTimeout, LeftOut: o.LeftOut})...)
 	return opened, diags
 }
 
@@ -103,10 +106,12 @@ type Cluster interface {
 	// on at its last complete apply.
 	Recorded(ctx context.Context, project string) *plans.Record
 	// Forgotten warns about agents of the record that the plan does not
-	// read.
-	Forgotten(rec *plans.Record, project string, backends []plans.BackendInfo) hcl.Diagnostics
-	// Remember records the agents after a complete apply.
-	Remember(ctx context.Context, project string, backends []plans.BackendInfo) error
+	// read, but those left out (-exclude agent.<name>: their backends'
+	// names).
+	Forgotten(rec *plans.Record, project string, backends []plans.BackendInfo, leftOut []string) hcl.Diagnostics
+	// Remember records the agents after a complete apply, those left out
+	// as they were.
+	Remember(ctx context.Context, project string, backends []plans.BackendInfo, leftOut []string) error
 	// History reads the project's history of applies, oldest first;
 	// Append adds to it, after an apply completed, under the lock.
 	History(ctx context.Context, project string) ([]plans.Applied, error)

@@ -25,6 +25,10 @@ type Agent struct {
 // means the one agent of Consul.
 func Agents(cfg *schema.Config) []*Agent { return schema.PlacesOf[*Agent](cfg, AgentPlace) }
 
+// place is the agent's address as a place: agent.<name>, the name of its
+// backend.
+func (a *Agent) place() string { return "agent." + a.Name }
+
 var agentSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "address", Required: true}},
 }

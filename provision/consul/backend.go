@@ -1,11 +1,13 @@
 package consul
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -52,6 +54,9 @@ type Backend struct {
 type declared struct {
 	services []*Decl
 	gates    []labels.Gate
+	// leftOut are the agents the run leaves out, by place
+	// ("agent.node-a").
+	leftOut map[string]bool
 }
 
 // Options are how an agent is opened.
@@ -62,6 +67,9 @@ type Options struct {
 	// Replace are services the plan registers again in place even when
 	// they are converged (apply -replace), as after a token rotation.
 	Replace []addrs.Addr
+	// LeftOut are the agents the run leaves out (-exclude agent.<name>):
+	// not opened, and what the project has there left as it is.
+	LeftOut []addrs.Addr
 	// Getenv reads the run's environment: whether CONSUL_HTTP_ADDR names
 	// the cluster's agent. (Consul's API client reads its variables, the
 	// same, from the process's environment.) Nil reads none.
@@ -91,7 +99,10 @@ func New(cfg *schema.Config, o Options) ([]*Backend, hcl.Diagnostics) {
 		return nil, nil
 	}
 	services := Services(cfg)
-	d := declared{services, gatesOf(services)}
+	d := declared{services: services, gates: gatesOf(services), leftOut: map[string]bool{}}
+	for _, a := range o.LeftOut {
+		d.leftOut[a.In] = true
+	}
 	if len(Agents(cfg)) == 0 {
 		b, diags := openConfig(cfg, nil, o, d)
 		if b == nil {
@@ -100,9 +111,15 @@ func New(cfg *schema.Config, o Options) ([]*Backend, hcl.Diagnostics) {
 		b.locker = true
 		return []*Backend{b}, diags
 	}
+	diags := leftOut(cfg, o)
+	if diags.HasErrors() {
+		return nil, diags
+	}
 	var out []*Backend
-	var diags hcl.Diagnostics
 	for i, a := range Agents(cfg) {
+		if d.leftOut[a.place()] {
+			continue
+		}
 		b, bdiags := openConfig(cfg, a, o, d)
 		diags = append(diags, bdiags...)
 		if b != nil {
@@ -111,6 +128,45 @@ func New(cfg *schema.Config, o Options) ([]*Backend, hcl.Diagnostics) {
 		}
 	}
 	return out, diags
+}
+
+// leftOut checks the agents the run leaves out: each an agent block's
+// instance, none the one that holds the lock, and says what each leaves
+// out.
+func leftOut(cfg *schema.Config, o Options) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	agents := Agents(cfg)
+	for _, l := range o.LeftOut {
+		i := slices.IndexFunc(agents, func(a *Agent) bool { return a.place() == l.In })
+		if i < 0 {
+			var names []string
+			for _, a := range agents {
+				names = append(names, a.place())
+			}
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid -exclude address",
+				Detail: fmt.Sprintf("-exclude %s names no agent the specs declare (%s). Nothing was read.", l, cmp.Or(strings.Join(names, ", "), "none is declared"))})
+			continue
+		}
+		a := agents[i]
+		if i == 0 && lockerIsFirstAgent(cfg, o) {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "The agent that holds the lock cannot be left out",
+				Detail: fmt.Sprintf("%s holds the project's lock and its record (the first agent block, with no consul block address or CONSUL_HTTP_ADDR), so a run cannot go on without it. "+
+					"Name the cluster's servers in a consul block (address = ...) so that no one node holds the lock. Nothing was read.", l),
+				Subject: a.DeclRange.Ptr()})
+			continue
+		}
+		n := 0
+		for _, s := range Services(cfg) {
+			if s.Agent == a.Name {
+				n++
+			}
+		}
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Agent left out",
+			Detail: fmt.Sprintf("%s at %s is left out (-exclude): it is not read, the %d %s the specs declare on it are neither planned nor applied nor proved, and whatever the project has there stays as it is. "+
+				"Once its node is back, plan without -exclude.", l, a.Address, n, plans.Plural(n, "service")),
+			Subject: a.DeclRange.Ptr()})
+	}
+	return diags
 }
 
 // ClusterAgent opens the agent that holds the project's lock and record,
@@ -204,7 +260,7 @@ func openConfig(cfg *schema.Config, a *Agent, o Options, d declared) (*Backend, 
 		}
 	}
 	if a != nil && len(Agents(cfg)) > 1 {
-		b.in = "agent." + a.Name
+		b.in = a.place()
 	}
 	return b, nil
 }

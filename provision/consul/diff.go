@@ -280,7 +280,9 @@ func (e fingerprinted) MarshalJSON() ([]byte, error) {
 
 // objects are the services declared on this agent and those the project
 // owns on it, as the engine walks them (provision.Objects). A sidecar is
-// its service's: planned, and deleted, with it.
+// its service's: planned, and deleted, with it; a service declared on an
+// agent the run leaves out stays where it is until that agent is planned
+// too (its move would delete it here and register it nowhere).
 func (b *Backend) objects(st agentState) provision.Objects {
 	elsewhere := b.declaredElsewhere()
 	var mine []*Decl
@@ -291,7 +293,7 @@ func (b *Backend) objects(st agentState) provision.Objects {
 	}
 	var owned []string
 	for _, id := range sortedIDs(st.Services) {
-		if l := st.Services[id]; parentOf(st.Services, l) == nil && adapter.OwnerOf(l.Meta) == b.cfg.Project {
+		if l := st.Services[id]; parentOf(st.Services, l) == nil && adapter.OwnerOf(l.Meta) == b.cfg.Project && !b.leftOut[elsewhere[id]] {
 			owned = append(owned, id)
 		}
 	}
@@ -299,9 +301,7 @@ func (b *Backend) objects(st agentState) provision.Objects {
 		Kind:     Service,
 		Declared: schema.Declarations(mine),
 		Owned:    owned,
-		Plan: func(i int) (*plans.Change, hcl.Diagnostics) {
-			return b.planService(st, mine[i], elsewhere[mine[i].Name])
-		},
+		Plan:     func(i int) (*plans.Change, hcl.Diagnostics) { return b.planService(st, mine[i]) },
 		Gone: func(id string, _ int) provision.Gone {
 			l := st.Services[id]
 			g := provision.Gone{
@@ -319,9 +319,8 @@ func (b *Backend) objects(st agentState) provision.Objects {
 }
 
 // planService is the change of one declared service: none when the
-// engine refuses it (the diagnostics say why). moved is the agent it is
-// declared on elsewhere, if any.
-func (b *Backend) planService(st agentState, s *Decl, moved string) (*plans.Change, hcl.Diagnostics) {
+// engine refuses it (the diagnostics say why).
+func (b *Backend) planService(st agentState, s *Decl) (*plans.Change, hcl.Diagnostics) {
 	addr := addrs.Addr{In: b.in, Kind: Service, Name: s.Name}
 	l, lv := liveOf(st.Services, s.Name)
 	if parent := parentOf(st.Services, l); parent != nil {
@@ -341,7 +340,7 @@ func (b *Backend) planService(st agentState, s *Decl, moved string) (*plans.Chan
 			want.Fields = withoutSidecar(want.Fields)
 		}
 	}
-	c, diags := adapter.Propose(b.cfg.Project, adapter.Object{
+	return adapter.Propose(b.cfg.Project, adapter.Object{
 		Declared: adapter.Declared{Addr: addr, Subject: s.NameRange.Ptr(), Context: s.DeclRange.Ptr(), Import: s.Import.At(), Lifecycle: s.Lifecycle},
 		EachKey:  s.Instance.KeyPtr(),
 		After:    func() json.RawMessage { return adapter.RawJSON(want.view()) },
@@ -353,10 +352,6 @@ func (b *Backend) planService(st agentState, s *Decl, moved string) (*plans.Chan
 		Mark:     func() []plans.Request { return []plans.Request{registerRequest(want, len(want.Checks) > 0)} },
 		Imported: "made outside provision; re-registered in place with the ownership marks",
 	})
-	if c != nil && moved != "" && c.Action == plans.Create {
-		c.Because(plans.ReasonMovedHere, "moved here from "+moved+"; deregistered there once registered here")
-	}
-	return c, diags
 }
 
 // diffService compares a live service with its declaration: the fields

@@ -58,9 +58,8 @@ const (
 	ReasonNewFields ReasonCode = "new_fields"
 	// ReasonSettings: dynamic index settings change.
 	ReasonSettings ReasonCode = "settings"
-	// ReasonMovedHere: the object moves here from another place (an
-	// agent); ReasonMovedAway: from here to another.
-	ReasonMovedHere ReasonCode = "moved_here"
+	// ReasonMovedAway: the object moves from here to another place (an
+	// agent).
 	ReasonMovedAway ReasonCode = "moved_away"
 	// ReasonUndeclared: the project owns the object and no block declares
 	// it any more.

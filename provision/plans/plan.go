@@ -45,6 +45,10 @@ type Plan struct {
 	// written: they are given again to apply it): apply PLANFILE takes
 	// them, so that a plan made with -var needs no -var to apply.
 	Variables map[string]Variable `json:"variables,omitempty"`
+	// LeftOut are the agents the plan left out (-exclude
+	// agent.<name>), which it did not read: apply PLANFILE leaves them out
+	// again.
+	LeftOut []addrs.Addr `json:"left_out,omitempty"`
 	// Destroy, when set, says the plan removes what the project owns
 	// (plan -destroy, destroy) instead of converging: apply PLANFILE makes
 	// it again so.

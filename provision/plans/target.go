@@ -9,14 +9,16 @@ import (
 )
 
 // Target keeps the changes of the included addresses (all, when include
-// is empty) less the excluded ones. An address may leave out its place
+// is empty) less the excluded ones. A module instance or a place (an
+// agent: its objects) names all the objects in it; an agent left out is
+// not read, so its objects are not in the plan. An address may leave out its place
 // (agent.<name>. or search.<name>.) when it names one object of the plan.
 // An address that matches no object, or several, is an error, so that a
 // typo never silently plans nothing and a short address never hits two
 // objects. A kept change brings the changes it needs (a document's
 // index), and needing one that exclude leaves out is an error.
 func (p *Plan) Target(include, exclude []addrs.Addr) error {
-	for _, a := range slices.Concat(include, exclude) {
+	for i, a := range slices.Concat(include, exclude) {
 		var hits []string
 		for _, c := range p.Changes {
 			if c.Addr.Matches(a) {
@@ -24,9 +26,11 @@ func (p *Plan) Target(include, exclude []addrs.Addr) error {
 			}
 		}
 		switch {
+		case len(hits) == 0 && a.IsPlace() && i >= len(include):
+			// An agent left out is not read: none of its objects is planned.
 		case len(hits) == 0:
 			return fmt.Errorf("%s matches no object of this plan; the objects are: %s", a, p.addrList())
-		case len(hits) > 1 && !a.IsModule(): // a module instance names all its objects
+		case len(hits) > 1 && !a.IsModule() && !a.IsPlace(): // a module instance or a place names all its objects
 			return fmt.Errorf("%s matches %d objects of this plan (%s); write the one you mean", a, len(hits), strings.Join(hits, ", "))
 		}
 	}

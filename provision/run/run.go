@@ -259,6 +259,9 @@ type Run struct {
 	// replace are the -replace addresses, each the full address of the
 	// declared object it names (resolve).
 	replace []addrs.Addr
+	// leftOut are the agents the run leaves out (-exclude agent.<name>,
+	// or the saved plan's).
+	leftOut []addrs.Addr
 	// Plan is the plan made now; nil before Diff.
 	Plan     *plans.Plan
 	Warnings hcl.Diagnostics

@@ -95,6 +95,7 @@ func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 		if saved.Destroy != nil { // made again as it was: of destroy
 			r.Removal, r.SearchIndices = true, saved.Destroy.Indices
 		}
+		r.Excludes = append(r.Excludes, saved.LeftOut...) // made again without the agents it left out
 	}
 	if r.Specs != nil {
 		r.parser, r.Config = r.Specs.Parser, r.Specs.Config
@@ -157,15 +158,40 @@ func (r *Run) open(context.Context) hcl.Diagnostics {
 	for i, a := range r.replace {
 		inBackend[i] = addrs.Addr{In: a.In, Kind: a.Kind, Name: a.Name}
 	}
+	if err := r.leaveOut(); err != nil {
+		return Refusal("Invalid -exclude address", err.Error()+".", nil)
+	}
 	var diags hcl.Diagnostics
 	r.Opened, diags = connect.Open(r.Config, connect.Options{Env: r.Getenv, Deadlines: r.Deadlines, Indices: r.SearchIndices,
-		PruneIndices: r.PruneIndices, Replace: inBackend, VerifyTimeout: cmp.Or(r.VerifyTimeout, DefaultVerifyTimeout)})
+		PruneIndices: r.PruneIndices, Replace: inBackend, LeftOut: r.leftOut, VerifyTimeout: cmp.Or(r.VerifyTimeout, DefaultVerifyTimeout)})
 	if !diags.HasErrors() && r.savedWithoutChanges() {
 		r.Plan = r.Saved
 		r.view.Plan(r.Saved, nil)
 	}
 	return diags
 }
+
+// leaveOut takes, of the -exclude addresses, the places: the agents the
+// run leaves out, which are neither read nor written (a node that is
+// down). Only an agent can be left out so.
+func (r *Run) leaveOut() error {
+	r.leftOut = nil
+	for _, a := range r.Excludes {
+		if !a.IsPlace() {
+			continue
+		}
+		if !strings.HasPrefix(a.In, "agent.") {
+			return fmt.Errorf("-exclude %s: only an agent can be left out whole (a node that is down); leave out a search cluster's objects by their addresses", a)
+		}
+		if !slices.Contains(r.leftOut, a) {
+			r.leftOut = append(r.leftOut, a)
+		}
+	}
+	return nil
+}
+
+// leftOutNames are the backends' names of the agents the run leaves out.
+func (r *Run) leftOutNames() []string { return addrs.Strings(r.leftOut) }
 
 // checkPermissions asks the backends whether their credentials allow what
 // the specs need, before the lock is taken and anything is sent. Only its
@@ -260,7 +286,9 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 	o := provision.PlanOptions{Mode: r.mode(), Replace: r.replace, Targets: r.Targets, Excludes: r.Excludes,
 		Whole: r.Type == Pull, Indices: r.SearchIndices, Permit: r.Type != ApplySaved, Dir: r.Dir, Files: r.parser.Files()}
 	if k := r.Opened.Cluster; k != nil {
-		o.Recorded = func(p *plans.Plan) hcl.Diagnostics { return k.Forgotten(r.Live.Record, p.Project, p.Backends) }
+		o.Recorded = func(p *plans.Plan) hcl.Diagnostics {
+			return k.Forgotten(r.Live.Record, p.Project, p.Backends, r.leftOutNames())
+		}
 	}
 	p, diags := provision.Plan(r.Config, r.Opened.Backends, r.Live, o)
 	if p != nil {
@@ -270,6 +298,7 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 		return diags // shown with the warnings before them
 	}
 	r.Warnings = append(r.Warnings, diags...) // shown with the plan
+	p.LeftOut = r.leftOut
 	p.Diagnostics = plans.JSONDiagnostics(r.Warnings)
 	p.Snapshot = r.From.Source()
 	if r.Type != ApplySaved {
@@ -365,7 +394,7 @@ func (r *Run) record(ctx context.Context) hcl.Diagnostics {
 	if r.mode() == plans.Destroy {
 		backends = nil
 	}
-	if err := k.Remember(ctx, r.Plan.Project, backends); err != nil {
+	if err := k.Remember(ctx, r.Plan.Project, backends, r.leftOutNames()); err != nil {
 		r.view.Diagnostics(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Record not updated",
 			Detail: fmt.Sprintf("The record of the project's agents (%s) was not updated: %s.", connect.RecordKey(r.Plan.Project), err)}})
 	}

@@ -620,12 +620,14 @@ func (b *Backend) Plan(st plans.State, mode plans.Mode) (provision.Planning, hcl
 	if warnings.HasErrors() {
 		return pl, warnings
 	}
+	fresh := b.fresh(f)
 	pl.Kinds = []func([]*plans.Change) provision.Objects{
 		func([]*plans.Change) provision.Objects { return b.indexObjects(f) },
-		func(indices []*plans.Change) provision.Objects { return b.documentObjects(f, indices) },
+		func(indices []*plans.Change) provision.Objects { return b.documentObjects(f, fresh, indices) },
 	}
 	pl.Finish = func(out *plans.Planned, failed bool) hcl.Diagnostics {
-		out.Changes = append(out.Changes, b.documentsGone(f, out.Changes)...)
+		orderDeletes(fresh, out.Changes)
+		out.Changes = append(out.Changes, b.recordsGone(f)...)
 		diags := b.redIndices(f, out.Changes)
 		if note := unchecked(f, out.Changes); note != "" {
 			out.Notes = append(out.Notes, note)

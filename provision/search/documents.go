@@ -546,11 +546,11 @@ func (t target) fresh(f facts) []liveDoc {
 	return out
 }
 
-// documentObjects are the declared documents and the project's own, as
-// the engine walks them (provision.Objects), once indices are what the
-// plan does to each index: a document of an index that is refused is not
+// documentObjects are the declared documents and the project's own
+// (fresh: f.Owned, t.fresh), as the engine walks them
+// (provision.Objects), once indices are what the plan does to each index: a document of an index that is refused is not
 // planned, and one of an index that is deleted is not deleted apart.
-func (t target) documentObjects(f facts, indices []*plans.Change) provision.Objects {
+func (t target) documentObjects(f facts, fresh []liveDoc, indices []*plans.Change) provision.Objects {
 	planned := map[string]plans.Action{}
 	for _, c := range indices {
 		planned[c.Addr.Name] = c.Action
@@ -568,7 +568,7 @@ func (t target) documentObjects(f facts, indices []*plans.Change) provision.Obje
 	// forgotten one stays live for the references to it (deleting).
 	removing := map[string]liveDoc{}
 	deleting := map[string]bool{}
-	for _, live := range t.fresh(f) {
+	for _, live := range fresh {
 		if path := live.path(); !declared[path] && planned[live.Index] != plans.Delete {
 			owned, removing[path] = append(owned, path), live
 			if r := t.cfg.RemovedOf(Document, path); r == nil || r.Destroy {
@@ -594,17 +594,18 @@ func (t target) documentObjects(f facts, indices []*plans.Change) provision.Obje
 	}
 }
 
-// documentsGone orders the deletes of documents that name each other (a
-// document that names another is deleted first) among the changes, and
-// are the forgets of the records of documents deleted outside provision.
-func (t target) documentsGone(f facts, changes []*plans.Change) []*plans.Change {
+// orderDeletes makes, among changes, the delete of a document that another
+// one deleted names wait for that one's (a dashboard is deleted before
+// its visualizations): fresh are the project's documents, whose sources
+// name the others.
+func orderDeletes(fresh []liveDoc, changes []*plans.Change) {
 	removed := map[string]*plans.Change{}
 	for _, c := range changes {
 		if c.Addr.Kind == Document && (c.Action == plans.Delete || c.Action == plans.Forget) {
 			removed[c.Addr.Name] = c
 		}
 	}
-	for _, live := range t.fresh(f) {
+	for _, live := range fresh {
 		if c := removed[live.path()]; c != nil && c.Action == plans.Delete {
 			for _, r := range SourceRefs(live.Source) {
 				for _, typ := range r.Types {
@@ -615,6 +616,11 @@ func (t target) documentsGone(f facts, changes []*plans.Change) []*plans.Change 
 			}
 		}
 	}
+}
+
+// recordsGone are the forgets of the records of the documents deleted
+// outside provision.
+func (t target) recordsGone(f facts) []*plans.Change {
 	var gone []*plans.Change
 	for _, path := range f.Gone {
 		c := &plans.Change{Addr: t.docAddr(path), Backend: t.backend, Action: plans.Forget, Before: plans.ViewOf(json.RawMessage("null")), After: plans.ViewOf(json.RawMessage("null")),
@@ -626,14 +632,14 @@ func (t target) documentsGone(f facts, changes []*plans.Change) []*plans.Change 
 }
 
 // planDocument is the change of one declared document: none when its
-// index is refused or deleted. removing are the documents the plan
+// index is refused or deleted. deleting are the documents the plan
 // deletes.
-func (t target) planDocument(d *DocumentDecl, f facts, planned map[string]plans.Action, removing map[string]bool) (*plans.Change, hcl.Diagnostics) {
+func (t target) planDocument(d *DocumentDecl, f facts, planned map[string]plans.Action, deleting map[string]bool) (*plans.Change, hcl.Diagnostics) {
 	if action, ok := planned[d.Index]; !ok || action == plans.Delete {
 		return nil, nil // its index is refused, or deleted
 	}
 	live, exists := f.Documents[d.Path()]
-	diags := t.liveRefs(d, f, removing)
+	diags := t.liveRefs(d, f, deleting)
 	declared := keepToolState(d.Type, keepIgnored(d.Source, live, exists, d.Lifecycle), live, exists)
 	after := docView(declared, d.JSONFields)
 	protect := d.Lifecycle.Protects(exists && f.protected(live))

@@ -78,6 +78,9 @@ type Options struct {
 	// Wait bounds how long the proof after an apply waits for the proxy
 	// to serve the declared gates.
 	Wait time.Duration
+	// LeftOut are the agents the run leaves out (-exclude agent.<name>):
+	// the gates of their services are neither planned nor proved.
+	LeftOut []addrs.Addr
 }
 
 // New returns a backend per traefik block.
@@ -91,7 +94,7 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 	for _, s := range consul.Services(cfg) {
 		names[s.Service] = true
 		f := s.Frontend
-		if f == nil || f.ForwardAuth == nil || f.Rule == nil {
+		if f == nil || f.ForwardAuth == nil || f.Rule == nil || slices.Contains(o.LeftOut, addrs.Addr{In: "agent." + s.Agent}) {
 			continue
 		}
 		a := addrs.Addr{Kind: consul.Service, Name: s.Name}

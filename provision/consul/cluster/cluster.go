@@ -319,8 +319,9 @@ func (c *Cluster) Recorded(ctx context.Context, project string) *plans.Record {
 
 // Forgotten warns about each agent of the record that the plan does not
 // read (its block is gone, or its address changed): the services of the
-// project there are neither planned nor pruned.
-func (c *Cluster) Forgotten(r *plans.Record, project string, backends []plans.BackendInfo) hcl.Diagnostics {
+// project there are neither planned nor pruned. An agent left out of the
+// plan (leftOut, -exclude agent.<name>) is not forgotten.
+func (c *Cluster) Forgotten(r *plans.Record, project string, backends []plans.BackendInfo, leftOut []string) hcl.Diagnostics {
 	if r == nil {
 		return nil
 	}
@@ -336,7 +337,7 @@ func (c *Cluster) Forgotten(r *plans.Record, project string, backends []plans.Ba
 	now := agentsOf(backends, false)
 	var diags hcl.Diagnostics
 	for _, name := range slices.Sorted(maps.Keys(rec)) {
-		if now[name] == rec[name] {
+		if now[name] == rec[name] || slices.Contains(leftOut, name) {
 			continue
 		}
 		diags = append(diags, &hcl.Diagnostic{
@@ -354,12 +355,21 @@ func (c *Cluster) Forgotten(r *plans.Record, project string, backends []plans.Ba
 
 // Remember records the agents the project's services are on after a
 // complete apply of the plan (none after a destroy), writing only when the
-// record changed: a converged apply writes nothing.
-func (c *Cluster) Remember(ctx context.Context, project string, backends []plans.BackendInfo) error {
+// record changed: a converged apply writes nothing. An agent left out of
+// the plan (leftOut) keeps its record as it was.
+func (c *Cluster) Remember(ctx context.Context, project string, backends []plans.BackendInfo, leftOut []string) error {
 	now := agentsOf(backends, true)
 	rec, err := c.recorded(ctx, project)
-	if err != nil || maps.Equal(rec, now) {
+	if err != nil {
 		return err
+	}
+	for _, name := range leftOut {
+		if address, ok := rec[name]; ok {
+			now[name] = address
+		}
+	}
+	if maps.Equal(rec, now) {
+		return nil
 	}
 	key := RecordPrefix + project
 	return c.a.Net.Call(adapter.Sending(ctx), true, func(ctx context.Context) error {

@@ -62,21 +62,21 @@ func TestRecord(t *testing.T) {
 	if rec := c.Recorded(ctx, "p"); rec.Error != "" || len(rec.Agents) != 0 {
 		t.Fatalf("a project never applied: %+v", rec)
 	}
-	if err := c.Remember(ctx, "p", backends); err != nil {
+	if err := c.Remember(ctx, "p", backends, nil); err != nil {
 		t.Fatal(err)
 	}
 	rec := c.Recorded(ctx, "p")
 	if len(rec.Agents) != 1 || rec.Agents["agent.a"] != "http://10.0.0.1:8500" {
 		t.Fatalf("recorded: %+v", rec)
 	}
-	if diags := c.Forgotten(rec, "p", backends); len(diags) != 0 {
+	if diags := c.Forgotten(rec, "p", backends, nil); len(diags) != 0 {
 		t.Errorf("every agent read: %v", diags)
 	}
-	diags := c.Forgotten(rec, "p", backends[1:])
+	diags := c.Forgotten(rec, "p", backends[1:], nil)
 	if len(diags) != 1 || diags[0].Summary != "Services on an agent this plan does not read" || !strings.Contains(diags[0].Detail, "agent.a at http://10.0.0.1:8500") {
 		t.Errorf("an agent block gone: %v", diags)
 	}
-	if err := c.Remember(ctx, "p", nil); err != nil {
+	if err := c.Remember(ctx, "p", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if pair, _, err := backendtest.ConsulAgent(t, "http://"+agent.Addr, "").API.KV().Get(cluster.RecordPrefix+"p", nil); err != nil || pair != nil {
