@@ -58,6 +58,27 @@ type Opened struct {
 	// agents are the Consul agents among Backends, which a policy asks
 	// for the project's services.
 	agents []*consul.Backend
+	// catalog is the backend of the external nodes when the specs
+	// declare none of their services: not among Backends unless the
+	// project's record names it (Recalled).
+	catalog *consul.External
+}
+
+// Recalled is the backend the project's record rec names that the specs
+// no longer declare and the run still reads, so that the project's
+// objects there are deleted: the external nodes' ("catalog", once the
+// last of their services is removed from the specs); nil for none.
+func (o *Opened) Recalled(rec *plans.Record) provision.Backend {
+	if o.catalog == nil || rec == nil {
+		return nil
+	}
+	if _, had := rec.Agents[o.catalog.Info().Name]; !had {
+		return nil
+	}
+	b := o.catalog
+	o.catalog = nil
+	o.Backends = append(o.Backends, b)
+	return b
 }
 
 // Open opens every backend the specs need and the cluster's agent.
@@ -82,6 +103,11 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 	}
 	if clusterAgent != nil && uses {
 		opened.Cluster = cluster.New(clusterAgent)
+		if ext := consul.NewExternal(cfg, clusterAgent, co); ext.Declares() {
+			out = append(out, ext)
+		} else {
+			opened.catalog = ext
+		}
 	}
 	if store != nil && clusterAgent != nil {
 		store.Open(clusterAgent)

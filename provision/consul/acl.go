@@ -18,17 +18,23 @@ import (
 
 // Permissions are what the specs' project needs of a token, least first:
 // write on each service name it registers or deregisters (deleting: the
-// names of owned services no longer declared, where known), what its keys
+// names of owned services no longer declared, where known) and on each
+// external node its services are on, what its keys
 // need (kv.Permissions), and what the cluster's coordination needs
 // (cluster.Permissions: the lock, the record and, on the node of the
 // agent that holds the lock when it is known, sessions and agent read).
 func Permissions(cfg *schema.Config, deleting []string, node string) []acl.Permission {
 	var out []acl.Permission
 	names := map[string]bool{}
+	nodes := map[string]bool{}
 	for _, s := range Services(cfg) {
 		if !names[s.Service] {
 			names[s.Service] = true
 			out = append(out, acl.Permission{Resource: "service", Segment: s.Service, Access: "write", Why: "register service " + s.Name, At: s.DeclRange.Ptr()})
+		}
+		if s.Node != "" && !nodes[s.Node] {
+			nodes[s.Node] = true
+			out = append(out, acl.Permission{Resource: "node", Segment: s.Node, Access: "write", Why: "register service " + s.Name + " on the external node " + s.Node + " through the catalog", At: s.NodeRange.Ptr()})
 		}
 	}
 	for _, n := range deleting {

@@ -46,6 +46,9 @@ type Backend struct {
 	locker bool
 	// replace are the services to register again even when converged.
 	replace map[addrs.Addr]bool
+	// w makes its requests: agentAPI, or a nodeAPI for a service of an
+	// external node.
+	w writer
 }
 
 // declared are the service blocks cfg declares (every agent's), and gates
@@ -247,22 +250,28 @@ func openConfig(cfg *schema.Config, a *Agent, o Options, d declared) (*Backend, 
 	}
 	sc := scope{Project: cfg.Project, Datacenter: c.Conf.Datacenter, Agent: c.Name}
 	for _, s := range d.services {
-		if a == nil || s.Agent == a.Name {
+		if registers(a, s) {
 			sc.IDs = append(sc.IDs, s.Name)
 		}
 	}
 	sort.Strings(sc.IDs)
-	b := &Backend{cfg: cfg, declared: d, scope: sc, scopeJSON: adapter.RawJSON(sc), c: c, agent: a}
-	if len(o.Replace) > 0 {
-		b.replace = map[addrs.Addr]bool{}
-		for _, r := range o.Replace {
-			b.replace[r] = true
-		}
-	}
+	b := &Backend{cfg: cfg, declared: d, scope: sc, scopeJSON: adapter.RawJSON(sc), c: c, agent: a, replace: replaced(o), w: agentAPI{}}
 	if a != nil && len(Agents(cfg)) > 1 {
 		b.in = a.place()
 	}
 	return b, nil
+}
+
+// replaced are the services o registers again in place (-replace).
+func replaced(o Options) map[addrs.Addr]bool {
+	if len(o.Replace) == 0 {
+		return nil
+	}
+	out := map[addrs.Addr]bool{}
+	for _, r := range o.Replace {
+		out[r] = true
+	}
+	return out
 }
 
 // Kind is the kind of a Consul agent's backend.

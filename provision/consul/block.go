@@ -16,7 +16,7 @@ import (
 
 var serviceSchema = schema.WithArgs(&hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "id"}, {Name: "name"}, {Name: "token"}, {Name: "agent"}, {Name: "address"}, {Name: "port"}, {Name: "tags"}, {Name: "meta"},
+		{Name: "id"}, {Name: "name"}, {Name: "token"}, {Name: "agent"}, {Name: "node"}, {Name: "address"}, {Name: "port"}, {Name: "tags"}, {Name: "meta"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "frontend"}, {Type: "check", LabelNames: []string{"name"}}, {Type: "lifecycle"}},
 }, RegistrationFields)
@@ -86,6 +86,19 @@ func (d decoder) serviceBody(s *Decl, b *hcl.Block, c *hcl.BodyContent) {
 	idOK := d.Override(c.Attributes["id"], &s.Name, &s.NameRange)
 	if attr, ok := c.Attributes["agent"]; ok {
 		s.Agent, s.AgentRange = d.Str(attr), attr.Expr.Range()
+	}
+	if attr, ok := c.Attributes["node"]; ok {
+		s.Node, s.NodeRange = d.Str(attr), attr.Expr.Range()
+		switch {
+		case s.AgentRange.Filename != "":
+			d.Errorf(attr.Range, b.DefRange, "Service with an agent and a node",
+				"A service lives on an agent (agent = ..., registered through that agent) or on an external node that runs none (node = ..., registered through the catalog), not both.")
+		case !validID(s.Node):
+			d.Errorf(attr.Expr.Range(), b.DefRange, "Invalid node name", "The node name %q is empty or holds a control character: the catalog refuses a registration without a node name.", s.Node)
+		case c.Attributes["address"] == nil:
+			d.Errorf(attr.Range, b.DefRange, "External node without an address",
+				"The service is registered on the external node %q through the catalog, which needs the node's address: write the host's address in address = \"...\" (the service's and, when the node is new, the node's).", s.Node)
+		}
 	}
 	if idOK && !validID(s.Name) {
 		d.Errorf(s.NameRange, b.DefRange, "Invalid service ID", "The service ID %q is empty or holds a control character, which no plan can show as written: give it letters, digits and punctuation.", s.Name)
@@ -308,6 +321,8 @@ func (d decoder) resolveAgents(cfg *schema.Config, services []*Decl) {
 	}
 	for _, s := range services {
 		switch {
+		case s.NodeRange.Filename != "":
+			// a service of an external node: no agent registers it
 		case s.Agent != "" && byName[s.Agent] == nil:
 			d.Errorf(s.AgentRange, s.DeclRange, "Reference to undeclared agent",
 				"The service %q names the agent %s, but there is no such agent block (%s).", s.Service, client.Named(s.Agent), schema.DeclaredNames(byName))

@@ -51,12 +51,17 @@ type Decl struct {
 	// on; empty when no agent block is declared.
 	Agent      string
 	AgentRange hcl.Range
-	Address    string
-	Port       int
-	Tags       []string // extra tags, kept as written
-	Meta       map[string]string
-	Frontend   *Frontend
-	Checks     []*Check
+	// Node, for a service of a host that runs no agent, is the external
+	// node it is registered on through the catalog (external.go); empty
+	// for a service of an agent.
+	Node      string
+	NodeRange hcl.Range
+	Address   string
+	Port      int
+	Tags      []string // extra tags, kept as written
+	Meta      map[string]string
+	Frontend  *Frontend
+	Checks    []*Check
 	// Fields are the registration's other fields (RegistrationFields)
 	// that the block declares, in their wire form, by wire name.
 	Fields map[string]any

@@ -287,7 +287,7 @@ func (b *Backend) objects(st agentState) provision.Objects {
 	elsewhere := b.declaredElsewhere()
 	var mine []*Decl
 	for _, s := range b.services {
-		if b.agent == nil || s.Agent == b.agent.Name {
+		if registers(b.agent, s) {
 			mine = append(mine, s)
 		}
 	}
@@ -306,8 +306,8 @@ func (b *Backend) objects(st agentState) provision.Objects {
 			l := st.Services[id]
 			g := provision.Gone{
 				Addr: addrs.Addr{In: b.in, Kind: Service, Name: id}, Before: adapter.RawJSON(live(l)),
-				Delete:    []plans.Request{deregisterRequest(id)},
-				Forget:    func() []plans.Request { return []plans.Request{registerRequest(forgotten(l), false)} },
+				Delete:    []plans.Request{b.w.deregister(id)},
+				Forget:    func() []plans.Request { return []plans.Request{b.w.register(forgotten(l), false)} },
 				Protected: adapter.ProtectedBy(l.Meta),
 			}
 			if moved := elsewhere[id]; moved != "" {
@@ -316,6 +316,13 @@ func (b *Backend) objects(st agentState) provision.Objects {
 			return g
 		},
 	}
+}
+
+// registers says whether the agent a (nil: Consul's one agent) registers
+// s: the agent it names, or, with no agent block, the one agent, but
+// never a service of an external node.
+func registers(a *Agent, s *Decl) bool {
+	return s.Node == "" && (a == nil || s.Agent == a.Name)
 }
 
 // planService is the change of one declared service: none when the
@@ -345,11 +352,11 @@ func (b *Backend) planService(st agentState, s *Decl) (*plans.Change, hcl.Diagno
 		EachKey:  s.Instance.KeyPtr(),
 		After:    func() json.RawMessage { return adapter.RawJSON(want.view()) },
 		Live:     lv,
-		Create:   func() []plans.Request { return []plans.Request{registerRequest(want, false)} },
+		Create:   func() []plans.Request { return []plans.Request{b.w.register(want, false)} },
 		Before:   func() json.RawMessage { return adapter.RawJSON(live(l)) },
 		SameView: true,
 		Diff:     func(importing bool) adapter.Diff { return b.diffService(st, s, l, have, want, addr, importing) },
-		Mark:     func() []plans.Request { return []plans.Request{registerRequest(want, len(want.Checks) > 0)} },
+		Mark:     func() []plans.Request { return []plans.Request{b.w.register(want, len(want.Checks) > 0)} },
 		Imported: "made outside provision; re-registered in place with the ownership marks",
 	})
 }
@@ -393,7 +400,7 @@ func (b *Backend) diffService(st agentState, s *Decl, l *agentService, withLive 
 			d.Notes = append(d.Notes, importedChecks(have, len(want.Checks)))
 		}
 		d.Notes = append(d.Notes, keptFields(l, s)...)
-		d.Requests = []plans.Request{registerRequest(want, len(want.Checks) > 0)}
+		d.Requests = []plans.Request{b.w.register(want, len(want.Checks) > 0)}
 		return d
 	case len(changed) > 0:
 		d.Reasons = append(d.Reasons, adapter.Reason{Code: plans.ReasonChanged, Words: strings.Join(changed, ", ") + " changed"})
@@ -406,10 +413,10 @@ func (b *Backend) diffService(st agentState, s *Decl, l *agentService, withLive 
 	default:
 		return d
 	}
-	d.Requests = updateRequests(want, mine, others)
+	d.Requests = b.updateRequests(want, mine, others)
 	d.Notes = append(d.Notes, keptFields(l, s)...)
 	if stale {
-		d.Requests = append(d.Requests, deregisterRequest(sidecar.ID))
+		d.Requests = append(d.Requests, b.w.deregister(sidecar.ID))
 	}
 	if len(others) > 0 {
 		d.Notes = append(d.Notes, fmt.Sprintf("kept: the health checks on the agent that provision did not write (%s)", strings.Join(others, ", ")))
@@ -429,18 +436,18 @@ func keptFields(l *agentService, s *Decl) []string {
 }
 
 // updateRequests register want again. Without checks that provision did
-// not write (others), the registration replaces the service's checks, so
+// not write (others), and where a registration can (an agent's), it replaces the service's checks, so
 // that a check declared no more goes away with it; with them, it keeps
 // the agent's checks, and each check provision wrote (mine) that is
 // declared no more is deregistered after it.
-func updateRequests(want registration, mine, others []string) []plans.Request {
-	if len(others) == 0 {
-		return []plans.Request{registerRequest(want, true)}
+func (b *Backend) updateRequests(want registration, mine, others []string) []plans.Request {
+	if len(others) == 0 && b.w.replacesChecks() {
+		return []plans.Request{b.w.register(want, true)}
 	}
-	reqs := []plans.Request{registerRequest(want, false)}
+	reqs := []plans.Request{b.w.register(want, false)}
 	for _, id := range mine {
 		if !slices.ContainsFunc(want.Checks, func(c check) bool { return c.CheckID == id }) {
-			reqs = append(reqs, checkDeregisterRequest(id))
+			reqs = append(reqs, b.w.deregisterCheck(id))
 		}
 	}
 	return reqs
@@ -484,16 +491,16 @@ func importedChecks(have map[string]liveCheck, declared int) string {
 }
 
 // declaredElsewhere is, for each service ID declared on another agent
-// than this one, that agent's block ("agent.node-b"); empty without agent
-// blocks. It is built once per plan: a move is looked up for every create
+// than this one, that agent's block ("agent.node-b"), or on an external
+// node, that node. It is built once per plan: a move is looked up for every create
 // and delete.
 func (b *Backend) declaredElsewhere() map[string]string {
 	out := map[string]string{}
-	if b.agent == nil {
-		return out
-	}
 	for _, s := range b.services {
-		if s.Agent != b.agent.Name {
+		switch {
+		case s.Node != "":
+			out[s.Name] = nodeName(s.Node)
+		case b.agent != nil && s.Agent != b.agent.Name:
 			out[s.Name] = "agent." + s.Agent
 		}
 	}
@@ -636,6 +643,33 @@ func sortedIDs(services map[string]*agentService) []string {
 
 var jsonHeaders = map[string]string{"Accept": "application/json", "Content-Type": "application/json"}
 
+// writer makes the requests that write a service where it lives: through
+// its agent (agentAPI), or through the catalog on an external node
+// (nodeAPI, external.go).
+type writer interface {
+	// register registers r; with replaceChecks, its checks replace
+	// those there (when replacesChecks), else the checks the body does
+	// not name are kept.
+	register(r registration, replaceChecks bool) plans.Request
+	// deregister removes a service and its checks; deregisterCheck one
+	// check.
+	deregister(id string) plans.Request
+	deregisterCheck(id string) plans.Request
+	// replacesChecks: a registration can replace the service's checks;
+	// else each check no longer declared is deregistered by itself.
+	replacesChecks() bool
+}
+
+// agentAPI writes services through their agent.
+type agentAPI struct{}
+
+func (agentAPI) register(r registration, replaceChecks bool) plans.Request {
+	return registerRequest(r, replaceChecks)
+}
+func (agentAPI) deregister(id string) plans.Request      { return deregister(serviceDeregisterAPI, id) }
+func (agentAPI) deregisterCheck(id string) plans.Request { return deregister(checkDeregisterAPI, id) }
+func (agentAPI) replacesChecks() bool                    { return true }
+
 // registerRequest registers r; with replaceChecks, its checks replace
 // those on the agent (Consul 1.6.1's replace-existing-checks), else the
 // agent keeps the checks the body does not name.
@@ -646,12 +680,6 @@ func registerRequest(r registration, replaceChecks bool) plans.Request {
 	}
 	return plans.Request{Method: "PUT", Path: path, Header: jsonHeaders, Body: adapter.RawJSON(r), Idempotent: true}
 }
-
-// deregisterRequest removes a service (and its checks) from the agent.
-func deregisterRequest(id string) plans.Request { return deregister(serviceDeregisterAPI, id) }
-
-// checkDeregisterRequest removes a check from the agent.
-func checkDeregisterRequest(id string) plans.Request { return deregister(checkDeregisterAPI, id) }
 
 // deregister is PUT api<id>, a service's or a check's deregistration.
 func deregister(api, id string) plans.Request {

@@ -263,8 +263,17 @@ func (r *Run) read(ctx context.Context) hcl.Diagnostics {
 			record = k.Recorded(ctx, r.Config.Project)
 		}
 	})
-	if !diags.HasErrors() {
-		r.Live.Record = record
+	if diags.HasErrors() {
+		return diags
+	}
+	r.Live.Record = record
+	if b := r.Opened.Recalled(record); b != nil {
+		st, rdiags := b.Read(ctx, mode)
+		if rdiags.HasErrors() {
+			return append(diags, rdiags...)
+		}
+		r.Live.States[b.Info().Name] = st
+		diags = append(diags, rdiags...)
 	}
 	return diags
 }

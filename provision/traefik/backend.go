@@ -98,7 +98,7 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 			continue
 		}
 		a := addrs.Addr{Kind: consul.Service, Name: s.Name}
-		if len(consul.Agents(cfg)) > 1 {
+		if len(consul.Agents(cfg)) > 1 && s.Node == "" {
 			a.In = "agent." + s.Agent
 		}
 		fronts = append(fronts, frontend{addr: a, auth: f.ForwardAuth.Address, probes: f.Rule.Probes(), at: s.DeclRange,

@@ -29,6 +29,10 @@ import (
 // the agents' backend package imports, finds those backends by it too.
 const AgentKind = "consul"
 
+// CatalogKind is the kind of the backend of the services of external
+// nodes, written through the catalog; its name is "catalog".
+const CatalogKind = "consul-catalog"
+
 // Agent is one Consul agent as provision reaches it.
 type Agent struct {
 	Conf *api.Config

@@ -276,7 +276,7 @@ func agentsOf(backends []plans.BackendInfo, holding bool) map[string]string {
 		var sc struct {
 			IDs []string `json:"ids"`
 		}
-		if b.Kind != client.AgentKind || holding && (json.Unmarshal(b.Scope, &sc) != nil || len(sc.IDs) == 0) {
+		if b.Kind != client.AgentKind && b.Kind != client.CatalogKind || holding && (json.Unmarshal(b.Scope, &sc) != nil || len(sc.IDs) == 0) {
 			continue
 		}
 		m[b.Name] = b.Address
