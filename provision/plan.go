@@ -133,7 +133,33 @@ func PlanFrom(project string, mode plans.Mode, backends []Backend, live *plans.L
 		p.Gates = append(p.Gates, planned.Gates...)
 	}
 	p.Sort()
-	return p, append(diags, protectedDeletes(p.Changes)...)
+	return p, append(append(diags, protectedDeletes(p.Changes)...), twice(p.Changes)...)
+}
+
+// twice refuses two changes of one address: an object that moves between
+// two backends that address it alike (a service between an agent and an
+// external node, Consul's one agent or an agent block's), which no
+// -target could tell apart and no saved plan could hold.
+func twice(changes []*plans.Change) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	seen := map[addrs.Addr]*plans.Change{}
+	for _, c := range changes {
+		prev, dup := seen[c.Addr]
+		if !dup {
+			seen[c.Addr] = c
+			continue
+		}
+		d := &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "One object planned twice",
+			Detail: fmt.Sprintf("%s is planned on %s (%s) and on %s (%s): it moves between two places that address it alike. Nothing is sent. Move it in two applies: first let go of it where it is (remove its block, or add a removed block), then declare it where it goes.",
+				c.Addr, prev.Backend, prev.Action, c.Backend, c.Action)}
+		for _, at := range []*plans.Change{prev, c} {
+			if r := at.DeclRange(); r != nil {
+				d.Subject = r
+			}
+		}
+		diags = append(diags, d)
+	}
+	return diags
 }
 
 // protectedDeletes refuses every delete of a protected object: one whose

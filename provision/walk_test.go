@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/addrs"
@@ -27,6 +28,8 @@ var testNote = addrs.Register(addrs.KindSpec{Name: "note", Form: "note.<name>", 
 // an owned one sends; the engine does the rest.
 type shelf struct {
 	NoCapabilities
+	// name is the backend's, "shelf" when empty.
+	name     string
 	project  string
 	declared []*schema.Declaration
 	texts    map[string]string
@@ -52,7 +55,9 @@ type shelfState map[string]note
 func (shelfState) Server() string { return "shelf" }
 func (shelfState) Known() error   { return nil }
 
-func (s *shelf) Info() plans.BackendInfo { return plans.BackendInfo{Name: "shelf", Kind: "shelf"} }
+func (s *shelf) Info() plans.BackendInfo {
+	return plans.BackendInfo{Name: cmp.Or(s.name, "shelf"), Kind: "shelf"}
+}
 func (s *shelf) Read(context.Context, plans.Mode) (plans.State, hcl.Diagnostics) {
 	return shelfState{}, nil
 }
@@ -221,10 +226,10 @@ func TestWalk(t *testing.T) {
 			for _, d := range diags {
 				summaries = append(summaries, d.Summary)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := gocmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("changes (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.diags, summaries); diff != "" {
+			if diff := gocmp.Diff(tt.diags, summaries); diff != "" {
 				t.Errorf("diagnostics (-want +got):\n%s", diff)
 			}
 		})
@@ -243,5 +248,18 @@ func TestWalkDestroyDeclared(t *testing.T) {
 	c := p.Changes[0]
 	if c.DeclaredAt == nil || c.DeclaredAt.Start.Line != 3 || c.EachKey == nil || *c.EachKey != "k" || c.Backend != "shelf" {
 		t.Errorf("declared at %v, each.key %v, backend %q: want notes.hcl line 3, k, shelf", c.DeclaredAt, c.EachKey, c.Backend)
+	}
+}
+
+// TestWalkTwice: an object that moves between two backends that address
+// it alike (a create on one, a delete on the other) is refused, whatever
+// the backends.
+func TestWalkTwice(t *testing.T) {
+	here := &shelf{name: "here", project: "p", declared: []*schema.Declaration{{Name: "a", DeclRange: at(1)}}, texts: map[string]string{"a": "A"}}
+	there := &shelf{name: "there", project: "p"}
+	live := &plans.Live{States: map[string]plans.State{"here": shelfState{}, "there": shelfState{"a": {Text: "A", Owner: "p"}}}}
+	_, diags := PlanFrom("p", plans.Converge, []Backend{here, there}, live)
+	if len(diags) != 1 || diags[0].Summary != "One object planned twice" || !strings.Contains(diags[0].Detail, "note.a is planned on here (create) and on there (delete)") {
+		t.Errorf("diagnostics %v, want the move refused", diags)
 	}
 }

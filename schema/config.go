@@ -54,15 +54,6 @@ func (cfg *Config) Declare(k addrs.Kind, objs ...Decl) {
 	cfg.objects[k] = append(cfg.objects[k], objs...)
 }
 
-// DeclarePlace adds instances of the place typ to cfg, after those it
-// has: a configuration that a program builds rather than loads.
-func (cfg *Config) DeclarePlace(typ string, instances ...Place) {
-	if cfg.places == nil {
-		cfg.places = map[string][]Place{}
-	}
-	cfg.places[typ] = append(cfg.places[typ], instances...)
-}
-
 // MetaPrefix starts the Consul meta keys provision writes to mark what it
 // owns; a spec may not set them itself. ManagedByKey is the one key outside
 // the prefix, the ecosystem's usual "managed-by".

@@ -307,6 +307,9 @@ func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
 		}
 	default:
 		if _, ok := placeSchemas()[root]; ok {
+			if d.placed == nil {
+				return bad("Reference to "+root+" not known here", "%s.<name> names a %s block of the root specs, from a block of the root specs (a service's agent = agent.<name>). Here (in a module, or in a local, which is evaluated before them) it is not known: pass the name as a string, or in a variable.", root, root)
+			}
 			if detail := checkPlaceRef(root, name, d.placed[root]); detail != "" {
 				return bad("Reference to undeclared "+root, "%s", detail)
 			}

@@ -285,7 +285,7 @@ func (d *decoder) spread(n int, decode func(part *decoder, i int)) {
 	}
 	values, bytes, spent := d.bg.values.Load(), d.bg.bytes.Load(), d.bg.spent.Load()
 	for w := range parts {
-		parts[w] = &decoder{vars: d.vars, locals: d.locals, bg: d.bg, alike: d.alike, namespaces: d.namespaces}
+		parts[w] = &decoder{vars: d.vars, locals: d.locals, bg: d.bg, alike: d.alike, namespaces: d.namespaces, placed: d.placed}
 	}
 	parallel.Do(len(parts), len(parts), func(w int) {
 		for i := w * n / len(parts); i < (w+1)*n/len(parts); i++ {

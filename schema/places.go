@@ -108,6 +108,7 @@ func (d *decoder) placeBlocks(cfg *Config, blocks map[string][]*hcl.Block) {
 		for _, b := range blocks[typ] {
 			d.placed[typ] = append(d.placed[typ], b.Labels[0])
 		}
+		ctx, each := d.ctx, d.each
 		for _, u := range d.expand(blocks[typ]) {
 			d.instance(u, func() {
 				p := s.Decode(Decoder{d: d, cfg: cfg}, u.asBlock())
@@ -117,6 +118,7 @@ func (d *decoder) placeBlocks(cfg *Config, blocks map[string][]*hcl.Block) {
 				decoded = append(decoded, p)
 			})
 		}
+		d.ctx, d.each = ctx, each
 		if cfg.places == nil {
 			cfg.places = map[string][]Place{}
 		}

@@ -123,7 +123,8 @@ service %q {
 
 	t.Run("anti-entropy leaves an external node alone", func(t *testing.T) {
 		// What the refusal saves: a catalog registration on the agent's
-		// node goes at the agent's next sync (about a minute).
+		// node goes at the agent's next sync (here at once: the change
+		// itself starts one; otherwise within its minute).
 		body := fmt.Sprintf(`{"Node":%q,"Address":"127.0.0.1","Service":{"ID":"stray","Service":"stray","Port":1}}`, member)
 		req, _ := http.NewRequest(http.MethodPut, "http://"+server.Addr+"/v1/catalog/register", strings.NewReader(body))
 		if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {

@@ -1,8 +1,10 @@
 package consul
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -69,5 +71,28 @@ service "gate" {
 	want = []string{`agent.fleet["rack.2/n2"].service.app-jobs`, `agent.fleet["n1"].service.app-web`, "agent.edge.service.gate"}
 	if diff := cmp.Diff(want, declared); diff != "" {
 		t.Errorf("declared addresses (-want +got):\n%s", diff)
+	}
+}
+
+// TestAgentReferencesDecodedSideBySide: services decoded side by side
+// (a spec of many) see the agent blocks as one decoded alone does.
+func TestAgentReferencesDecodedSideBySide(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "main.hcl")
+	var b strings.Builder
+	b.WriteString("project = \"x\"\n\nagent \"a\" {\n  address = \"10.0.0.1:8500\"\n}\n\nagent \"b\" {\n  address = \"10.0.0.2:8500\"\n}\n")
+	for i := range 600 {
+		fmt.Fprintf(&b, "\nservice \"s%d\" {\n  agent = agent.b\n  port  = 1\n}\n", i)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{})
+	if diags.HasErrors() {
+		t.Fatal(diags[0])
+	}
+	for _, s := range Services(cfg) {
+		if s.Agent != "b" {
+			t.Fatalf("service %s on agent %q, want b", s.Name, s.Agent)
+		}
 	}
 }

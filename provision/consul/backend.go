@@ -98,8 +98,9 @@ var _ provision.Backend = (*Backend)(nil)
 // even when no service names it, so that what the project owns there is
 // found and pruned.
 func New(cfg *schema.Config, o Options) ([]*Backend, hcl.Diagnostics) {
-	if !Uses(cfg, o) {
-		return nil, nil
+	diags := leftOut(cfg, o)
+	if diags.HasErrors() || !Uses(cfg, o) {
+		return nil, diags
 	}
 	services := Services(cfg)
 	d := declared{services: services, gates: gatesOf(services), leftOut: map[string]bool{}}
@@ -107,16 +108,12 @@ func New(cfg *schema.Config, o Options) ([]*Backend, hcl.Diagnostics) {
 		d.leftOut[a.In] = true
 	}
 	if len(Agents(cfg)) == 0 {
-		b, diags := openConfig(cfg, nil, o, d)
+		b, bdiags := openConfig(cfg, nil, o, d)
 		if b == nil {
-			return nil, diags
+			return nil, bdiags
 		}
 		b.locker = true
-		return []*Backend{b}, diags
-	}
-	diags := leftOut(cfg, o)
-	if diags.HasErrors() {
-		return nil, diags
+		return []*Backend{b}, bdiags
 	}
 	var out []*Backend
 	for i, a := range Agents(cfg) {
@@ -165,8 +162,8 @@ func leftOut(cfg *schema.Config, o Options) hcl.Diagnostics {
 			}
 		}
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Agent left out",
-			Detail: fmt.Sprintf("%s at %s is left out (-exclude): it is not read, the %d %s the specs declare on it are neither planned nor applied nor proved, and whatever the project has there stays as it is. "+
-				"Once its node is back, plan without -exclude.", l, a.Address, n, plans.Plural(n, "service")),
+			Detail: fmt.Sprintf("%s at %s is left out (-exclude): it is not read, and none of the services the specs declare on it (%d) is planned, applied or proved; whatever the project has there stays as it is. "+
+				"Once its node is back, plan without -exclude.", l, a.Address, n),
 			Subject: a.DeclRange.Ptr()})
 	}
 	return diags

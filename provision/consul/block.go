@@ -1,6 +1,7 @@
 package consul
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -78,14 +79,32 @@ func serviceBlock(d decoder, blk schema.Block) *Decl {
 		d.Errorf(b.LabelRanges[0], b.DefRange, "Invalid service name", "The service name %q is empty or holds a control character: the agent refuses a registration without a name (\"Missing service name\").", s.Service)
 	}
 	d.serviceBody(s, b, c)
+	if s.Node != "" {
+		d.external(s, b)
+	}
 	return s
+}
+
+// external refuses what a service of an external node cannot have: a
+// sidecar, which only an agent registers, and a check consul-esm does not
+// run (it runs HTTP and TCP checks; hashicorp/consul-esm's README).
+func (d decoder) external(s *Decl, b *hcl.Block) {
+	if SidecarOf(s.Fields) != nil {
+		d.Errorf(s.NodeRange, b.DefRange, "Sidecar on an external node", "The service %q is on the external node %q, which runs no agent: a sidecar is registered by an agent with its service, so there is none to register it. Register the service through an agent.", s.Name, s.Node)
+	}
+	for _, c := range s.Checks {
+		if t := CheckType(c.Def); t != "http" && t != "tcp" {
+			d.Errorf(c.DeclRange, b.DefRange, "Check consul-esm does not run", "The check %q of the service %q on the external node %q is a %s check; consul-esm, which checks external nodes, runs HTTP and TCP checks only.", c.Name, s.Name, s.Node, cmp.Or(t, "typeless"))
+		}
+	}
 }
 
 // serviceBody decodes what a service block holds but its name.
 func (d decoder) serviceBody(s *Decl, b *hcl.Block, c *hcl.BodyContent) {
 	idOK := d.Override(c.Attributes["id"], &s.Name, &s.NameRange)
 	if attr, ok := c.Attributes["agent"]; ok {
-		s.Agent, s.AgentRange = d.Str(attr), attr.Expr.Range()
+		s.AgentRange = attr.Expr.Range()
+		s.AgentFailed = !d.NoErrors(func() { s.Agent = d.Str(attr) })
 	}
 	if attr, ok := c.Attributes["node"]; ok {
 		s.Node, s.NodeRange = d.Str(attr), attr.Expr.Range()
@@ -328,7 +347,7 @@ func (d decoder) resolveAgents(cfg *schema.Config, services []*Decl) {
 				"The service %q names the agent %s, but there is no such agent block (%s).", s.Service, client.Named(s.Agent), schema.DeclaredNames(byName))
 		case s.Agent == "" && len(agents) == 1:
 			s.Agent = agents[0].Name
-		case s.Agent == "" && len(agents) > 1 && s.AgentRange.Filename == "":
+		case s.Agent == "" && len(agents) > 1 && !s.AgentFailed:
 			d.Errorf(s.DeclRange, s.DeclRange, "Service without an agent",
 				"%d agents are declared (%s), so the service %q must say which node's agent registers it: agent = agent.<name> (agent.<name>[<key>] for an instance of an agent block with for_each).", len(agents), schema.DeclaredNames(byName), s.Service)
 		}

@@ -51,6 +51,9 @@ type Decl struct {
 	// on; empty when no agent block is declared.
 	Agent      string
 	AgentRange hcl.Range
+	// AgentFailed: the agent attribute did not evaluate (its error is
+	// said already, and no other is said of the agent).
+	AgentFailed bool
 	// Node, for a service of a host that runs no agent, is the external
 	// node it is registered on through the catalog (external.go); empty
 	// for a service of an agent.

@@ -246,8 +246,34 @@ func (e *External) Plan(s plans.State, _ plans.Mode) (provision.Planning, hcl.Di
 		}),
 		Project: e.b.cfg.Project,
 		Removed: e.b.cfg.Removed,
-		Planned: plans.Planned{Fingerprint: plans.DigestWhenRead(func() string { return adapter.Digest(st) })},
+		Planned: plans.Planned{Fingerprint: plans.DigestWhenRead(func() string { return e.fingerprint(st) })},
+		Finish: func(p *plans.Planned, _ bool) hcl.Diagnostics {
+			e.emptied(st, p.Changes)
+			return nil
+		},
 	}, nil
+}
+
+// fingerprint digests what the plan used of st: the project's services
+// and the declared ones on each node, whether each declared node runs an
+// agent, but not another project's services or the rest of the pool.
+func (e *External) fingerprint(st externalState) string {
+	type node struct {
+		Services map[string]*agentService
+		Checks   map[string]map[string]liveCheck
+		Agent    bool
+	}
+	used := map[string]node{}
+	for name, n := range st.Nodes {
+		u := node{Services: map[string]*agentService{}, Checks: map[string]map[string]liveCheck{}, Agent: slices.Contains(st.Members, name)}
+		for id, s := range n.Services {
+			if adapter.OwnerOf(s.Meta) == e.b.cfg.Project || slices.Contains(e.ids, id) {
+				u.Services[id], u.Checks[id] = s, n.Checks[id]
+			}
+		}
+		used[name] = u
+	}
+	return adapter.Digest(used)
 }
 
 // owned are the IDs of the project's services on the nodes read, sorted,
@@ -297,14 +323,53 @@ func (e *External) plan(st externalState, s *Decl, where map[string][]string) (*
 	return c, diags
 }
 
-// removal deregisters the service id from node: the whole node when it
-// is the node's last service and provision made the node.
+// removal deregisters the service id from node: the node with it when
+// provision made the node, the service is its last, and no service of
+// the specs is to be on it.
 func (e *External) removal(st externalState, node, id string) plans.Request {
-	n := st.Nodes[node]
-	if n != nil && len(n.Services) == 1 && n.Meta[adapter.ManagedByKey] == "provision" {
+	if n := st.Nodes[node]; n != nil && len(n.Services) == 1 && e.empties(n, node) {
 		return catalogRequest(catalogDeregisterAPI, map[string]any{"Node": node})
 	}
 	return e.api(st, node, "").deregister(id)
+}
+
+// empties says whether a plan that removes the services of the node n
+// may delete the node: provision made it, and no service of the specs is
+// to be on it.
+func (e *External) empties(n *externalNode, node string) bool {
+	return n.Meta[adapter.ManagedByKey] == "provision" && !slices.ContainsFunc(e.b.services, func(s *Decl) bool { return s.Node == node })
+}
+
+// emptied deletes each node provision made that the plan empties of
+// several services: one that no service of the specs is on, whose every
+// service is the project's and deleted by the plan. Its last delete (by
+// ID) deletes the node too, once the others are done (Needs), so that -target takes them
+// all or leaves the node. Another project's service registered on it
+// between the read and the send goes with it: the lock is per project.
+func (e *External) emptied(st externalState, changes []*plans.Change) {
+	deleting := map[string]*plans.Change{}
+	for _, c := range changes {
+		if c.Action == plans.Delete {
+			deleting[c.Addr.Name] = c
+		}
+	}
+	for _, node := range slices.Sorted(maps.Keys(st.Nodes)) {
+		n := st.Nodes[node]
+		if len(n.Services) < 2 || !e.empties(n, node) {
+			continue // a last service's removal deletes its node (removal)
+		}
+		ids := slices.Sorted(maps.Keys(n.Services))
+		if slices.ContainsFunc(ids, func(id string) bool {
+			return deleting[id] == nil || adapter.OwnerOf(n.Services[id].Meta) != e.b.cfg.Project
+		}) {
+			continue
+		}
+		last := deleting[ids[len(ids)-1]]
+		last.Requests = append(last.Requests, catalogRequest(catalogDeregisterAPI, map[string]any{"Node": node}))
+		for _, id := range ids[:len(ids)-1] {
+			last.Needs = append(last.Needs, deleting[id].Addr)
+		}
+	}
 }
 
 // api is the nodeAPI of node; address is the node's when it is new.

@@ -107,4 +107,20 @@ service "db" {
 	if diff := cmp.Diff([]string{"no-op service.db "}, actions(plan(b, st))); diff != "" {
 		t.Errorf("once moved (-want +got):\n%s", diff)
 	}
+
+	// Two services of one node removed: the last deletes the node too,
+	// once the other is deleted.
+	two := load(spec("host-b") + strings.ReplaceAll(strings.ReplaceAll(spec("host-b"), `project = "p"`, ""), `service "db"`, `service "cache"`))
+	st = converged(two, plan(two, st))
+	none := load(`project = "p"` + "\n")
+	p = plan(none, st)
+	if diff := cmp.Diff([]string{"delete service.cache /v1/catalog/deregister", "delete service.db /v1/catalog/deregister,/v1/catalog/deregister"}, actions(p)); diff != "" {
+		t.Errorf("the node emptied (-want +got):\n%s", diff)
+	}
+	if last := p.Changes[1]; len(last.Needs) != 1 || last.Needs[0].Name != "cache" || string(last.Requests[1].Body) != `{"Node":"host-b"}` {
+		t.Errorf("the last delete %s needs %v and sends %s, want it after cache and the node's delete", last.Addr, last.Needs, last.Requests[1].Body)
+	}
+	if nodes := converged(none, p).(externalState).Nodes; len(nodes) != 0 {
+		t.Errorf("once emptied the nodes are %v", nodes)
+	}
 }

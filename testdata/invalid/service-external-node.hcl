@@ -15,3 +15,13 @@ service "cache" {
   node = "legacy-host" # ERROR: External node without an address
   port = 6379
 }
+
+service "queue" {
+  node    = "legacy-host"
+  address = "10.0.0.51"
+  port    = 5672
+
+  check "alive" { # ERROR: Check consul-esm does not run
+    ttl = "30s"
+  }
+}

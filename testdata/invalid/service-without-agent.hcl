@@ -11,3 +11,12 @@ agent "node-b" {
 service "api" { # ERROR: Service without an agent
   port = 8080
 }
+
+variable "where" {
+  default = ""
+}
+
+service "jobs" { # ERROR: Service without an agent
+  agent = var.where
+  port  = 8081
+}
