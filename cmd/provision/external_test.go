@@ -78,18 +78,10 @@ service %q {
 		return ids, meta
 	}
 	env := map[string]string{}
-	apply := func(t *testing.T) string {
-		t.Helper()
-		code, out, errOut := runCLI(t, env, "apply", "-auto-approve", dir)
-		if code != exitOK {
-			t.Fatalf("apply: exit %d\n%s%s", code, out, errOut)
-		}
-		return out
-	}
 
 	t.Run("registered through the catalog", func(t *testing.T) {
 		write("legacy-host", "db", "cache")
-		out := apply(t)
+		out := applied(t, env, dir)
 		containsAll(t, "apply output", out, "service.db: PUT /v1/catalog/register: ok", "service.cache: PUT /v1/catalog/register: ok", "Apply complete: 2 created, 0 updated, 0 deleted.")
 		ids, meta := onNode("legacy-host")
 		if diff := cmp.Diff([]string{"cache legacy", "db legacy"}, ids); diff != "" {
@@ -151,13 +143,13 @@ service %q {
 
 	t.Run("deleted, the node with its last service", func(t *testing.T) {
 		write("legacy-host", "db")
-		out := apply(t)
+		out := applied(t, env, dir)
 		containsAll(t, "apply output", out, "service.cache: PUT /v1/catalog/deregister: ok", "0 created, 0 updated, 1 deleted.")
 		if ids, _ := onNode("legacy-host"); !slices.Equal(ids, []string{"db legacy"}) {
 			t.Errorf("the node holds %v, want db alone", ids)
 		}
 		write("legacy-host")
-		apply(t)
+		applied(t, env, dir)
 		if ids, meta := onNode("legacy-host"); len(ids) != 0 || meta != nil {
 			t.Errorf("the node is still there: %v %v", ids, meta)
 		}

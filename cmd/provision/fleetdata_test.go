@@ -66,18 +66,10 @@ service "app" {
 		}
 		return changed(decodePlan(t, out), actionAddr)
 	}
-	apply := func(t *testing.T) string {
-		t.Helper()
-		code, out, errOut := runCLI(t, env, "apply", "-auto-approve", dir)
-		if code != exitOK {
-			t.Fatalf("apply: exit %d\n%s%s", code, out, errOut)
-		}
-		return out
-	}
 
 	t.Run("a fleet of two", func(t *testing.T) {
 		write(2, map[string]string{"web": "n1", "jobs": "n2"})
-		out := apply(t)
+		out := applied(t, env, dir)
 		containsAll(t, "apply output", out, `agent.fleet["n1"].service.web: PUT /v1/agent/service/register: ok`,
 			`agent.fleet["n2"].service.jobs: PUT /v1/agent/service/register: ok`, "Apply complete: 2 created, 0 updated, 0 deleted.")
 		waitCatalog(t, server.Addr, "app", []string{"n1/web", "n2/jobs"})
@@ -91,7 +83,7 @@ service "app" {
 		if diff := cmp.Diff([]string{`create agent.fleet["n3"].service.mail`}, plan(t, `-target=agent.fleet["n3"].service.mail`)); diff != "" {
 			t.Errorf("the instance's address as a target (-want +got):\n%s", diff)
 		}
-		apply(t)
+		applied(t, env, dir)
 		waitCatalog(t, server.Addr, "app", []string{"n1/web", "n2/jobs", "n3/mail"})
 	})
 
@@ -100,7 +92,7 @@ service "app" {
 		if diff := cmp.Diff([]string{`create agent.fleet["n3"].service.jobs`, `delete agent.fleet["n2"].service.jobs`}, plan(t)); diff != "" {
 			t.Errorf("the move's plan (-want +got):\n%s", diff)
 		}
-		apply(t)
+		applied(t, env, dir)
 		waitCatalog(t, server.Addr, "app", []string{"n1/web", "n3/jobs", "n3/mail"})
 		if got := plan(t); len(got) != 0 {
 			t.Errorf("converged fleet plans %v", got)

@@ -27,7 +27,8 @@ func (f *inFlight) enter() {
 
 // TestFleetOfTwenty applies 1,000 services over the 20 client agents of a
 // real cluster, as an organisation lays a datacenter out (Consul's scale
-// guide: many agents, not one holding everything), with -parallelism=4:
+// guide: many agents, not one holding everything), the fleet declared as
+// data (one agent block with for_each), with -parallelism=4:
 // no agent ever has more than 4 writes in flight, all of them work at
 // once (more than 4 in flight in all), every agent is checked to be in
 // the declared datacenter, and the next plan is empty.
@@ -43,8 +44,10 @@ func TestFleetOfTwenty(t *testing.T) {
 	cluster := servers.NewConsulCluster(t, nodes...)
 	var all inFlight
 	per := make([]inFlight, agents)
+	// The fleet is data: one agent block over a map of the nodes, and
+	// the services spread over it by reference.
 	var b strings.Builder
-	fmt.Fprintf(&b, "project = \"fleet20\"\n\nconsul {\n  address    = %q\n  datacenter = \"dc1\"\n}\n", cluster[0].Addr)
+	fmt.Fprintf(&b, "project = \"fleet20\"\n\nconsul {\n  address    = %q\n  datacenter = \"dc1\"\n}\n\nlocals {\n  nodes = {\n", cluster[0].Addr)
 	for i, node := range nodes {
 		target, _ := url.Parse("http://" + cluster[i+1].Addr)
 		proxy := httputil.NewSingleHostReverseProxy(target)
@@ -59,9 +62,23 @@ func TestFleetOfTwenty(t *testing.T) {
 			proxy.ServeHTTP(w, r)
 		}))
 		t.Cleanup(front.Close)
-		fmt.Fprintf(&b, "\nagent %q {\n  address = %q\n}\n", node, strings.TrimPrefix(front.URL, "http://"))
-		fmt.Fprintf(&b, "\nservice \"web-%s\" {\n  for_each = { for j in range(%d) : format(\"web-%s-%%02d\", j) => j }\n  agent    = %q\n  id       = each.key\n  port     = 10000 + each.value\n}\n", node, each, node, node)
+		fmt.Fprintf(&b, "    %s = %q\n", node, strings.TrimPrefix(front.URL, "http://"))
 	}
+	fmt.Fprintf(&b, `  }
+}
+
+agent "fleet" {
+  for_each = local.nodes
+  address  = each.value
+}
+
+service "web" {
+  for_each = merge([for node in keys(local.nodes) : { for j in range(%d) : format("web-%%s-%%02d", node, j) => { node = node, port = 10000 + j } }]...)
+  agent    = agent.fleet[each.value.node]
+  id       = each.key
+  port     = each.value.port
+}
+`, each)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)

@@ -52,6 +52,17 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.proxy.ServeHTTP(w, req)
 }
 
+// applied applies the specs in dir with -auto-approve and returns its
+// output, failing the test unless it exits 0.
+func applied(t *testing.T, env map[string]string, dir string) string {
+	t.Helper()
+	code, out, errOut := runCLI(t, env, "apply", "-auto-approve", dir)
+	if code != exitOK {
+		t.Fatalf("apply: exit %d\n%s%s", code, out, errOut)
+	}
+	return out
+}
+
 // run runs the CLI in-process and returns its exit code and output.
 func runCLI(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()

@@ -15,8 +15,7 @@ import (
 // named agent.<label>["<key>"], and a service names its agent by
 // reference, computed from its own for_each: a fleet is a map.
 func TestFleetAsData(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "main.hcl")
-	src := `project = "x"
+	cfg := loadSpec(t, `project = "x"
 
 locals {
   nodes    = { n1 = "10.0.0.1:8500", "rack.2/n2" = "10.0.0.2:8500" }
@@ -42,14 +41,7 @@ service "gate" {
   agent = agent.edge
   port  = 9001
 }
-`
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+`)
 	var agents, services, declared []string
 	for _, a := range Agents(cfg) {
 		agents = append(agents, a.Name+" "+a.Address)
@@ -77,22 +69,29 @@ service "gate" {
 // TestAgentReferencesDecodedSideBySide: services decoded side by side
 // (a spec of many) see the agent blocks as one decoded alone does.
 func TestAgentReferencesDecodedSideBySide(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "main.hcl")
 	var b strings.Builder
 	b.WriteString("project = \"x\"\n\nagent \"a\" {\n  address = \"10.0.0.1:8500\"\n}\n\nagent \"b\" {\n  address = \"10.0.0.2:8500\"\n}\n")
 	for i := range 600 {
 		fmt.Fprintf(&b, "\nservice \"s%d\" {\n  agent = agent.b\n  port  = 1\n}\n", i)
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{})
-	if diags.HasErrors() {
-		t.Fatal(diags[0])
-	}
-	for _, s := range Services(cfg) {
+	for _, s := range Services(loadSpec(t, b.String())) {
 		if s.Agent != "b" {
 			t.Fatalf("service %s on agent %q, want b", s.Name, s.Agent)
 		}
 	}
+}
+
+// loadSpec loads src as the one spec file of a directory, failing the
+// test on an error.
+func loadSpec(t *testing.T, src string) *schema.Config {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "main.hcl")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return cfg
 }

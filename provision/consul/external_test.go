@@ -1,8 +1,6 @@
 package consul
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/consul/client"
 	"github.com/provision-dev/provision/provision/plans"
-	"github.com/provision-dev/provision/schema"
 )
 
 // TestExternalConverges: the services of external nodes planned from an
@@ -24,14 +21,7 @@ import (
 func TestExternalConverges(t *testing.T) {
 	load := func(src string) *External {
 		t.Helper()
-		path := filepath.Join(t.TempDir(), "main.hcl")
-		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cfg, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{})
-		if diags.HasErrors() {
-			t.Fatal(diags)
-		}
+		cfg := loadSpec(t, src)
 		c, err := client.Open(api.DefaultConfig(), adapter.Deadlines{}, "", hcl.Range{})
 		if err != nil {
 			t.Fatal(err)
