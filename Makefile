@@ -55,6 +55,10 @@ BENCH_SERVICES ?= 1000,10000
 BENCH_INDICES  ?= 10,100
 BENCH_DOCUMENTS ?= 1000
 BENCH_AGENTS   ?= 10
+# The fleet rows' own numbers of services, spread over BENCH_AGENTS client
+# agents without one agent holding them (BENCH_FLEET=10000 BENCH_AGENTS=20:
+# an organisation's estate); empty: the registered BENCH_SERVICES.
+BENCH_FLEET    ?=
 # The revision the paired A/B runs against: the last release tag, else the
 # merge base with the upstream branch; BENCH_BASE=REV picks another, and
 # BENCH_BASE= (empty) runs no A/B. It is built into .cache/bench-base.
@@ -67,7 +71,7 @@ bench: servers build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	@if [ -n "$(BENCH_BASE)" ]; then bash .ci/build-revision "$(BENCH_BASE)" .cache/bench-base; else echo "bench: no base revision (no release tag, no upstream): give BENCH_BASE=REV for the A/B"; fi
 	$(GO) run ./provision/internal/bench -services $(BENCH_SERVICES) -indices $(BENCH_INDICES) -agents $(BENCH_AGENTS) -documents $(BENCH_DOCUMENTS) -json bench.json \
-		$(if $(BENCH_BASE),-base .cache/bench-base/provision -pairs $(BENCH_PAIRS)) $(BENCH_FLAGS)
+		$(if $(BENCH_FLEET),-fleet $(BENCH_FLEET)) $(if $(BENCH_BASE),-base .cache/bench-base/provision -pairs $(BENCH_PAIRS)) $(BENCH_FLAGS)
 
 # Each fuzz target for FUZZTIME, then the mapping-pairs property test against
 # a real Elasticsearch for as long; fuzz inputs that fail (also one slower than

@@ -30,8 +30,7 @@ type Config struct {
 	// Scope is the root specs' scope once loaded: var, local, module,
 	// path and the functions, as console evaluates expressions in it
 	// (sensitive values marked).
-	Scope    *hcl.EvalContext
-	Searches []*Search
+	Scope *hcl.EvalContext
 	// Secrets are the values of sensitive variables and the strings
 	// computed from them: every view shows them as "(sensitive)".
 	Secrets []string
@@ -52,6 +51,15 @@ func (cfg *Config) Declare(k addrs.Kind, objs ...Decl) {
 		cfg.objects = map[addrs.Kind][]Decl{}
 	}
 	cfg.objects[k] = append(cfg.objects[k], objs...)
+}
+
+// DeclarePlace adds instances of the place typ to cfg, after those it
+// has: a configuration that a program builds rather than loads.
+func (cfg *Config) DeclarePlace(typ string, instances ...Place) {
+	if cfg.places == nil {
+		cfg.places = map[string][]Place{}
+	}
+	cfg.places[typ] = append(cfg.places[typ], instances...)
 }
 
 // MetaPrefix starts the Consul meta keys provision writes to mark what it
@@ -115,16 +123,4 @@ type Consul struct {
 	Address    string
 	Datacenter string
 	DeclRange  hcl.Range
-}
-
-// Search is one member cluster of a tribe: the place writes go.
-type Search struct {
-	Name string
-	// URLs are the nodes of the cluster provision reads and writes
-	// through, whichever answers: the url attribute, or urls.
-	URLs        []string
-	ClusterName string
-	TribeURL    string // optional; read-only, never written to
-	DeclRange   hcl.Range
-	URLRange    hcl.Range
 }

@@ -299,7 +299,7 @@ type object struct {
 // kind in a plan's order: In is an object's place block ("agent.node-a")
 // when several of that block are declared, and "" otherwise.
 func (cfg *Config) Declared() []addrs.Addr {
-	places := map[string]int{"search": len(cfg.Searches)}
+	places := map[string]int{}
 	for typ, instances := range cfg.places {
 		places[typ] = len(instances)
 	}

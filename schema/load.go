@@ -67,7 +67,6 @@ var loaderBlocks = []hcl.BlockHeaderSchema{
 	{Type: "consul"},
 	{Type: "variable", LabelNames: []string{"name"}},
 	{Type: "locals"},
-	{Type: "search", LabelNames: []string{"name"}},
 	{Type: "import"},
 	{Type: "removed"},
 	{Type: "traefik", LabelNames: []string{"name"}},
@@ -263,7 +262,6 @@ func (p *Parser) load(paths []string, in Inputs, later func(name []byte) class) 
 	cfg.Proxy = d.proxyBlock(proxy, cfg.ProjectRange)
 	d.checkPlaces(cfg)
 	d.checkTraefiks(cfg)
-	d.checkSearches(cfg)
 	for _, v := range sortedVariables(cfg.Variables) {
 		if v.Sensitive && v.Value != cty.NilVal {
 			d.secrets = append(d.secrets, stringLeaves(v.Value)...)
@@ -343,8 +341,6 @@ func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (proxy *hcl
 				}
 				consulBlock = b
 				cfg.Consul = d.consulBlock(b)
-			case "search":
-				cfg.Searches = append(cfg.Searches, d.searchBlock(b))
 			case "import":
 				imports = append(imports, d.importBlocks(b)...)
 			case "removed":

@@ -85,11 +85,11 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 	var out []provision.Backend
 	var diags hcl.Diagnostics
 	indices, documents := Indices(cfg), Documents(cfg)
-	searches := append([]*schema.Search(nil), cfg.Searches...)
+	searches := append([]*Search(nil), Searches(cfg)...)
 	sort.Slice(searches, func(i, j int) bool { return searches[i].Name < searches[j].Name })
 	for _, s := range searches {
 		t := target{cfg: cfg, project: cfg.Project, search: s, backend: "search." + s.Name, prune: o.Prune}
-		if len(cfg.Searches) > 1 {
+		if len(Searches(cfg)) > 1 {
 			t.in = t.backend
 		}
 		for _, ix := range indices {
@@ -109,7 +109,7 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 		}
 		for _, im := range cfg.ImportsOf(Index, Document) {
 			switch {
-			case im.Declared || len(cfg.Searches) != 1:
+			case im.Declared || len(Searches(cfg)) != 1:
 			case im.Kind == Index:
 				t.generate = append(t.generate, im)
 				sc.Indices = append(sc.Indices, im.Name)
@@ -125,7 +125,7 @@ func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
 		// removed document's index is read for it.
 		removing := false
 		for _, r := range cfg.RemovedOfKinds(Index, Document) {
-			if len(cfg.Searches) != 1 {
+			if len(Searches(cfg)) != 1 {
 				continue
 			}
 			removing = true

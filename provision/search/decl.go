@@ -142,9 +142,9 @@ var (
 // is generated only when one search block is declared.
 func oneSearch(noun string) func(cfg *schema.Config) (string, string) {
 	return func(cfg *schema.Config) (string, string) {
-		if len(cfg.Searches) != 1 {
+		if len(Searches(cfg)) != 1 {
 			return "Import of an undeclared " + noun + " needs one search cluster",
-				fmt.Sprintf("%d search blocks are declared, so it is not known which cluster holds the %s. Declare exactly one search block, or declare the %s block yourself.", len(cfg.Searches), noun, noun)
+				fmt.Sprintf("%d search blocks are declared, so it is not known which cluster holds the %s. Declare exactly one search block, or declare the %s block yourself.", len(Searches(cfg)), noun, noun)
 		}
 		return "", ""
 	}

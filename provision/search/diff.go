@@ -152,7 +152,7 @@ func ignoringSettings(ix *IndexDecl) *IndexDecl {
 type target struct {
 	cfg     *schema.Config
 	project string
-	search  *schema.Search
+	search  *Search
 	indices []*IndexDecl
 	backend string
 	// in qualifies the addresses of the indices when several search

@@ -399,8 +399,8 @@ func goValue(v cty.Value) any {
 // checkIndices resolves each index's search cluster and reports
 // duplicates across files.
 func checkIndices(d decoder, cfg *schema.Config, objs []schema.Decl) {
-	searches := map[string]*schema.Search{}
-	for _, s := range cfg.Searches {
+	searches := map[string]*Search{}
+	for _, s := range Searches(cfg) {
 		if _, dup := searches[s.Name]; !dup {
 			searches[s.Name] = s
 		}

@@ -11,7 +11,8 @@ import (
 // cluster, comma-separated as the Elasticsearch clients take it; the
 // credentials of one never reach the backend's address.
 func TestNodesFromEnvironment(t *testing.T) {
-	cfg := &schema.Config{Project: "edge", Searches: []*schema.Search{{Name: "t1", ClusterName: "t1"}}}
+	cfg := &schema.Config{Project: "edge"}
+	cfg.DeclarePlace(SearchPlace, &Search{PlaceDecl: schema.PlaceDecl{Name: "t1"}, ClusterName: "t1"})
 	cfg.Declare(Index, &IndexDecl{Declaration: schema.Declaration{Name: "logs"}, Search: "t1"})
 	env := map[string]string{"ELASTICSEARCH_URL": "http://a:9200, http://elastic:changeme@b:9200/"}
 	backends, diags := New(cfg, Options{Env: func(k string) string { return env[k] }})

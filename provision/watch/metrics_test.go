@@ -8,6 +8,7 @@ import (
 
 	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/run"
+	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -28,7 +29,7 @@ func TestHealthzIdle(t *testing.T) {
 		want int
 	}{
 		{"services only", withService(&schema.Config{}), http.StatusOK},
-		{"a search cluster too", withService(&schema.Config{Searches: []*schema.Search{{Name: "t1"}}}), http.StatusServiceUnavailable},
+		{"a search cluster too", withService(withSearch(&schema.Config{})), http.StatusServiceUnavailable},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := New(Options{Interval: 30 * time.Second}, nil)
@@ -46,5 +47,11 @@ func TestHealthzIdle(t *testing.T) {
 // withService is cfg with one service declared.
 func withService(cfg *schema.Config) *schema.Config {
 	cfg.Declare(consul.Service, &consul.Decl{Declaration: schema.Declaration{Name: "a"}})
+	return cfg
+}
+
+// withSearch adds a search block to cfg.
+func withSearch(cfg *schema.Config) *schema.Config {
+	cfg.DeclarePlace(search.SearchPlace, &search.Search{PlaceDecl: schema.PlaceDecl{Name: "t1"}})
 	return cfg
 }

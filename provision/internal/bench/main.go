@@ -109,6 +109,7 @@ func main() {
 	jsonOut := flag.String("json", "bench.json", "write the rows as JSON to `FILE`")
 	bin := flag.String("provision", "bin/provision", "the provision binary to measure")
 	agents := flag.Int("agents", 10, "client agents of the cluster the fleet rows spread the services over (0: no fleet rows)")
+	fleet := flag.String("fleet", "", "comma-separated numbers of services of the fleet rows alone, spread over the -agents (an organisation's estate: 10000 over 20 agents, never one agent holding them); default: the registered -services")
 	documents := flag.String("documents", "1000", "comma-separated numbers of documents (saved objects)")
 	flag.StringVar(&baseBin, "base", "", "a provision binary of an earlier revision (make bench builds BENCH_BASE's): each plan and validate job then runs in pairs, this binary then that one, and the table gives the median A/B with its spread, marked * over 1.05")
 	flag.IntVar(&pairs, "pairs", 10, "with -base, the pairs each job runs")
@@ -125,7 +126,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench: -jobs: %v\n", err)
 		os.Exit(2)
 	}
-	if err := run(*bin, ints(*services), ints(*indices), ints(*documents), *agents, selected, *jsonOut); err != nil {
+	if err := run(*bin, ints(*services), ints(*indices), ints(*documents), ints(*fleet), *agents, selected, *jsonOut); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
@@ -141,7 +142,7 @@ func ints(s string) []int {
 	return out
 }
 
-func run(bin string, services, indices, documents []int, agents int, selected *regexp.Regexp, jsonOut string) error {
+func run(bin string, services, indices, documents, fleet []int, agents int, selected *regexp.Regexp, jsonOut string) error {
 	ctx := context.Background()
 	// The servers' data is always new (an agent started on a kept data
 	// directory would hold the last run's services); -keep keeps what
@@ -261,12 +262,14 @@ func run(bin string, services, indices, documents []int, agents int, selected *r
 		cmd("destroy", "", 0, "destroy", "-auto-approve", "-lock=false", specs)
 	}
 	if agents > 0 {
-		registered := slices.DeleteFunc(slices.Clone(services), func(n int) bool { return n > synthesizeAbove })
-		fleet, err := fleetRows(ctx, bin, env, work, dir, agent, agents, registered, rows)
+		if len(fleet) == 0 {
+			fleet = slices.DeleteFunc(slices.Clone(services), func(n int) bool { return n > synthesizeAbove })
+		}
+		spread, err := fleetRows(ctx, bin, env, work, dir, agent, agents, fleet, rows)
 		if err != nil {
 			return err
 		}
-		rows = append(rows, fleet...)
+		rows = append(rows, spread...)
 	}
 	// start is a process of the binary that does nothing (provision
 	// version), the fastest of tries.
@@ -743,7 +746,8 @@ func writeSpec(dir string, src []byte) error {
 // stderr), and for each n
 // creates n services spread over them, plans them converged and destroys
 // them. The converged plan is set beside its floor (hcl parse + every
-// agent's two GETs, side by side) and beside the one-agent plan of rows.
+// agent's two GETs, side by side), beside validate of the same specs and
+// beside the one-agent plan of rows.
 func fleetRows(ctx context.Context, bin string, env []string, work, dir string, server *servers.Consul, k int, services []int, rows []row) ([]row, error) {
 	var clients []*servers.Consul
 	var logs servers.LogBuffer
@@ -790,6 +794,8 @@ func fleetRows(ctx context.Context, bin string, env []string, work, dir string, 
 			wg.Wait()
 		})
 		add("converged plan", "hcl parse + GETs side by side", parse+reads, "plan", "-detailed-exitcode", specs)
+		validate := best("validate", bin, env, "validate", specs)
+		add("converged plan", "validate", validate.Seconds, "plan", "-detailed-exitcode", specs)
 		for _, r := range rows {
 			if r.Job == "converged plan" && r.N == n {
 				add("converged plan", "converged plan, one agent", r.Seconds, "plan", "-detailed-exitcode", specs)
