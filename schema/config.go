@@ -21,9 +21,6 @@ type Config struct {
 	// objects are the declared objects, by kind (consul.Service's,
 	// kv.Key's, ...), in block order: Decls gives them.
 	objects map[addrs.Kind][]Decl
-	// Traefiks are the traefik blocks: live proxies through which apply
-	// proves the gate.
-	Traefiks []*Traefik
 
 	Variables map[string]*Variable
 	Locals    map[string]*Local

@@ -6,4 +6,5 @@ import (
 	_ "github.com/provision-dev/provision/provision/consul"
 	_ "github.com/provision-dev/provision/provision/consul/kv"
 	_ "github.com/provision-dev/provision/provision/search"
+	_ "github.com/provision-dev/provision/provision/traefik"
 )

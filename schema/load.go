@@ -69,7 +69,6 @@ var loaderBlocks = []hcl.BlockHeaderSchema{
 	{Type: "locals"},
 	{Type: "import"},
 	{Type: "removed"},
-	{Type: "traefik", LabelNames: []string{"name"}},
 	{Type: "module", LabelNames: []string{"name"}},
 	{Type: "output", LabelNames: []string{"name"}},
 }
@@ -261,7 +260,6 @@ func (p *Parser) load(paths []string, in Inputs, later func(name []byte) class) 
 	}
 	cfg.Proxy = d.proxyBlock(proxy, cfg.ProjectRange)
 	d.checkPlaces(cfg)
-	d.checkTraefiks(cfg)
 	for _, v := range sortedVariables(cfg.Variables) {
 		if v.Sensitive && v.Value != cty.NilVal {
 			d.secrets = append(d.secrets, stringLeaves(v.Value)...)
@@ -345,8 +343,6 @@ func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (proxy *hcl
 				imports = append(imports, d.importBlocks(b)...)
 			case "removed":
 				removed = append(removed, d.removedBlocks(b)...)
-			case "traefik":
-				cfg.Traefiks = append(cfg.Traefiks, d.traefikBlock(b))
 			default:
 				if placeSchemas()[b.Type] != nil {
 					placeBlocks[b.Type] = append(placeBlocks[b.Type], b)

@@ -44,7 +44,7 @@ var outputSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "val
 
 // rootOnly are the top-level blocks that only the root specs may hold,
 // with the places'.
-var rootOnly = []string{"proxy", "consul", "traefik", "import", "removed"}
+var rootOnly = []string{"proxy", "consul", "import", "removed"}
 
 // moduleFiles is a module's directory, read and parsed once.
 type moduleFiles struct {

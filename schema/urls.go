@@ -15,7 +15,7 @@ var SensitiveKey = regexp.MustCompile(`(?i)(token|secret|passw(or)?d|api[-_]?key
 
 // credentials says whether a URL of a spec carries credentials: user
 // information, or a query parameter named like a secret.
-func credentials(s string) bool {
+func Credentials(s string) bool {
 	u, err := url.Parse(s)
 	if err != nil {
 		return strings.Contains(s, "@")
@@ -34,7 +34,7 @@ func credentials(s string) bool {
 // noCredentials refuses a URL with credentials at attr: specs are
 // committed and plans are shared.
 func (d *decoder) noCredentials(attr *hcl.Attribute, s string) {
-	if credentials(s) {
+	if Credentials(s) {
 		d.errorf(attr.Expr.Range(), attr.Range, "Credentials in a spec",
 			"The URL in %s carries credentials (user information, or a query parameter named like a token, secret, password or key). Specs are committed, tags are public in Consul's catalog and plans are shared, so a secret has no place here. "+
 				"Give the proxy or the check its credentials another way (a header set by the proxy, a file on the host); provision's own credentials come from the environment only.", attr.Name)

@@ -38,7 +38,7 @@ const wrongToken = "provision-probe-not-a-token"
 // Backend is one declared Traefik proxy.
 type Backend struct {
 	provision.NoCapabilities
-	proxy  *schema.Traefik
+	proxy  *Proxy
 	prefix string // the tag prefix, as the proxy block says
 	fronts []frontend
 	// names are the Consul names of every declared service: a router of a
@@ -85,7 +85,7 @@ type Options struct {
 
 // New returns a backend per traefik block.
 func New(cfg *schema.Config, o Options) []provision.Backend {
-	if len(cfg.Traefiks) == 0 {
+	if len(Proxies(cfg)) == 0 {
 		return nil // no traefik block: no probe to work out
 	}
 	wait, env := o.Wait, o.Env
@@ -105,7 +105,7 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 			token: f.ProofToken, headers: f.ForwardAuth.AuthResponseHeaders})
 	}
 	var out []provision.Backend
-	for _, t := range cfg.Traefiks {
+	for _, t := range Proxies(cfg) {
 		user, pass := env(UsernameEnv), env(PasswordEnv)
 		if adapter.Allowed(t.API, env) != nil {
 			user, pass = "", "" // read without credentials, as a proxy outside the allowed servers

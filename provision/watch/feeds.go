@@ -11,6 +11,7 @@ import (
 
 	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/search"
+	"github.com/provision-dev/provision/provision/traefik"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -39,7 +40,7 @@ func (w *Watcher) Poll(ctx context.Context) {
 // or proxy (whose live state has no change feed: only the agents' and the
 // KV store's have).
 func (w *Watcher) PollEvery() time.Duration {
-	if cfg := w.config(); cfg != nil && len(search.Searches(cfg))+len(cfg.Traefiks) == 0 && len(consul.Services(cfg)) > 0 {
+	if cfg := w.config(); cfg != nil && len(search.Searches(cfg))+len(traefik.Proxies(cfg)) == 0 && len(consul.Services(cfg)) > 0 {
 		return w.o.Interval * SlowPoll
 	}
 	return w.o.Interval
