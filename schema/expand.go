@@ -18,10 +18,19 @@ import (
 // document or import): the key it was made for (each.key).
 type Instance struct {
 	Key string
+	// Counted: the instance is one of a place block's count, its Key
+	// the index ("0").
+	Counted bool
 }
 
-// String is the instance as a person reads it: each.key = "api".
-func (i *Instance) String() string { return "each.key = " + strconv.Quote(i.Key) }
+// String is the instance as a person reads it: each.key = "api", or
+// count.index = 0.
+func (i *Instance) String() string {
+	if i.Counted {
+		return "count.index = " + i.Key
+	}
+	return "each.key = " + strconv.Quote(i.Key)
+}
 
 // KeyPtr is the key, or nil for no instance (a block without for_each),
 // as a plan's change carries it.

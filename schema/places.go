@@ -109,7 +109,7 @@ func (d *decoder) placeBlocks(cfg *Config, blocks map[string][]*hcl.Block) {
 			d.placed[typ] = append(d.placed[typ], b.Labels[0])
 		}
 		ctx, each := d.ctx, d.each
-		for _, u := range d.expand(blocks[typ]) {
+		for _, u := range d.expandPlaces(blocks[typ]) {
 			d.instance(u, func() {
 				p := s.Decode(Decoder{d: d, cfg: cfg}, u.asBlock())
 				decl := p.Place()
@@ -142,35 +142,82 @@ func (d *decoder) distinctLabels(typ string, blocks []*hcl.Block) []*hcl.Block {
 	})
 }
 
+// expandPlaces turns place blocks into units as expand does, and a block
+// with count into one unit per index, count.index in its scope.
+func (d *decoder) expandPlaces(blocks []*hcl.Block) []unit {
+	var out []unit
+	for _, b := range blocks {
+		c, body, diags := b.Body.PartialContent(countSchema)
+		attr, counted := c.Attributes["count"]
+		if !counted {
+			out = append(out, d.expand([]*hcl.Block{b})...)
+			continue
+		}
+		d.diags = append(d.diags, diags...)
+		if attrs, _ := body.JustAttributes(); attrs["for_each"] != nil {
+			d.errorf(attr.NameRange, b.DefRange, "Invalid combination of count and for_each", "The %s block takes for_each or count, not both.", b.Type)
+			continue
+		}
+		n, ok := d.count(attr, b)
+		if !ok {
+			continue
+		}
+		for i := range n {
+			ctx := d.ctx.NewChild()
+			ctx.Variables = map[string]cty.Value{"count": cty.ObjectVal(map[string]cty.Value{"index": cty.NumberIntVal(int64(i))})}
+			out = append(out, unit{block: b, body: expandDynamic(body, ctx), ctx: ctx, each: &Instance{Key: strconv.Itoa(i), Counted: true}})
+		}
+	}
+	return out
+}
+
+var countSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "count"}}}
+
 // InstanceName is the name of the instance each of a block labelled
-// label, as addresses write it: label, or label["<key>"].
+// label, as addresses write it: label, label["<key>"], or label[<index>]
+// for one of a count.
 func InstanceName(label string, each *Instance) string {
-	if each == nil {
+	switch {
+	case each == nil:
 		return label
+	case each.Counted:
+		return label + "[" + each.Key + "]"
 	}
 	return label + "[" + strconv.Quote(each.Key) + "]"
 }
 
 // placeNamespace is the value of <type>: each label's instance name, or,
-// for a block with for_each, its instances' names by key.
+// for a block with for_each, its instances' names by key, and for one
+// with count, a list of them.
 func placeNamespace(blocks []*hcl.Block, decoded []Place) cty.Value {
 	byLabel := map[string]cty.Value{}
 	instances := map[string]map[string]cty.Value{}
+	counted := map[string][]cty.Value{}
 	for _, b := range blocks {
-		if attrs, _ := b.Body.JustAttributes(); attrs["for_each"] != nil {
+		attrs, _ := b.Body.JustAttributes()
+		switch {
+		case attrs["count"] != nil:
+			counted[b.Labels[0]] = []cty.Value{}
+		case attrs["for_each"] != nil:
 			instances[b.Labels[0]] = map[string]cty.Value{}
 		}
 	}
 	for _, p := range decoded {
 		decl := p.Place()
-		if decl.Instance == nil {
+		switch {
+		case decl.Instance == nil:
 			byLabel[decl.Label] = cty.StringVal(decl.Name)
-			continue
+		case decl.Instance.Counted:
+			counted[decl.Label] = append(counted[decl.Label], cty.StringVal(decl.Name))
+		default:
+			instances[decl.Label][decl.Instance.Key] = cty.StringVal(decl.Name)
 		}
-		instances[decl.Label][decl.Instance.Key] = cty.StringVal(decl.Name)
 	}
 	for label, keys := range instances {
 		byLabel[label] = cty.ObjectVal(keys)
+	}
+	for label, names := range counted {
+		byLabel[label] = cty.TupleVal(names)
 	}
 	return cty.ObjectVal(byLabel)
 }

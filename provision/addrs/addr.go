@@ -220,8 +220,9 @@ func parseObject(s string) (Addr, error) {
 }
 
 // cutPlace cuts the name of a place's instance and the "." after it off
-// s: a label, or label["<key>"] for an instance of a block with
-// for_each (its key quoted as Go quotes it, as addresses print it).
+// s: a label, label["<key>"] for an instance of a block with for_each
+// (its key quoted as Go quotes it, as addresses print it), or
+// label[<index>] for one of a count.
 func cutPlace(s string) (name, rest string, ok bool) {
 	i := strings.IndexAny(s, ".[")
 	if i <= 0 {
@@ -229,13 +230,18 @@ func cutPlace(s string) (name, rest string, ok bool) {
 	}
 	name, rest = s[:i], s[i:]
 	if key, ok := strings.CutPrefix(rest, "["); ok {
-		quoted, err := strconv.QuotedPrefix(key)
-		after, closed := strings.CutPrefix(key[len(quoted):], "]")
-		if err != nil || !closed {
-			return "", "", false
+		index, after, closed := strings.Cut(key, "]")
+		if n, err := strconv.Atoi(index); closed && err == nil && n >= 0 && strconv.Itoa(n) == index {
+			name, rest = name+"["+index+"]", after // one of a count
+		} else {
+			quoted, err := strconv.QuotedPrefix(key)
+			after, closed := strings.CutPrefix(key[len(quoted):], "]")
+			if err != nil || !closed {
+				return "", "", false
+			}
+			unquoted, _ := strconv.Unquote(quoted)
+			name, rest = name+"["+strconv.Quote(unquoted)+"]", after
 		}
-		unquoted, _ := strconv.Unquote(quoted)
-		name, rest = name+"["+strconv.Quote(unquoted)+"]", after
 	}
 	rest, ok = strings.CutPrefix(rest, ".")
 	return name, rest, ok

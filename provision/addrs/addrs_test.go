@@ -22,6 +22,8 @@ func TestAddrRoundTrip(t *testing.T) {
 		{addrs.Addr{In: "agent.node-a", Kind: consul.Service, Name: "gated-api-1"}, "agent.node-a.service.gated-api-1"},
 		{addrs.Addr{In: `agent.fleet["node7"]`, Kind: consul.Service, Name: "web"}, `agent.fleet["node7"].service.web`},
 		{addrs.Addr{In: `agent.fleet["rack.1/b"]`, Kind: consul.Service, Name: "web"}, `agent.fleet["rack.1/b"].service.web`},
+		{addrs.Addr{In: `agent.pool[12]`, Kind: consul.Service, Name: "web"}, `agent.pool[12].service.web`},
+		{addrs.Addr{In: `agent.pool[0]`}, `agent.pool[0]`},
 		{addrs.Addr{In: "search.t2", Kind: search.Index, Name: ".dashboard"}, `search.t2.index[".dashboard"]`},
 		{addrs.Addr{In: "search.t1", Kind: search.Index, Name: "logs.2026"}, `search.t1.index["logs.2026"]`},
 		{addrs.Addr{Kind: search.Document, Name: ".dashboard/index-pattern/logs-*"}, `document[".dashboard/index-pattern/logs-*"]`},
@@ -47,7 +49,7 @@ func TestAddrRoundTrip(t *testing.T) {
 	if a, err := addrs.ParseTarget(`agent.fleet["\x6e7"].service.web`); err != nil || a.In != `agent.fleet["n7"]` {
 		t.Errorf("ParseTarget of an escaped key = %v, %v", a, err)
 	}
-	for _, bad := range []string{"", "service", "cluster.x", `index[".dashboard"`, "service.", "module.", `module.m["a"`, "module.m[a].service.x", `agent.fleet["a".service.x`, `agent.fleet[a].service.x`} {
+	for _, bad := range []string{"", "service", "cluster.x", `index[".dashboard"`, "service.", "module.", `module.m["a"`, "module.m[a].service.x", `agent.fleet["a".service.x`, `agent.fleet[a].service.x`, `agent.pool[01].service.x`, `agent.pool[-1].service.x`} {
 		if _, err := addrs.ParseTarget(bad); err == nil {
 			t.Errorf("ParseTarget(%q) accepted", bad)
 		}

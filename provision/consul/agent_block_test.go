@@ -95,3 +95,33 @@ func loadSpec(t *testing.T, src string) *schema.Config {
 	}
 	return cfg
 }
+
+// TestFleetCounted: an agent block with count is one agent per index,
+// agent.<label>[<index>], count.index in its block.
+func TestFleetCounted(t *testing.T) {
+	cfg := loadSpec(t, `project = "x"
+
+agent "pool" {
+  count   = 2
+  address = "10.0.0.${count.index + 1}:8500"
+}
+
+service "web" {
+  agent = agent.pool[1]
+  port  = 9000
+}
+`)
+	var agents, declared []string
+	for _, a := range Agents(cfg) {
+		agents = append(agents, a.Name+" "+a.Address)
+	}
+	for _, a := range cfg.Declared() {
+		declared = append(declared, a.String())
+	}
+	if diff := cmp.Diff([]string{"pool[0] 10.0.0.1:8500", "pool[1] 10.0.0.2:8500"}, agents); diff != "" {
+		t.Errorf("agents (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"agent.pool[1].service.web"}, declared); diff != "" {
+		t.Errorf("declared addresses (-want +got):\n%s", diff)
+	}
+}
