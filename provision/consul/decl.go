@@ -31,7 +31,7 @@ var Service = schema.Define(addrs.KindSpec{Name: "service", Place: "agent", Form
 	Aliases:  []string{"services"},
 	Ungenerable: func(cfg *schema.Config) (string, string) {
 		if len(Agents(cfg)) > 1 {
-			return "Import of an undeclared service needs one agent", fmt.Sprintf("%d agent blocks are declared, so it is not known which node's agent holds the registration. Declare the service block yourself, with its agent.", len(Agents(cfg)))
+			return "Import of an undeclared service needs one agent", fmt.Sprintf("%d agents are declared, so it is not known which node's agent holds the registration. Declare the service block yourself, with its agent.", len(Agents(cfg)))
 		}
 		return "", ""
 	},

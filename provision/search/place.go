@@ -35,6 +35,10 @@ var searchSchema = &hcl.BodySchema{
 func decodeSearch(d schema.Decoder, b schema.Block) schema.Place {
 	s := &Search{URLRange: b.DefRange}
 	name := schema.InstanceName(b.Labels[0], b.Each)
+	if !schema.PlaceLabel.MatchString(b.Labels[0]) {
+		d.Errorf(b.LabelRanges[0], b.DefRange, "Invalid search name",
+			"The name %q is the cluster's address (search.%s) in plans and -target; use letters, digits, \"_\" and \"-\", starting with a letter.", b.Labels[0], b.Labels[0])
+	}
 	c := d.Content(b.Body, searchSchema)
 	one, many := c.Attributes["url"], c.Attributes["urls"]
 	switch {
