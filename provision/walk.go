@@ -144,7 +144,7 @@ func walk(project string, mode plans.Mode, removed []*schema.Removed, o Objects)
 		default:
 			i = -1
 		}
-		c, kept := let(project, mode, o.Gone(name, i), d, removedOf(removed, o.Kind, name))
+		c, kept := let(project, mode, o.Gone(name, i), d, schema.RemovedOf(removed, o.Kind, name))
 		if kept != nil {
 			diags = append(diags, kept)
 			continue
@@ -152,17 +152,6 @@ func walk(project string, mode plans.Mode, removed []*schema.Removed, o Objects)
 		changes = append(changes, c)
 	}
 	return changes, diags
-}
-
-// removedOf is the removed block that names the object of kind and name;
-// nil when none does.
-func removedOf(removed []*schema.Removed, kind addrs.Kind, name string) *schema.Removed {
-	for _, r := range removed {
-		if r.Kind == kind && r.Name == name {
-			return r
-		}
-	}
-	return nil
 }
 
 // let is the one rule for an owned object the plan lets go of: declared

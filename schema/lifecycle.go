@@ -265,9 +265,15 @@ func (cfg *Config) RemovedOfKinds(ks ...addrs.Kind) []*Removed {
 // RemovedOf is the removed block that names the object of kind and name;
 // nil when none does.
 func (cfg *Config) RemovedOf(kind addrs.Kind, name string) *Removed {
-	i := slices.IndexFunc(cfg.Removed, func(r *Removed) bool { return r.Kind == kind && r.Name == name })
+	return RemovedOf(cfg.Removed, kind, name)
+}
+
+// RemovedOf is the block of removed that names the object of kind and
+// name; nil when none does.
+func RemovedOf(removed []*Removed, kind addrs.Kind, name string) *Removed {
+	i := slices.IndexFunc(removed, func(r *Removed) bool { return r.Kind == kind && r.Name == name })
 	if i < 0 {
 		return nil
 	}
-	return cfg.Removed[i]
+	return removed[i]
 }

@@ -56,8 +56,8 @@ func fileSchema() *hcl.BodySchema {
 	for _, k := range kinds() {
 		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: k.Name(), LabelNames: k.Labels})
 	}
-	for _, p := range placeSchemas() {
-		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: p.Type, LabelNames: []string{p.Label}})
+	for _, typ := range placeTypes() {
+		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: typ, LabelNames: []string{placeSchemas()[typ].Label}})
 	}
 	return s
 }

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -80,12 +81,18 @@ func DefinePlace(s *PlaceSchema) string {
 	return s.Type
 }
 
-// placeSchemas are the defined places, by type.
-func placeSchemas() map[string]*PlaceSchema {
+// placeSchemas are the defined places, by type, once every place is
+// defined (at init): looked up for each top-level block and each
+// reference, without a lock.
+var placeSchemas = sync.OnceValue(func() map[string]*PlaceSchema {
 	places.Lock()
 	defer places.Unlock()
-	return places.byType
-}
+	return maps.Clone(places.byType)
+})
+
+// placeTypes are the defined places' types, sorted: the order the loader
+// decodes and checks them in.
+var placeTypes = sync.OnceValue(func() []string { return slices.Sorted(maps.Keys(placeSchemas())) })
 
 // PlacesOf are the instances of the place typ, in block and key order,
 // as its package decoded them (T is its declaration's type).
@@ -102,7 +109,8 @@ func PlacesOf[T Place](cfg *Config, typ string) []T {
 // to them.
 func (d *decoder) placeBlocks(cfg *Config, blocks map[string][]*hcl.Block) {
 	d.placed = map[string][]string{}
-	for typ, s := range placeSchemas() {
+	for _, typ := range placeTypes() {
+		s := placeSchemas()[typ]
 		var decoded []Place
 		blocks[typ] = d.distinctLabels(typ, blocks[typ])
 		for _, b := range blocks[typ] {
@@ -224,8 +232,8 @@ func placeNamespace(blocks []*hcl.Block, decoded []Place) cty.Value {
 
 // checkPlaces checks each place's instances, once all are decoded.
 func (d *decoder) checkPlaces(cfg *Config) {
-	for typ, s := range placeSchemas() {
-		if s.Check != nil {
+	for _, typ := range placeTypes() {
+		if s := placeSchemas()[typ]; s.Check != nil {
 			s.Check(Decoder{d: d, cfg: cfg}, cfg.places[typ])
 		}
 	}
@@ -238,11 +246,11 @@ func checkPlaceRef(typ, label string, labels []string) string {
 	if slices.Contains(labels, label) {
 		return ""
 	}
-	declared := "none is declared"
-	if len(labels) > 0 {
-		declared = "declared: " + strings.Join(labels, ", ")
+	byLabel := map[string]bool{}
+	for _, l := range labels {
+		byLabel[l] = true
 	}
-	return fmt.Sprintf("There is no %s %q {} block (%s); %s.<name> is the name of the %s block of that label, and %s.<name>[<key>] that of one instance of a block with for_each.", typ, label, declared, typ, typ, typ)
+	return fmt.Sprintf("There is no %s %q {} block (%s); %s.<name> is the name of the %s block of that label, and %s.<name>[<key>] that of one instance of a block with for_each.", typ, label, DeclaredNames(byLabel), typ, typ, typ)
 }
 
 // PlaceLabel is what a place block's label may be: it is a step of the

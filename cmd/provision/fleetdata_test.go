@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,13 +30,7 @@ func TestFleetAsData(t *testing.T) {
 			fmt.Fprintf(&b, "    n%d = %q\n", i+1, cluster[i+1].Addr)
 		}
 		b.WriteString("  }\n  services = {\n")
-		for _, id := range slices.Sorted(func(yield func(string) bool) {
-			for id := range services {
-				if !yield(id) {
-					return
-				}
-			}
-		}) {
+		for _, id := range slices.Sorted(maps.Keys(services)) {
 			fmt.Fprintf(&b, "    %s = %q\n", id, services[id])
 		}
 		b.WriteString(`  }
