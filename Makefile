@@ -85,7 +85,7 @@ bench: servers build
 FUZZTIME ?= 5m
 FUZZ_INPUT_TIMEOUT ?= 3s
 FUZZ_GO ?= GOTOOLCHAIN=go1.27.3 $(GO)
-FUZZ_TARGETS := ./schema:FuzzLoad ./schema:FuzzParseRule ./schema:FuzzNesting ./provision/consul:FuzzReadTags \
+FUZZ_TARGETS := ./schema:FuzzLoad ./provision/traefik/labels:FuzzParseRule ./schema:FuzzNesting ./provision/consul:FuzzReadTags \
 	./provision/plans:FuzzReadPlanFile ./provision/search:FuzzMapping ./provision/adapter:FuzzDecodeObject
 fuzz: servers
 	@for t in $(FUZZ_TARGETS); do \

@@ -13,10 +13,9 @@ type Config struct {
 	Project      string
 	ProjectRange hcl.Range
 
-	Proxy  Proxy
-	Consul *Consul // nil when no consul block: the environment decides
-	// places are the instances of the places' blocks (an agent's), by
-	// type, in block and key order: PlacesOf gives them.
+	// places are the instances of the places' blocks (an agent's, the
+	// consul block's), by type, in block and key order: PlacesOf gives
+	// them.
 	places map[string][]Place
 	// objects are the declared objects, by kind (consul.Service's,
 	// kv.Key's, ...), in block order: Decls gives them.
@@ -71,53 +70,4 @@ const (
 // (its marks, the checks' digest), which a spec may not set.
 func ProvisionMeta(key string) bool {
 	return key == ManagedByKey || strings.HasPrefix(key, MetaPrefix)
-}
-
-// Dialect says which Traefik generations read a service's tags.
-type Dialect string
-
-const (
-	// DialectTraefik writes the Traefik 1 tags and one set of http.* tags
-	// in the grammar Traefik 2 and Traefik 3 both accept, so that a gated
-	// frontend is gated whichever generation reads the catalog.
-	DialectTraefik   Dialect = "traefik"
-	DialectTraefikV1 Dialect = "traefik-v1"
-	DialectTraefikV2 Dialect = "traefik-v2"
-	DialectTraefikV3 Dialect = "traefik-v3"
-)
-
-// V1 reports whether Traefik 1 tags are written.
-func (d Dialect) V1() bool { return d == DialectTraefik || d == DialectTraefikV1 }
-
-// HTTP reports whether the http.* tags of Traefik 2 and 3 are written.
-func (d Dialect) HTTP() bool { return d != DialectTraefikV1 }
-
-// Grammar is the rule grammar of the http.* tags.
-func (d Dialect) Grammar() Grammar {
-	switch d {
-	case DialectTraefikV2:
-		return GrammarV2
-	case DialectTraefikV3:
-		return GrammarV3
-	}
-	return GrammarCommon
-}
-
-// Proxy says how frontends become Consul tags.
-type Proxy struct {
-	Dialect Dialect
-	Prefix  string
-	// DeclRange is the proxy block, or the project attribute when the block
-	// is absent and the defaults apply.
-	DeclRange hcl.Range
-}
-
-// Consul holds the connection settings of the Consul agent, or, when
-// agent blocks are declared, of the cluster: its datacenter and the agent
-// that holds the apply lock. Secrets (the ACL token) come from the
-// environment only, never from a spec.
-type Consul struct {
-	Address    string
-	Datacenter string
-	DeclRange  hcl.Range
 }

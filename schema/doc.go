@@ -1,14 +1,16 @@
 // Package schema is the provision language: the HCL schema of the files
 // under specs/, their decoding into a typed desired state that keeps the
-// source range of every declaration, input variables, the Traefik rule
-// grammar, and canonical formatting.
+// source range of every declaration, input variables, modules, and
+// canonical formatting.
 //
 // Everything this package reports is an hcl.Diagnostic with a subject range,
 // so a caller can print file, line, column and a snippet. It imports hcl,
 // cty and their function libraries, and of provision's packages only the
-// leaves: addrs (the addresses), parallel and traefik/labels (the
-// requests a Traefik rule claims); it knows nothing of Consul or
-// Elasticsearch clients. The kinds of object are defined by their own
-// packages (Define), which decode their blocks' bodies with a Decoder:
-// consul.Service, kv.Key, search.Index and search.Document.
+// leaves: addrs (the addresses) and parallel; it knows nothing of
+// Consul, Elasticsearch or Traefik. The kinds of object are defined by
+// their own packages (Define), which decode their blocks' bodies with a
+// Decoder: consul.Service, kv.Key, search.Index and search.Document; so
+// are the places, the blocks that say where a live system is
+// (DefinePlace): consul.AgentPlace, consul.SettingsPlace,
+// consul.ProxyPlace, search.SearchPlace and traefik.ProxyPlace.
 package schema

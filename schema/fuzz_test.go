@@ -49,26 +49,3 @@ func FuzzLoad(f *testing.F) {
 		})
 	})
 }
-
-// FuzzParseRule: a rule that parses renders back to a rule that parses
-// to the same.
-func FuzzParseRule(f *testing.F) {
-	for _, s := range []string{"Path:/api", "Host:a.example.com;PathPrefix:/api", "Path:/a,/b", "Headers:X-Env,prod", "PathStrip:/x", "Method:GET,POST;Path:/"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		fuzzing.Bounded(t, s, func(t testing.TB) {
-			r, err := schema.ParseRule(s)
-			if err != nil {
-				return
-			}
-			again, err := schema.ParseRule(r.String())
-			if err != nil || again.String() != r.String() {
-				t.Fatalf("%q renders as %q, which parses as %v, %v", s, r.String(), again, err)
-			}
-			for _, g := range []schema.Grammar{schema.GrammarV2, schema.GrammarV3, schema.GrammarCommon} {
-				r.Check(g)
-			}
-		})
-	})
-}

@@ -57,14 +57,16 @@ func fileSchema() *hcl.BodySchema {
 		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: k.Name(), LabelNames: k.Labels})
 	}
 	for _, typ := range placeTypes() {
-		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: typ, LabelNames: []string{placeSchemas()[typ].Label}})
+		h := hcl.BlockHeaderSchema{Type: typ}
+		if label := placeSchemas()[typ].Label; label != "" {
+			h.LabelNames = []string{label}
+		}
+		s.Blocks = append(s.Blocks, h)
 	}
 	return s
 }
 
 var loaderBlocks = []hcl.BlockHeaderSchema{
-	{Type: "proxy"},
-	{Type: "consul"},
 	{Type: "variable", LabelNames: []string{"name"}},
 	{Type: "locals"},
 	{Type: "import"},
@@ -236,7 +238,7 @@ func (p *Parser) load(paths []string, in Inputs, later func(name []byte) class) 
 	early, late := lateLocals(cfg.Locals, calls)
 	d.evalLocals(early)
 
-	proxy, imports, removed := d.topLevel(cfg, contents)
+	imports, removed := d.topLevel(cfg, contents)
 	d.ctx.Variables["module"] = d.evalInOrder(cfg, contents, calls, early, late, call{dir: "."})
 	if d.unparsed {
 		return nil, nil, false
@@ -258,7 +260,6 @@ func (p *Parser) load(paths []string, in Inputs, later func(name []byte) class) 
 			Subject:  &hcl.Range{Filename: paths[0], Start: hcl.InitialPos, End: hcl.InitialPos},
 		})
 	}
-	cfg.Proxy = d.proxyBlock(proxy, cfg.ProjectRange)
 	d.checkPlaces(cfg)
 	for _, v := range sortedVariables(cfg.Variables) {
 		if v.Sensitive && v.Value != cty.NilVal {
@@ -306,11 +307,9 @@ func distinct(diags hcl.Diagnostics) hcl.Diagnostics {
 
 // topLevel decodes the project attribute and the blocks of contents but
 // the variables, the locals and the kinds' blocks (Kinds), the places'
-// last (placeBlocks);
-// it returns the proxy block, decoded once the project is known, and the
-// import and removed blocks, checked once every object is decoded.
-func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (proxy *hcl.Block, imports []*Import, removed []*Removed) {
-	var consulBlock *hcl.Block
+// last (placeBlocks), once the project is known; it returns the import
+// and removed blocks, checked once every object is decoded.
+func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (imports []*Import, removed []*Removed) {
 	placeBlocks := map[string][]*hcl.Block{}
 	for _, c := range contents {
 		if attr, ok := c.Attributes["project"]; ok {
@@ -326,19 +325,6 @@ func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (proxy *hcl
 		}
 		for _, b := range c.Blocks {
 			switch b.Type {
-			case "proxy":
-				if proxy != nil {
-					d.diags = append(d.diags, duplicate("Duplicate proxy block", "proxy block", b.DefRange, proxy.DefRange))
-					continue
-				}
-				proxy = b
-			case "consul":
-				if consulBlock != nil {
-					d.diags = append(d.diags, duplicate("Duplicate consul block", "consul block", b.DefRange, consulBlock.DefRange))
-					continue
-				}
-				consulBlock = b
-				cfg.Consul = d.consulBlock(b)
 			case "import":
 				imports = append(imports, d.importBlocks(b)...)
 			case "removed":
@@ -351,7 +337,7 @@ func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (proxy *hcl
 		}
 	}
 	d.placeBlocks(cfg, placeBlocks)
-	return proxy, imports, removed
+	return imports, removed
 }
 
 // sortDiagnostics orders diagnostics by file and position, so that they
@@ -393,54 +379,5 @@ func duplicateIn(summary, what string, at, prev hcl.Range, module, prevModule ad
 		Detail: fmt.Sprintf("The %s is declared by %s (here) and by %s (at %s): two declarations of one live object. Give each instance its own, from the module's inputs (an id, a name, a path).",
 			what, by(module), by(prevModule), prev),
 		Subject: at.Ptr(),
-	}
-}
-
-var proxySchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "dialect"}, {Name: "prefix"}},
-}
-
-func (d *decoder) proxyBlock(b *hcl.Block, projectRange hcl.Range) Proxy {
-	p := Proxy{Dialect: DialectTraefik, Prefix: "traefik", DeclRange: projectRange}
-	if b == nil {
-		return p
-	}
-	p.DeclRange = b.DefRange
-	c := d.content(b.Body, proxySchema)
-	if attr, ok := c.Attributes["dialect"]; ok {
-		switch dl := Dialect(d.str(attr)); dl {
-		case DialectTraefik, DialectTraefikV1, DialectTraefikV2, DialectTraefikV3:
-			p.Dialect = dl
-		case "":
-		default:
-			d.errorf(attr.Expr.Range(), b.DefRange, "Unsupported proxy dialect",
-				"The dialect %q is not known; use \"traefik\" (Traefik 1 tags and tags both Traefik 2 and 3 accept, the default), \"traefik-v1\", \"traefik-v2\" or \"traefik-v3\".", dl)
-		}
-	}
-	if attr, ok := c.Attributes["prefix"]; ok {
-		p.Prefix = d.str(attr)
-		if !tagPrefix.MatchString(p.Prefix) {
-			d.errorf(attr.Expr.Range(), b.DefRange, "Invalid tag prefix",
-				"The tag prefix %q must be letters, digits, \"-\" or \"_\", as in \"traefik\".", p.Prefix)
-		}
-	}
-	return p
-}
-
-var tagPrefix = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
-var consulSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "address"}, {Name: "datacenter"}},
-}
-
-func (d *decoder) consulBlock(b *hcl.Block) *Consul {
-	c := d.content(b.Body, consulSchema)
-	if attr, ok := c.Attributes["address"]; ok {
-		d.noCredentials(attr, d.str(attr))
-	}
-	return &Consul{
-		Address:    d.str(c.Attributes["address"]),
-		Datacenter: d.str(c.Attributes["datacenter"]),
-		DeclRange:  b.DefRange,
 	}
 }

@@ -22,7 +22,7 @@ import (
 // once per instance. A module declares its inputs with variable blocks and
 // what it gives back with output blocks; its objects are the specs' own,
 // addressed module.<name>[<key>].<address>; the blocks that say where the
-// live systems are (project, proxy, consul, agent, search, traefik) and
+// live systems are (project, and the places' blocks: DefinePlace) and
 // import and removed blocks are the root's alone, and a module refers to
 // them by name. Every instance is decoded from the module's files, which
 // are read and parsed once.
@@ -44,7 +44,7 @@ var outputSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "val
 
 // rootOnly are the top-level blocks that only the root specs may hold,
 // with the places'.
-var rootOnly = []string{"proxy", "consul", "import", "removed"}
+var rootOnly = []string{"import", "removed"}
 
 // moduleFiles is a module's directory, read and parsed once.
 type moduleFiles struct {
@@ -86,7 +86,7 @@ func (d *decoder) moduleFiles(dir string) *moduleFiles {
 			switch {
 			case slices.Contains(rootOnly, b.Type) || placeSchemas()[b.Type] != nil:
 				m.diags = append(m.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("%s block in a module", b.Type),
-					Detail:  fmt.Sprintf("A %s block is the root specs' alone; a module refers to the root's proxy, consul, agent, search and traefik blocks by name, and takes no import or removed block (write them in the root, with module addresses).", b.Type),
+					Detail:  fmt.Sprintf("A %s block is the root specs' alone; a module refers to the root's %s blocks by name, and takes no import or removed block (write them in the root, with module addresses).", b.Type, strings.Join(placeTypes(), ", ")),
 					Subject: b.DefRange.Ptr()})
 			case b.Type == "variable":
 				v, vdiags := decodeVariableBlock(b)

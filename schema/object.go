@@ -82,7 +82,7 @@ type Decoder struct {
 }
 
 // Config is the Config as loaded so far: in Decode, the top level (the
-// place blocks, the proxy) and the objects of the kinds decoded before
+// place blocks) and the objects of the kinds decoded before
 // (an early kind's: the indices a document names); in Check, every
 // block decoded, and the secrets.
 func (d Decoder) Config() *Config { return d.cfg }

@@ -28,7 +28,9 @@ type PlaceSchema struct {
 	// Type is the block's type, and the namespace of references to its
 	// instances.
 	Type string
-	// Label names the block's one label, for a person ("name").
+	// Label names the block's one label, for a person ("name"); "" for a
+	// block without a label, which is declared at most once and not
+	// expanded (a proxy block, a consul block).
 	Label string
 	// Decode decodes one instance of the block: the rest of the place's
 	// own declaration, PlaceDecl being the loader's.
@@ -111,6 +113,10 @@ func (d *decoder) placeBlocks(cfg *Config, blocks map[string][]*hcl.Block) {
 	d.placed = map[string][]string{}
 	for _, typ := range placeTypes() {
 		s := placeSchemas()[typ]
+		if s.Label == "" {
+			d.singlePlace(cfg, s, blocks[typ])
+			continue
+		}
 		var decoded []Place
 		blocks[typ] = d.distinctLabels(typ, blocks[typ])
 		for _, b := range blocks[typ] {
@@ -133,6 +139,24 @@ func (d *decoder) placeBlocks(cfg *Config, blocks map[string][]*hcl.Block) {
 		cfg.places[typ] = decoded
 		d.ctx.Variables[typ] = placeNamespace(blocks[typ], decoded)
 	}
+}
+
+// singlePlace decodes the one block of a place without a label, and
+// refuses every block after the first.
+func (d *decoder) singlePlace(cfg *Config, s *PlaceSchema, blocks []*hcl.Block) {
+	if len(blocks) == 0 {
+		return
+	}
+	for _, b := range blocks[1:] {
+		d.diags = append(d.diags, duplicate(fmt.Sprintf("Duplicate %s block", s.Type), s.Type+" block", b.DefRange, blocks[0].DefRange))
+	}
+	b := blocks[0]
+	p := s.Decode(Decoder{d: d, cfg: cfg}, Block{Block: b, Body: b.Body, ctx: d.ctx})
+	p.Place().DeclRange = b.DefRange
+	if cfg.places == nil {
+		cfg.places = map[string][]Place{}
+	}
+	cfg.places[s.Type] = []Place{p}
 }
 
 // distinctLabels are blocks less each whose label an earlier one has,

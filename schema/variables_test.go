@@ -74,21 +74,6 @@ func TestVariableSources(t *testing.T) {
 	}
 }
 
-// TestParseRule reads rules in the Traefik 1.7 grammar and renders them
-// back normalised (the other grammars are provision/consul's RuleIn).
-func TestParseRule(t *testing.T) {
-	for rule, want := range map[string]string{
-		"Path:/api":                          "Path:/api",
-		"Host: a.example.com, b.example.com": "Host:a.example.com,b.example.com",
-		"Method:GET,POST; Path:/api":         "Method:GET,POST;Path:/api",
-	} {
-		r, err := schema.ParseRule(rule)
-		if err != nil || r.String() != want {
-			t.Errorf("ParseRule(%q) = %v, %v; want %s", rule, r, err, want)
-		}
-	}
-}
-
 // TestUntypedVariablesStayStrings: a value given on the command line or
 // in the environment to a variable without a type is a string, as in
 // Terraform: 1.10 stays "1.10", 007 stays "007".

@@ -60,6 +60,8 @@ type declared struct {
 	// leftOut are the agents the run leaves out, by place
 	// ("agent.node-a").
 	leftOut map[string]bool
+	// proxy is how frontends become tags.
+	proxy Proxy
 }
 
 // Options are how an agent is opened.
@@ -103,7 +105,7 @@ func New(cfg *schema.Config, o Options) ([]*Backend, hcl.Diagnostics) {
 		return nil, diags
 	}
 	services := Services(cfg)
-	d := declared{services: services, gates: gatesOf(services), leftOut: map[string]bool{}}
+	d := declared{services: services, gates: gatesOf(services), leftOut: map[string]bool{}, proxy: ProxyOf(cfg)}
 	for _, a := range o.LeftOut {
 		d.leftOut[a.In] = true
 	}
@@ -188,14 +190,14 @@ func (b *Backend) Agent() *client.Agent { return b.c }
 // cluster (a consul block's, CONSUL_HTTP_ADDR), the first agent holds the
 // lock.
 func lockerIsFirstAgent(cfg *schema.Config, o Options) bool {
-	return len(Agents(cfg)) > 0 && (cfg.Consul == nil || cfg.Consul.Address == "") && !o.addrSet()
+	return len(Agents(cfg)) > 0 && (SettingsOf(cfg) == nil || SettingsOf(cfg).Address == "") && !o.addrSet()
 }
 
 // Uses reports whether the specs and the environment name Consul at
 // all: an agent, a service, an import of one, a consul block or
 // CONSUL_HTTP_ADDR.
 func Uses(cfg *schema.Config, o Options) bool {
-	return len(Agents(cfg)) > 0 || len(Services(cfg)) > 0 || len(kv.Keys(cfg)) > 0 || len(cfg.ImportsOf(Service, kv.Key)) > 0 || cfg.Consul != nil || o.addrSet()
+	return len(Agents(cfg)) > 0 || len(Services(cfg)) > 0 || len(kv.Keys(cfg)) > 0 || len(cfg.ImportsOf(Service, kv.Key)) > 0 || SettingsOf(cfg) != nil || o.addrSet()
 }
 
 // agentClient opens the client of the agent a (nil: Consul's one agent)
@@ -203,13 +205,13 @@ func Uses(cfg *schema.Config, o Options) bool {
 func agentClient(cfg *schema.Config, a *Agent, o Options) (*client.Agent, hcl.Diagnostics) {
 	conf := api.DefaultConfig()
 	where := cfg.ProjectRange
-	if cfg.Consul != nil {
-		where = cfg.Consul.DeclRange
-		if cfg.Consul.Address != "" {
-			conf.Address = cfg.Consul.Address
+	if s := SettingsOf(cfg); s != nil {
+		where = s.DeclRange
+		if s.Address != "" {
+			conf.Address = s.Address
 		}
-		if cfg.Consul.Datacenter != "" {
-			conf.Datacenter = cfg.Consul.Datacenter
+		if s.Datacenter != "" {
+			conf.Datacenter = s.Datacenter
 		}
 	}
 	name := ""
@@ -507,17 +509,18 @@ func (b *Backend) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diag
 // error naming both, one whose datacenter cannot be read a warning; nil
 // when it is in it, or no datacenter is declared.
 func (b *Backend) inDatacenter(ctx context.Context) hcl.Diagnostics {
-	if b.cfg.Consul == nil {
+	settings := SettingsOf(b.cfg)
+	if settings == nil {
 		return nil
 	}
-	err := b.c.InDatacenter(ctx, b.cfg.Consul.Datacenter)
+	err := b.c.InDatacenter(ctx, settings.Datacenter)
 	var elsewhere *client.Elsewhere
 	switch {
 	case errors.As(err, &elsewhere):
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Agent in another datacenter", Detail: err.Error() + ". " + elsewhere.Advice(), Subject: b.c.Where.Ptr()}}
 	case err != nil:
 		return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Datacenter not checked",
-			Detail:  fmt.Sprintf("The Consul agent at %s did not say its datacenter (%s), so it is not checked to be %q, the consul block's: a token with agent:read on its node lets provision check it.", b.c.Address(), err, b.cfg.Consul.Datacenter),
+			Detail:  fmt.Sprintf("The Consul agent at %s did not say its datacenter (%s), so it is not checked to be %q, the consul block's: a token with agent:read on its node lets provision check it.", b.c.Address(), err, settings.Datacenter),
 			Subject: b.c.Where.Ptr()}}
 	}
 	return nil

@@ -161,7 +161,7 @@ func (d decoder) frontendBlock(b schema.Nested) *Frontend {
 	if attr, ok := c.Attributes["rule"]; ok {
 		f.RuleRange = attr.Expr.Range()
 		if s := d.Str(attr); s != "" {
-			r, err := schema.ParseRule(s)
+			r, err := labels.ParseRule(s)
 			if err != nil {
 				d.Errorf(attr.Expr.Range(), b.DefRange, "Invalid frontend rule",
 					"The rule %q is not in the Traefik rule grammar (Matcher:value[,value], matchers joined by \";\"): %s.", s, err)
@@ -357,6 +357,7 @@ func (d decoder) resolveAgents(cfg *schema.Config, services []*Decl) {
 // checkFrontends reports duplicate IDs, and frontends a single-generation
 // dialect would leave ungated.
 func (d decoder) checkFrontends(cfg *schema.Config, services []*Decl) {
+	proxy := ProxyOf(cfg)
 	ids := map[string]*Decl{}
 	named := map[string]*Decl{}
 	for _, s := range services {
@@ -386,7 +387,7 @@ func (d decoder) checkFrontends(cfg *schema.Config, services []*Decl) {
 		if f == nil || f.Rule == nil {
 			continue
 		}
-		dl := cfg.Proxy.Dialect
+		dl := proxy.Dialect
 		if dl.HTTP() {
 			if err := f.Rule.Check(dl.Grammar()); err != nil {
 				d.Errorf(f.RuleRange, f.DeclRange, "Rule has no form for the dialect",
@@ -397,16 +398,16 @@ func (d decoder) checkFrontends(cfg *schema.Config, services []*Decl) {
 			d.checkForwardAuth(dl, f, a)
 		}
 		if f.ForwardAuth != nil {
-			d.checkGate(cfg, s)
+			d.checkGate(proxy.Prefix, s)
 		}
-		if f.ForwardAuth != nil && dl != schema.DialectTraefik {
+		if f.ForwardAuth != nil && dl != labels.DialectTraefik {
 			d.Add(&hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
 				Summary:  "Gated frontend written for one Traefik generation",
 				Detail: fmt.Sprintf("The proxy dialect %q writes tags for one generation only: %s Keep the default dialect \"traefik\" unless no other generation ever reads this Consul.",
 					dl, otherGenerations[dl]),
 				Subject: f.ForwardAuth.DeclRange.Ptr(),
-				Context: cfg.Proxy.DeclRange.Ptr(),
+				Context: proxy.DeclRange.Ptr(),
 			})
 		}
 	}
@@ -414,12 +415,12 @@ func (d decoder) checkFrontends(cfg *schema.Config, services []*Decl) {
 
 // checkForwardAuth refuses the forward-auth options a dialect cannot
 // write and warns of those that weaken the gate.
-func (d decoder) checkForwardAuth(dl schema.Dialect, f *Frontend, a *ForwardAuth) {
+func (d decoder) checkForwardAuth(dl labels.Dialect, f *Frontend, a *ForwardAuth) {
 	warn := func(summary, detail string) {
 		d.Add(&hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: detail, Subject: a.DeclRange.Ptr(), Context: f.DeclRange.Ptr()})
 	}
 	switch {
-	case dl == schema.DialectTraefikV1 && (len(a.AuthRequestHeaders) > 0 || a.AuthResponseHeadersRegex != ""):
+	case dl == labels.DialectTraefikV1 && (len(a.AuthRequestHeaders) > 0 || a.AuthResponseHeadersRegex != ""):
 		d.Errorf(a.DeclRange, f.DeclRange, "Forward-auth option Traefik 1 lacks",
 			"auth_request_headers and auth_response_headers_regex exist in Traefik 2 and 3 only, and the dialect %q writes Traefik 1 tags alone, which would gate without them. "+
 				"Choose the default dialect \"traefik\", \"traefik-v2\" or \"traefik-v3\", or drop the option.", dl)
@@ -458,10 +459,10 @@ func frontendKey(f *Frontend) string {
 // write for would do with the service (Traefik's own behaviour: Traefik 2
 // and 3 ignore Traefik 1 tags and serve traefik.enable=true on a default
 // Host router; a router whose rule does not parse is dropped).
-var otherGenerations = map[schema.Dialect]string{
-	schema.DialectTraefikV1: "Traefik 2 and Traefik 3 ignore Traefik 1 tags and would serve the service ungated on their default Host(`<service>`) router.",
-	schema.DialectTraefikV2: "Traefik 1 would serve the service ungated on its default frontend; Traefik 3 reads the same http.* tags and drops a router whose rule uses Traefik 2 syntax (the path then answers 404).",
-	schema.DialectTraefikV3: "Traefik 1 would serve the service ungated on its default frontend; Traefik 2 reads the same http.* tags and drops a router whose rule uses Traefik 3 syntax (the path then answers 404).",
+var otherGenerations = map[labels.Dialect]string{
+	labels.DialectTraefikV1: "Traefik 2 and Traefik 3 ignore Traefik 1 tags and would serve the service ungated on their default Host(`<service>`) router.",
+	labels.DialectTraefikV2: "Traefik 1 would serve the service ungated on its default frontend; Traefik 3 reads the same http.* tags and drops a router whose rule uses Traefik 2 syntax (the path then answers 404).",
+	labels.DialectTraefikV3: "Traefik 1 would serve the service ungated on its default frontend; Traefik 2 reads the same http.* tags and drops a router whose rule uses Traefik 3 syntax (the path then answers 404).",
 }
 
 // checkGate refuses extra tags of a gated service that Traefik reads as
@@ -470,8 +471,8 @@ var otherGenerations = map[schema.Dialect]string{
 // Traefik's label parser reads them (labels.Decode): such a route reaches
 // the service without the forward-auth check, and a middleware of the
 // generated name overrides the gate.
-func (d decoder) checkGate(cfg *schema.Config, s *Decl) {
-	routes, err := labels.Decode(cfg.Proxy.Prefix, s.Tags)
+func (d decoder) checkGate(prefix string, s *Decl) {
+	routes, err := labels.Decode(prefix, s.Tags)
 	if err != nil {
 		d.Errorf(s.DeclRange, s.DeclRange, "Tags Traefik cannot read",
 			"The tags of the gated service %q do not decode as Traefik's label parser reads them (%s): Traefik would drop the service's whole configuration, gate and all.", s.Service, err)
@@ -527,7 +528,7 @@ func (d decoder) checkRoutes(cfg *schema.Config, services []*Decl) {
 			at[s.Name] = s
 		}
 	}
-	open, _ := labels.Judge(cfg.Proxy.Prefix, gates, regs)
+	open, _ := labels.Judge(ProxyOf(cfg).Prefix, gates, regs)
 	for _, o := range open {
 		s := at[o.ID]
 		d.Errorf(s.DeclRange, s.DeclRange, "Tag would bypass the gate",

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/traefik/labels"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -72,7 +73,7 @@ type Decl struct {
 
 // Frontend is the route a reverse proxy claims for a service.
 type Frontend struct {
-	Rule        *schema.Rule
+	Rule        *labels.Rule
 	RuleRange   hcl.Range
 	EntryPoints []string
 	ForwardAuth *ForwardAuth

@@ -48,7 +48,7 @@ func (r registration) view() registration {
 
 // desired is the registration a declared service becomes, its marks
 // protected or not.
-func desired(project string, p schema.Proxy, s *Decl, protected bool) registration {
+func desired(project string, p Proxy, s *Decl, protected bool) registration {
 	r := registration{
 		ID:      s.Name,
 		Name:    s.Service,
@@ -333,7 +333,7 @@ func (b *Backend) planService(st agentState, s *Decl) (*plans.Change, hcl.Diagno
 	if parent := parentOf(st.Services, l); parent != nil {
 		return nil, hcl.Diagnostics{sidecarDeclared(addr, parent, s.NameRange.Ptr())}
 	}
-	want := desired(b.cfg.Project, b.cfg.Proxy, s, s.Lifecycle.Protects(lv.Protected))
+	want := desired(b.cfg.Project, b.proxy, s, s.Lifecycle.Protects(lv.Protected))
 	var have map[string]any // withDefaults(l), for keepLive and changedFields
 	if l != nil {
 		if len(s.Fields) > 0 {
@@ -388,7 +388,7 @@ func (b *Backend) diffService(st agentState, s *Decl, l *agentService, withLive 
 		if others := slices.DeleteFunc(changed, func(f string) bool { return f == "meta" || f == "checks" && len(want.Checks) == 0 }); len(others) > 0 {
 			d.Reasons = append(d.Reasons, adapter.Reason{Code: plans.ReasonChanged, Words: strings.Join(others, ", ") + " changed"})
 		}
-		if words, removes := RouterChanges(b.cfg.Proxy.Prefix, l.Tags, want.Tags); words != "" {
+		if words, removes := RouterChanges(b.proxy.Prefix, l.Tags, want.Tags); words != "" {
 			d.Reasons = append(d.Reasons, adapter.Reason{Code: plans.ReasonRouters, Words: words})
 			if removes && s.Import != nil && !s.Import.ReplaceRouters {
 				d.Conflicts = append(d.Conflicts, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Import changes what the proxy serves",

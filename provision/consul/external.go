@@ -60,7 +60,7 @@ type External struct {
 // one's block removed), so that they are deleted.
 func NewExternal(cfg *schema.Config, c *client.Agent, o Options) *External {
 	services := Services(cfg)
-	e := &External{b: &Backend{cfg: cfg, declared: declared{services: services}, c: c, replace: replaced(o), w: agentAPI{}}}
+	e := &External{b: &Backend{cfg: cfg, declared: declared{services: services, proxy: ProxyOf(cfg)}, c: c, replace: replaced(o), w: agentAPI{}}}
 	for _, s := range services {
 		if s.Node != "" {
 			e.ids = append(e.ids, s.Name)

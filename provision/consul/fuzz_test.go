@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/provision-dev/provision/provision/fuzzing"
-	"github.com/provision-dev/provision/schema"
+	"github.com/provision-dev/provision/provision/traefik/labels"
 )
 
 // FuzzReadTags reads arbitrary tags back into a frontend. It must never
@@ -26,10 +26,10 @@ func FuzzReadTags(f *testing.F) {
 			if fe == nil || fe.Rule == nil {
 				return
 			}
-			if fe.Rule.Check(schema.GrammarCommon) != nil {
+			if fe.Rule.Check(labels.GrammarCommon) != nil {
 				return
 			}
-			p := schema.Proxy{Dialect: schema.DialectTraefik, Prefix: "traefik"}
+			p := Proxy{Dialect: labels.DialectTraefik, Prefix: "traefik"}
 			rendered := Tags(p, &Decl{Service: "svc", Frontend: fe})
 			again, _, unreadAgain := ReadTags("traefik", rendered)
 			if again == nil || !sameFrontend(fe, again) || len(unreadAgain) > 0 {

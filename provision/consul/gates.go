@@ -13,7 +13,7 @@ import (
 // scope whose tags route through the proxy: a route made by hand may open
 // a gate the specs declare, and the plan judges it with the rest.
 func (b *Backend) keepRoute(st *agentState, s *agentService) {
-	if !slices.ContainsFunc(s.Tags, func(t string) bool { return strings.HasPrefix(t, b.cfg.Proxy.Prefix) }) {
+	if !slices.ContainsFunc(s.Tags, func(t string) bool { return strings.HasPrefix(t, b.proxy.Prefix) }) {
 		return
 	}
 	if st.Routes == nil {
@@ -51,7 +51,7 @@ func (b *Backend) judgeRoutes(as agentState) hcl.Diagnostics {
 		}
 	}
 	slices.SortFunc(regs, func(a, b labels.Registration) int { return strings.Compare(a.ID, b.ID) })
-	open, unread := labels.Judge(b.cfg.Proxy.Prefix, gates, regs)
+	open, unread := labels.Judge(b.proxy.Prefix, gates, regs)
 	var diags hcl.Diagnostics
 	for _, o := range open {
 		diags = append(diags, &hcl.Diagnostic{

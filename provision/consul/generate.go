@@ -103,9 +103,9 @@ func (b *Backend) readBack(live []*agentService) map[string]declaredTags {
 		read := make([]declaredTags, len(ls))
 		exact := true
 		for i, l := range ls {
-			f, plain, unread := ReadTags(b.cfg.Proxy.Prefix, l.Tags)
+			f, plain, unread := ReadTags(b.proxy.Prefix, l.Tags)
 			read[i] = declaredTags{f, append(plain, unread...)}
-			exact = exact && f != nil && slices.Equal(Tags(b.cfg.Proxy, &Decl{Service: l.Service, Tags: read[i].tags, Frontend: f}), l.Tags) &&
+			exact = exact && f != nil && slices.Equal(Tags(b.proxy, &Decl{Service: l.Service, Tags: read[i].tags, Frontend: f}), l.Tags) &&
 				sameFrontend(read[0].frontend, f)
 		}
 		for i, l := range ls {

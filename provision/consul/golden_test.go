@@ -15,6 +15,7 @@ import (
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/internal/golden"
 	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/traefik/labels"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -87,14 +88,14 @@ func BenchmarkDiff(b *testing.B) {
 }
 
 func benchmarkDiff(b *testing.B, n int) {
-	cfg := &schema.Config{Project: "bench", Proxy: schema.Proxy{Dialect: schema.DialectTraefik, Prefix: "traefik"}}
+	cfg := &schema.Config{Project: "bench"}
 	live := map[string]*api.AgentService{}
-	rule, _ := schema.ParseRule("Path:/api")
+	rule, _ := labels.ParseRule("Path:/api")
 	for i := range n {
 		s := &Decl{Service: fmt.Sprintf("svc-%d", i), Declaration: schema.Declaration{Name: fmt.Sprintf("svc-%d", i)}, Address: "127.0.0.1", Port: 8000 + i,
 			Frontend: &Frontend{Rule: rule, ForwardAuth: &ForwardAuth{Address: "http://127.0.0.1/auth"}}}
 		cfg.Declare(Service, s)
-		r := desired(cfg.Project, cfg.Proxy, s, false)
+		r := desired(cfg.Project, ProxyOf(cfg), s, false)
 		// As a Consul 1.15 agent answers: default weights, the tagged
 		// addresses it derives, its datacenter and a content hash.
 		derived := api.ServiceAddress{Address: "127.0.0.1", Port: r.Port}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/provision-dev/provision/schema"
+	"github.com/provision-dev/provision/provision/traefik/labels"
 )
 
 // Tags are the service's Consul tags: its extra tags as written, then the
@@ -27,7 +27,7 @@ import (
 // traefik.enable=true alone, would serve the service ungated on a default
 // router. Only keys every generation of the dialect knows are written:
 // Traefik 2.11 drops a whole service over one tag key it does not know.
-func Tags(p schema.Proxy, s *Decl) []string {
+func Tags(p Proxy, s *Decl) []string {
 	tags := append(make([]string, 0, len(s.Tags)+12), s.Tags...) // room for a frontend's
 	f := s.Frontend
 	if f == nil || f.Rule == nil {
@@ -121,7 +121,7 @@ func tlsTags(t *ForwardAuthTLS, tag func(k, v string)) {
 // its own matcher and several make an || group: (Path(`/a`) || Path(`/b`)).
 // Traefik 3's Header(`k`, `v`) takes the 1.7 Headers:k,v pair, and its
 // Query(`k`, `v`) each k=v value. It fails where schema's Rule.Check does.
-func RuleIn(r *schema.Rule, g schema.Grammar) (string, error) {
+func RuleIn(r *labels.Rule, g labels.Grammar) (string, error) {
 	if err := r.Check(g); err != nil {
 		return "", err
 	}
@@ -131,7 +131,7 @@ func RuleIn(r *schema.Rule, g schema.Grammar) (string, error) {
 		name := m.NameIn(g)
 		var alts []string
 		switch {
-		case g == schema.GrammarV2:
+		case g == labels.GrammarV2:
 			alts = []string{name + "(" + q(m.Values...) + ")"}
 		case m.Name == "Headers" || m.Name == "HeadersRegexp":
 			alts = []string{name + "(" + q(m.Values...) + ")"}
@@ -214,7 +214,7 @@ func ReadTags(prefix string, tags []string) (f *Frontend, plain, unread []string
 
 // readV1 reads the Traefik 1 frontend tags, marking the keys it used.
 func readV1(kv map[string]string, used map[string]bool) *Frontend {
-	rule, err := schema.ParseRule(kv["frontend.rule"])
+	rule, err := labels.ParseRule(kv["frontend.rule"])
 	if err != nil {
 		return nil
 	}
@@ -329,9 +329,9 @@ func sameFrontend(a, b *Frontend) bool {
 // registration made by hand; anything else (negation, mixed groups,
 // matchers Traefik 1 lacks) is an error, and the caller keeps the tag as
 // it is.
-func ReadRule(s string) (*schema.Rule, error) {
+func ReadRule(s string) (*labels.Rule, error) {
 	p := &v2Parser{src: s}
-	r := &schema.Rule{}
+	r := &labels.Rule{}
 	for {
 		m, err := p.term()
 		if err != nil {
@@ -347,7 +347,7 @@ func ReadRule(s string) (*schema.Rule, error) {
 		}
 	}
 	// Check the result against the Traefik 1 grammar it is to be written in.
-	if _, err := schema.ParseRule(r.String()); err != nil {
+	if _, err := labels.ParseRule(r.String()); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -377,7 +377,7 @@ func (p *v2Parser) eat(tok string) bool {
 }
 
 // term is a matcher or a parenthesised || group of one matcher's values.
-func (p *v2Parser) term() (schema.Matcher, error) {
+func (p *v2Parser) term() (labels.Matcher, error) {
 	if !p.eat("(") {
 		return p.matcher()
 	}
@@ -401,14 +401,14 @@ func (p *v2Parser) term() (schema.Matcher, error) {
 	return m, nil
 }
 
-func (p *v2Parser) matcher() (schema.Matcher, error) {
+func (p *v2Parser) matcher() (labels.Matcher, error) {
 	p.space()
 	start := p.pos
 	for !p.done() && unicode.IsLetter(rune(p.src[p.pos])) {
 		p.pos++
 	}
-	m := schema.Matcher{Name: p.src[start:p.pos]}
-	if m.NameIn(schema.GrammarV2) != m.Name || m.NameIn(schema.GrammarCommon) != m.Name {
+	m := labels.Matcher{Name: p.src[start:p.pos]}
+	if m.NameIn(labels.GrammarV2) != m.Name || m.NameIn(labels.GrammarCommon) != m.Name {
 		return m, fmt.Errorf("%q is not a matcher Traefik 1, 2 and 3 share", m.Name)
 	}
 	if !p.eat("(") {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/internal/golden"
+	"github.com/provision-dev/provision/provision/traefik/labels"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -19,12 +20,12 @@ func TestTags(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	for _, d := range []schema.Dialect{schema.DialectTraefik, schema.DialectTraefikV1, schema.DialectTraefikV2, schema.DialectTraefikV3} {
+	for _, d := range []labels.Dialect{labels.DialectTraefik, labels.DialectTraefikV1, labels.DialectTraefikV2, labels.DialectTraefikV3} {
 		t.Run(string(d), func(t *testing.T) {
 			var out bytes.Buffer
 			for _, s := range consul.Services(cfg) {
 				fmt.Fprintf(&out, "service %q:\n", s.Service)
-				for _, tag := range consul.Tags(schema.Proxy{Dialect: d, Prefix: "traefik"}, s) {
+				for _, tag := range consul.Tags(consul.Proxy{Dialect: d, Prefix: "traefik"}, s) {
 					fmt.Fprintf(&out, "  %s\n", tag)
 				}
 			}
@@ -49,11 +50,11 @@ func TestRuleIn(t *testing.T) {
 		{"PathStrip:/api", "error: PathStrip is a Traefik 1 modifier", "error: PathStrip is a Traefik 1 modifier", "error: PathStrip is a Traefik 1 modifier"},
 	}
 	for _, tt := range tests {
-		r, err := schema.ParseRule(tt.rule)
+		r, err := labels.ParseRule(tt.rule)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for g, want := range map[schema.Grammar]string{schema.GrammarV2: tt.v2, schema.GrammarV3: tt.v3, schema.GrammarCommon: tt.common} {
+		for g, want := range map[labels.Grammar]string{labels.GrammarV2: tt.v2, labels.GrammarV3: tt.v3, labels.GrammarCommon: tt.common} {
 			got, err := consul.RuleIn(r, g)
 			if err != nil {
 				got = "error: " + err.Error()

@@ -111,7 +111,7 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 			user, pass = "", "" // read without credentials, as a proxy outside the allowed servers
 		}
 		out = append(out, &Backend{
-			proxy: t, prefix: cfg.Proxy.Prefix, fronts: fronts, names: names, wait: wait, net: o.Deadlines.OrDefault(),
+			proxy: t, prefix: consul.ProxyOf(cfg).Prefix, fronts: fronts, names: names, wait: wait, net: o.Deadlines.OrDefault(),
 			user: user, pass: pass,
 			http: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		})

@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/provision-dev/provision/provision/traefik/labels"
-	"github.com/provision-dev/provision/schema"
 )
 
 // TestClaims: which live routers serve a probe's request, for the rule
@@ -53,7 +52,7 @@ func TestProbes(t *testing.T) {
 		"Host:a.example.com,b.example.com":  {{Path: "/", Host: "a.example.com"}, {Path: "/", Host: "b.example.com"}},
 	}
 	for rule, want := range tests {
-		r, err := schema.ParseRule(rule)
+		r, err := labels.ParseRule(rule)
 		if err != nil {
 			t.Fatal(err)
 		}

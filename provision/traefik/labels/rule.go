@@ -1,12 +1,10 @@
-package schema
+package labels
 
 import (
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/provision-dev/provision/provision/traefik/labels"
 )
 
 // Rule is a frontend rule in the Traefik 1.7 grammar: matchers joined by
@@ -17,7 +15,7 @@ type Rule struct {
 
 // Probes are the requests that prove the rule: each of its paths (a
 // PathPrefix at the prefix itself) with each of its hosts.
-func (r *Rule) Probes() []labels.Probe {
+func (r *Rule) Probes() []Probe {
 	var paths, hosts []string
 	for _, m := range r.Matchers {
 		switch m.Name {
@@ -27,7 +25,37 @@ func (r *Rule) Probes() []labels.Probe {
 			hosts = append(hosts, m.Values...)
 		}
 	}
-	return labels.Probes(paths, hosts)
+	return Probes(paths, hosts)
+}
+
+// Dialect says which Traefik generations read a service's tags.
+type Dialect string
+
+const (
+	// DialectTraefik writes the Traefik 1 tags and one set of http.* tags
+	// in the grammar Traefik 2 and Traefik 3 both accept, so that a gated
+	// frontend is gated whichever generation reads the catalog.
+	DialectTraefik   Dialect = "traefik"
+	DialectTraefikV1 Dialect = "traefik-v1"
+	DialectTraefikV2 Dialect = "traefik-v2"
+	DialectTraefikV3 Dialect = "traefik-v3"
+)
+
+// V1 reports whether Traefik 1 tags are written.
+func (d Dialect) V1() bool { return d == DialectTraefik || d == DialectTraefikV1 }
+
+// HTTP reports whether the http.* tags of Traefik 2 and 3 are written.
+func (d Dialect) HTTP() bool { return d != DialectTraefikV1 }
+
+// Grammar is the rule grammar of the http.* tags.
+func (d Dialect) Grammar() Grammar {
+	switch d {
+	case DialectTraefikV2:
+		return GrammarV2
+	case DialectTraefikV3:
+		return GrammarV3
+	}
+	return GrammarCommon
 }
 
 // Matcher is one "Name:values" term of a Rule.
