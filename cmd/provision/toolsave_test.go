@@ -15,59 +15,13 @@ import (
 	"github.com/provision-dev/provision/provision/servers"
 )
 
-// kibanaFields are the fields each saved-object type of Kibana 4.x saves:
-// the mapping of its class (src/ui/public/index_patterns/_index_pattern.js;
-// src/plugins/kibana/public/discover/saved_searches/_saved_search.js,
-// visualize/saved_visualizations/_saved_vis.js and
-// dashboard/services/_saved_dashboard.js). The last three also save the
-// search source's meta (kibanaSavedObjectMeta, dashboardSavedObjectMeta
-// in the seed).
-var kibanaFields = map[string][]string{
-	"index-pattern": {"title", "timeFieldName", "notExpandable", "intervalName", "fields", "fieldFormatMap"},
-	"search":        {"title", "description", "hits", "columns", "sort", "version"},
-	"visualization": {"title", "visState", "uiStateJSON", "description", "savedSearchId", "version"},
-	"dashboard":     {"title", "hits", "description", "panelsJSON", "optionsJSON", "uiStateJSON", "version", "timeRestore", "timeTo", "timeFrom"},
-}
-
-// kibanaSave does to the saved object at url (<member>/<index>/<type>/<id>)
-// what the dashboard tool does when a person saves it, after edit has
-// changed the object's fields: Kibana 4.x's SavedObject.serialize
-// (src/ui/public/courier/saved_object/saved_object.js) builds the body
-// from each field of the type's mapping that the object holds, plus the
-// search source's meta, and save indexes that body whole, with no version
-// (docSource.doIndex). It keeps the type's fields and the meta, and drops
-// everything else of the stored source, provision's marks among them. It
-// leaves out what the class's defaults would add to an object that lacks
-// a field (optionsJSON, uiStateJSON, ...): the specs here declare what
-// the tool would write.
-func kibanaSave(t *testing.T, url string, edit func(map[string]any)) {
-	t.Helper()
-	var doc struct {
-		Type   string         `json:"_type"`
-		Source map[string]any `json:"_source"`
-	}
-	esCall(t, "GET", url, "", &doc)
-	body := map[string]any{}
-	for _, f := range kibanaFields[doc.Type] {
-		if v, ok := doc.Source[f]; ok && v != nil {
-			body[f] = v
-		}
-	}
-	if meta, ok := doc.Source["dashboardSavedObjectMeta"]; ok && doc.Type != "index-pattern" {
-		body["dashboardSavedObjectMeta"] = meta
-	}
-	edit(body)
-	b, _ := json.Marshal(body)
-	esCall(t, "PUT", url+"?refresh=true", string(b), nil)
-}
-
 // popularize does what Kibana 4.x's IndexPattern.popularizeField
 // (src/ui/public/index_patterns/_index_pattern.js) does when a person adds
 // the field name as a column in Discover: its count in the pattern's
-// fields goes up by one, and the pattern is saved as kibanaSave saves.
+// fields goes up by one, and the pattern is saved as servers.KibanaSave saves.
 func popularize(t *testing.T, url, name string) {
 	t.Helper()
-	kibanaSave(t, url, func(body map[string]any) {
+	servers.KibanaSave(t, url, func(body map[string]any) {
 		var fields []map[string]any
 		if err := json.Unmarshal([]byte(body["fields"].(string)), &fields); err != nil {
 			t.Fatal(err)
@@ -192,7 +146,7 @@ index ".dashboard" {
 }
 
 // TestOwnershipSurvivesTheToolsSave: on a real Elasticsearch 2.4.1 behind
-// a read-only tribe node, the dashboard tool's own save (kibanaSave, which
+// a read-only tribe node, the dashboard tool's own save (servers.KibanaSave, which
 // drops provision's marks from the source) is an edit of a document the
 // project owns, not a take-over: the plan shows it, pull brings it back,
 // prevent_destroy and removed blocks still work, a saved plan is stale
@@ -232,7 +186,7 @@ func TestOwnershipSurvivesTheToolsSave(t *testing.T) {
 	// 2. The dashboard saved in the tool with a new title, and the index
 	// pattern's level field popularized twice: the marks are gone from
 	// both sources.
-	kibanaSave(t, doc("dashboard", "edge"), func(b map[string]any) { b["title"] = "Edge (saved in the tool)" })
+	servers.KibanaSave(t, doc("dashboard", "edge"), func(b map[string]any) { b["title"] = "Edge (saved in the tool)" })
 	popularize(t, doc("index-pattern", "logs-*"), "level")
 	popularize(t, doc("index-pattern", "logs-*"), "level")
 	for _, typ := range []string{"dashboard", "index-pattern"} {
@@ -254,7 +208,7 @@ func TestOwnershipSurvivesTheToolsSave(t *testing.T) {
 	// 4. A saved plan made before a save in the tool is stale.
 	planFile := filepath.Join(t.TempDir(), "tool.plan")
 	run(exitOK, "plan", "-out", planFile)
-	kibanaSave(t, doc("dashboard", "edge"), func(b map[string]any) { b["description"] = "saved again" })
+	servers.KibanaSave(t, doc("dashboard", "edge"), func(b map[string]any) { b["description"] = "saved again" })
 	if code, outS, errS := runCLI(t, env, append(append([]string{"apply"}, vars...), planFile)...); code != exitError || !strings.Contains(errS, "Saved plan cannot be applied") {
 		t.Errorf("the saved plan applied after a save in the tool: exit %d\n%s%s", code, outS, errS)
 	}
@@ -278,7 +232,7 @@ func TestOwnershipSurvivesTheToolsSave(t *testing.T) {
 	spec, _ := os.ReadFile(filepath.Join(dir, "main.hcl"))
 
 	// 7. A change of what a field is still plans, the count kept.
-	kibanaSave(t, doc("index-pattern", "logs-*"), func(b map[string]any) {
+	servers.KibanaSave(t, doc("index-pattern", "logs-*"), func(b map[string]any) {
 		b["fields"] = strings.Replace(b["fields"].(string), `"name":"level","scripted":false,"type":"string"`, `"name":"level","scripted":false,"type":"number"`, 1)
 	})
 	if got := planned(); !slices.Equal(got, []string{"update .dashboard/index-pattern/logs-* (its source differs from the declared one)"}) {
@@ -294,7 +248,7 @@ func TestOwnershipSurvivesTheToolsSave(t *testing.T) {
 
 	// 9. The protected dashboard's block removed (saved in the tool
 	// again first): refused; a removed block lets it go.
-	kibanaSave(t, doc("dashboard", "edge"), func(b map[string]any) { b["description"] = "before the removal" })
+	servers.KibanaSave(t, doc("dashboard", "edge"), func(b map[string]any) { b["description"] = "before the removal" })
 	noDashboard := strings.Replace(string(spec), toolDashboard(string(spec)), "", 1)
 	write(noDashboard)
 	if _, errOut := run(exitError, "plan"); !strings.Contains(errOut, "Protected object would be deleted") {
@@ -312,7 +266,7 @@ func TestOwnershipSurvivesTheToolsSave(t *testing.T) {
 
 	// 10. The visualization saved in the tool, then its block removed: it
 	// is deleted (the dashboard that named it was let go).
-	kibanaSave(t, doc("visualization", "rate"), func(b map[string]any) { b["title"] = "Rate" })
+	servers.KibanaSave(t, doc("visualization", "rate"), func(b map[string]any) { b["title"] = "Rate" })
 	write(strings.Replace(noDashboard, toolBlock(noDashboard, `document "visualization"`), "", 1))
 	if got := planned(); !slices.Equal(got, []string{"delete .dashboard/visualization/rate (owned by project tool and no longer declared)"}) {
 		t.Fatalf("with the visualization's block removed the plan is %q", got)

@@ -12,6 +12,7 @@
 #   provision-ci.sh apply      on merge, apply the plan the pull request reviewed
 #   provision-ci.sh snapshot   record the live state for pull requests from forks
 #   provision-ci.sh history    print each project's history of applies
+#   provision-ci.sh drift      on a schedule: plan main against live, keep one issue per project
 #
 # What it reads (the action's inputs and the template's variables set them):
 #   PROVISION_VERSION   release to install, vX.Y.Z
@@ -35,6 +36,10 @@
 #                       and read the workflow's artifacts
 #   PROVISION_COMMENTER GitHub only: the login GITHUB_TOKEN comments as
 #                       (default github-actions[bot], the workflow's token)
+#   PROVISION_DRIFT_LABEL  the label of the drift issues (default provision-drift)
+#   PROVISION_APPLY_DRIFT  a run of apply on the default branch started by hand:
+#                       the digest of the drift an issue shows, applied only
+#                       while main still plans exactly those changes
 #   GITLAB_TOKEN        GitLab only: a token that may read the API and write notes
 # and the variables each CI system sets (GITHUB_*, CI_*).
 set -eu
@@ -802,9 +807,46 @@ push_apply() {
 }
 
 apply() {
+	if [ -n "${PROVISION_APPLY_DRIFT:-}" ]; then
+		matched=$(mktemp)
+		export matched
+		each apply_drift_one
+		[ -s "$matched" ] || die "no project's default branch plans the drift $PROVISION_APPLY_DRIFT (above): nothing was applied. The drift issue shows the drift's digest now (the next drift run updates it)"
+		rm -f "$matched"
+		return
+	fi
 	n=$(merged_change)
 	export n
 	each apply_one
+}
+
+# apply_drift_one: a run of apply started by hand with
+# PROVISION_APPLY_DRIFT, the digest of the drift an issue shows: $dir's
+# default branch is planned again and applied only when it makes exactly
+# those changes, and the apply is recorded in the project's history.
+apply_drift_one() {
+	plan_to drift.plan
+	case $planned in
+	0)
+		say "$dir plans no change at $(commit): live matches the default branch, nothing is sent"
+		return
+		;;
+	2) ;;
+	*) die "planning $dir at $(commit) failed (above): nothing is applied" ;;
+	esac
+	d=$(digest drift.plan)
+	if [ "$d" != "$PROVISION_APPLY_DRIFT" ]; then
+		say "$dir plans other changes than the drift $PROVISION_APPLY_DRIFT (its digest is $d): nothing is applied to it"
+		return
+	fi
+	echo "$dir" >>"$matched"
+	kept=$(provision history -json "$dir" 2>/dev/null | jq -r '.kept // false') || kept=false
+	record=$(mktemp)
+	jq -n --arg c "$(commit)" --arg d "$d" --arg j "$(run_url)" '{commit: $c, digest: $d, job: $j}' >"$record"
+	say "applying the drift $d of $dir, which the default branch at $(commit) still plans exactly; waiting up to $lock_timeout for the project's lock if another run holds it"
+	provision apply -no-color "-lock-timeout=$lock_timeout" $(recording "$record") drift.plan || die "applying the drift of $dir failed (see above)"
+	rm -f "$record" drift.plan
+	say "applied the drift of $dir: the next drift run closes its issue"
 }
 
 apply_one() {
@@ -822,6 +864,197 @@ apply_one() {
 	apply_merge_commit "$n"
 }
 
+# The drift job: run on a schedule, it plans each project's specs at the
+# default branch against live and keeps one issue per project that says
+# so (opened, updated when the drift changes, closed when live matches
+# main again), for the team to review as any other work. It holds no
+# lock and writes nothing to the live systems.
+
+label=${PROVISION_DRIFT_LABEL:-provision-drift}
+
+# issue_limit is the longest issue body the CI system takes, in
+# characters: GitHub's 65,536, GitLab's 1,048,576.
+issue_limit() {
+	case $(ci) in
+	github) echo 65536 ;;
+	gitlab) echo 1048576 ;;
+	esac
+}
+
+# drift_issues: every issue of the step's user with the drift label,
+# open or closed, newest first, as JSON lines {number, open, body}; every
+# page is read once a job, for all its projects.
+drift_issues() {
+	if [ ! -f "$listed/issues" ]; then
+		by=$(author) || exit 1
+		page=1
+		: >"$listed/issues.part"
+		while :; do
+			case $(ci) in
+			github) q="labels=$label&state=all&sort=created&direction=desc" ;;
+			gitlab) q="labels=$label&state=all&order_by=created_at&sort=desc" ;;
+			esac
+			api GET "/issues?$q&per_page=100&page=$page" >"$listed/page" ||
+				die "searching the drift issues (label $label) was refused by the API (its answer is above)"
+			jq -c --arg by "$by" '.[] | select((.user.login // .author.username) == $by) | select(.pull_request == null)
+				| {number: (.number // .iid), open: (.state == "open" or .state == "opened"), body: (.body // .description // "")}' "$listed/page" >>"$listed/issues.part"
+			[ "$(jq length "$listed/page")" -eq 100 ] || break
+			page=$((page + 1))
+		done
+		mv "$listed/issues.part" "$listed/issues"
+	fi
+	cat "$listed/issues"
+}
+
+# drift_issue: the drift issue of $dir, its open one, else its newest;
+# empty when it has none.
+drift_issue() {
+	found=$(drift_issues) || exit 1
+	printf '%s\n' "$found" | jq -cs --arg m "<!-- provision-drift: $dir -->" \
+		'map(select(.body | startswith($m + "\n"))) | (map(select(.open)) + map(select(.open | not)))[0] // empty'
+}
+
+# issue_path N: where issue N is; notes_path N: its comments (GitHub) or
+# notes (GitLab).
+issue_path() { echo "/issues/$1"; }
+notes_path() {
+	case $(ci) in
+	github) echo "/issues/$1/comments" ;;
+	gitlab) echo "/issues/$1/notes" ;;
+	esac
+}
+
+# write_issue METHOD PATH FILE STATE WHAT: sends FILE as issue's body
+# (with the title and label when it opens one), and STATE (open, closed,
+# or empty to keep it); prints the issue's number. A call the API refuses
+# fails the job, saying what was refused.
+write_issue() {
+	case $(ci) in
+	github)
+		jq -Rs --arg t "provision drift: $dir" --arg l "$label" --arg s "$4" --arg m "$1" \
+			'{body: .} + (if $m == "POST" then {title: $t, labels: [$l]} else {} end) + (if $s != "" then {state: $s} else {} end)' <"$3"
+		;;
+	gitlab)
+		jq -Rs --arg t "provision drift: $dir" --arg l "$label" --arg s "$4" --arg m "$1" \
+			'{description: .} + (if $m == "POST" then {title: $t, labels: $l} else {} end) + (if $s == "open" then {state_event: "reopen"} elif $s == "closed" then {state_event: "close"} else {} end)' <"$3"
+		;;
+	esac | api "$1" "$2" -H 'Content-Type: application/json' --data-binary @- >"$listed/written" ||
+		die "$5 was refused by the API (its answer is above): the job fails, so that drift is never left unsaid"
+	jq -r '.number // .iid' "$listed/written"
+}
+
+# note_issue N TEXT WHAT: one comment on issue N.
+note_issue() {
+	printf '%s' "$2" | jq -Rs '{body: .}' | api POST "$(notes_path "$1")" -H 'Content-Type: application/json' --data-binary @- >/dev/null ||
+		die "$3 was refused by the API (its answer is above)"
+}
+
+# drifted PLANFILE: what drifts, for saying what changed between two
+# drifts: each change's address and action, sorted.
+drifted() { provision show -json "$1" | jq -cS '[.changes[] | select(.action != "no-op") | {address, action}] | sort_by(.address)'; }
+
+# drift_body FILE: the body of the drift issue of $dir into FILE: its
+# marker, the digest of the drift and what drifts (for the next run),
+# the plan in the markdown of the plan comment, cut with a link to the
+# job's log when over the API's limit, and the two ways out.
+drift_body() {
+	{
+		printf '<!-- provision-drift: %s -->\n<!-- provision-changes: %s -->\n<!-- provision-drifted: %s -->\n' \
+			"$dir" "$(digest drift.plan)" "$(drifted drift.plan | jq -r 'tojson | @base64')"
+		printf '**Live no longer matches the default branch** for the specs in `%s`: planned from %s at %s ([the job](%s)). The plan below is what an apply of the default branch would send to put live back.\n\n' \
+			"$dir" "$(commit)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(run_url)"
+	} >"$1"
+	ways=$(mktemp)
+	{
+		printf '\n### What to do\n\n'
+		printf -- '- **Put live back**: apply the default branch. Run the pipeline on it by hand with `PROVISION_APPLY_DRIFT=%s` (GitHub: the workflow'"'"'s *Run workflow* with that `apply-drift`; GitLab: *Run pipeline* with that variable): it plans the default branch again and applies it only while it makes exactly the changes shown here. Or, with the credentials, `provision apply %s`.\n' "$(digest drift.plan)" "$dir"
+		printf -- '- **Keep live as it is**: merge a pull request that changes the specs to declare it.'
+		if [ "$pulled" = 2 ] || [ "$pulled" = 4 ]; then
+			printf ' `provision pull %s` writes what was edited live (in the dashboard tool, on the agents, in the KV store) back into the spec files; it would rewrite:\n\n<details><summary>provision pull -diff</summary>\n\n```diff\n%s\n```\n</details>\n' "$dir" "$(head -c 20000 pull.out)"
+		else
+			printf ' `provision pull %s` writes values edited live back into the spec files; here it has nothing to write (a deleted object is recreated by an apply, or declared no more).\n' "$dir"
+		fi
+		printf '\nThis issue is updated when the drift changes and closed by the first scheduled run that finds live matching the default branch.\n'
+	} >"$ways"
+	plan_md=$(mktemp)
+	provision show -format=markdown drift.plan >"$plan_md"
+	room=$(($(issue_limit) - $(wc -m <"$1") - $(wc -m <"$ways") - 200))
+	if [ "$(wc -m <"$plan_md")" -gt "$room" ]; then
+		head -c "$room" "$plan_md" >>"$1"
+		printf '\n\n```\n\n**The plan is cut here**: it is longer than an issue takes. The whole plan is in [the job'"'"'s log](%s).\n' "$(run_url)" >>"$1"
+	else
+		cat "$plan_md" >>"$1"
+	fi
+	cat "$ways" >>"$1"
+	rm -f "$ways" "$plan_md"
+}
+
+# what_changed OLD: says how the drift the issue showed (OLD, the base64
+# of drifted) differs from this one.
+what_changed() {
+	printf '%s' "$1" | jq -Rr --argjson now "$(drifted drift.plan)" '(@base64d | fromjson? // []) as $was
+		| ($now - $was | map("`\(.address)` (\(.action))")) as $new
+		| ($was - $now | map("`\(.address)`")) as $gone
+		| [if ($new | length) > 0 then "now drifts: " + ($new | join(", ")) else empty end,
+		   if ($gone | length) > 0 then "no longer drifts: " + ($gone | join(", ")) else empty end]
+		| if length == 0 then "the same objects drift, with other changes (the requests differ)" else join("; ") end'
+}
+
+drift_one() {
+	code=0
+	provision plan -detailed-exitcode -no-color -out=drift.plan "$dir" >plan.out 2>&1 || code=$?
+	cat plan.out
+	case $code in
+	0 | 2) ;;
+	*) die "planning $dir against live failed (above): whether live matches the default branch is not known, and no issue is written" ;;
+	esac
+	issue=$(drift_issue) || exit 1
+	number=$(printf '%s\n' "$issue" | jq -r '.number // empty')
+	open=$(printf '%s\n' "$issue" | jq -r '.open // false')
+	if [ "$code" = 0 ]; then
+		if [ "$open" = true ]; then
+			note_issue "$number" "Live matches the default branch again at $(commit) ([the job]($(run_url))): closed." "saying on #$number that live matches again"
+			printf '%s\n' "$issue" | jq -j .body >"$listed/body"
+			write_issue "$(edit)" "$(issue_path "$number")" "$listed/body" closed "closing the drift issue #$number" >/dev/null
+			say "live matches the default branch again: closed #$number"
+		else
+			say "live matches the default branch: no drift, nothing written"
+		fi
+		rm -f drift.plan plan.out
+		return
+	fi
+	d=$(digest drift.plan)
+	shown=$(printf '%s\n' "$issue" | jq -r '.body | capture("<!-- provision-changes: (?<d>[0-9a-f]+) -->").d // empty')
+	if [ "$open" = true ] && [ "$shown" = "$d" ]; then
+		say "the drift #$number shows is unchanged: nothing written"
+		rm -f drift.plan plan.out
+		return
+	fi
+	pulled=0
+	provision pull -diff -detailed-exitcode -no-color "$dir" >pull.out 2>&1 || pulled=$?
+	body=$listed/body
+	drift_body "$body"
+	if [ "$open" = true ]; then
+		was=$(printf '%s\n' "$issue" | jq -r '.body | capture("<!-- provision-drifted: (?<w>[^ ]*) -->").w // empty')
+		write_issue "$(edit)" "$(issue_path "$number")" "$body" "" "updating the drift issue #$number" >/dev/null
+		note_issue "$number" "The drift changed at $(commit) ([the job]($(run_url))): $(what_changed "$was"). The description shows it now." "saying on #$number what changed"
+		say "the drift changed: updated #$number"
+	elif [ -n "$number" ]; then
+		write_issue "$(edit)" "$(issue_path "$number")" "$body" open "reopening the drift issue #$number" >/dev/null
+		note_issue "$number" "Drift again at $(commit) ([the job]($(run_url))): reopened. The description shows it." "saying on #$number that it drifts again"
+		say "drift again: reopened #$number"
+	else
+		number=$(write_issue POST /issues "$body" "" "opening a drift issue")
+		say "live no longer matches the default branch: opened #$number"
+	fi
+	rm -f drift.plan plan.out pull.out
+}
+
+drift() {
+	distinct
+	each drift_one
+}
+
 history_one() { provision history "$dir"; }
 
 history() { each history_one; }
@@ -834,10 +1067,10 @@ snapshot_one() {
 snapshot() { each snapshot_one; }
 
 case ${1:-} in
-plan | apply | snapshot | history)
+plan | apply | snapshot | history | drift)
 	ci >/dev/null # refused once, here, outside GitHub Actions and GitLab CI
 	"$1"
 	;;
 install) install ;;
-*) die "usage: provision-ci.sh install | plan | apply | snapshot | history" ;;
+*) die "usage: provision-ci.sh install | plan | apply | snapshot | history | drift" ;;
 esac

@@ -31,6 +31,14 @@ import (
 //     merge_commit_sha), a merge request's head pipeline, its jobs, the
 //     comparison of two commits (from...to: the commits of to that from
 //     lacks, oldest first), and job artifacts by job and by ref;
+//   - issues, on both: listed by label and state (GitHub: open, closed or
+//     all, open by default, pull requests among them; GitLab: opened,
+//     closed or all, all by default), newest first and by pages, opened
+//     with a title, a body (GitHub's body, GitLab's description) and
+//     labels, edited, closed and reopened (GitHub: PATCH with state;
+//     GitLab: PUT with state_event), commented (GitHub's issue comments,
+//     GitLab's issue notes); a body over the limit (GitHub 65,536
+//     characters, GitLab 1,048,576) refused as comments are;
 //   - both: an unknown comment, pull request or artifact is 404, a missing
 //     or wrong token 401.
 //
@@ -45,7 +53,19 @@ type ciAPI struct {
 	main      []string       // the default branch's commits, oldest first
 	heads     map[int]string // a pull request's head commit
 	artifacts []artifact
+	issues    []*issue // oldest first
 	requests  []string // "METHOD path status"
+}
+
+// issue is an issue of either system: GitHub's number is shared with the
+// pull requests, GitLab's iid is the project's own.
+type issue struct {
+	Number int
+	Title  string
+	Body   string
+	Open   bool
+	Labels []string
+	By     string
 }
 
 // comment is a comment or a note, by its author (GitHub's user.login,
@@ -236,6 +256,10 @@ func (a *ciAPI) github(w http.ResponseWriter, r *http.Request, p []string) {
 		if n, head, ok := a.pullOf(w, p[1]); ok {
 			answer(w, 200, map[string]any{"number": n, "head": map[string]any{"sha": head}})
 		}
+	case match(p, "issues"):
+		a.issuesOf(w, r, true)
+	case match(p, "issues", "*"):
+		a.issueByNumber(w, r, p[1], true)
 	case match(p, "actions", "artifacts"):
 		list := []map[string]any{}
 		for _, art := range a.artifacts {
@@ -265,6 +289,12 @@ func (a *ciAPI) gitlab(w http.ResponseWriter, r *http.Request, p []string) {
 		a.commentsOf(w, r, p[1], 1000000, false)
 	case match(p, "merge_requests", "*", "notes", "*"):
 		a.commentByID(w, r, p[1], p[3], "PUT", 1000000, false)
+	case match(p, "issues"):
+		a.issuesOf(w, r, false)
+	case match(p, "issues", "*"):
+		a.issueByNumber(w, r, p[1], false)
+	case match(p, "issues", "*", "notes"):
+		a.commentsOf(w, r, "issue-"+p[1], 1000000, false)
 	case match(p, "repository", "commits", "*", "merge_requests"):
 		a.mergedBy(w, p[2], "iid")
 	case match(p, "repository", "compare"):
@@ -468,4 +498,199 @@ func (a *ciAPI) body(w http.ResponseWriter, r *http.Request, limit int, github b
 		return "", false
 	}
 	return in.Body, true
+}
+
+// Issue bodies' limits: GitHub's is its comments'; GitLab's is
+// Issuable's DESCRIPTION_LENGTH_MAX, 1 megabyte.
+const (
+	githubIssueLimit = 65536
+	gitlabIssueLimit = 1048576
+)
+
+// issuesOf lists (newest first, by pages) or opens issues.
+func (a *ciAPI) issuesOf(w http.ResponseWriter, r *http.Request, github bool) {
+	switch r.Method {
+	case "GET":
+		q := r.URL.Query()
+		state := q.Get("state")
+		if state == "" && github {
+			state = "open"
+		}
+		var list []map[string]any
+		for i := len(a.issues) - 1; i >= 0; i-- {
+			is := a.issues[i]
+			open := map[bool]string{true: "open", false: "closed"}[is.Open]
+			if !github && is.Open {
+				open = "opened"
+			}
+			if (state != "" && state != "all" && state != open) || !labelled(is, q.Get("labels")) {
+				continue
+			}
+			list = append(list, a.issueJSON(is, github))
+		}
+		per, _ := strconv.Atoi(q.Get("per_page"))
+		page, _ := strconv.Atoi(q.Get("page"))
+		if per <= 0 {
+			per = 30
+		}
+		page = max(page, 1)
+		lo, hi := min((page-1)*per, len(list)), min(page*per, len(list))
+		answer(w, 200, append([]map[string]any{}, list[lo:hi]...))
+	case "POST":
+		in, ok := a.issueIn(w, r, github)
+		if !ok {
+			return
+		}
+		is := &issue{Number: len(a.issues) + 100, Title: in.Title, Body: in.body(github), Open: true, Labels: in.labels(github), By: githubBot}
+		if !github {
+			is.By = gitlabBot
+		}
+		a.issues = append(a.issues, is)
+		answer(w, 201, a.issueJSON(is, github))
+	default:
+		answer(w, 405, map[string]any{"message": "Method Not Allowed"})
+	}
+}
+
+// issueByNumber edits, closes or reopens one issue.
+func (a *ciAPI) issueByNumber(w http.ResponseWriter, r *http.Request, number string, github bool) {
+	n, _ := strconv.Atoi(number)
+	i := slices.IndexFunc(a.issues, func(is *issue) bool { return is.Number == n })
+	edit := map[bool]string{true: "PATCH", false: "PUT"}[github]
+	switch {
+	case i < 0:
+		a.notFound(w)
+	case r.Method == "GET":
+		answer(w, 200, a.issueJSON(a.issues[i], github))
+	case r.Method != edit:
+		answer(w, 405, map[string]any{"message": "Method Not Allowed"})
+	default:
+		in, ok := a.issueIn(w, r, github)
+		if !ok {
+			return
+		}
+		is := a.issues[i]
+		if in.Body != nil || in.Description != nil {
+			is.Body = in.body(github)
+		}
+		switch {
+		case in.State == "open" || in.StateEvent == "reopen":
+			is.Open = true
+		case in.State == "closed" || in.StateEvent == "close":
+			is.Open = false
+		}
+		answer(w, 200, a.issueJSON(is, github))
+	}
+}
+
+// someoneOpens opens an issue as another user, with labels.
+func (a *ciAPI) someoneOpens(title, body string, labels ...string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.issues = append(a.issues, &issue{Number: len(a.issues) + 100, Title: title, Body: body, Open: true, Labels: labels, By: "mallory"})
+}
+
+// issueNotes are the comments of issue n on system (github, gitlab),
+// oldest first: GitHub's issues share their numbers and comments with
+// pull requests, GitLab's issue notes are apart from merge requests'.
+func (a *ciAPI) issueNotes(system string, n int) []comment {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	key := strconv.Itoa(n)
+	if system == "gitlab" {
+		key = "issue-" + key
+	}
+	return slices.Clone(a.comments[key])
+}
+
+// issued are the issues, oldest first.
+func (a *ciAPI) issued() []issue {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]issue, len(a.issues))
+	for i, is := range a.issues {
+		out[i] = *is
+	}
+	return out
+}
+
+// issueIn is what a request that opens or edits an issue sends.
+type issueIn struct {
+	Title       string  `json:"title"`
+	Body        *string `json:"body"`
+	Description *string `json:"description"`
+	State       string  `json:"state"`
+	StateEvent  string  `json:"state_event"`
+	Labels      any     `json:"labels"` // GitHub: a list; GitLab: a comma-separated string
+}
+
+func (in issueIn) body(github bool) string {
+	if github && in.Body != nil {
+		return *in.Body
+	}
+	if !github && in.Description != nil {
+		return *in.Description
+	}
+	return ""
+}
+
+func (in issueIn) labels(github bool) []string {
+	switch l := in.Labels.(type) {
+	case []any:
+		if github {
+			var out []string
+			for _, x := range l {
+				out = append(out, fmt.Sprint(x))
+			}
+			return out
+		}
+	case string:
+		if !github {
+			return strings.Split(l, ",")
+		}
+	}
+	return nil
+}
+
+// issueIn reads an issue's fields, refusing a body over the limit as each
+// API does.
+func (a *ciAPI) issueIn(w http.ResponseWriter, r *http.Request, github bool) (issueIn, bool) {
+	var in issueIn
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		answer(w, 400, map[string]any{"message": "Problems parsing JSON"})
+		return in, false
+	}
+	if n := len([]rune(in.body(github))); github && n > githubIssueLimit {
+		answer(w, 422, map[string]any{"message": "Validation Failed", "errors": []map[string]any{{"resource": "Issue", "code": "custom", "field": "body",
+			"message": fmt.Sprintf("body is too long (maximum is %d characters)", githubIssueLimit)}}})
+		return in, false
+	} else if !github && n > gitlabIssueLimit {
+		answer(w, 400, map[string]any{"message": map[string]any{"description": []string{fmt.Sprintf("is too long (maximum is %d characters)", gitlabIssueLimit)}}})
+		return in, false
+	}
+	return in, true
+}
+
+// labelled says whether the issue has every label of the
+// comma-separated list.
+func labelled(is *issue, list string) bool {
+	for _, l := range strings.Split(list, ",") {
+		if l != "" && !slices.Contains(is.Labels, l) {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *ciAPI) issueJSON(is *issue, github bool) map[string]any {
+	if github {
+		labels := []map[string]any{}
+		for _, l := range is.Labels {
+			labels = append(labels, map[string]any{"name": l})
+		}
+		return map[string]any{"number": is.Number, "title": is.Title, "body": is.Body, "state": map[bool]string{true: "open", false: "closed"}[is.Open],
+			"labels": labels, "user": map[string]any{"login": is.By}}
+	}
+	return map[string]any{"iid": is.Number, "title": is.Title, "description": is.Body, "state": map[bool]string{true: "opened", false: "closed"}[is.Open],
+		"labels": is.Labels, "author": map[string]any{"username": is.By}}
 }
