@@ -239,3 +239,27 @@ document "dashboard" "edge" {
 		}
 	}
 }
+
+// TestPipelineDriftFailsLoudly: a project whose servers cannot be read,
+// and one whose specs do not load, fail the drift job naming each, and no
+// issue is searched for or written: drift not known is never "no drift".
+func TestPipelineDriftFailsLoudly(t *testing.T) {
+	for _, system := range ciSystems(8) {
+		t.Run(system.name, func(t *testing.T) {
+			p := newPipeline(t, append(system.env, "PROVISION_DIR=specs broken")...)
+			os.MkdirAll(filepath.Join(p.work, "broken"), 0o755)
+			if err := os.WriteFile(filepath.Join(p.work, "broken", "main.hcl"), []byte("project = \"broken\"\nkey \"k\" {\n  value = var.nope\n}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := p.run("drift")
+			if err == nil {
+				t.Fatalf("the drift job passed:\n%s", out)
+			}
+			logSays(t, "the drift job", out, "planning specs against live failed", "planning broken against live failed", "Reference to undeclared input variable",
+				"drift_one failed for: broken specs")
+			if took := p.api.took(); strings.Contains(took, "issues") {
+				t.Errorf("requests of a job whose plans failed:\n%s", took)
+			}
+		})
+	}
+}
