@@ -10,6 +10,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
+	// The shipped specs' project.hcl holds a proxy block: a place the
+	// consul package defines.
+	_ "github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/internal/golden"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
