@@ -24,6 +24,21 @@ type bound struct {
 	short string // how a diagnostic's summary names it
 }
 
+// Bound is the folder a load of the specs in dir reads inside (bound),
+// absolute and with its links resolved: PROVISION_ROOT in env, else the
+// nearest folder above them with .git, else dir itself.
+func Bound(dir string, env []string) (string, error) {
+	root, err := filepath.Abs(dir)
+	if err == nil {
+		root, err = filepath.EvalSymlinks(root)
+	}
+	if err != nil {
+		return "", err
+	}
+	b, err := boundOf(root, env)
+	return b.dir, err
+}
+
 // boundOf finds the bound of the specs in dir, absolute and with its
 // links resolved (root).
 func boundOf(root string, env []string) (bound, error) {

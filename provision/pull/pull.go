@@ -94,6 +94,7 @@ func Pull(s Specs, p *plans.Plan) *Result {
 	for _, in := range all {
 		if in.change.Action == plans.Update && (s.Selected == nil || s.Selected(in.change.Addr)) {
 			in.pull()
+			in.keepInside(root)
 		}
 	}
 	edits := agreed(byBlock)
@@ -485,6 +486,35 @@ func (in *instance) fileReads() []string {
 		})
 	}
 	return files
+}
+
+// keepInside gives up the instance's edits when one of them is of a file
+// outside the specs' folder, root (a module kept at the repository's top,
+// or the files it reads): other projects may read it, and a pull of this
+// one must not change theirs.
+func (in *instance) keepInside(root string) {
+	i := slices.IndexFunc(in.edits, func(e edit) bool { return outside(root, e.file) })
+	if i < 0 {
+		return
+	}
+	in.diags = append(in.diags, &hcl.Diagnostic{Severity: hcl.DiagWarning,
+		Summary: fmt.Sprintf("Not pulled: %s", in.change.Addr),
+		Detail: fmt.Sprintf("Its value is written in %s, outside the specs' folder %s: other projects may read that file too, and a pull writes only inside the project's folder. Edit the file by hand (each project that reads it then plans the change), or declare the value in the project.",
+			in.edits[i].file, root),
+		Subject: in.block.DefRange().Ptr()})
+	in.edits = nil
+	in.left, in.paths = append(in.left, in.paths...), nil
+}
+
+// outside reports whether file is outside the folder root.
+func outside(root, file string) bool {
+	r, err1 := filepath.Abs(root)
+	f, err2 := filepath.Abs(file)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	rel, err := filepath.Rel(r, f)
+	return err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // leave reports a value pull does not rewrite, with the live value

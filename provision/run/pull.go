@@ -3,8 +3,10 @@ package run
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -12,6 +14,7 @@ import (
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/pull"
+	"github.com/provision-dev/provision/schema"
 )
 
 // pull works out the rewrites of the specs that make the plan's updates
@@ -45,30 +48,17 @@ func (r *Run) checkPulled(ctx context.Context, res *pull.Result) hcl.Diagnostics
 	refuse := func(detail string) hcl.Diagnostics {
 		return Refusal("Pull cannot make the plan empty", detail+" Nothing was written.", nil)
 	}
-	root, dir := pull.Root(r.Dir), "."
-	if root != r.Dir {
-		dir = filepath.Base(r.Dir)
-	}
-	tmp, err := os.MkdirTemp("", "provision-pull-")
+	tmp, dir, err := r.pulledCopy(res)
 	if err != nil {
 		return refuse(err.Error() + ".")
 	}
 	defer os.RemoveAll(tmp)
-	if err := os.CopyFS(tmp, os.DirFS(root)); err != nil {
-		return refuse(err.Error() + ".")
-	}
-	for _, f := range res.Order {
-		rel, err := filepath.Rel(root, f)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(tmp, rel), res.Files[f], 0o644)
-		}
-		if err != nil {
-			return refuse(err.Error() + ".")
-		}
-	}
 	check := r.Operation
 	check.Type, check.Targets, check.Excludes = Plan, nil, nil
-	check.Dir, check.From, check.Specs = filepath.Join(tmp, dir), provision.Reread(r.Live), nil
+	check.Dir, check.From, check.Specs = dir, provision.Reread(r.Live), nil
+	check.Environ = func() []string { // the copy is its own root
+		return slices.DeleteFunc(r.Environ(), func(kv string) bool { return strings.HasPrefix(kv, schema.RootEnv+"=") })
+	}
 	quiet := &Capture{}
 	again := check.Start(ctx, quiet)
 	if again.Failed() {
@@ -98,6 +88,85 @@ func (r *Run) checkPulled(ctx context.Context, res *pull.Result) hcl.Diagnostics
 		return refuse(fmt.Sprintf("With the rewrites, the plan would still change %s.", strings.Join(moved, "; ")))
 	}
 	return nil
+}
+
+// pulledCopy copies the folder the specs may read inside (their
+// repository, or PROVISION_ROOT: a module kept at its top, and the files
+// it reads, are outside the specs' own folder) into a new temporary
+// folder, less .git, with the pull's rewrites; it returns the folder and
+// the specs' directory (or file) in it. The copy's top has a .git of its
+// own, so that a load of the copy is bound to it.
+func (r *Run) pulledCopy(res *pull.Result) (tmp, dir string, err error) {
+	top, err := schema.Bound(pull.Root(r.Dir), r.Environ())
+	if err != nil {
+		return "", "", err
+	}
+	in := func(path string) (string, error) { // path's place in the copy
+		abs, err := filepath.Abs(path)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		if err != nil {
+			return "", err
+		}
+		rel, err := filepath.Rel(top, abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return "", fmt.Errorf("%s is outside %s", path, top)
+		}
+		return filepath.Join(tmp, rel), nil
+	}
+	if tmp, err = os.MkdirTemp("", "provision-pull-"); err != nil {
+		return "", "", err
+	}
+	err = copyTree(tmp, top)
+	if err == nil {
+		err = os.Mkdir(filepath.Join(tmp, ".git"), 0o755)
+	}
+	if err == nil {
+		dir, err = in(r.Dir)
+	}
+	for _, f := range res.Order {
+		var to string
+		if err == nil {
+			to, err = in(f)
+		}
+		if err == nil {
+			err = os.WriteFile(to, res.Files[f], 0o644)
+		}
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", "", err
+	}
+	return tmp, dir, nil
+}
+
+// copyTree copies the regular files and folders of from into to, less
+// the .git folders (and to itself, when the temporary folder is inside
+// the repository).
+func copyTree(to, from string) error {
+	if r, err := filepath.EvalSymlinks(to); err == nil {
+		to = r
+	}
+	return filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		switch {
+		case d.IsDir() && (d.Name() == ".git" || path == to):
+			return filepath.SkipDir
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
 }
 
 // Capture is the view of a run inside another (a pull's check, each run
