@@ -806,8 +806,17 @@ push_apply() {
 	esac
 }
 
+# on_default_branch says whether the pipeline runs on the default branch.
+on_default_branch() {
+	case $(ci) in
+	github) [ "${GITHUB_REF:-}" = "refs/heads/$(jq -r '.repository.default_branch // empty' "$GITHUB_EVENT_PATH")" ] ;;
+	gitlab) [ -n "${CI_COMMIT_BRANCH:-}" ] && [ "$CI_COMMIT_BRANCH" = "${CI_DEFAULT_BRANCH:-}" ] ;;
+	esac
+}
+
 apply() {
 	if [ -n "${PROVISION_APPLY_DRIFT:-}" ]; then
+		on_default_branch || die "PROVISION_APPLY_DRIFT applies the default branch's specs, and this run is not on it (${GITHUB_REF:-${CI_COMMIT_BRANCH:-no branch}}): nothing is applied. Run the pipeline on the default branch"
 		matched=$(mktemp)
 		export matched
 		each apply_drift_one
@@ -889,13 +898,16 @@ drift_issues() {
 		by=$(author) || exit 1
 		page=1
 		: >"$listed/issues.part"
+		encoded=$(jq -rn --arg l "$label" '$l | @uri')
 		while :; do
 			case $(ci) in
-			github) q="labels=$label&state=all&sort=created&direction=desc" ;;
-			gitlab) q="labels=$label&state=all&order_by=created_at&sort=desc" ;;
+			github) q="labels=$encoded&state=all&sort=created&direction=desc" ;;
+			gitlab) q="labels=$encoded&state=all&order_by=created_at&sort=desc" ;;
 			esac
 			api GET "/issues?$q&per_page=100&page=$page" >"$listed/page" ||
 				die "searching the drift issues (label $label) was refused by the API (its answer is above)"
+			jq -e 'type == "array"' "$listed/page" >/dev/null 2>&1 ||
+				die "searching the drift issues (label $label): the API answered something else than a list: $(head -c 500 "$listed/page")"
 			jq -c --arg by "$by" '.[] | select((.user.login // .author.username) == $by) | select(.pull_request == null)
 				| {number: (.number // .iid), open: (.state == "open" or .state == "opened"), body: (.body // .description // "")}' "$listed/page" >>"$listed/issues.part"
 			[ "$(jq length "$listed/page")" -eq 100 ] || break
@@ -911,7 +923,7 @@ drift_issues() {
 drift_issue() {
 	found=$(drift_issues) || exit 1
 	printf '%s\n' "$found" | jq -cs --arg m "<!-- provision-drift: $dir -->" \
-		'map(select(.body | startswith($m + "\n"))) | (map(select(.open)) + map(select(.open | not)))[0] // empty'
+		'map(select(.body | startswith($m + "\n") or startswith($m + "\r\n"))) | (map(select(.open)) + map(select(.open | not)))[0] // empty'
 }
 
 # issue_path N: where issue N is; notes_path N: its comments (GitHub) or
@@ -940,7 +952,12 @@ write_issue() {
 		;;
 	esac | api "$1" "$2" -H 'Content-Type: application/json' --data-binary @- >"$listed/written" ||
 		die "$5 was refused by the API (its answer is above): the job fails, so that drift is never left unsaid"
-	jq -r '.number // .iid' "$listed/written"
+	number=$(jq -r '.number // .iid' "$listed/written")
+	# GitHub drops the labels a token may not set, silently: an issue
+	# without the label is one the next run does not find.
+	jq -e --arg l "$label" '[.labels[]? | .name? // .] | index($l) != null' "$listed/written" >/dev/null ||
+		die "the drift issue #$number has no label $label: the token may not set labels (on GitHub, a token with write access to issues and the repository's contents does), and the next run would not find it. Give the label to #$number by hand, and the token that permission"
+	echo "$number"
 }
 
 # note_issue N TEXT WHAT: one comment on issue N.
@@ -955,49 +972,75 @@ drifted() { provision show -json "$1" | jq -cS '[.changes[] | select(.action != 
 
 # drift_body FILE: the body of the drift issue of $dir into FILE: its
 # marker, the digest of the drift and what drifts (for the next run),
-# the plan in the markdown of the plan comment, cut with a link to the
-# job's log when over the API's limit, and the two ways out.
+# the plan in the markdown of the plan comment, and the two ways out. A
+# body over the API's limit (in characters, as the APIs count them) is
+# cut after the last whole change that fits, with a link to the job's
+# log, which has the whole plan.
 drift_body() {
+	head=$(mktemp)
 	{
 		printf '<!-- provision-drift: %s -->\n<!-- provision-changes: %s -->\n<!-- provision-drifted: %s -->\n' \
 			"$dir" "$(digest drift.plan)" "$(drifted drift.plan | jq -r 'tojson | @base64')"
 		printf '**Live no longer matches the default branch** for the specs in `%s`: planned from %s at %s ([the job](%s)). The plan below is what an apply of the default branch would send to put live back.\n\n' \
 			"$dir" "$(commit)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(run_url)"
-	} >"$1"
+	} >"$head"
 	ways=$(mktemp)
 	{
 		printf '\n### What to do\n\n'
 		printf -- '- **Put live back**: apply the default branch. Run the pipeline on it by hand with `PROVISION_APPLY_DRIFT=%s` (GitHub: the workflow'"'"'s *Run workflow* with that `apply-drift`; GitLab: *Run pipeline* with that variable): it plans the default branch again and applies it only while it makes exactly the changes shown here. Or, with the credentials, `provision apply %s`.\n' "$(digest drift.plan)" "$dir"
-		printf -- '- **Keep live as it is**: merge a pull request that changes the specs to declare it.'
-		if [ "$pulled" = 2 ] || [ "$pulled" = 4 ]; then
-			printf ' `provision pull %s` writes what was edited live (in the dashboard tool, on the agents, in the KV store) back into the spec files; it would rewrite:\n\n<details><summary>provision pull -diff</summary>\n\n```diff\n%s\n```\n</details>\n' "$dir" "$(head -c 20000 pull.out)"
-		else
-			printf ' `provision pull %s` writes values edited live back into the spec files; here it has nothing to write (a deleted object is recreated by an apply, or declared no more).\n' "$dir"
-		fi
+		printf -- '- **Keep live as it is**: merge a pull request that changes the specs to declare it. '
+		case $pulled in
+		0) printf '`provision pull %s` writes values edited live back into the spec files; here it has nothing to write (a deleted object is recreated by an apply, or declared no more).\n' "$dir" ;;
+		2 | 4)
+			if [ "$pulled" = 2 ]; then
+				printf '`provision pull %s` writes what was edited live (in the dashboard tool, on the agents, in the KV store) back into the spec files; it would write this:\n' "$dir"
+			else
+				printf '`provision pull %s` writes what was edited live back into the spec files, but not all of it here: what it leaves is said below ("Not pulled", with why).\n' "$dir"
+			fi
+			printf '\n<details><summary>provision pull -diff %s</summary>\n\n```\n%s\n```\n</details>\n' "$dir" \
+				"$(jq -Rrs 'split("\n") | map(select(startswith("::") | not)) | join("\n")
+					| if length > 20000 then .[0:20000] + "\n(cut: the rest is in the job'"'"'s log)" else . end | gsub("```"; "` ` `")' pull.out)"
+			;;
+		*) printf '`provision pull %s` writes values edited live back into the spec files; here it failed to work them out (its error is in [the job'"'"'s log](%s)).\n' "$dir" "$(run_url)" ;;
+		esac
 		printf '\nThis issue is updated when the drift changes and closed by the first scheduled run that finds live matching the default branch.\n'
 	} >"$ways"
-	plan_md=$(mktemp)
-	provision show -format=markdown drift.plan >"$plan_md"
-	room=$(($(issue_limit) - $(wc -m <"$1") - $(wc -m <"$ways") - 200))
-	if [ "$(wc -m <"$plan_md")" -gt "$room" ]; then
-		head -c "$room" "$plan_md" >>"$1"
-		printf '\n\n```\n\n**The plan is cut here**: it is longer than an issue takes. The whole plan is in [the job'"'"'s log](%s).\n' "$(run_url)" >>"$1"
-	else
-		cat "$plan_md" >>"$1"
-	fi
-	cat "$ways" >>"$1"
-	rm -f "$ways" "$plan_md"
+	provision show -format=markdown drift.plan | jq -Rrs --rawfile head "$head" --rawfile ways "$ways" --argjson limit "$(issue_limit)" --arg log "$(run_url)" '
+		. as $plan
+		| "\n**The plan is cut here**: it is longer than an issue takes. The whole plan is in [the job'"'"'s log](\($log)).\n" as $note
+		| if ($head + $plan + $ways | length) <= $limit then $head + $plan + $ways
+		  else
+		    ($limit - ($head + $note + $ways | length)) as $room
+		    | ($plan | split("\n")) as $lines
+		    | (reduce range(0; $lines | length) as $i ({n: 0, depth: 0, fence: false, cut: 0, full: false};
+		        if .full then .
+		        else (.n + ($lines[$i] | length) + 1) as $n
+		          | if $n > $room then .full = true
+		            else .n = $n
+		              | if ($lines[$i] | startswith("```")) then .fence = (.fence | not)
+		                elif .fence then .
+		                elif ($lines[$i] | startswith("<details>")) then .depth += 1
+		                elif $lines[$i] == "</details>" then .depth -= 1
+		                else . end
+		              | if .depth == 0 and (.fence | not) then .cut = $i + 1 else . end
+		            end
+		        end)) as $s
+		    | $head + ($lines[0:$s.cut] | join("\n")) + "\n" + $note + $ways
+		  end' >"$1"
+	rm -f "$head" "$ways"
 }
 
 # what_changed OLD: says how the drift the issue showed (OLD, the base64
-# of drifted) differs from this one.
+# of drifted, as drift_body writes it) differs from this one.
 what_changed() {
-	printf '%s' "$1" | jq -Rr --argjson now "$(drifted drift.plan)" '(@base64d | fromjson? // []) as $was
-		| ($now - $was | map("`\(.address)` (\(.action))")) as $new
-		| ($was - $now | map("`\(.address)`")) as $gone
-		| [if ($new | length) > 0 then "now drifts: " + ($new | join(", ")) else empty end,
-		   if ($gone | length) > 0 then "no longer drifts: " + ($gone | join(", ")) else empty end]
-		| if length == 0 then "the same objects drift, with other changes (the requests differ)" else join("; ") end'
+	jq -nr --arg was "$1" --argjson now "$(drifted drift.plan)" '($was | try (@base64d | fromjson) catch null) as $was
+		| if ($was | type) != "array" then "what drifts changed"
+		  else ($now - $was | map("`\(.address)` (\(.action))")) as $new
+		  | ($was - $now | map("`\(.address)`")) as $gone
+		  | [if ($new | length) > 0 then "now drifts: " + ($new | join(", ")) else empty end,
+		     if ($gone | length) > 0 then "no longer drifts: " + ($gone | join(", ")) else empty end]
+		  | if length == 0 then "the same objects drift, with other changes (the requests differ)" else join("; ") end
+		  end'
 }
 
 drift_one() {

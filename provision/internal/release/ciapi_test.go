@@ -32,7 +32,8 @@ import (
 //     comparison of two commits (from...to: the commits of to that from
 //     lacks, oldest first), and job artifacts by job and by ref;
 //   - issues, on both: listed by label and state (GitHub: open, closed or
-//     all, open by default, pull requests among them; GitLab: opened,
+//     all, open by default; GitHub lists labelled pull requests too, and
+//     here none has a label; GitLab: opened,
 //     closed or all, all by default), newest first and by pages, opened
 //     with a title, a body (GitHub's body, GitLab's description) and
 //     labels, edited, closed and reopened (GitHub: PATCH with state;

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,15 +59,18 @@ func TestPipelineDrift(t *testing.T) {
 			applyMain("a")
 			applyMain("b")
 			kv := consulKV(t, agent.Addr)
+			// drift runs the job and returns the requests it made of the
+			// API, one a line.
 			drift := func(wantErr bool, says ...string) string {
 				t.Helper()
 				out, err := p.run("drift")
-				t.Logf("the drift job: exit %v; requests:\n%s\n%s", err, p.api.took(), out)
+				took := p.api.took()
+				t.Logf("the drift job: exit %v; requests:\n%s\n%s", err, took, out)
 				if (err != nil) != wantErr {
 					t.Fatalf("the drift job: %v\n%s", err, out)
 				}
 				logSays(t, "the drift job", out, says...)
-				return out
+				return took
 			}
 			ours := func() []issue {
 				return slices.DeleteFunc(p.api.issued(), func(is issue) bool { return is.By == "mallory" })
@@ -77,8 +81,12 @@ func TestPipelineDrift(t *testing.T) {
 				t.Fatalf("a converged estate opened issues: %v", got)
 			}
 
-			if _, err := kv.Put(&api.KVPair{Key: "apps/a/limits", Value: []byte(`{"rate": 99}`)}, nil); err != nil {
-				t.Fatal(err)
+			// A key of a's edited by hand, and one the project does not own
+			// made beside it: only the first is drift.
+			for _, pair := range []*api.KVPair{{Key: "apps/a/limits", Value: []byte(`{"rate": 99}`)}, {Key: "apps/a/unowned", Value: []byte("x")}} {
+				if _, err := kv.Put(pair, nil); err != nil {
+					t.Fatal(err)
+				}
 			}
 			drift(false, "live no longer matches the default branch: opened #", "live matches the default branch: no drift, nothing written")
 			got := ours()
@@ -88,13 +96,17 @@ func TestPipelineDrift(t *testing.T) {
 			first := got[0]
 			t.Logf("the issue #%d, %q:\n%s", first.Number, first.Title, first.Body)
 			for _, want := range []string{"<!-- provision-drift: teams/a/specs -->\n", "<!-- provision-changes: ", "**Live no longer matches the default branch** for the specs in `teams/a/specs`: planned from main1",
-				`key["apps/a/limits"]`, "**0 to create, 1 to update, 0 to delete.**", "### What to do", "PROVISION_APPLY_DRIFT=", "`provision pull teams/a/specs`", "rate"} {
+				`key["apps/a/limits"]`, "**0 to create, 1 to update, 0 to delete.**", "### What to do", "PROVISION_APPLY_DRIFT=",
+				// The value is written in the module the two projects share:
+				// pull leaves it, and the issue says why.
+				"`provision pull teams/a/specs` writes what was edited live back into the spec files, but not all of it here", `Not pulled: module.kv.key["apps/a/limits"]`,
+				"outside the specs' folder teams/a/specs"} {
 				if !strings.Contains(first.Body, want) {
 					t.Errorf("the issue's body lacks %q:\n%s", want, first.Body)
 				}
 			}
-			if strings.Contains(first.Body, "apps/b/") {
-				t.Errorf("a's issue shows b's keys:\n%s", first.Body)
+			if strings.Contains(first.Body, "apps/b/") || strings.Contains(first.Body, "apps/a/unowned") || strings.Contains(first.Body, "::warning") {
+				t.Errorf("a's issue shows b's keys, one a does not own, or the runner's annotations:\n%s", first.Body)
 			}
 
 			// 120 issues of someone else, with the label and the marker,
@@ -102,12 +114,18 @@ func TestPipelineDrift(t *testing.T) {
 			for i := range 120 {
 				p.api.someoneOpens(fmt.Sprintf("other %d", i), "<!-- provision-drift: teams/a/specs -->\nnot the step's", "provision-drift")
 			}
-			drift(false, "the drift #"+fmt.Sprint(first.Number)+" shows is unchanged: nothing written")
-			if took := p.api.took(); took != "" {
-				t.Errorf("requests after the log: %s", took)
+			// Nothing is written: to the API, nor live (no lock taken, no
+			// key written: every key's modify index stays).
+			before := kvIndices(t, kv)
+			took := drift(false, "the drift #"+fmt.Sprint(first.Number)+" shows is unchanged: nothing written")
+			if strings.Contains(took, "POST") || strings.Contains(took, "PATCH") || strings.Contains(took, "PUT") || !strings.Contains(took, "GET") {
+				t.Errorf("the same drift made these requests:\n%s", took)
 			}
 			if got := ours(); len(got) != 1 || got[0].Body != first.Body {
 				t.Errorf("the same drift wrote: %+v", got)
+			}
+			if after := kvIndices(t, kv); !maps.Equal(before, after) {
+				t.Errorf("the drift job wrote to Consul: %v, then %v", before, after)
 			}
 
 			if _, err := kv.Delete("apps/a/flags", nil); err != nil {
@@ -122,13 +140,19 @@ func TestPipelineDrift(t *testing.T) {
 			}
 			digest := between(got[0].Body, "<!-- provision-changes: ", " -->")
 
-			// The drift applied from a run started by hand: with another
-			// digest, nothing; with the issue's, the specs.
-			out, err := p.run("apply", "PROVISION_APPLY_DRIFT=0123abcd", p.event(map[string]any{"ref": "refs/heads/main"}))
+			// The drift applied from a run started by hand: on another
+			// branch, or with another digest, nothing; with the issue's,
+			// the specs.
+			onMain := []string{"GITHUB_REF=refs/heads/main", "CI_COMMIT_BRANCH=main", p.event(map[string]any{"ref": "refs/heads/main", "repository": map[string]any{"default_branch": "main"}})}
+			out, err := p.run("apply", "PROVISION_APPLY_DRIFT="+digest, "GITHUB_REF=refs/heads/feature", "CI_COMMIT_BRANCH=feature", onMain[2])
+			if err == nil || !strings.Contains(out, "this run is not on it") {
+				t.Errorf("a drift applied from another branch: %v\n%s", err, out)
+			}
+			out, err = p.run("apply", append(onMain, "PROVISION_APPLY_DRIFT=0123abcd")...)
 			if err == nil || !strings.Contains(out, "no project's default branch plans the drift 0123abcd") {
 				t.Errorf("a drift of another digest: %v\n%s", err, out)
 			}
-			out, err = p.run("apply", "PROVISION_APPLY_DRIFT="+digest, p.event(map[string]any{"ref": "refs/heads/main"}))
+			out, err = p.run("apply", append(onMain, "PROVISION_APPLY_DRIFT="+digest)...)
 			if err != nil || !strings.Contains(out, "applied the drift of teams/a/specs") || strings.Contains(out, "applied the drift of teams/b/specs") {
 				t.Fatalf("the issue's drift applied: %v\n%s", err, out)
 			}
@@ -149,6 +173,10 @@ func TestPipelineDrift(t *testing.T) {
 			if len(got) != 2 || !got[1].Open || got[1].Title != "provision drift: teams/b/specs" || strings.Contains(got[1].Body, "**The plan is cut here**") != cut ||
 				strings.Contains(got[1].Body, `<summary><code>+ key["apps/b/big/99"]</code></summary>`) == cut || !strings.Contains(got[1].Body, "### What to do") {
 				t.Fatalf("b's drift: %+v", got)
+			}
+			// Cut after a whole change: every block it opens is closed.
+			if b := got[1].Body; strings.Count(b, "<details>") != strings.Count(b, "</details>") || strings.Count(b, "```")%2 != 0 {
+				t.Errorf("b's issue is not whole markdown:\n%s", b)
 			}
 			applyMain("b")
 
@@ -174,6 +202,20 @@ func TestPipelineDrift(t *testing.T) {
 func between(s, from, to string) string {
 	_, after, _ := strings.Cut(s, from)
 	out, _, _ := strings.Cut(after, to)
+	return out
+}
+
+// kvIndices are the modify indices of every key of the store, by key.
+func kvIndices(t *testing.T, kv *api.KV) map[string]uint64 {
+	t.Helper()
+	pairs, _, err := kv.List("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]uint64{}
+	for _, p := range pairs {
+		out[p.Key] = p.ModifyIndex
+	}
 	return out
 }
 
@@ -232,7 +274,7 @@ document "dashboard" "edge" {
 	if len(got) != 1 {
 		t.Fatalf("issues: %+v", got)
 	}
-	for _, want := range []string{`document[".dashboard/dashboard/edge"]`, "`provision pull dash` writes what was edited live", "<summary>provision pull -diff</summary>",
+	for _, want := range []string{`document[".dashboard/dashboard/edge"]`, "`provision pull dash` writes what was edited live", "<summary>provision pull -diff dash</summary>",
 		`+    title      = "Edge (saved in the tool)"`} {
 		if !strings.Contains(got[0].Body, want) {
 			t.Errorf("the issue lacks %q:\n%s", want, got[0].Body)
