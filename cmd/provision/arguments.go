@@ -18,8 +18,12 @@ import (
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/connect"
+	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/policies"
 	"github.com/provision-dev/provision/provision/run"
+	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/provision/watch"
 	"github.com/provision-dev/provision/schema"
 )
@@ -291,7 +295,36 @@ type runArgs struct {
 	// verifyTimeout bounds the proof through the declared proxies after
 	// an apply; set by apply's and destroy's -verify-timeout.
 	verifyTimeout time.Duration
+	// policies are -policies; judged says the command takes them (plan,
+	// apply, destroy, test), and then PROVISION_POLICIES without the flag.
+	policies, overrides listFlag
+	judged              bool
 }
+
+// registerPolicies declares -policies.
+func (a *runArgs) registerPolicies(fs *flag.FlagSet) {
+	a.judged = true
+	fs.Var(&a.policies, "policies", "hold the plan to the policies of the *.policy.hcl files in `DIR` (Terraform Policy's resource_policy blocks; PROVISION_POLICIES, a list of folders, without the flag) (repeatable)")
+}
+
+// registerOverride declares -policy-override, a plan's that sends or may
+// be saved.
+func (a *runArgs) registerOverride(fs *flag.FlagSet) {
+	fs.Var(&a.overrides, "policy-override", "let the failures of this mandatory_overridable policy through, as an owner's override: `KIND.NAME` (repeatable)")
+}
+
+// policyFolders are the folders of the policies a command is held to:
+// -policies, else PROVISION_POLICIES (a list, as PATH writes one).
+func (c *cli) policyFolders(a *runArgs) []string {
+	if !a.judged || len(a.policies) > 0 {
+		return a.policies
+	}
+	return filepath.SplitList(c.getenv("PROVISION_POLICIES"))
+}
+
+// policyKinds are what policies see of each kind of object this binary
+// plans.
+var policyKinds = []policies.Kind{consul.ServicePolicy, kv.KeyPolicy, search.IndexPolicy, search.DocumentPolicy}
 
 // register declares a plan's options.
 func (a *runArgs) register(fs *flag.FlagSet) {
@@ -312,7 +345,8 @@ func (a *runArgs) registerRemoval(fs *flag.FlagSet) {
 // operation is the run the arguments describe, with the environment.
 func (c *cli) operation(t run.Type, dir string, a *runArgs) run.Operation {
 	o := run.Operation{Type: t, Dir: dir, Vars: a.vars.vars, VarFiles: a.vars.files, Getenv: c.getenv, Environ: a.vars.environ(c.environ),
-		SearchIndices: true, Replace: a.replace, Targets: a.targets, Excludes: a.excludes, VerifyTimeout: a.verifyTimeout, PruneIndices: a.prune}
+		SearchIndices: true, Replace: a.replace, Targets: a.targets, Excludes: a.excludes, VerifyTimeout: a.verifyTimeout, PruneIndices: a.prune,
+		Policies: c.policyFolders(a), PolicyKinds: policyKinds, PolicyOverrides: a.overrides}
 	if a.net.request != 0 {
 		o.Deadlines = a.net.deadlines()
 	}
@@ -341,6 +375,8 @@ func (a *planArgs) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.generate, "generate-config-out", "", "write the declarations of the objects that import blocks name and no block declares to `FILE` (never overwritten), then plan with it")
 	a.from.register(fs)
 	a.run.register(fs)
+	a.run.registerPolicies(fs)
+	a.run.registerOverride(fs)
 }
 
 // fromArgs say what a command that plans reads as the live state: the
@@ -411,6 +447,8 @@ func (a *sendArgs) register(fs *flag.FlagSet, removal bool) {
 		a.view.register(fs, true, "print one JSON object per event (needs -auto-approve or a saved plan)")
 		a.run.register(fs)
 	}
+	a.run.registerPolicies(fs)
+	a.run.registerOverride(fs)
 	fs.DurationVar(&a.run.verifyTimeout, "verify-timeout", run.DefaultVerifyTimeout, "wait this long for each declared traefik proxy to serve every gated path through its forward-auth middleware, then probe it")
 }
 
@@ -484,6 +522,7 @@ type validateArgs struct {
 func (a *validateArgs) register(fs *flag.FlagSet) {
 	a.view.register(fs, true, "print the diagnostics as JSON")
 	a.run.vars.register(fs)
+	a.run.registerPolicies(fs)
 }
 
 // policyArgs are policy's.
@@ -540,9 +579,11 @@ type testArgs struct {
 	view          viewArgs
 	update        bool
 	filter, junit string
+	run           runArgs
 }
 
 func (a *testArgs) register(fs *flag.FlagSet) {
+	a.run.registerPolicies(fs)
 	fs.BoolVar(&a.update, "update", false, "write the golden plans of the runs (new or changed) instead of failing; review the diff before committing")
 	fs.StringVar(&a.filter, "run", "", "run only the runs whose name matches `REGEX`")
 	a.view.register(fs, true, "print one JSON object per run and one for the summary")

@@ -58,6 +58,9 @@ func (c *cli) plan(args []string) int {
 			setAside(v, r.GeneratedFile)
 		}
 		return exitError
+	case len(r.PolicyFailures) > 0:
+		v.Diagnostics(r.PolicyFailures)
+		return exitError
 	case a.detailed && r.Plan.Summary.HasChanges():
 		return exitChanges
 	}
@@ -80,6 +83,10 @@ func (v *planning) PostPhase(_ context.Context, ph run.Phase, r *run.Run) hcl.Di
 	case ph == run.Diff && v.out != "":
 		if err := plans.WritePlanFile(v.out, r.Plan); err != nil {
 			return run.Refusal("Cannot save the plan", err.Error()+".", nil)
+		}
+		if len(r.PolicyFailures) > 0 {
+			v.note("\nSaved the plan to %s. It fails mandatory policies (below): apply refuses it while they fail.", v.out)
+			break
 		}
 		v.note("\nSaved the plan to %s. Apply exactly these requests with: provision apply %s", v.out, v.out)
 	}

@@ -186,7 +186,8 @@ var expectLine = regexp.MustCompile(`(?m)^# expect: (.+)$`)
 // of specs/ ("# specs/NAME.hcl": validated in a copy of specs/, in that
 // file's place); one that reads files of the repository ("# files:
 // testdata/DIR-OR-FILE", copied beside it by its base name); a provtest
-// file ("# specs/tests/NAME.provtest.hcl"); or
+// file ("# specs/tests/NAME.provtest.hcl"); a policy file ("#
+// policies/NAME.policy.hcl", validated with -policies); or
 // Consul ACL rules ("# Consul ACL rules", parsed as HCL only). An example
 // meant to fail says so with "# expect: <summary>", as the bad-input
 // corpus does.
@@ -211,6 +212,13 @@ func TestDocsHCL(t *testing.T) {
 			if p, ok := strings.CutPrefix(first, "# files: "); ok {
 				copyFiles(t, filepath.Join("../..", p), filepath.Join(dir, filepath.Base(p)))
 			}
+			var validate []string
+			if p, ok := strings.CutPrefix(first, "# policies/"); ok { // a policy file, validated beside specs of one project
+				if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte("project = \"docs\"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				name, validate = "policies/"+p, []string{"-policies", filepath.Join(dir, "policies")}
+			}
 			if p, ok := strings.CutPrefix(first, "# specs/"); ok {
 				if err := os.CopyFS(dir, os.DirFS("../../specs")); err != nil {
 					t.Fatal(err)
@@ -232,7 +240,7 @@ func TestDocsHCL(t *testing.T) {
 				}
 			} else {
 				var out bytes.Buffer
-				newCLI(nil, &out, io.Discard).run([]string{"validate", "-json", dir})
+				newCLI(nil, &out, io.Discard).run(append(append([]string{"validate", "-json"}, validate...), dir))
 				var v struct {
 					Diagnostics []struct{ Severity, Summary, Detail string }
 				}

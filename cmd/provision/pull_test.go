@@ -55,3 +55,25 @@ func esCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("es %s %s: %s %s", args[0], args[1], resp.Status, text)
 	}
 }
+
+// TestPolicies runs the scripts of testdata/policies against a real
+// Consul agent and a real Elasticsearch 2.4.1 cluster: policies as code
+// (-policies) judging the plans of services, keys, indices and
+// documents as they are created, updated, deleted and left alone.
+func TestPolicies(t *testing.T) {
+	agent := servers.NewConsul(t)
+	es := servers.NewCluster(t, "policies")
+	testscript.Run(t, testscript.Params{
+		Dir: "../../testdata/policies",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("CONSUL_HTTP_ADDR", agent.Addr)
+			env.Setenv("SEARCH_URL", es.URL)
+			env.Setenv("NO_COLOR", "1")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"consul": consulCmd,
+			"es":     esCmd,
+		},
+	})
+}

@@ -47,7 +47,8 @@ func (c *cli) test(args []string) int {
 		},
 		Environ: func() []string {
 			return slices.DeleteFunc(c.environ(), func(kv string) bool { k, _, _ := strings.Cut(kv, "="); return serverVar(k) })
-		}}
+		},
+		Policies: c.policyFolders(&a.run), PolicyKinds: policyKinds}
 	if a.filter != "" {
 		re, err := regexp.Compile(a.filter)
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 // changes when a field changes meaning or goes away; its minor number when
 // fields are added. What each version added is in
 // docs/reference/plan-format.md.
-const FormatVersion = "3.6"
+const FormatVersion = "3.7"
 
 // Plan is the one model of a plan: what -json prints, what -out saves, and
 // what the text view is rendered from.
@@ -55,6 +55,10 @@ type Plan struct {
 	Destroy *Removal `json:"destroy,omitempty"`
 	// Diagnostics are the warnings the plan was made with.
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+	// Policies are the results of the policies (-policies) on the plan's
+	// objects, in the plan's order: one for each enforce block of each
+	// policy that judges an object. None without policies.
+	Policies []PolicyResult `json:"policy_results,omitempty"`
 	// Outputs are the root specs' output blocks, by name.
 	Outputs map[string]Output `json:"outputs,omitempty"`
 	// Secrets are the values of sensitive variables; Redacted hides them.
@@ -414,6 +418,47 @@ func (g Gate) Where() string {
 		return g.Path + " (Host " + g.Host + ")"
 	}
 	return g.Path
+}
+
+// PolicyResult is one enforce block of one policy judged on one object.
+type PolicyResult struct {
+	// Policy is resource_policy "<kind>" "<name>" as <kind>.<name>.
+	Policy string `json:"policy"`
+	// Range is the enforce block, in its policy file.
+	Range SourceRange `json:"range"`
+	// Level is the policy's enforcement_level: advisory, mandatory or
+	// mandatory_overridable.
+	Level     string     `json:"enforcement_level"`
+	Address   addrs.Addr `json:"address"`
+	Operation string     `json:"operation"` // create, update, delete or no-op
+	// Enforce is the enforce block's place in its policy, from 0.
+	Enforce int     `json:"enforce_index"`
+	Result  Verdict `json:"result"`
+	// Message is the error_message of a failure; Info the info_message,
+	// when the block has one.
+	Message string `json:"error_message,omitempty"`
+	Info    string `json:"info_message,omitempty"`
+	// Overridden: a mandatory_overridable failure an owner let through.
+	Overridden bool `json:"overridden,omitempty"`
+}
+
+// Verdict is a policy's result on an object.
+type Verdict string
+
+const (
+	PolicyPassed Verdict = "pass"
+	PolicyFailed Verdict = "fail"
+)
+
+// Failed are the results that failed, in order.
+func Failed(results []PolicyResult) []PolicyResult {
+	var out []PolicyResult
+	for _, r := range results {
+		if r.Result == PolicyFailed {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // SnapshotSource is what a plan made from a snapshot says of it.

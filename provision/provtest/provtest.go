@@ -27,6 +27,7 @@ import (
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/policies"
 	"github.com/provision-dev/provision/provision/run"
 	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
@@ -273,6 +274,10 @@ type Options struct {
 	// Text writes a plan's text form, as the CLI renders it, for the
 	// .txt golden files (the rendering is the command layer's).
 	Text func(w io.Writer, p *plans.Plan) error
+	// Policies are the folders of the policies each run's plan is held
+	// to, PolicyKinds what they see of each kind (run.Operation's).
+	Policies    []string
+	PolicyKinds []policies.Kind
 }
 
 // Result is one run's outcome.
@@ -395,10 +400,11 @@ func plan(dir string, r *Run, specs *run.Specs, snapshots map[string]*provision.
 		}
 	}
 	v := &run.Capture{}
-	op := run.Operation{Type: run.Plan, Dir: dir, Specs: specs, From: from, SearchIndices: true, Getenv: o.Getenv, Environ: o.Environ}
+	op := run.Operation{Type: run.Plan, Dir: dir, Specs: specs, From: from, SearchIndices: true, Getenv: o.Getenv, Environ: o.Environ,
+		Policies: o.Policies, PolicyKinds: o.PolicyKinds}
 	rn := op.Start(context.Background(), v)
-	if rn.Failed() {
-		return nil, nil, v.Diags
+	if rn.Failed() || len(rn.PolicyFailures) > 0 {
+		return nil, nil, append(v.Diags, rn.PolicyFailures...)
 	}
 	return v.Planned, rn.Opened.Backends, append(v.Diags, v.Warnings...)
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/connect"
 	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/policies"
 	"github.com/provision-dev/provision/provision/pull"
 	"github.com/provision-dev/provision/schema"
 )
@@ -171,6 +172,14 @@ type Operation struct {
 	// From, when set, is the recorded live state a plan is made from
 	// instead of reading: nothing is read or sent.
 	From *provision.Snapshot
+	// Policies are the folders (or files) of the policies the run's plan
+	// is held to (-policies, PROVISION_POLICIES), loaded with the specs;
+	// PolicyKinds are what they see of each kind of object, and
+	// PolicyOverrides the mandatory_overridable policies whose failures
+	// an owner let through (-policy-override <kind>.<name>).
+	Policies        []string
+	PolicyKinds     []policies.Kind
+	PolicyOverrides []string
 	// Specs, when set, are the specs already loaded (a watcher loads them
 	// once per change of the files, not once per run): load takes them
 	// instead of reading Dir.
@@ -262,9 +271,15 @@ type Run struct {
 	// leftOut are the agents the run leaves out (-exclude agent.<name>,
 	// or the saved plan's).
 	leftOut []addrs.Addr
+	// policies are the loaded Policies; nil without.
+	policies *policies.Set
 	// Plan is the plan made now; nil before Diff.
 	Plan     *plans.Plan
 	Warnings hcl.Diagnostics
+	// PolicyFailures are the errors of the mandatory policies a Plan
+	// failed: the plan is made, shown and saved, and the command fails
+	// (any other run stops at Diff).
+	PolicyFailures hcl.Diagnostics
 	Result   provision.Result
 	// Generated are the generated declarations (nil: nothing to
 	// generate), GeneratedFile the file they were written to ("" before);

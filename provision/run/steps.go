@@ -17,6 +17,7 @@ import (
 	"github.com/provision-dev/provision/provision/connect"
 	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/policies"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -99,8 +100,9 @@ func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 	}
 	if r.Specs != nil {
 		r.parser, r.Config = r.Specs.Parser, r.Specs.Config
+		diags := r.loadPolicies()
 		r.view.Loaded(r.parser.Files(), r.Config.Secrets)
-		return nil
+		return diags
 	}
 	if r.GenerateConfigOut != "" && r.GeneratedFile == "" {
 		if _, err := os.Lstat(r.GenerateConfigOut); err == nil {
@@ -135,7 +137,30 @@ func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 	if r.Config != nil {
 		secrets = r.Config.Secrets
 	}
+	if !diags.HasErrors() {
+		diags = append(diags, r.loadPolicies()...)
+	}
 	r.view.Loaded(r.parser.Files(), secrets)
+	return diags
+}
+
+// loadPolicies loads the run's policies, with the specs' parser so that
+// their diagnostics quote them: a policy that does not load stops the run
+// before anything is read.
+func (r *Run) loadPolicies() hcl.Diagnostics {
+	if len(r.Policies) == 0 {
+		if len(r.PolicyOverrides) > 0 {
+			return Refusal("Invalid -policy-override", "-policy-override lets a policy's failure through, and no policies are given (-policies, PROVISION_POLICIES).", nil)
+		}
+		return nil
+	}
+	var diags hcl.Diagnostics
+	r.policies, diags = policies.Load(r.Policies, r.parser, r.PolicyKinds)
+	if r.policies != nil {
+		if err := r.policies.Overridable(r.PolicyOverrides); err != nil {
+			diags = append(diags, Refusal("Invalid -policy-override", err.Error()+".", nil)...)
+		}
+	}
 	return diags
 }
 
@@ -307,13 +332,29 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 		return diags // shown with the warnings before them
 	}
 	r.Warnings = append(r.Warnings, diags...) // shown with the plan
+	var failed hcl.Diagnostics
+	if r.policies != nil {
+		var pdiags hcl.Diagnostics
+		p.Policies, pdiags = r.policies.Check(p, r.Config, r.PolicyOverrides)
+		for _, d := range pdiags {
+			if d.Severity == hcl.DiagError {
+				failed = append(failed, d)
+			} else {
+				r.Warnings = append(r.Warnings, d)
+			}
+		}
+	}
 	p.LeftOut = r.leftOut
 	p.Diagnostics = plans.JSONDiagnostics(r.Warnings)
 	p.Snapshot = r.From.Source()
 	if r.Type != ApplySaved {
 		r.show()
 	}
-	return nil
+	if r.Type == Plan { // saved all the same: apply holds it to the policies again
+		r.PolicyFailures = failed
+		return nil
+	}
+	return failed // a mandatory policy failed: nothing is sent
 }
 
 // show shows the plan with its warnings, once.

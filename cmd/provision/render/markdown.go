@@ -26,9 +26,11 @@ func Markdown(p *plans.Plan) []string {
 	}
 	if !p.Summary.HasChanges() {
 		fmt.Fprintf(&head, "No changes. The live state matches the specs (%d %s up to date).\n", p.Summary.NoOp, plans.Plural(p.Summary.NoOp, "object"))
+		head.WriteString(markdownPolicies(p.Policies))
 		return []string{head.String()}
 	}
 	fmt.Fprintf(&head, "**%s**\n\n", p.Summary.Line())
+	head.WriteString(markdownPolicies(p.Policies))
 	const tableHead = "| | address | action | requests | reason |\n|---|---|---|---|---|\n"
 	var rows, details []string
 	for _, c := range p.Changes {
@@ -76,4 +78,42 @@ func Markdown(p *plans.Plan) []string {
 		}
 	}
 	return parts
+}
+
+// markdownPolicies is the comment's section of the policies' results: a
+// line of counts, then a section per failed policy, each object it fails
+// on with its message; an advisory policy's section folded. "" without
+// policies.
+func markdownPolicies(results []plans.PolicyResult) string {
+	if len(results) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "#### Policies\n\n%s\n\n", policyLine(results))
+	var order []string
+	failures := map[string][]plans.PolicyResult{}
+	for _, r := range plans.Failed(results) {
+		if failures[r.Policy] == nil {
+			order = append(order, r.Policy)
+		}
+		failures[r.Policy] = append(failures[r.Policy], r)
+	}
+	for _, name := range order {
+		rs := failures[name]
+		level := rs[0].Level
+		if rs[0].Overridden {
+			level += ", overridden"
+		}
+		title := fmt.Sprintf("%s (%s) fails on %d %s, %s line %d", name, level, len(rs), plans.Plural(len(rs), "object"), rs[0].Range.Filename, rs[0].Range.Start.Line)
+		var list strings.Builder
+		for _, r := range rs {
+			fmt.Fprintf(&list, "- `%s` (%s): %s\n", r.Address, r.Operation, strings.ReplaceAll(r.Message, "\n", " "))
+		}
+		if rs[0].Level == "advisory" {
+			fmt.Fprintf(&b, "<details><summary>%s</summary>\n\n%s\n</details>\n\n", title, list.String())
+		} else {
+			fmt.Fprintf(&b, "**%s**\n\n%s\n", title, list.String())
+		}
+	}
+	return b.String()
 }

@@ -31,6 +31,7 @@ func Text(w io.Writer, p *plans.Plan, opts TextOptions) error {
 		r.notes(p)
 		r.backendNotes(p)
 		r.gates(p)
+		r.policies(p)
 		r.printf("%s", Outputs(p))
 		_, err := w.Write(r.buf.Bytes())
 		return err
@@ -53,6 +54,7 @@ func Text(w io.Writer, p *plans.Plan, opts TextOptions) error {
 	r.backendNotes(p)
 	r.gates(p)
 	r.printf("\nPlan: %s\n", p.Summary.Line())
+	r.policies(p)
 	r.printf("%s", Outputs(p))
 	_, err := w.Write(r.buf.Bytes())
 	return err
@@ -413,4 +415,38 @@ func (r *renderer) gates(p *plans.Plan) {
 		}
 		r.printf("  %s: %s of %s: %s\n", g.Proxy, g.Where(), g.Address, state)
 	}
+}
+
+// policies says what the policies (-policies) found of the plan: how many
+// results passed and failed; each failure is a diagnostic after the plan.
+func (r *renderer) policies(p *plans.Plan) {
+	if len(p.Policies) > 0 {
+		r.printf("\nPolicies: %s\n", policyLine(p.Policies))
+	}
+}
+
+// policyLine counts the results: "4 results on 3 objects: 1 passed, 2
+// failed (mandatory), 1 failed (advisory)."
+func policyLine(results []plans.PolicyResult) string {
+	objects := map[string]bool{}
+	var passed, mandatory, advisory, overridden int
+	for _, x := range results {
+		objects[x.Address.String()] = true
+		switch {
+		case x.Result == plans.PolicyPassed:
+			passed++
+		case x.Overridden:
+			overridden++
+		case x.Level == "advisory":
+			advisory++
+		default:
+			mandatory++
+		}
+	}
+	line := fmt.Sprintf("%d %s on %d %s: %d passed, %d failed (mandatory), %d failed (advisory)", len(results), plans.Plural(len(results), "result"),
+		len(objects), plans.Plural(len(objects), "object"), passed, mandatory, advisory)
+	if overridden > 0 {
+		line += fmt.Sprintf(", %d overridden", overridden)
+	}
+	return line + "."
 }
