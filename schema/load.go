@@ -34,7 +34,9 @@ func (p *Parser) Files() map[string]*hcl.File { return p.p.Files() }
 // ParseHCLFile parses a file of another language than the specs' that is
 // written in HCL's native syntax (a policy file), keeping its source for
 // the diagnostics' snippets as the specs' are kept.
-func (p *Parser) ParseHCLFile(path string) (*hcl.File, hcl.Diagnostics) { return p.p.ParseHCLFile(path) }
+func (p *Parser) ParseHCLFile(path string) (*hcl.File, hcl.Diagnostics) {
+	return p.p.ParseHCLFile(path)
+}
 
 // SpecFiles lists the spec files of dir: every *.hcl file, sorted. A path
 // that is a file is its own list.

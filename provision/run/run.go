@@ -280,7 +280,7 @@ type Run struct {
 	// failed: the plan is made, shown and saved, and the command fails
 	// (any other run stops at Diff).
 	PolicyFailures hcl.Diagnostics
-	Result   provision.Result
+	Result         provision.Result
 	// Generated are the generated declarations (nil: nothing to
 	// generate), GeneratedFile the file they were written to ("" before);
 	// Policy is the policy made.

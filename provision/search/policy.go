@@ -15,7 +15,9 @@ import (
 // mapping, by type, each type's properties as Elasticsearch writes them
 // (title = { type = "string" }), less provision's own marks.
 var IndexPolicy = policies.Kind{Name: Index.Name(), Attrs: indexAttrs, Of: func(cfg *schema.Config) policies.Reader {
-	return func(addr addrs.Addr, view json.RawMessage, _ bool) (cty.Value, error) { return indexAttrsOf(cfg, addr, view) }
+	return func(addr addrs.Addr, view json.RawMessage, _ bool) (cty.Value, error) {
+		return indexAttrsOf(cfg, addr, view)
+	}
 }}
 
 var indexAttrs = cty.Object(map[string]cty.Type{"name": cty.String, "search": cty.String, "mapping": cty.DynamicPseudoType})
@@ -45,7 +47,9 @@ func indexAttrsOf(cfg *schema.Config, addr addrs.Addr, view json.RawMessage) (ct
 // "document" "..."): its index, type and id, its search cluster, and its
 // source, less provision's own marks.
 var DocumentPolicy = policies.Kind{Name: Document.Name(), Attrs: documentAttrs, Of: func(cfg *schema.Config) policies.Reader {
-	return func(addr addrs.Addr, view json.RawMessage, _ bool) (cty.Value, error) { return documentAttrsOf(cfg, addr, view) }
+	return func(addr addrs.Addr, view json.RawMessage, _ bool) (cty.Value, error) {
+		return documentAttrsOf(cfg, addr, view)
+	}
 }}
 
 var documentAttrs = cty.Object(map[string]cty.Type{"index": cty.String, "type": cty.String, "id": cty.String, "search": cty.String, "source": cty.DynamicPseudoType})
