@@ -37,6 +37,14 @@
 #   PROVISION_COMMENTER GitHub only: the login GITHUB_TOKEN comments as
 #                       (default github-actions[bot], the workflow's token)
 #   PROVISION_DRIFT_LABEL  the label of the drift issues (default provision-drift)
+#   PROVISION_POLICIES  the folders of the policies every plan is held to (provision
+#                       reads it): a plan that fails a mandatory one fails the job,
+#                       its comment saying which, and apply refuses it
+#   PROVISION_POLICY_OWNERS  who may let a mandatory_overridable policy's failure
+#                       through, once, for one plan: GitHub teams (org/team, the
+#                       token reading their members) or GitLab usernames,
+#                       separated by spaces; their comment "/provision override
+#                       <digest> <why>" on the pull request does
 #   PROVISION_APPLY_DRIFT  a run of apply on the default branch started by hand:
 #                       the digest of the drift an issue shows, applied only
 #                       while main still plans exactly those changes
@@ -51,6 +59,8 @@ trap 'rm -rf "$listed"' EXIT
 
 module=github.com/provision-dev/provision
 artifact=${PROVISION_SNAPSHOT_ARTIFACT:-provision-snapshot}
+# -policy-override flags of an owner's override, for the project at hand.
+override_flags=
 lock_timeout=${PROVISION_LOCK_TIMEOUT:-5m}
 
 # projects lists the folders of PROVISION_DIR, each one project: one
@@ -462,7 +472,8 @@ comment() {
 # output in plan.out; sets planned to plan's exit code, and fork_note to
 # what the comment says of a fork's plan.
 plan_to() {
-	set -- plan -detailed-exitcode -no-color "-out=$1"
+	rm -f "$1" # a plan file after a failed plan is one that failed only policies
+	set -- plan -detailed-exitcode -no-color "-out=$1" $override_flags
 	fork_note=
 	if fork; then
 		fetch_snapshot
@@ -504,13 +515,16 @@ shown() {
 comment_plan() {
 	text=$(mktemp)
 	parts=$(mktemp -d)
-	if [ "$planned" = 0 ] || [ "$planned" = 2 ]; then
+	made=false
+	if [ "$planned" = 0 ] || [ "$planned" = 2 ] || [ -f "$2" ]; then
+		made=true
 		printf '<!-- provision-changes: %s -->\n' "$(digest "$2")" >"$text"
 	fi
 	printf '%s\n\n' "$1" >>"$text"
 	if [ -n "$fork_note" ]; then printf '%s\n\n' "$fork_note" >>"$text"; fi
 	if [ -n "${allowed_note:-}" ]; then printf '%s\n\n' "$allowed_note" >>"$text"; fi
-	if [ "$planned" != 0 ] && [ "$planned" != 2 ]; then
+	if [ -n "${policies_note:-}" ]; then printf '%s\n\n' "$policies_note" >>"$text"; fi
+	if [ "$made" = false ]; then
 		printf '**The plan failed.**\n\n```\n%s\n```\n' "$(tail -c 60000 plan.out)" >>"$text"
 		set -- "$text"
 	else
@@ -538,10 +552,87 @@ sha() {
 }
 
 plan_one() {
+	override_flags= policies_note=
 	plan_to "$plan"
+	if [ "$planned" = 1 ] && [ -f "$plan" ]; then
+		overriding "$(change)" "$plan"
+		if [ -n "$override_flags" ]; then
+			say "an owner let the failures of $override_flags through for these changes: planning again with them"
+			plan_to "$plan"
+		fi
+	fi
 	comment_plan "provision plan of \`$dir\` at $(sha)" "$plan"
 	[ "$planned" = 0 ] || [ "$planned" = 2 ] || exit 1
 	output plan "$plan"
+}
+
+# failing PLANFILE LEVEL: the policies of that enforcement_level PLANFILE
+# fails (overridden or not), one a line.
+failing() {
+	provision show -json "$1" | jq -r --arg l "$2" '[.policy_results[]? | select(.result == "fail" and .enforcement_level == $l) | .policy] | unique | .[]'
+}
+
+# overriding N PLANFILE: when PLANFILE fails mandatory_overridable
+# policies only, looks on pull request N for an owner's override of its
+# changes (override_of), and sets override_flags to let them through, and
+# policies_note to what the comment says of it: who let which through,
+# and why, or how an owner may.
+overriding() {
+	[ -z "$(failing "$2" mandatory)" ] || return 0
+	names=$(failing "$2" mandatory_overridable)
+	[ -n "$names" ] || return 0
+	d=$(digest "$2")
+	by=$(override_of "$1" "$d")
+	if [ -z "$by" ]; then
+		who="No one (PROVISION_POLICY_OWNERS names no owner)"
+		if [ -n "${PROVISION_POLICY_OWNERS:-}" ]; then who="An owner ($PROVISION_POLICY_OWNERS)"; fi
+		policies_note=$(printf '**Mandatory policies fail** (below). %s may let these failures (%s) through for exactly these changes, once: a comment `/provision override %s <why>` on this pull request, then a re-run of this job.' \
+			"$who" "$(echo $names)" "$d")
+		return 0
+	fi
+	override_flags=$(for p in $names; do printf ' -policy-override=%s' "$p"; done)
+	policies_note=$(printf '**Policies overridden**: %s let %s through for these changes (digest `%s`): %s' \
+		"@$(printf '%s' "$by" | cut -f1)" "$(echo $names)" "$d" "$(printf '%s' "$by" | cut -f2-)")
+}
+
+# override_of N DIGEST: the first comment on pull request N by an owner
+# (PROVISION_POLICY_OWNERS) that reads "/provision override DIGEST
+# <why>", as "login<TAB>why"; empty when there is none. An override is
+# bound to the digest of the changes: another plan needs another.
+override_of() {
+	[ -n "${PROVISION_POLICY_OWNERS:-}" ] || return 0
+	page=1
+	while :; do
+		api GET "$(comments_path "$1")?per_page=100&page=$page&sort=asc" >"$listed/page" ||
+			die "reading the comments of #$1 for an owner's override was refused by the API (its answer is above)"
+		jq -r --arg d "$2" '.[] | (.user.login // .author.username) as $by | .body | capture("^/provision override (?<d>[0-9a-f]{64})[ \t]+(?<why>[^\r\n]+)") | select(.d == $d) | "\($by)\t\(.why)"' "$listed/page" |
+			while IFS="$(printf '\t')" read -r login why; do
+				if owner "$login"; then
+					printf '%s\t%s\n' "$login" "$why"
+					break
+				fi
+			done >"$listed/override"
+		if [ -s "$listed/override" ] || [ "$(jq length "$listed/page")" -lt 100 ]; then break; fi
+		page=$((page + 1))
+	done
+	head -n 1 "$listed/override"
+}
+
+# owner LOGIN: whether LOGIN is an owner: a member of a team
+# PROVISION_POLICY_OWNERS names (GitHub; the token reads the team's
+# members), or one of its usernames (GitLab).
+owner() {
+	for o in $PROVISION_POLICY_OWNERS; do
+		case $(ci) in
+		github)
+			got=$(call GET "${GITHUB_API_URL:-https://api.github.com}/orgs/${o%%/*}/teams/${o#*/}/memberships/$1" \
+				-H "Authorization: Bearer $GITHUB_TOKEN" -H "Accept: application/vnd.github+json" 2>/dev/null) &&
+				[ "$(printf '%s' "$got" | jq -r .state)" = active ] && return 0
+			;;
+		gitlab) [ "$o" = "$1" ] && return 0 ;;
+		esac
+	done
+	return 1
 }
 
 plan() {
@@ -692,7 +783,7 @@ apply_recorded() {
 		if [ "$p" = "$n" ]; then d=$(digest "$1"); fi
 		jq -n --arg c "$sha" --arg p "$p" --arg d "$d" --arg j "$(run_url)" '{commit: $c, change: $p, digest: $d, job: $j}'
 	done <"$pending" | jq -s . >"$record"
-	provision apply -no-color "-lock-timeout=$lock_timeout" $(recording "$record") "$1" >apply.out 2>&1 || {
+	provision apply -no-color "-lock-timeout=$lock_timeout" $(recording "$record") $override_flags "$1" >apply.out 2>&1 || {
 		cat apply.out
 		rm -f "$record"
 		return 1
@@ -865,6 +956,16 @@ apply_one() {
 		return
 	fi
 	fetch_plan "$n" "$plan" || die "the reviewed plan of #$n was not found (its plan job did not succeed, or its artifact expired): nothing is applied; plan it again"
+	override_flags=
+	if [ -n "$(failing "$plan" mandatory)" ]; then
+		die "the reviewed plan of #$n fails mandatory policies ($(echo $(failing "$plan" mandatory))), which no one may override: nothing is applied. Change the specs (or the policies) in a pull request"
+	fi
+	if names=$(failing "$plan" mandatory_overridable) && [ -n "$names" ]; then
+		by=$(override_of "$n" "$(digest "$plan")")
+		[ -n "$by" ] || die "the reviewed plan of #$n fails mandatory_overridable policies ($(echo $names)), and no owner's override of its changes is on #$n now: nothing is applied"
+		override_flags=$(for p in $names; do printf ' -policy-override=%s' "$p"; done)
+		say "$(printf '%s' "$by" | cut -f1) let $(echo $names) through for these changes: $(printf '%s' "$by" | cut -f2-)"
+	fi
 	say "applying the plan #$n reviewed; waiting up to $lock_timeout for the project's lock if another run holds it"
 	if apply_recorded "$plan" "the plan #$n reviewed" "the plan reviewed here"; then return; fi
 	if grep -q "(-lock-timeout)" apply.out; then

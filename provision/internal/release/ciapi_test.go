@@ -40,6 +40,8 @@ import (
 //     GitLab: PUT with state_event), commented (GitHub's issue comments,
 //     GitLab's issue notes); a body over the limit (GitHub 65,536
 //     characters, GitLab 1,048,576) refused as comments are;
+//   - GitHub's team memberships (/orgs/ORG/teams/TEAM/memberships/LOGIN:
+//     200 with state active for a member, 404 otherwise);
 //   - both: an unknown comment, pull request or artifact is 404, a missing
 //     or wrong token 401.
 //
@@ -54,8 +56,9 @@ type ciAPI struct {
 	main      []string       // the default branch's commits, oldest first
 	heads     map[int]string // a pull request's head commit
 	artifacts []artifact
-	issues    []*issue // oldest first
-	requests  []string // "METHOD path status"
+	issues    []*issue            // oldest first
+	teams     map[string][]string // GitHub: the members of "org/team"
+	requests  []string            // "METHOD path status"
 }
 
 // issue is an issue of either system: GitHub's number is shared with the
@@ -115,12 +118,25 @@ func (a *ciAPI) env() []string {
 }
 
 // someoneSays posts a comment on pull request n as another user.
-func (a *ciAPI) someoneSays(n int, body string) {
+func (a *ciAPI) someoneSays(n int, body string) { a.says(n, "mallory", body) }
+
+// says posts a comment on pull request n as the user login.
+func (a *ciAPI) says(n int, login, body string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.nextID++
 	key := strconv.Itoa(n)
-	a.comments[key] = append(a.comments[key], comment{ID: a.nextID, Body: body, User: map[string]any{"login": "mallory"}, Author: map[string]any{"username": "mallory"}})
+	a.comments[key] = append(a.comments[key], comment{ID: a.nextID, Body: body, User: map[string]any{"login": login}, Author: map[string]any{"username": login}})
+}
+
+// team makes login a member of the GitHub team org/name.
+func (a *ciAPI) team(orgTeam string, logins ...string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.teams == nil {
+		a.teams = map[string][]string{}
+	}
+	a.teams[orgTeam] = append(a.teams[orgTeam], logins...)
 }
 
 // upload publishes a job's artifact.
@@ -207,6 +223,14 @@ func (a *ciAPI) route(w http.ResponseWriter, r *http.Request) {
 	}
 	if !github && r.URL.Path == "/api/v4/user" {
 		answer(w, 200, map[string]any{"username": gitlabBot})
+		return
+	}
+	if p := strings.Split(r.URL.Path, "/"); github && match(p, "", "orgs", "*", "teams", "*", "memberships", "*") {
+		if slices.Contains(a.teams[p[2]+"/"+p[4]], p[6]) {
+			answer(w, 200, map[string]any{"state": "active", "role": "member"})
+		} else {
+			a.notFound(w)
+		}
 		return
 	}
 	var path string
