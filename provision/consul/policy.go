@@ -6,6 +6,7 @@ import (
 
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/policies"
+	"github.com/provision-dev/provision/provision/traefik/labels"
 	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -27,6 +28,13 @@ var serviceAttrs = cty.Object(map[string]cty.Type{
 	"frontend": cty.Object(map[string]cty.Type{"rule": cty.String, "forward_auth": cty.Object(map[string]cty.Type{"address": cty.String})}),
 	"checks":   cty.DynamicPseudoType,
 	"agent":    cty.String,
+	"routers":  cty.List(routerType),
+})
+
+// routerType is a router as Traefik 2 and 3 read it from the tags
+// (labels.Decode).
+var routerType = cty.Object(map[string]cty.Type{
+	"name": cty.String, "protocol": cty.String, "rule": cty.String, "entrypoints": cty.List(cty.String), "middlewares": cty.List(cty.String), "service": cty.String,
 })
 
 func serviceAttrsOf(cfg *schema.Config) policies.Reader {
@@ -36,24 +44,25 @@ func serviceAttrsOf(cfg *schema.Config) policies.Reader {
 		byID[s.Name] = s
 	}
 	return func(addr addrs.Addr, view json.RawMessage, declared bool) (cty.Value, error) {
-		var checks []*Check
-		if s := byID[addr.Name]; declared && s != nil {
-			checks = s.Checks
+		var r registration
+		if err := json.Unmarshal(view, &r); err != nil {
+			return cty.NilVal, err
 		}
-		return serviceAttrsFrom(prefix, addr, view, checks)
+		if s := byID[addr.Name]; declared && s != nil {
+			return serviceAttrsFrom(prefix, addr, r, s.Tags, s.Frontend, s.Checks)
+		}
+		// A live registration: its frontend read back from its tags, as an
+		// import reads it.
+		f, plain, unread := ReadTags(prefix, r.Tags)
+		return serviceAttrsFrom(prefix, addr, r, append(plain, unread...), f, nil)
 	}
 }
 
-// serviceAttrsFrom are a service's attributes from its registration's
-// view, its checks given apart.
-func serviceAttrsFrom(prefix string, addr addrs.Addr, view json.RawMessage, checkList []*Check) (cty.Value, error) {
-	var r registration
-	if err := json.Unmarshal(view, &r); err != nil {
-		return cty.NilVal, err
-	}
-	f, plain, unread := ReadTags(prefix, r.Tags)
+// serviceAttrsFrom are a service's attributes: its registration's, with
+// its own tags, frontend and checks given apart.
+func serviceAttrsFrom(prefix string, addr addrs.Addr, r registration, own []string, f *Frontend, checkList []*Check) (cty.Value, error) {
 	tags := []cty.Value{}
-	for _, t := range append(plain, unread...) {
+	for _, t := range own {
 		tags = append(tags, cty.StringVal(t))
 	}
 	meta := map[string]cty.Value{}
@@ -85,10 +94,34 @@ func serviceAttrsFrom(prefix string, addr addrs.Addr, view json.RawMessage, chec
 		checks[c.Name] = v
 	}
 	agent, _ := strings.CutPrefix(addr.In, AgentPlace+".")
+	routers := []cty.Value{}
+	if routes, err := labels.Decode(prefix, r.Tags); err == nil { // tags Traefik cannot read route nothing
+		for _, rt := range routes.Routers {
+			routers = append(routers, cty.ObjectVal(map[string]cty.Value{"name": cty.StringVal(rt.Name), "protocol": cty.StringVal(string(rt.Protocol)), "rule": cty.StringVal(rt.Rule),
+				"entrypoints": listOrEmpty(ctyStrings(rt.EntryPoints)), "middlewares": listOrEmpty(ctyStrings(rt.Middlewares)), "service": cty.StringVal(rt.Service)}))
+		}
+	}
 	return cty.ObjectVal(map[string]cty.Value{
 		"id": cty.StringVal(r.ID), "name": cty.StringVal(r.Name), "address": cty.StringVal(r.Address), "port": cty.NumberIntVal(int64(r.Port)),
 		"tags": listOrEmpty(tags), "meta": mapOrEmpty(meta), "frontend": frontend, "checks": cty.ObjectVal(checks), "agent": cty.StringVal(agent),
+		"routers": routersVal(routers),
 	}), nil
+}
+
+// ctyStrings are ss as cty strings.
+func ctyStrings(ss []string) []cty.Value {
+	out := make([]cty.Value, len(ss))
+	for i, s := range ss {
+		out[i] = cty.StringVal(s)
+	}
+	return out
+}
+
+func routersVal(vs []cty.Value) cty.Value {
+	if len(vs) == 0 {
+		return cty.ListValEmpty(routerType)
+	}
+	return cty.ListVal(vs)
 }
 
 func listOrEmpty(vs []cty.Value) cty.Value {
