@@ -38,8 +38,9 @@ func (p *Parser) ParseHCLFile(path string) (*hcl.File, hcl.Diagnostics) {
 	return p.p.ParseHCLFile(path)
 }
 
-// SpecFiles lists the spec files of dir: every *.hcl file, sorted. A path
-// that is a file is its own list.
+// SpecFiles lists the spec files of dir: every *.hcl file but the
+// policy files (*.policy.hcl), sorted. A path that is a file is its own
+// list.
 func SpecFiles(dir string) ([]string, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -52,6 +53,8 @@ func SpecFiles(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A policy file is -policies' to read, wherever it is kept.
+	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".policy.hcl") })
 	sort.Strings(files)
 	return files, nil
 }

@@ -304,7 +304,7 @@ type runArgs struct {
 // registerPolicies declares -policies.
 func (a *runArgs) registerPolicies(fs *flag.FlagSet) {
 	a.judged = true
-	fs.Var(&a.policies, "policies", "hold the plan to the policies of the *.policy.hcl files in `DIR` (Terraform Policy's resource_policy blocks; PROVISION_POLICIES, a list of folders, without the flag) (repeatable)")
+	fs.Var(&a.policies, "policies", "hold every plan to the policies of the *.policy.hcl files in `DIR`, Terraform Policy's resource_policy blocks (validate checks them); PROVISION_POLICIES, a list of folders, without the flag (repeatable)")
 }
 
 // registerOverride declares -policy-override, a plan's that sends or may
@@ -604,6 +604,7 @@ type watchArgs struct {
 }
 
 func (a *watchArgs) register(fs *flag.FlagSet) {
+	a.run.registerPolicies(fs)
 	fs.BoolVar(&a.heal, "heal", false, "apply the plan of what drifted, under the lock (without it, drift is only reported)")
 	fs.DurationVar(&a.interval, "interval", watch.DefaultInterval, "poll the search clusters and proxies, which have no change feed, this often (with jitter)")
 	fs.StringVar(&a.buffer, "buffer", fmt.Sprintf("%s,%s", watch.DefaultBufferMin, watch.DefaultBufferMax), "`MIN,MAX`: wait for MIN of quiet after a change, MAX at most, before one reconcile")

@@ -44,9 +44,11 @@ func serviceAttrsOf(cfg *schema.Config) policies.Reader {
 		byID[s.Name] = s
 	}
 	return func(addr addrs.Addr, view json.RawMessage, declared bool) (cty.Value, error) {
-		var r registration
-		if err := json.Unmarshal(view, &r); err != nil {
-			return cty.NilVal, err
+		r := registration{ID: addr.Name}
+		if view != nil {
+			if err := json.Unmarshal(view, &r); err != nil {
+				return cty.NilVal, err
+			}
 		}
 		if s := byID[addr.Name]; declared && s != nil {
 			return serviceAttrsFrom(prefix, addr, r, s.Tags, s.Frontend, s.Checks)

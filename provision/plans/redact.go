@@ -2,9 +2,11 @@ package plans
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"math/bits"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -149,7 +151,29 @@ func Redactor(secrets []string) func(json.RawMessage) json.RawMessage {
 			encoded = append(encoded, b[1:len(b)-1])
 		}
 	}
-	return func(raw json.RawMessage) json.RawMessage { return hideSecrets(redactJSON(raw), encoded) }
+	if len(encoded) == 0 {
+		return func(raw json.RawMessage) json.RawMessage { return redactJSON(raw) }
+	}
+	return func(raw json.RawMessage) json.RawMessage {
+		return hideBase64(hideSecrets(redactJSON(raw), encoded), secrets)
+	}
+}
+
+// base64String is a JSON string that may be base64: Consul's KV values in
+// a transaction (PUT /v1/txn) are, and a secret must not show there in
+// its encoded form either.
+var base64String = regexp.MustCompile(`"([A-Za-z0-9+/]{4,}={0,2})"`)
+
+// hideBase64 replaces, in b, every JSON string that is the base64 of a
+// text holding one of secrets.
+func hideBase64(b []byte, secrets []string) []byte {
+	return base64String.ReplaceAllFunc(b, func(m []byte) []byte {
+		text, err := base64.StdEncoding.DecodeString(string(m[1 : len(m)-1]))
+		if err != nil || HideSecrets(string(text), secrets) == string(text) {
+			return m
+		}
+		return []byte(`"(sensitive)"`)
+	})
 }
 
 // longestFirst is a copy of secrets, longest first, so that a secret

@@ -2,6 +2,7 @@ package plans
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +39,16 @@ func TestRedactedVariables(t *testing.T) {
 	got := p.Redacted().Variables
 	if _, ok := got["dsn"]; ok || len(got) != 3 || string(got["tags"].Value) != `{"b":1,"a":[1,2]}` || got["key"].Digest == "" {
 		t.Errorf("redacted variables: %v", got)
+	}
+}
+
+// TestRedactBase64: a secret sent base64-encoded (a Consul KV value in a
+// transaction) is hidden as the plain one is; another base64 value stays.
+func TestRedactBase64(t *testing.T) {
+	red := Redactor([]string{"hunter2secret"})
+	body := json.RawMessage(`[{"KV":{"Verb":"cas","Key":"apps/token","Value":"aHVudGVyMnNlY3JldA=="}},{"KV":{"Verb":"set","Key":"apps/other","Value":"e30="}}]`)
+	got := string(red(body))
+	if strings.Contains(got, "aHVudGVy") || !strings.Contains(got, `"Value":"(sensitive)"`) || !strings.Contains(got, `"Value":"e30="`) {
+		t.Errorf("redacted: %s", got)
 	}
 }

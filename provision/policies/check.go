@@ -60,18 +60,16 @@ var functions = func() map[string]function.Function {
 // boolean, or an expression of the wrong type, fails at load.
 func (pol *policy) check() hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, a := range pol.file.locals {
-		diags = append(diags, pol.refs(a.Expr, true)...)
-	}
 	for _, e := range pol.exprs() {
 		diags = append(diags, pol.refs(e, false)...)
 	}
 	if diags.HasErrors() {
 		return diags
 	}
+	known, _ := pol.file.fileLocals() // checked with the file
 	for _, k := range pol.kinds {
 		unknown := cty.UnknownVal(k.Attrs)
-		ctx, ldiags := pol.context(unknown, unknown, cty.UnknownVal(metaType))
+		ctx, ldiags := pol.context(known, unknown, unknown, cty.UnknownVal(metaType), true)
 		diags = append(diags, ldiags...)
 		if ldiags.HasErrors() {
 			continue
@@ -113,6 +111,20 @@ func (pol *policy) exprs() []hcl.Expression {
 		}
 	}
 	return out
+}
+
+// check checks the file's locals: each refers to the file's other locals
+// only, and evaluates.
+func (f *file) check() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, a := range f.locals {
+		diags = append(diags, (&policy{file: f, locals: hcl.Attributes{}}).refs(a.Expr, true)...)
+	}
+	if diags.HasErrors() {
+		return diags
+	}
+	_, ldiags := f.fileLocals()
+	return append(diags, ldiags...)
 }
 
 // refs checks what expr refers to: attrs.<name> and prior_attrs.<name>
@@ -184,19 +196,24 @@ func attributeNames(t cty.Type) string {
 	return strings.Join(slices.Sorted(maps.Keys(t.AttributeTypes())), ", ")
 }
 
+// fileLocals are the values of a file's locals, which refer to no
+// object: evaluated once.
+func (f *file) fileLocals() (map[string]cty.Value, hcl.Diagnostics) {
+	return evalLocals(f.locals, nil, &hcl.EvalContext{Functions: functions})
+}
+
 // context is the scope of the policy's expressions for one object: attrs,
-// prior_attrs, meta, the functions, and local (the file's locals, then
-// the policy's, which win over a file's of one name).
-func (pol *policy) context(attrs, prior, meta cty.Value) (*hcl.EvalContext, hcl.Diagnostics) {
-	ctx := &hcl.EvalContext{Functions: functions, Variables: map[string]cty.Value{"local": cty.EmptyObjectVal}}
-	locals, diags := evalLocals(pol.file.locals, nil, ctx)
-	if diags.HasErrors() {
-		return nil, diags
+// prior_attrs, meta, the functions, and local: the file's locals (known),
+// then, with withLocals, the policy's, which win over a file's of one
+// name.
+func (pol *policy) context(known map[string]cty.Value, attrs, prior, meta cty.Value, withLocals bool) (*hcl.EvalContext, hcl.Diagnostics) {
+	ctx := &hcl.EvalContext{Functions: functions, Variables: map[string]cty.Value{"attrs": attrs, "prior_attrs": prior, "meta": meta, "local": cty.ObjectVal(known)}}
+	if !withLocals {
+		return ctx, nil
 	}
-	ctx.Variables = map[string]cty.Value{"attrs": attrs, "prior_attrs": prior, "meta": meta}
-	locals, ldiags := evalLocals(pol.locals, locals, ctx)
+	locals, diags := evalLocals(pol.locals, known, ctx)
 	ctx.Variables["local"] = cty.ObjectVal(locals)
-	return ctx, append(diags, ldiags...)
+	return ctx, diags
 }
 
 // evalLocals evaluates locals in ctx, beside known (which they may refer
@@ -263,7 +280,9 @@ func message(expr hcl.Expression, ctx *hcl.EvalContext) (string, hcl.Diagnostics
 	if diags.HasErrors() {
 		return "", diags
 	}
-	v, _ = v.Unmark()
+	if v.ContainsMarked() { // computed from a secret (markSecrets)
+		return "(sensitive)", nil
+	}
 	s, err := convert.Convert(v, cty.String)
 	if err != nil {
 		return "", hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid message",
@@ -316,19 +335,26 @@ func (s *Set) Check(p *plans.Plan, cfg *schema.Config, overrides []string) ([]pl
 	for _, k := range s.kinds {
 		readers[k.Name] = k.Of(cfg)
 	}
+	known := map[*file]map[string]cty.Value{}
+	for _, f := range s.files {
+		var fdiags hcl.Diagnostics
+		if known[f], fdiags = f.fileLocals(); fdiags.HasErrors() {
+			return nil, fdiags
+		}
+	}
 	for _, c := range p.Changes {
 		op := operation(c.Action)
 		if op == "" {
 			continue
 		}
-		o := object{change: c, read: readers[c.Addr.Kind.Name()], op: op}
+		o := object{change: c, read: readers[c.Addr.Kind.Name()], op: op, secrets: p.Secrets}
 		for _, f := range s.files {
 			for _, pol := range f.policies {
 				k := slices.IndexFunc(pol.kinds, func(k Kind) bool { return k.Name == c.Addr.Kind.Name() })
 				if k < 0 || !slices.Contains(pol.operations, op) {
 					continue
 				}
-				r, rdiags := pol.judge(&o, pol.kinds[k], hide, slices.Contains(overrides, pol.name()))
+				r, rdiags := pol.judge(&o, pol.kinds[k], known[f], hide, slices.Contains(overrides, pol.name()))
 				results = append(results, r...)
 				diags = append(diags, rdiags...)
 			}
@@ -342,6 +368,7 @@ type object struct {
 	change       *plans.Change
 	read         Reader
 	op           string
+	secrets      []string
 	done         bool
 	attrs, prior cty.Value
 	err          error
@@ -363,8 +390,30 @@ func (o *object) values(k Kind) (cty.Value, cty.Value, error) {
 		if o.err == nil && (o.op == "update" || o.op == "delete") && c.Before.JSON() != nil {
 			o.prior, o.err = o.read(c.Addr, c.Before.JSON(), false)
 		}
+		if o.err == nil {
+			o.attrs, o.prior = markSecrets(o.attrs, o.secrets), markSecrets(o.prior, o.secrets)
+		}
 	}
 	return o.attrs, o.prior, o.err
+}
+
+// sensitive marks a value computed from a secret: a message that holds one
+// is "(sensitive)", whatever a function made of it.
+const sensitive = "sensitive"
+
+// markSecrets marks each string of v that holds one of secrets (the
+// values of the specs' sensitive variables).
+func markSecrets(v cty.Value, secrets []string) cty.Value {
+	if len(secrets) == 0 || v.IsNull() {
+		return v
+	}
+	out, _ := cty.Transform(v, func(_ cty.Path, v cty.Value) (cty.Value, error) {
+		if v.Type() == cty.String && v.IsKnown() && !v.IsNull() && slices.ContainsFunc(secrets, func(x string) bool { return x != "" && strings.Contains(v.AsString(), x) }) {
+			return v.Mark(sensitive), nil
+		}
+		return v, nil
+	})
+	return out
 }
 
 func (o *object) meta() cty.Value {
@@ -376,7 +425,7 @@ func (o *object) meta() cty.Value {
 }
 
 // judge evaluates the policy on one object of kind k.
-func (pol *policy) judge(o *object, k Kind, hide func(string) string, overridden bool) ([]plans.PolicyResult, hcl.Diagnostics) {
+func (pol *policy) judge(o *object, k Kind, known map[string]cty.Value, hide func(string) string, overridden bool) ([]plans.PolicyResult, hcl.Diagnostics) {
 	addr := o.change.Addr
 	attrs, prior, err := o.values(k)
 	if err != nil {
@@ -384,7 +433,10 @@ func (pol *policy) judge(o *object, k Kind, hide func(string) string, overridden
 			Detail:  fmt.Sprintf("The attributes of %s cannot be read for resource_policy %q %q: %s.", addr, pol.kind, pol.label, err),
 			Subject: pol.declRange.Ptr()}}
 	}
-	ctx, diags := pol.context(attrs, prior, o.meta())
+	// The policy's locals once the filter keeps the object (but for a
+	// filter that reads them): a local may hold what only the objects it
+	// keeps have.
+	ctx, diags := pol.context(known, attrs, prior, o.meta(), pol.filterReadsLocals)
 	if diags.HasErrors() {
 		return nil, at(diags, addr)
 	}
@@ -392,6 +444,11 @@ func (pol *policy) judge(o *object, k Kind, hide func(string) string, overridden
 		keep, fdiags := boolean(pol.filter, ctx, "filter", k.Name)
 		if fdiags.HasErrors() || !keep {
 			return nil, at(fdiags, addr)
+		}
+	}
+	if !pol.filterReadsLocals && len(pol.locals) > 0 {
+		if ctx, diags = pol.context(known, attrs, prior, o.meta(), true); diags.HasErrors() {
+			return nil, at(diags, addr)
 		}
 	}
 	var out []plans.PolicyResult
@@ -439,10 +496,13 @@ func failure(pol *policy, e *enforce, r plans.PolicyResult) *hcl.Diagnostic {
 	return d
 }
 
-// at says which object an evaluation's diagnostics are of.
+// at says which object an evaluation's diagnostics are of; they do not
+// carry the values they were evaluated with (which a view would print,
+// and which may hold a secret).
 func at(diags hcl.Diagnostics, addr addrs.Addr) hcl.Diagnostics {
 	for _, d := range diags {
 		d.Detail = fmt.Sprintf("%s (evaluated on %s.)", d.Detail, addr)
+		d.Expression, d.EvalContext = nil, nil
 	}
 	return diags
 }

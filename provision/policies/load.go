@@ -69,6 +69,9 @@ type policy struct {
 	locals     hcl.Attributes
 	enforce    []*enforce
 	kinds      []Kind // the kinds the first label matches
+	// filterReadsLocals: the filter reads the policy's own locals, which
+	// are then evaluated before it.
+	filterReadsLocals bool
 }
 
 // enforce is one enforce block of a policy.
@@ -119,6 +122,7 @@ var enforceSchema = &hcl.BodySchema{
 func Load(dirs []string, p Parser, kinds []Kind) (*Set, hcl.Diagnostics) {
 	s := &Set{kinds: kinds}
 	var diags hcl.Diagnostics
+	loaded := map[string]bool{}
 	for _, dir := range dirs {
 		paths, err := policyFiles(dir)
 		if err != nil {
@@ -127,6 +131,11 @@ func Load(dirs []string, p Parser, kinds []Kind) (*Set, hcl.Diagnostics) {
 			continue
 		}
 		for _, path := range paths {
+			if abs, err := filepath.Abs(path); err == nil && loaded[abs] { // a folder given twice
+				continue
+			} else {
+				loaded[abs] = true
+			}
 			f, fdiags := s.loadFile(path, p)
 			diags = append(diags, fdiags...)
 			if f != nil {
@@ -194,6 +203,11 @@ func (s *Set) loadFile(path string, p Parser) (*file, hcl.Diagnostics) {
 	f := &file{name: path, locals: hcl.Attributes{}}
 	for _, b := range c.Blocks.OfType("locals") {
 		diags = append(diags, addLocals(f.locals, b)...)
+	}
+	if !diags.HasErrors() {
+		if diags = append(diags, f.check()...); diags.HasErrors() {
+			return nil, diags
+		}
 	}
 	seen := map[string]hcl.Range{}
 	for _, b := range c.Blocks {
@@ -265,7 +279,7 @@ func (s *Set) decodePolicy(f *file, b *hcl.Block) (*policy, hcl.Diagnostics) {
 		}
 	}
 	if a, ok := c.Attributes["operations"]; ok {
-		pol.operations = nil
+		pol.operations = []string{} // [] is every operation, as in Terraform Policy
 		v, vdiags := a.Expr.Value(nil)
 		diags = append(diags, vdiags...)
 		if !vdiags.HasErrors() && (!v.IsKnown() || v.IsNull() || !(v.Type().IsTupleType() || v.Type().IsListType())) {
@@ -282,11 +296,18 @@ func (s *Set) decodePolicy(f *file, b *hcl.Block) (*policy, hcl.Diagnostics) {
 			break
 		}
 	}
-	if a, ok := c.Attributes["filter"]; ok {
-		pol.filter = a.Expr
+	if len(pol.operations) == 0 {
+		pol.operations = operationNames
 	}
 	for _, lb := range c.Blocks.OfType("locals") {
 		diags = append(diags, addLocals(pol.locals, lb)...)
+	}
+	if a, ok := c.Attributes["filter"]; ok {
+		pol.filter = a.Expr
+		pol.filterReadsLocals = slices.ContainsFunc(a.Expr.Variables(), func(t hcl.Traversal) bool {
+			n, _, _ := step(t)
+			return t.RootName() == "local" && pol.locals[n] != nil
+		})
 	}
 	for _, eb := range c.Blocks.OfType("enforce") {
 		ec, ediags := eb.Body.Content(enforceSchema)
@@ -310,7 +331,18 @@ func (s *Set) decodePolicy(f *file, b *hcl.Block) (*policy, hcl.Diagnostics) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
+	if slices.ContainsFunc(pol.exprs(), func(e hcl.Expression) bool { return readsPrior(e) }) &&
+		(slices.Contains(pol.operations, "create") || slices.Contains(pol.operations, "no-op")) {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "prior_attrs without its operations",
+			Detail:  `This policy reads prior_attrs, which a create and a no-op have none of (null): it judges updates, deletes or both, which operations must say (operations = ["update"]), as Terraform Policy requires.`,
+			Subject: b.DefRange.Ptr()}}
+	}
 	return pol, append(diags, pol.check()...)
+}
+
+// readsPrior reports whether expr refers to prior_attrs.
+func readsPrior(expr hcl.Expression) bool {
+	return slices.ContainsFunc(expr.Variables(), func(t hcl.Traversal) bool { return t.RootName() == "prior_attrs" })
 }
 
 // str is v as a string; "" when it is not a known string.

@@ -271,8 +271,10 @@ type Run struct {
 	// leftOut are the agents the run leaves out (-exclude agent.<name>,
 	// or the saved plan's).
 	leftOut []addrs.Addr
-	// policies are the loaded Policies; nil without.
-	policies *policies.Set
+	// policies are the loaded Policies, read with policyParser; nil
+	// without.
+	policies     *policies.Set
+	policyParser *schema.Parser
 	// Plan is the plan made now; nil before Diff.
 	Plan     *plans.Plan
 	Warnings hcl.Diagnostics

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -101,7 +102,7 @@ func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 	if r.Specs != nil {
 		r.parser, r.Config = r.Specs.Parser, r.Specs.Config
 		diags := r.loadPolicies()
-		r.view.Loaded(r.parser.Files(), r.Config.Secrets)
+		r.view.Loaded(r.files(), r.Config.Secrets)
 		return diags
 	}
 	if r.GenerateConfigOut != "" && r.GeneratedFile == "" {
@@ -140,8 +141,19 @@ func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 	if !diags.HasErrors() {
 		diags = append(diags, r.loadPolicies()...)
 	}
-	r.view.Loaded(r.parser.Files(), secrets)
+	r.view.Loaded(r.files(), secrets)
 	return diags
+}
+
+// files are the sources the run's diagnostics quote: the specs' and the
+// policies'.
+func (r *Run) files() map[string]*hcl.File {
+	if r.policyParser == nil {
+		return r.parser.Files()
+	}
+	files := maps.Clone(r.parser.Files())
+	maps.Copy(files, r.policyParser.Files())
+	return files
 }
 
 // loadPolicies loads the run's policies, with the specs' parser so that
@@ -155,7 +167,8 @@ func (r *Run) loadPolicies() hcl.Diagnostics {
 		return nil
 	}
 	var diags hcl.Diagnostics
-	r.policies, diags = policies.Load(r.Policies, r.parser, r.PolicyKinds)
+	r.policyParser = schema.NewParser() // apart from the specs': a saved plan's sources are the specs'
+	r.policies, diags = policies.Load(r.Policies, r.policyParser, r.PolicyKinds)
 	if r.policies != nil {
 		if err := r.policies.Overridable(r.PolicyOverrides); err != nil {
 			diags = append(diags, Refusal("Invalid -policy-override", err.Error()+".", nil)...)
@@ -333,16 +346,8 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 	}
 	r.Warnings = append(r.Warnings, diags...) // shown with the plan
 	var failed hcl.Diagnostics
-	if r.policies != nil {
-		var pdiags hcl.Diagnostics
-		p.Policies, pdiags = r.policies.Check(p, r.Config, r.PolicyOverrides)
-		for _, d := range pdiags {
-			if d.Severity == hcl.DiagError {
-				failed = append(failed, d)
-			} else {
-				r.Warnings = append(r.Warnings, d)
-			}
-		}
+	if r.Type != ApplySaved { // judged once narrowed to the saved plan's changes (checkSaved)
+		failed = r.judge()
 	}
 	p.LeftOut = r.leftOut
 	p.Diagnostics = plans.JSONDiagnostics(r.Warnings)
@@ -355,6 +360,25 @@ func (r *Run) plan(context.Context) hcl.Diagnostics {
 		return nil
 	}
 	return failed // a mandatory policy failed: nothing is sent
+}
+
+// judge holds the plan to the policies (none without): the results go
+// into the plan, the advisory failures (and the overridden ones) into its
+// warnings; it returns the mandatory failures.
+func (r *Run) judge() hcl.Diagnostics {
+	if r.policies == nil {
+		return nil
+	}
+	var failed, pdiags hcl.Diagnostics
+	r.Plan.Policies, pdiags = r.policies.Check(r.Plan, r.Config, r.PolicyOverrides)
+	for _, d := range pdiags {
+		if d.Severity == hcl.DiagError {
+			failed = append(failed, d)
+		} else {
+			r.Warnings = append(r.Warnings, d)
+		}
+	}
+	return failed
 }
 
 // show shows the plan with its warnings, once.
@@ -380,6 +404,9 @@ func (r *Run) checkSaved(ctx context.Context) hcl.Diagnostics {
 	}
 	if err := r.Plan.Target(addrs, nil); err != nil {
 		return Refusal("Saved plan cannot be applied", err.Error()+".", nil)
+	}
+	if failed := r.judge(); failed.HasErrors() {
+		return failed // nothing is sent
 	}
 	permit := provision.Permit(r.Plan, r.Opened.Backends)
 	if permit.HasErrors() {

@@ -28,8 +28,10 @@ func indexAttrsOf(cfg *schema.Config, addr addrs.Addr, view json.RawMessage) (ct
 			Properties map[string]any `json:"properties"`
 		} `json:"mappings"`
 	}
-	if err := json.Unmarshal(view, &v); err != nil {
-		return cty.NilVal, err
+	if view != nil { // an undeclared index deleted: no view
+		if err := json.Unmarshal(view, &v); err != nil {
+			return cty.NilVal, err
+		}
 	}
 	mapping := map[string]any{}
 	for typ, m := range v.Mappings {
@@ -55,9 +57,11 @@ var DocumentPolicy = policies.Kind{Name: Document.Name(), Attrs: documentAttrs, 
 var documentAttrs = cty.Object(map[string]cty.Type{"index": cty.String, "type": cty.String, "id": cty.String, "search": cty.String, "source": cty.DynamicPseudoType})
 
 func documentAttrsOf(cfg *schema.Config, addr addrs.Addr, view json.RawMessage) (cty.Value, error) {
-	var source map[string]any
-	if err := json.Unmarshal(view, &source); err != nil {
-		return cty.NilVal, err
+	source := map[string]any{}
+	if view != nil {
+		if err := json.Unmarshal(view, &source); err != nil {
+			return cty.NilVal, err
+		}
 	}
 	delete(source, "provision")
 	src, err := policies.Value(source)

@@ -80,6 +80,14 @@ func Markdown(p *plans.Plan) []string {
 	return parts
 }
 
+// policyObjects is how many of the objects a policy fails on the comment
+// lists: the rest are counted, so that the section stays short.
+const policyObjects = 20
+
+// commentText keeps a message one line of text in a comment: no line
+// breaks, no HTML, no code span of its own.
+var commentText = strings.NewReplacer("\n", " ", "\r", " ", "<", "&lt;", ">", "&gt;", "`", "'")
+
 // markdownPolicies is the comment's section of the policies' results: a
 // line of counts, then a section per failed policy, each object it fails
 // on with its message; an advisory policy's section folded. "" without
@@ -106,8 +114,12 @@ func markdownPolicies(results []plans.PolicyResult) string {
 		}
 		title := fmt.Sprintf("%s (%s) fails on %d %s, %s line %d", name, level, len(rs), plans.Plural(len(rs), "object"), rs[0].Range.Filename, rs[0].Range.Start.Line)
 		var list strings.Builder
-		for _, r := range rs {
-			fmt.Fprintf(&list, "- `%s` (%s): %s\n", r.Address, r.Operation, strings.ReplaceAll(r.Message, "\n", " "))
+		for i, r := range rs {
+			if i == policyObjects {
+				fmt.Fprintf(&list, "- and %d more (the plan's JSON has every result)\n", len(rs)-i)
+				break
+			}
+			fmt.Fprintf(&list, "- `%s` (%s): %s\n", r.Address, r.Operation, commentText.Replace(r.Message))
 		}
 		if rs[0].Level == "advisory" {
 			fmt.Fprintf(&b, "<details><summary>%s</summary>\n\n%s\n</details>\n\n", title, list.String())
