@@ -15,11 +15,17 @@ import (
 // people edit them (the dashboard tool's documents, the agent's
 // registrations, KV), then pulled back into the specs, live and from a
 // snapshot, and compared with the rewritten specs the scripts hold.
-func TestPull(t *testing.T) {
+func TestPull(t *testing.T) { liveScripts(t, "../../testdata/pull", "pull") }
+
+// liveScripts runs the scripts of dir against a real Consul agent and a
+// real Elasticsearch 2.4.1 cluster (of that name): CONSUL_HTTP_ADDR and
+// SEARCH_URL name them, and the consul and es commands edit them as
+// people do.
+func liveScripts(t *testing.T, dir, cluster string) {
 	agent := servers.NewConsul(t)
-	es := servers.NewCluster(t, "pull")
+	es := servers.NewCluster(t, cluster)
 	testscript.Run(t, testscript.Params{
-		Dir: "../../testdata/pull",
+		Dir: dir,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("CONSUL_HTTP_ADDR", agent.Addr)
 			env.Setenv("SEARCH_URL", es.URL)
@@ -60,20 +66,4 @@ func esCmd(ts *testscript.TestScript, neg bool, args []string) {
 // Consul agent and a real Elasticsearch 2.4.1 cluster: policies as code
 // (-policies) judging the plans of services, keys, indices and
 // documents as they are created, updated, deleted and left alone.
-func TestPolicies(t *testing.T) {
-	agent := servers.NewConsul(t)
-	es := servers.NewCluster(t, "policies")
-	testscript.Run(t, testscript.Params{
-		Dir: "../../testdata/policies",
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("CONSUL_HTTP_ADDR", agent.Addr)
-			env.Setenv("SEARCH_URL", es.URL)
-			env.Setenv("NO_COLOR", "1")
-			return nil
-		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"consul": consulCmd,
-			"es":     esCmd,
-		},
-	})
-}
+func TestPolicies(t *testing.T) { liveScripts(t, "../../testdata/policies", "policies") }

@@ -413,18 +413,31 @@ author() {
 provision_comments() {
 	if [ ! -f "$listed/$1" ]; then
 		by=$(author) || exit 1
-		page=1
-		: >"$listed/$1.part"
-		while :; do
-			api GET "$(comments_path "$1")?per_page=100&page=$page&sort=asc" >"$listed/page" ||
-				die "reading the comments of #$1 was refused by the API (its answer is above)"
-			jq -c --arg by "$by" '.[] | select((.user.login // .author.username) == $by) | select(.body | startswith("<!-- provision-plan: ")) | {id, body}' "$listed/page" >>"$listed/$1.part"
-			[ "$(jq length "$listed/page")" -eq 100 ] || break
-			page=$((page + 1))
-		done
+		pages "$(comments_path "$1")?sort=asc&" "reading the comments of #$1" \
+			'.[] | select((.user.login // .author.username) == $by) | select(.body | startswith("<!-- provision-plan: ")) | {id, body}' --arg by "$by" >"$listed/$1.part" || exit 1
 		mv "$listed/$1.part" "$listed/$1"
 	fi
 	jq -c --arg m "<!-- provision-plan: $dir" 'select((.body | startswith($m + " -->")) or (.body | startswith($m + " (part ")))' "$listed/$1"
+}
+
+# pages PATH WHAT FILTER [JQ ARGS...]: every page of the list at PATH (a
+# query ending in ? or &, to which per_page and page are added), each
+# element the jq FILTER (given ARGS) keeps, a JSON line each. A call the
+# API refuses, or an answer that is no list, fails the job, saying WHAT
+# was refused.
+pages() {
+	# Names of their own: sh's variables are global, and api's helpers
+	# set _path.
+	pages_list=$1 pages_what=$2 pages_filter=$3
+	shift 3
+	pages_n=1
+	while :; do
+		api GET "${pages_list}per_page=100&page=$pages_n" >"$listed/page" || die "$pages_what was refused by the API (its answer is above)"
+		jq -e 'type == "array"' "$listed/page" >/dev/null 2>&1 || die "$pages_what: the API answered something else than a list: $(head -c 500 "$listed/page")"
+		jq -c "$@" "$pages_filter" "$listed/page"
+		[ "$(jq length "$listed/page")" -eq 100 ] || break
+		pages_n=$((pages_n + 1))
+	done
 }
 
 # write_comment METHOD PATH FILE WHAT: sends FILE as a comment's body; a
@@ -601,21 +614,15 @@ overriding() {
 # bound to the digest of the changes: another plan needs another.
 override_of() {
 	[ -n "${PROVISION_POLICY_OWNERS:-}" ] || return 0
-	page=1
-	while :; do
-		api GET "$(comments_path "$1")?per_page=100&page=$page&sort=asc" >"$listed/page" ||
-			die "reading the comments of #$1 for an owner's override was refused by the API (its answer is above)"
-		jq -r --arg d "$2" '.[] | (.user.login // .author.username) as $by | .body | capture("^/provision override (?<d>[0-9a-f]{64})[ \t]+(?<why>[^\r\n]+)") | select(.d == $d) | "\($by)\t\(.why)"' "$listed/page" |
-			while IFS="$(printf '\t')" read -r login why; do
-				if owner "$login"; then
-					printf '%s\t%s\n' "$login" "$why"
-					break
-				fi
-			done >"$listed/override"
-		if [ -s "$listed/override" ] || [ "$(jq length "$listed/page")" -lt 100 ]; then break; fi
-		page=$((page + 1))
+	pages "$(comments_path "$1")?sort=asc&" "reading the comments of #$1 for an owner's override" \
+		'.[] | (.user.login // .author.username) as $by | .body | capture("^/provision override (?<d>[0-9a-f]{64})[ \t]+(?<why>[^\r\n]+)") | select(.d == $d) | [$by, .why]' \
+		--arg d "$2" >"$listed/overrides" || exit 1
+	jq -r '@tsv' "$listed/overrides" | while IFS="$(printf '\t')" read -r login why; do
+		if owner "$login"; then
+			printf '%s\t%s\n' "$login" "$why"
+			break
+		fi
 	done
-	head -n 1 "$listed/override"
 }
 
 # owner LOGIN: whether LOGIN is an owner: a member of a team
@@ -997,23 +1004,14 @@ issue_limit() {
 drift_issues() {
 	if [ ! -f "$listed/issues" ]; then
 		by=$(author) || exit 1
-		page=1
-		: >"$listed/issues.part"
 		encoded=$(jq -rn --arg l "$label" '$l | @uri')
-		while :; do
-			case $(ci) in
-			github) q="labels=$encoded&state=all&sort=created&direction=desc" ;;
-			gitlab) q="labels=$encoded&state=all&order_by=created_at&sort=desc" ;;
-			esac
-			api GET "/issues?$q&per_page=100&page=$page" >"$listed/page" ||
-				die "searching the drift issues (label $label) was refused by the API (its answer is above)"
-			jq -e 'type == "array"' "$listed/page" >/dev/null 2>&1 ||
-				die "searching the drift issues (label $label): the API answered something else than a list: $(head -c 500 "$listed/page")"
-			jq -c --arg by "$by" '.[] | select((.user.login // .author.username) == $by) | select(.pull_request == null)
-				| {number: (.number // .iid), open: (.state == "open" or .state == "opened"), body: (.body // .description // "")}' "$listed/page" >>"$listed/issues.part"
-			[ "$(jq length "$listed/page")" -eq 100 ] || break
-			page=$((page + 1))
-		done
+		case $(ci) in
+		github) q="labels=$encoded&state=all&sort=created&direction=desc" ;;
+		gitlab) q="labels=$encoded&state=all&order_by=created_at&sort=desc" ;;
+		esac
+		pages "/issues?$q&" "searching the drift issues (label $label)" \
+			'.[] | select((.user.login // .author.username) == $by) | select(.pull_request == null)
+				| {number: (.number // .iid), open: (.state == "open" or .state == "opened"), body: (.body // .description // "")}' --arg by "$by" >"$listed/issues.part" || exit 1
 		mv "$listed/issues.part" "$listed/issues"
 	fi
 	cat "$listed/issues"
