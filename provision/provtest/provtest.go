@@ -339,7 +339,7 @@ func Execute(dir string, runs []*Run, o Options) (results []Result, orphans []st
 			res.Diagnostics = l.diags
 		} else {
 			var backends []provision.Backend
-			p, backends, res.Diagnostics = plan(dir, r, l.specs, snapshots, o)
+			p, backends, res.Diagnostics = plan(dir, r, l.specs, snapshots, o, files)
 			if p != nil {
 				res.asserts(p, l.specs.Config)
 			}
@@ -387,7 +387,8 @@ func varArgs(vars map[string]cty.Value) []string {
 
 // plan makes the run's plan as plan -snapshot does, and returns the
 // backends it was made with; snapshots are those read already, by path.
-func plan(dir string, r *Run, specs *run.Specs, snapshots map[string]*provision.Snapshot, o Options) (*plans.Plan, []provision.Backend, hcl.Diagnostics) {
+// The sources its diagnostics quote (the policies') are added to files.
+func plan(dir string, r *Run, specs *run.Specs, snapshots map[string]*provision.Snapshot, o Options, files map[string]*hcl.File) (*plans.Plan, []provision.Backend, hcl.Diagnostics) {
 	from := provision.Greenfield()
 	if r.Snapshot != "" {
 		from = snapshots[r.snapshotPath()]
@@ -403,6 +404,7 @@ func plan(dir string, r *Run, specs *run.Specs, snapshots map[string]*provision.
 	op := run.Operation{Type: run.Plan, Dir: dir, Specs: specs, From: from, SearchIndices: true, Getenv: o.Getenv, Environ: o.Environ,
 		Policies: o.Policies, PolicyKinds: o.PolicyKinds}
 	rn := op.Start(context.Background(), v)
+	maps.Copy(files, v.Files)
 	if rn.Failed() || len(rn.PolicyFailures) > 0 {
 		return nil, nil, append(v.Diags, rn.PolicyFailures...)
 	}

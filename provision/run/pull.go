@@ -175,9 +175,12 @@ type Capture struct {
 	Silent
 	Planned         *plans.Plan
 	Warnings, Diags hcl.Diagnostics
+	// Files are the sources its diagnostics quote (the specs', the
+	// policies').
+	Files map[string]*hcl.File
 }
 
-func (c *Capture) Loaded(map[string]*hcl.File, []string) {}
+func (c *Capture) Loaded(files map[string]*hcl.File, _ []string) { c.Files = files }
 func (c *Capture) Diagnostics(d hcl.Diagnostics)         { c.Diags = append(c.Diags, d...) }
 func (c *Capture) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
 	c.Planned, c.Warnings = p, warnings
