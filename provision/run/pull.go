@@ -181,7 +181,7 @@ type Capture struct {
 }
 
 func (c *Capture) Loaded(files map[string]*hcl.File, _ []string) { c.Files = files }
-func (c *Capture) Diagnostics(d hcl.Diagnostics)         { c.Diags = append(c.Diags, d...) }
+func (c *Capture) Diagnostics(d hcl.Diagnostics)                 { c.Diags = append(c.Diags, d...) }
 func (c *Capture) Plan(p *plans.Plan, warnings hcl.Diagnostics) {
 	c.Planned, c.Warnings = p, warnings
 }
