@@ -570,7 +570,7 @@ plan_one() {
 	if [ "$planned" = 1 ] && [ -f "$plan" ]; then
 		overriding "$(change)" "$plan"
 		if [ -n "$override_flags" ]; then
-			say "an owner let the failures of $override_flags through for these changes: planning again with them"
+			say "$(printf '%s' "$by" | cut -f1) let $(echo $names) through for these changes ($(printf '%s' "$by" | cut -f2-)): planning again with$override_flags"
 			plan_to "$plan"
 		fi
 	fi

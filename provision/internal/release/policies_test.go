@@ -96,7 +96,7 @@ resource_policy "key" "no_secrets" {
 			planJob(4, "head4a", true)
 			// An owner, bound to the digest: the re-run passes.
 			p.api.says(4, "alice", "/provision override "+digest+" hotfix for INC-7, the team is set next week")
-			_, body = planJob(4, "head4a", false, "an owner let the failures of")
+			_, body = planJob(4, "head4a", false, "alice let service.team through for these changes (hotfix for INC-7, the team is set next week): planning again with -policy-override=service.team")
 			for _, want := range []string{"**Policies overridden**: @alice let service.team through for these changes (digest `" + digest + "`): hotfix for INC-7, the team is set next week",
 				"service.team (mandatory_overridable, overridden) fails on 1 object"} {
 				if !strings.Contains(body, want) {
@@ -108,7 +108,7 @@ resource_policy "key" "no_secrets" {
 			p.specs(spec(9001, ""))
 			planJob(4, "head4b", true)
 			p.specs(spec(9000, ""))
-			planJob(4, "head4c", false, "an owner let the failures of")
+			planJob(4, "head4c", false, "alice let service.team through for these changes")
 			saved, err := os.ReadFile(filepath.Join(p.work, "provision.plan"))
 			if err != nil {
 				t.Fatal(err)
