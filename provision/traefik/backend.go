@@ -610,18 +610,15 @@ func (b *Backend) removed(p *plans.Plan) routerNames {
 		if c.Action != plans.Delete || c.Addr.Kind != consul.Service {
 			continue
 		}
-		var before struct {
-			Name string
-			Tags []string
-		}
-		if json.Unmarshal(c.Before.JSON(), &before) != nil || b.names[before.Name] {
+		name, tags, err := consul.Routed(c.Before.JSON())
+		if err != nil || b.names[name] {
 			continue
 		}
-		for _, t := range before.Tags {
+		for _, t := range tags {
 			if m := rule.FindStringSubmatch(t); m != nil {
 				out.later = append(out.later, m[1]+"@consulcatalog")
 			}
-			if f := "frontend-" + before.Name + "@" + consulCatalogV1; strings.HasPrefix(t, v1) && !slices.Contains(out.v1, f) {
+			if f := "frontend-" + name + "@" + consulCatalogV1; strings.HasPrefix(t, v1) && !slices.Contains(out.v1, f) {
 				out.v1 = append(out.v1, f)
 			}
 		}
@@ -639,14 +636,11 @@ func (b *Backend) applied(p *plans.Plan) routerNames {
 		if c.Action != plans.Create && c.Action != plans.Update || c.Addr.Kind != consul.Service {
 			continue
 		}
-		var after struct {
-			Name string
-			Tags []string
-		}
-		if json.Unmarshal(c.After.JSON(), &after) != nil {
+		name, tags, err := consul.Routed(c.After.JSON())
+		if err != nil {
 			continue
 		}
-		cfg, err := labels.Decode(b.prefix, after.Tags)
+		cfg, err := labels.Decode(b.prefix, tags)
 		if err != nil {
 			continue // Traefik drops the service: nothing of it to wait for
 		}
@@ -659,8 +653,8 @@ func (b *Backend) applied(p *plans.Plan) routerNames {
 				out.later = append(out.later, name)
 			}
 		}
-		if f := "frontend-" + after.Name + "@" + consulCatalogV1; slices.Contains(after.Tags, b.prefix+".enable=true") &&
-			slices.ContainsFunc(after.Tags, func(t string) bool { return strings.HasPrefix(t, b.prefix+".frontend.rule=") }) && !slices.Contains(out.v1, f) {
+		if f := "frontend-" + name + "@" + consulCatalogV1; slices.Contains(tags, b.prefix+".enable=true") &&
+			slices.ContainsFunc(tags, func(t string) bool { return strings.HasPrefix(t, b.prefix+".frontend.rule=") }) && !slices.Contains(out.v1, f) {
 			out.v1 = append(out.v1, f)
 		}
 	}
