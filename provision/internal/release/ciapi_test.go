@@ -32,8 +32,8 @@ import (
 //     comparison of two commits (from...to: the commits of to that from
 //     lacks, oldest first), and job artifacts by job and by ref;
 //   - issues, on both: listed by label and state (GitHub: open, closed or
-//     all, open by default; GitHub lists labelled pull requests too, and
-//     here none has a label; GitLab: opened,
+//     all, open by default, pull requests among them, with a
+//     pull_request field; GitLab: opened,
 //     closed or all, all by default), newest first and by pages, opened
 //     with a title, a body (GitHub's body, GitLab's description) and
 //     labels, edited, closed and reopened (GitHub: PATCH with state;
@@ -70,6 +70,8 @@ type issue struct {
 	Open   bool
 	Labels []string
 	By     string
+	// Pull: a pull request, which GitHub lists among the issues.
+	Pull bool
 }
 
 // comment is a comment or a note, by its author (GitHub's user.login,
@@ -548,7 +550,7 @@ func (a *ciAPI) issuesOf(w http.ResponseWriter, r *http.Request, github bool) {
 			if !github && is.Open {
 				open = "opened"
 			}
-			if (state != "" && state != "all" && state != open) || !labelled(is, q.Get("labels")) {
+			if (state != "" && state != "all" && state != open) || !labelled(is, q.Get("labels")) || (is.Pull && !github) {
 				continue
 			}
 			list = append(list, a.issueJSON(is, github))
@@ -626,6 +628,14 @@ func (a *ciAPI) issueNotes(system string, n int) []comment {
 		key = "issue-" + key
 	}
 	return slices.Clone(a.comments[key])
+}
+
+// labelledPull opens a pull request as the step's user (a job's token), with
+// body and labels: GitHub lists it among the issues.
+func (a *ciAPI) labelledPull(title, body string, labels ...string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.issues = append(a.issues, &issue{Number: len(a.issues) + 100, Title: title, Body: body, Open: true, Labels: labels, By: githubBot, Pull: true})
 }
 
 // issued are the issues, oldest first.
@@ -713,8 +723,12 @@ func (a *ciAPI) issueJSON(is *issue, github bool) map[string]any {
 		for _, l := range is.Labels {
 			labels = append(labels, map[string]any{"name": l})
 		}
-		return map[string]any{"number": is.Number, "title": is.Title, "body": is.Body, "state": map[bool]string{true: "open", false: "closed"}[is.Open],
+		out := map[string]any{"number": is.Number, "title": is.Title, "body": is.Body, "state": map[bool]string{true: "open", false: "closed"}[is.Open],
 			"labels": labels, "user": map[string]any{"login": is.By}}
+		if is.Pull {
+			out["pull_request"] = map[string]any{"url": fmt.Sprintf("/repos/acme/specs/pulls/%d", is.Number)}
+		}
+		return out
 	}
 	return map[string]any{"iid": is.Number, "title": is.Title, "description": is.Body, "state": map[bool]string{true: "opened", false: "closed"}[is.Open],
 		"labels": is.Labels, "author": map[string]any{"username": is.By}}
