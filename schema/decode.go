@@ -56,6 +56,9 @@ type decoder struct {
 	// placed are the labels of the places' blocks, by type, once
 	// decoded.
 	placed map[string][]string
+	// late are the blocks of the Late places, decoded once every object
+	// is (latePlaces).
+	late map[*PlaceSchema][]*hcl.Block
 }
 
 // evaluate is expr's value in the decoder's context, refused when it is
@@ -306,7 +309,7 @@ func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
 			return bad("Invalid each reference", "Inside a block with for_each, each.key is the instance's key and each.value its value; there is no each.%s.", name)
 		}
 	default:
-		if _, ok := placeSchemas()[root]; ok {
+		if s, ok := placeSchemas()[root]; ok && s.Label != "" { // one without a label is no namespace
 			if d.placed == nil {
 				return bad("Reference to "+root+" not known here", "%s.<name> names a %s block of the root specs, from a block of the root specs (a service's agent = agent.<name>). Here (in a module, or in a local, which is evaluated before them) it is not known: pass the name as a string, or in a variable.", root, root)
 			}

@@ -270,6 +270,7 @@ func (p *Parser) load(paths []string, in Inputs, later func(name []byte) class) 
 			Subject:  &hcl.Range{Filename: paths[0], Start: hcl.InitialPos, End: hcl.InitialPos},
 		})
 	}
+	d.latePlaces(cfg)
 	d.checkPlaces(cfg)
 	for _, v := range sortedVariables(cfg.Variables) {
 		if v.Sensitive && v.Value != cty.NilVal {

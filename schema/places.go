@@ -29,9 +29,14 @@ type PlaceSchema struct {
 	// instances.
 	Type string
 	// Label names the block's one label, for a person ("name"); "" for a
-	// block without a label, which is declared at most once and not
-	// expanded (a proxy block, a consul block).
+	// block without a label, which is declared at most once, not
+	// expanded, and no namespace of references (a proxy block, a consul
+	// block): it is decoded before the others, which it cannot name.
 	Label string
+	// Late decodes a block without a label once every object is decoded,
+	// in the scope of the module outputs and the locals that read them (a
+	// proxy block's prefix may be a module's output).
+	Late bool
 	// Decode decodes one instance of the block: the rest of the place's
 	// own declaration, PlaceDecl being the loader's.
 	Decode func(d Decoder, b Block) Place
@@ -110,11 +115,19 @@ func PlacesOf[T Place](cfg *Config, typ string) []T {
 // instance of a for_each apart, and defines the namespace of references
 // to them.
 func (d *decoder) placeBlocks(cfg *Config, blocks map[string][]*hcl.Block) {
+	d.late = map[*PlaceSchema][]*hcl.Block{}
+	for _, typ := range placeTypes() {
+		switch s := placeSchemas()[typ]; {
+		case s.Label == "" && s.Late:
+			d.late[s] = blocks[typ]
+		case s.Label == "":
+			d.singlePlace(cfg, s, blocks[typ])
+		}
+	}
 	d.placed = map[string][]string{}
 	for _, typ := range placeTypes() {
 		s := placeSchemas()[typ]
 		if s.Label == "" {
-			d.singlePlace(cfg, s, blocks[typ])
 			continue
 		}
 		var decoded []Place
@@ -138,6 +151,16 @@ func (d *decoder) placeBlocks(cfg *Config, blocks map[string][]*hcl.Block) {
 		}
 		cfg.places[typ] = decoded
 		d.ctx.Variables[typ] = placeNamespace(blocks[typ], decoded)
+	}
+}
+
+// latePlaces decodes the blocks of the Late places, once every object
+// is decoded.
+func (d *decoder) latePlaces(cfg *Config) {
+	for _, typ := range placeTypes() {
+		if s := placeSchemas()[typ]; s.Late {
+			d.singlePlace(cfg, s, d.late[s])
+		}
 	}
 }
 

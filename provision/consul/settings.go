@@ -44,8 +44,9 @@ func decodeSettings(d schema.Decoder, b schema.Block) schema.Place {
 
 // ProxyPlace is the proxy block: how a service's frontends become the
 // Consul tags that Traefik reads, proxy { dialect = "traefik-v2",
-// prefix = "traefik" }.
-var ProxyPlace = schema.DefinePlace(&schema.PlaceSchema{Type: "proxy", Decode: decodeProxy})
+// prefix = "traefik" }. It is decoded last (Late): its prefix may be a
+// module's output, or name a traefik block.
+var ProxyPlace = schema.DefinePlace(&schema.PlaceSchema{Type: "proxy", Late: true, Decode: decodeProxy})
 
 // Proxy is the proxy block, or its defaults.
 type Proxy struct {
