@@ -100,13 +100,13 @@ func serviceAttrsFrom(prefix string, addr addrs.Addr, r registration, own []stri
 	if routes, err := labels.Decode(prefix, r.Tags); err == nil { // tags Traefik cannot read route nothing
 		for _, rt := range routes.Routers {
 			routers = append(routers, cty.ObjectVal(map[string]cty.Value{"name": cty.StringVal(rt.Name), "protocol": cty.StringVal(string(rt.Protocol)), "rule": cty.StringVal(rt.Rule),
-				"entrypoints": listOrEmpty(ctyStrings(rt.EntryPoints)), "middlewares": listOrEmpty(ctyStrings(rt.Middlewares)), "service": cty.StringVal(rt.Service)}))
+				"entrypoints": listOf(cty.String, ctyStrings(rt.EntryPoints)), "middlewares": listOf(cty.String, ctyStrings(rt.Middlewares)), "service": cty.StringVal(rt.Service)}))
 		}
 	}
 	return cty.ObjectVal(map[string]cty.Value{
 		"id": cty.StringVal(r.ID), "name": cty.StringVal(r.Name), "address": cty.StringVal(r.Address), "port": cty.NumberIntVal(int64(r.Port)),
-		"tags": listOrEmpty(tags), "meta": mapOrEmpty(meta), "frontend": frontend, "checks": cty.ObjectVal(checks), "agent": cty.StringVal(agent),
-		"routers": routersVal(routers),
+		"tags": listOf(cty.String, tags), "meta": mapOrEmpty(meta), "frontend": frontend, "checks": cty.ObjectVal(checks), "agent": cty.StringVal(agent),
+		"routers": listOf(routerType, routers),
 	}), nil
 }
 
@@ -119,16 +119,11 @@ func ctyStrings(ss []string) []cty.Value {
 	return out
 }
 
-func routersVal(vs []cty.Value) cty.Value {
+// listOf is the list of vs, of elements of type t (the empty list of t
+// when there are none).
+func listOf(t cty.Type, vs []cty.Value) cty.Value {
 	if len(vs) == 0 {
-		return cty.ListValEmpty(routerType)
-	}
-	return cty.ListVal(vs)
-}
-
-func listOrEmpty(vs []cty.Value) cty.Value {
-	if len(vs) == 0 {
-		return cty.ListValEmpty(cty.String)
+		return cty.ListValEmpty(t)
 	}
 	return cty.ListVal(vs)
 }

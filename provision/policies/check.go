@@ -330,7 +330,7 @@ func operation(a plans.Action) string {
 func (s *Set) Check(p *plans.Plan, cfg *schema.Config, overrides []string) ([]plans.PolicyResult, hcl.Diagnostics) {
 	var results []plans.PolicyResult
 	var diags hcl.Diagnostics
-	hide := secrets(p.Secrets)
+	hide := func(m string) string { return plans.HideSecrets(m, p.Secrets) }
 	readers := map[string]Reader{}
 	for _, k := range s.kinds {
 		readers[k.Name] = k.Of(cfg)
@@ -505,20 +505,6 @@ func at(diags hcl.Diagnostics, addr addrs.Addr) hcl.Diagnostics {
 		d.Expression, d.EvalContext = nil, nil
 	}
 	return diags
-}
-
-// secrets hides the secrets in a message, the longest first.
-func secrets(list []string) func(string) string {
-	sorted := slices.Clone(list)
-	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
-	return func(s string) string {
-		for _, x := range sorted {
-			if x != "" {
-				s = strings.ReplaceAll(s, x, "(sensitive)")
-			}
-		}
-		return s
-	}
 }
 
 // Value is v, a value as encoding/json decodes it (an object, an array,

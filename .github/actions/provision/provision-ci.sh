@@ -964,8 +964,9 @@ apply_one() {
 	fi
 	fetch_plan "$n" "$plan" || die "the reviewed plan of #$n was not found (its plan job did not succeed, or its artifact expired): nothing is applied; plan it again"
 	override_flags=
-	if [ -n "$(failing "$plan" mandatory)" ]; then
-		die "the reviewed plan of #$n fails mandatory policies ($(echo $(failing "$plan" mandatory))), which no one may override: nothing is applied. Change the specs (or the policies) in a pull request"
+	blocking=$(failing "$plan" mandatory)
+	if [ -n "$blocking" ]; then
+		die "the reviewed plan of #$n fails mandatory policies ($(echo $blocking)), which no one may override: nothing is applied. Change the specs (or the policies) in a pull request"
 	fi
 	if names=$(failing "$plan" mandatory_overridable) && [ -n "$names" ]; then
 		by=$(override_of "$n" "$(digest "$plan")")
