@@ -139,7 +139,11 @@ func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (addr
 // declarations are to be generated).
 func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 	seen := map[addrs.Addr]*Import{}
-	modules := cfg.Modules()
+	// An import names no place: the module of an object by kind and name.
+	modules := map[addrs.Addr]addrs.Module{}
+	for a, m := range cfg.Modules() {
+		modules[addrs.Addr{Kind: a.Kind, Name: a.Name}] = m
+	}
 	// positions are, by kind, where each name is in the kind's declared
 	// objects: found once, not once per import block.
 	positions := map[addrs.Kind]map[string][]int{}

@@ -272,16 +272,15 @@ func (cfg *Config) Pulled(a addrs.Addr, live, declared map[string]any) []PullAtt
 	return nil
 }
 
-// Modules are the module instances that declare objects, by their kind
-// and name alone (a service's ID, an index's name, a document's path, a
-// key's path): what an address puts before the object's kind.
+// Modules are the module instances that declare objects, by their place,
+// kind and name alone (a service's ID, an index's name, a document's
+// path, a key's path; In as Declared gives it): what an address puts
+// before its place and kind.
 func (cfg *Config) Modules() map[addrs.Addr]addrs.Module {
 	out := map[addrs.Addr]addrs.Module{}
-	for _, k := range kinds() {
-		for _, o := range k.declared(cfg) {
-			if o.module != addrs.Root {
-				out[addrs.Addr{Kind: k.Kind, Name: o.name}] = o.module
-			}
+	for _, a := range cfg.Declared() {
+		if a.Module != addrs.Root {
+			out[addrs.Addr{In: a.In, Kind: a.Kind, Name: a.Name}] = a.Module
 		}
 	}
 	return out
@@ -297,7 +296,9 @@ type object struct {
 
 // Declared lists the addresses of the objects the specs declare, kind by
 // kind in a plan's order: In is an object's place block ("agent.node-a")
-// when several of that block are declared, and "" otherwise.
+// when several of that block are declared, or when it is a labelled one
+// of a place with a default (PlaceSchema.Unlabelled: consul.dc2), and ""
+// otherwise.
 func (cfg *Config) Declared() []addrs.Addr {
 	places := map[string]int{}
 	for typ, instances := range cfg.places {
@@ -307,7 +308,7 @@ func (cfg *Config) Declared() []addrs.Addr {
 	for _, k := range kinds() {
 		for _, o := range k.declared(cfg) {
 			d := addrs.Addr{Module: o.module, Kind: k.Kind, Name: o.name}
-			if o.place != "" && places[k.Place()] > 1 {
+			if s := placeSchemas()[k.Place()]; o.place != "" && (places[k.Place()] > 1 || s != nil && s.Unlabelled) {
 				d.In = k.Place() + "." + o.place
 			}
 			out = append(out, d)

@@ -76,6 +76,29 @@ func fileSchema() *hcl.BodySchema {
 	return s
 }
 
+// fileContent is the top level of one spec file, read with top (its
+// fileSchema). A place that may be written with or without a label
+// (PlaceSchema.Unlabelled: consul { } and consul "dc2" { }) is read a
+// second time without its label, and the first read's refusal of such a
+// block for its missing label dropped.
+func fileContent(body hcl.Body, top *hcl.BodySchema) (*hcl.BodyContent, hcl.Diagnostics) {
+	c, diags := body.Content(top)
+	bare := &hcl.BodySchema{}
+	missing := map[string]bool{}
+	for _, h := range top.Blocks {
+		if s := placeSchemas()[h.Type]; s != nil && s.Unlabelled {
+			bare.Blocks = append(bare.Blocks, hcl.BlockHeaderSchema{Type: h.Type})
+			missing[fmt.Sprintf("Missing %s for %s", s.Label, h.Type)] = true
+		}
+	}
+	if len(bare.Blocks) == 0 {
+		return c, diags
+	}
+	unlabelled, _, _ := body.PartialContent(bare)
+	c.Blocks = append(c.Blocks, unlabelled.Blocks...)
+	return c, slices.DeleteFunc(diags, func(d *hcl.Diagnostic) bool { return missing[d.Summary] })
+}
+
 var loaderBlocks = []hcl.BlockHeaderSchema{
 	{Type: "variable", LabelNames: []string{"name"}},
 	{Type: "locals"},
@@ -201,7 +224,7 @@ func (p *Parser) load(paths []string, in Inputs, later func(name []byte) class) 
 	top := fileSchema()
 	for _, body := range bodies {
 		bg.bound(body)
-		c, cdiags := body.Content(top)
+		c, cdiags := fileContent(body, top)
 		diags = append(diags, cdiags...)
 		contents = append(contents, c)
 	}

@@ -76,7 +76,7 @@ func (d *decoder) moduleFiles(dir string) *moduleFiles {
 	top := fileSchema()
 	for _, body := range bodies {
 		d.bg.bound(body)
-		c, cdiags := body.Content(top)
+		c, cdiags := fileContent(body, top)
 		m.diags = append(m.diags, cdiags...)
 		if attr, ok := c.Attributes["project"]; ok {
 			m.diags = append(m.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Project in a module",

@@ -157,6 +157,8 @@ func TestModulesBadInput(t *testing.T) {
 		{"unknown input", "source = \"./modules/gated-api\"\n  name = \"x\"\n  port = 1\n  colour = \"red\"", nil, "", "Unsupported module input at main.hcl:7"},
 		{"missing input", "source = \"./modules/gated-api\"\n  name = \"x\"", nil, "", "Missing required module input at main.hcl:3"},
 		{"root-only block", `source = "./modules/bad"`, map[string]string{"modules/bad/main.hcl": "search \"t1\" {\n  url          = \"http://127.0.0.1:9200\"\n  cluster_name = \"t1\"\n}\n"}, "", "search block in a module at modules/bad/main.hcl:1"},
+		{"datacenter block", `source = "./modules/bad"`, map[string]string{"modules/bad/main.hcl": "consul \"dc2\" {\n  address = \"10.1.0.1:8500\"\n}\n"}, "", "consul block in a module at modules/bad/main.hcl:1"},
+		{"consul block", `source = "./modules/bad"`, map[string]string{"modules/bad/main.hcl": "\nconsul {\n  datacenter = \"dc1\"\n}\n"}, "", "consul block in a module at modules/bad/main.hcl:2"},
 		{"project", `source = "./modules/bad"`, map[string]string{"modules/bad/main.hcl": "project = \"x\"\n"}, "", "Project in a module at modules/bad/main.hcl:1"},
 		{"cycle", `source = "./modules/loop"`, map[string]string{"modules/loop/main.hcl": "module \"again\" {\n  source = \"./\"\n}\n"}, "", "Module cycle at modules/loop/main.hcl:2"},
 		{"cycle of two", `source = "./modules/a"`, map[string]string{"modules/a/main.hcl": "module \"b\" {\n  source = \"../b\"\n}\n", "modules/b/main.hcl": "module \"a\" {\n  source = \"../a\"\n}\n"}, "", "Module cycle at modules/b/main.hcl:2"},

@@ -129,7 +129,7 @@ func (d *decoder) decodeLater(cfg *Config, pieces []*piece, module addrs.Module,
 	contents := make([]*hcl.BodyContent, len(bodies))
 	for i, body := range bodies {
 		var cdiags hcl.Diagnostics
-		contents[i], cdiags = body.Content(top)
+		contents[i], cdiags = fileContent(body, top)
 		d.diags = append(d.diags, cdiags...)
 	}
 	d.objectsOf(cfg, contents, module, early)

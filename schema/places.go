@@ -30,9 +30,16 @@ type PlaceSchema struct {
 	Type string
 	// Label names the block's one label, for a person ("name"); "" for a
 	// block without a label, which is declared at most once, not
-	// expanded, and no namespace of references (a proxy block, a consul
-	// block): it is decoded before the others, which it cannot name.
+	// expanded, and no namespace of references (a proxy block): it is
+	// decoded before the others, which it cannot name.
 	Label string
+	// Unlabelled lets a place with a label be written without one too:
+	// that block is the place's default (consul { ... } beside consul
+	// "dc2" { ... }, as a Terraform provider block beside its aliases),
+	// declared at most once and decoded as a block without a label; PlacesOf
+	// gives it first, its Name "". Such a place is decoded before the
+	// other places, which may name it (agent "a" { consul = consul.dc2 }).
+	Unlabelled bool
 	// Late decodes a block without a label once every object is decoded,
 	// in the scope of the module outputs and the locals that read them (a
 	// proxy block's prefix may be a module's output).
@@ -122,14 +129,17 @@ func (d *decoder) placeBlocks(cfg *Config, blocks map[string][]*hcl.Block) {
 			d.late[s] = blocks[typ]
 		case s.Label == "":
 			d.singlePlace(cfg, s, blocks[typ])
+		case s.Unlabelled:
+			bare := slices.DeleteFunc(slices.Clone(blocks[typ]), func(b *hcl.Block) bool { return len(b.Labels) > 0 })
+			blocks[typ] = slices.DeleteFunc(blocks[typ], func(b *hcl.Block) bool { return len(b.Labels) == 0 })
+			d.singlePlace(cfg, s, bare)
 		}
 	}
 	d.placed = map[string][]string{}
-	for _, typ := range placeTypes() {
+	labelled := slices.DeleteFunc(slices.Clone(placeTypes()), func(typ string) bool { return placeSchemas()[typ].Label == "" })
+	slices.SortStableFunc(labelled, func(a, b string) int { return cmpBool(placeSchemas()[b].Unlabelled, placeSchemas()[a].Unlabelled) })
+	for _, typ := range labelled {
 		s := placeSchemas()[typ]
-		if s.Label == "" {
-			continue
-		}
 		var decoded []Place
 		blocks[typ] = d.distinctLabels(typ, blocks[typ])
 		for _, b := range blocks[typ] {
@@ -149,9 +159,20 @@ func (d *decoder) placeBlocks(cfg *Config, blocks map[string][]*hcl.Block) {
 		if cfg.places == nil {
 			cfg.places = map[string][]Place{}
 		}
-		cfg.places[typ] = decoded
+		cfg.places[typ] = append(cfg.places[typ], decoded...)
 		d.ctx.Variables[typ] = placeNamespace(blocks[typ], decoded)
 	}
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // latePlaces decodes the blocks of the Late places, once every object

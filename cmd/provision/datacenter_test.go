@@ -1,12 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/consul/api"
 
 	"github.com/provision-dev/provision/provision/servers"
 )
@@ -80,4 +85,197 @@ func TestDatacenter(t *testing.T) {
 	if code, out, errOut = runCLI(t, env, "plan", "-detailed-exitcode", dir); code != 0 {
 		t.Errorf("the plan after the apply in dc2 exited %d, want 0:\n%s\n%s", code, out, errOut)
 	}
+}
+
+// TestDatacentersAsPlaces applies one project across two real
+// datacenters: a dc1 server with two client agents, and a dc2 server,
+// joined to dc1 over the WAN, with one. Each datacenter is a consul
+// block (dc2's labelled, as a Terraform provider alias), its fleet an
+// agent block with for_each, and one module is called once per
+// datacenter with its key and services. The lock is taken in each,
+// dc1's first, before anything is sent: with dc2's held by another run,
+// the apply sends nothing and leaves dc1's free. An agent of dc2 left in
+// dc1's block, and a dc2 block that points at a dc1 server, are refused
+// at plan, naming both datacenters.
+func TestDatacentersAsPlaces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Consul")
+	}
+	dc1 := servers.NewConsulCluster(t, "east1", "east2")
+	dc2 := servers.NewConsul(t, "-datacenter=dc2", "-retry-join-wan="+dc1[0].WAN())
+	west := dc2.Clients(t, "west1")[0]
+	waitFor(t, "dc2 joined over the WAN", 30*time.Second, func() bool {
+		body, _ := get(t, "http://"+dc1[0].Addr+"/v1/catalog/datacenters")
+		return strings.Contains(body, `"dc2"`)
+	})
+	env := map[string]string{"NO_COLOR": "1"}
+	write := func(dir, name, text string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	specs := func(dc2Address, westConsul string) string {
+		dir := t.TempDir()
+		write(dir, "main.hcl", fmt.Sprintf(`project = "span"
+
+consul {
+  address    = %q
+  datacenter = "dc1"
+}
+
+consul "dc2" {
+  address = %q
+}
+
+locals {
+  east = { east1 = %q, east2 = %q }
+  west = { west1 = %q }
+}
+
+agent "east" {
+  for_each = local.east
+  address  = each.value
+}
+
+agent "west" {
+  for_each = local.west
+  address  = each.value
+  %s
+}
+
+module "dc1" {
+  source = "./site"
+  mode   = "east"
+  agents = { for node, _ in local.east : node => agent.east[node] }
+}
+
+module "dc2" {
+  source = "./site"
+  consul = consul.dc2
+  mode   = "west"
+  agents = { for node, _ in local.west : node => agent.west[node] }
+}
+`, dc1[0].Addr, dc2Address, dc1[1].Addr, dc1[2].Addr, west.Addr, westConsul))
+		write(dir, "site/site.hcl", `variable "consul" {
+  type    = string
+  default = ""
+}
+
+variable "mode" {
+  type = string
+}
+
+variable "agents" {
+  type = map(string)
+}
+
+key "apps/span/mode" {
+  consul = var.consul
+  value  = var.mode
+}
+
+service "web" {
+  for_each = var.agents
+  agent    = each.value
+  id       = "web-${each.key}"
+  port     = 8080
+}
+`)
+		return dir
+	}
+	dir := specs(dc2.Addr, "consul = consul.dc2")
+
+	// Another run holds the lock in dc2: the apply takes dc1's, fails at
+	// dc2's, releases dc1's and sends nothing.
+	other, err := api.NewClient(&api.Config{Address: dc2.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := other.LockKey("provision/locks/span")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := held.Lock(nil); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, env, "apply", "-auto-approve", "-lock-timeout=1s", dir)
+	if code != 1 {
+		t.Fatalf("apply with dc2's lock held exited %d, want 1:\n%s\n%s", code, out, errOut)
+	}
+	containsAll(t, "the refusal", errOut, "Error: Cannot take the lock", `in datacenter "dc2" (the lock of "dc1" was taken and released)`, "the lock provision/locks/span is held")
+	for _, c := range []*servers.Consul{dc1[1], dc1[2], west} {
+		if body, _ := get(t, "http://"+c.Addr+"/v1/agent/services"); strings.Contains(body, "web-") {
+			t.Errorf("%s has a service after the refused apply: %s", c.Node, body)
+		}
+	}
+	for _, c := range []*servers.Consul{dc1[0], dc2} {
+		if _, status := get(t, "http://"+c.Addr+"/v1/kv/apps/span/mode"); status != http.StatusNotFound {
+			t.Errorf("the key on %s after the refused apply: %d, want 404", c.Addr, status)
+		}
+	}
+	if body, status := get(t, "http://"+dc1[0].Addr+"/v1/kv/provision/locks/span"); status == http.StatusOK && strings.Contains(body, `"Session"`) {
+		t.Errorf("dc1's lock is still held after the refused apply: %s", body)
+	}
+	if err := held.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut = runCLI(t, env, "apply", "-auto-approve", dir)
+	if code != 0 {
+		t.Fatalf("apply across dc1 and dc2 exited %d:\n%s\n%s", code, out, errOut)
+	}
+	containsAll(t, "the apply", out, "Apply complete: 5 created, 0 updated, 0 deleted.",
+		`module.dc2.consul.dc2.key["apps/span/mode"]`, `module.dc1.key["apps/span/mode"]`, `module.dc2.agent.west["west1"].service.web-west1`)
+	for c, want := range map[*servers.Consul]string{dc1[0]: "east", dc2: "west"} {
+		if body, _ := get(t, "http://"+c.Addr+"/v1/kv/apps/span/mode?raw"); body != want {
+			t.Errorf("the key on %s: %q, want %q", c.Addr, body, want)
+		}
+	}
+	for c, ids := range map[*servers.Consul][]string{dc1[1]: {"web-east1"}, dc1[2]: {"web-east2"}, west: {"web-west1"}} {
+		body, _ := get(t, "http://"+c.Addr+"/v1/agent/services")
+		for _, id := range ids {
+			if !strings.Contains(body, `"`+id+`"`) {
+				t.Errorf("%s lacks %s: %s", c.Node, id, body)
+			}
+		}
+	}
+	waitFor(t, "web-west1 in dc2's catalog, on west1", 30*time.Second, func() bool {
+		body, _ := get(t, "http://"+dc2.Addr+"/v1/catalog/service/web")
+		var entries []struct{ ServiceID, Node, Datacenter string }
+		return json.Unmarshal([]byte(body), &entries) == nil && len(entries) == 1 &&
+			entries[0] == struct{ ServiceID, Node, Datacenter string }{"web-west1", "west1", "dc2"}
+	})
+	if code, out, errOut = runCLI(t, env, "plan", "-detailed-exitcode", dir); code != 0 {
+		t.Errorf("the plan after the apply exited %d, want 0:\n%s\n%s", code, out, errOut)
+	}
+
+	// dc2's agent declared in dc1 (its block without consul), then dc2's
+	// block pointing at a dc1 server: each refused at plan.
+	code, out, errOut = runCLI(t, env, "plan", specs(dc2.Addr, ""))
+	if code != 1 {
+		t.Fatalf("a plan with dc2's agent in dc1's block exited %d, want 1:\n%s\n%s", code, out, errOut)
+	}
+	containsAll(t, "the agent's refusal", errOut, "Error: Agent in another datacenter",
+		fmt.Sprintf(`The Consul agent agent.west["west1"] at http://%s is in datacenter "dc2", and the consul block declares "dc1"`, west.Addr))
+	code, out, errOut = runCLI(t, env, "plan", specs(dc1[0].Addr, "consul = consul.dc2"))
+	if code != 1 {
+		t.Fatalf("a plan with dc2's block at a dc1 server exited %d, want 1:\n%s\n%s", code, out, errOut)
+	}
+	containsAll(t, "the block's refusal", errOut, "Error: Agent in another datacenter", `in consul "dc2":`,
+		fmt.Sprintf(`The Consul agent at http://%s is in datacenter "dc1", and the consul "dc2" block declares "dc2"`, dc1[0].Addr))
+}
+
+// get reads url: its body and status (0 when it cannot be read).
+func get(t *testing.T, url string) (string, int) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return err.Error(), 0
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body), resp.StatusCode
 }

@@ -95,14 +95,15 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 			clusterAgent = k.Agent()
 		}
 	}
-	uses, store := consul.Uses(cfg, co), kv.New(cfg)
+	uses, store := consul.Uses(cfg, co), kv.New(cfg, "")
 	if clusterAgent == nil && (uses && !diags.HasErrors() || store != nil) {
 		var cdiags hcl.Diagnostics
 		clusterAgent, cdiags = consul.ClusterAgent(cfg, co)
 		diags = append(diags, cdiags...)
 	}
 	if clusterAgent != nil && uses {
-		opened.Cluster = cluster.New(clusterAgent)
+		own := cluster.New(clusterAgent)
+		opened.Cluster = own
 		if ext := consul.NewExternal(cfg, clusterAgent, co); ext.Declares() {
 			out = append(out, ext)
 		} else {
@@ -112,6 +113,22 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 	if store != nil && clusterAgent != nil {
 		store.Open(clusterAgent)
 		out = append(out, store)
+	}
+	if own, ok := opened.Cluster.(*cluster.Cluster); ok && len(consul.Datacenters(cfg)) > 0 {
+		spanning := cluster.Spanning{Cluster: own}
+		for _, s := range consul.Datacenters(cfg) {
+			agent, adiags := consul.DatacenterAgent(s, co)
+			diags = append(diags, adiags...)
+			if agent == nil {
+				continue
+			}
+			spanning.Others = append(spanning.Others, cluster.New(agent))
+			if store := kv.New(cfg, s.Name); store != nil {
+				store.Open(agent)
+				out = append(out, store)
+			}
+		}
+		opened.Cluster = spanning
 	}
 	if o.Indices {
 		sbs, sdiags := search.New(cfg, search.Options{Env: o.Env, Deadlines: o.Deadlines, Prune: o.PruneIndices})

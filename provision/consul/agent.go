@@ -19,6 +19,10 @@ type Agent struct {
 	schema.PlaceDecl
 	Address      string // host:port, or scheme://host:port
 	AddressRange hcl.Range
+	// Consul names the consul block of the agent's datacenter (consul =
+	// consul.dc2); "" for the project's own.
+	Consul      string
+	ConsulRange hcl.Range
 }
 
 // Agents are the agent blocks' instances, in block and key order. None
@@ -30,7 +34,7 @@ func Agents(cfg *schema.Config) []*Agent { return schema.PlacesOf[*Agent](cfg, A
 func (a *Agent) place() string { return "agent." + a.Name }
 
 var agentSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "address", Required: true}},
+	Attributes: []hcl.AttributeSchema{{Name: "address", Required: true}, {Name: "consul"}},
 }
 
 func decodeAgent(d schema.Decoder, b schema.Block) schema.Place {
@@ -41,6 +45,9 @@ func decodeAgent(d schema.Decoder, b schema.Block) schema.Place {
 			"The agent name %q is part of the addresses of its services (agent.%s.service.<id>); use letters, digits, \"_\" and \"-\", starting with a letter.", label, label)
 	}
 	c := d.Content(b.Body, agentSchema)
+	if attr, ok := c.Attributes["consul"]; ok {
+		a.Consul, a.ConsulRange = d.Str(attr), attr.Expr.Range()
+	}
 	if attr, ok := c.Attributes["address"]; ok {
 		a.Address, a.AddressRange = d.Str(attr), attr.Expr.Range()
 		d.NoCredentials(attr, a.Address)

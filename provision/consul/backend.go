@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -118,14 +117,15 @@ func New(cfg *schema.Config, o Options) ([]*Backend, hcl.Diagnostics) {
 		return []*Backend{b}, bdiags
 	}
 	var out []*Backend
-	for i, a := range Agents(cfg) {
+	holder := lockHolder(cfg, o)
+	for _, a := range Agents(cfg) {
 		if d.leftOut[a.place()] {
 			continue
 		}
 		b, bdiags := openConfig(cfg, a, o, d)
 		diags = append(diags, bdiags...)
 		if b != nil {
-			b.locker = i == 0 && lockerIsFirstAgent(cfg, o)
+			b.locker = a == holder
 			out = append(out, b)
 		}
 	}
@@ -150,7 +150,7 @@ func leftOut(cfg *schema.Config, o Options) hcl.Diagnostics {
 			continue
 		}
 		a := agents[i]
-		if i == 0 && lockerIsFirstAgent(cfg, o) {
+		if a == lockHolder(cfg, o) {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "The agent that holds the lock cannot be left out",
 				Detail: fmt.Sprintf("%s holds the project's lock and its record (the first agent block, with no consul block address or CONSUL_HTTP_ADDR), so a run cannot go on without it. "+
 					"Name the cluster's servers in a consul block (address = ...) so that no one node holds the lock. Nothing was read.", l),
@@ -175,22 +175,27 @@ func leftOut(cfg *schema.Config, o Options) hcl.Diagnostics {
 // through which the KV store is reached: the cluster's, as the consul
 // block or CONSUL_HTTP_ADDR names it, else the first agent block's.
 func ClusterAgent(cfg *schema.Config, o Options) (*client.Agent, hcl.Diagnostics) {
-	var a *Agent
-	if lockerIsFirstAgent(cfg, o) {
-		a = Agents(cfg)[0]
-	}
-	return agentClient(cfg, a, o)
+	return agentClient(cfg, lockHolder(cfg, o), o)
 }
 
 // Agent is the agent's client, for the roles that share it (the cluster's
 // coordination, the KV store).
 func (b *Backend) Agent() *client.Agent { return b.c }
 
-// lockerIsFirstAgent: with agent blocks and no other address for the
-// cluster (a consul block's, CONSUL_HTTP_ADDR), the first agent holds the
-// lock.
-func lockerIsFirstAgent(cfg *schema.Config, o Options) bool {
-	return len(Agents(cfg)) > 0 && (SettingsOf(cfg) == nil || SettingsOf(cfg).Address == "") && !o.addrSet()
+// lockHolder is the agent block that holds the project's lock: with no
+// other address for the cluster (a consul block's, CONSUL_HTTP_ADDR), the
+// first agent of the project's own datacenter; nil when that address
+// does.
+func lockHolder(cfg *schema.Config, o Options) *Agent {
+	if SettingsOf(cfg) != nil && SettingsOf(cfg).Address != "" || o.addrSet() {
+		return nil
+	}
+	for _, a := range Agents(cfg) {
+		if a.Consul == "" {
+			return a
+		}
+	}
+	return nil
 }
 
 // Uses reports whether the specs and the environment name Consul at
@@ -203,21 +208,36 @@ func Uses(cfg *schema.Config, o Options) bool {
 // agentClient opens the client of the agent a (nil: Consul's one agent)
 // with the settings of the specs and the environment.
 func agentClient(cfg *schema.Config, a *Agent, o Options) (*client.Agent, hcl.Diagnostics) {
-	conf := api.DefaultConfig()
-	where := cfg.ProjectRange
-	if s := SettingsOf(cfg); s != nil {
+	s := SettingsOf(cfg)
+	if a != nil {
+		s = datacenterNamed(cfg, a.Consul)
+	}
+	conf, where := api.DefaultConfig(), cfg.ProjectRange
+	if s != nil {
 		where = s.DeclRange
-		if s.Address != "" {
-			conf.Address = s.Address
-		}
-		if s.Datacenter != "" {
-			conf.Datacenter = s.Datacenter
-		}
+		conf.Address = cmp.Or(s.Address, conf.Address)
+		conf.Datacenter = cmp.Or(s.Datacenter, conf.Datacenter)
 	}
 	name := ""
 	if a != nil {
 		conf.Address, where, name = a.Address, a.DeclRange, a.Name
 	}
+	return openClient(conf, name, where, s, o)
+}
+
+// DatacenterAgent opens the agent of the consul block s, a datacenter
+// with a label: the one that holds the project's lock there and reaches
+// its keys.
+func DatacenterAgent(s *Settings, o Options) (*client.Agent, hcl.Diagnostics) {
+	conf := api.DefaultConfig()
+	conf.Address, conf.Datacenter = s.Address, s.Datacenter
+	return openClient(conf, "", s.DeclRange, s, o)
+}
+
+// openClient opens the client of conf for the agent name ("" for a
+// datacenter's own), declared at where in the datacenter of the consul
+// block s (nil: none is declared).
+func openClient(conf *api.Config, name string, where hcl.Range, s *Settings, o Options) (*client.Agent, hcl.Diagnostics) {
 	if conf.Token != "" || conf.TokenFile != "" || conf.HttpAuth != nil {
 		if err := adapter.Allowed(conf.Address, o.Getenv); err != nil {
 			return nil, hcl.Diagnostics{{
@@ -236,6 +256,9 @@ func agentClient(cfg *schema.Config, a *Agent, o Options) (*client.Agent, hcl.Di
 			Detail:   fmt.Sprintf("The Consul client cannot be set up: %s.", err),
 			Subject:  where.Ptr(),
 		}}
+	}
+	if s != nil && s.Name != "" {
+		c.Declares = fmt.Sprintf("the consul %q block", s.Name)
 	}
 	return c, nil
 }
@@ -504,26 +527,19 @@ func (b *Backend) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diag
 	return st, dc
 }
 
-// inDatacenter checks that the agent is in the datacenter the consul
+// inDatacenter checks that the agent is in the datacenter its consul
 // block declares (client.InDatacenter): one of another datacenter is an
 // error naming both, one whose datacenter cannot be read a warning; nil
 // when it is in it, or no datacenter is declared.
 func (b *Backend) inDatacenter(ctx context.Context) hcl.Diagnostics {
 	settings := SettingsOf(b.cfg)
+	if b.agent != nil {
+		settings = datacenterNamed(b.cfg, b.agent.Consul)
+	}
 	if settings == nil {
 		return nil
 	}
-	err := b.c.InDatacenter(ctx, settings.Datacenter)
-	var elsewhere *client.Elsewhere
-	switch {
-	case errors.As(err, &elsewhere):
-		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Agent in another datacenter", Detail: err.Error() + ". " + elsewhere.Advice(), Subject: b.c.Where.Ptr()}}
-	case err != nil:
-		return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Datacenter not checked",
-			Detail:  fmt.Sprintf("The Consul agent at %s did not say its datacenter (%s), so it is not checked to be %q, the consul block's: a token with agent:read on its node lets provision check it.", b.c.Address(), err, settings.Datacenter),
-			Subject: b.c.Where.Ptr()}}
-	}
-	return nil
+	return b.c.Datacenter(ctx, settings.Datacenter)
 }
 
 // Plan gives the engine the services of the agent's state, as read, and

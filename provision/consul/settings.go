@@ -1,9 +1,13 @@
 package consul
 
 import (
+	"cmp"
+	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/provision/traefik/labels"
 	"github.com/provision-dev/provision/schema"
 )
@@ -12,20 +16,54 @@ import (
 // Consul agent, or, when agent blocks are declared, of the cluster (its
 // datacenter, and the agent that holds the apply lock). Secrets (the ACL
 // token) come from the environment only, never from a spec.
-var SettingsPlace = schema.DefinePlace(&schema.PlaceSchema{Type: "consul", Decode: decodeSettings})
+//
+// The block without a label is the project's own datacenter. A project
+// that spans datacenters declares each other one with a label, as a
+// Terraform provider block's alias: consul "dc2" { address = ... }, its
+// datacenter the label unless it says another. An agent or a key block
+// names it (consul = consul.dc2); the project's lock is taken in each.
+var SettingsPlace = schema.DefinePlace(&schema.PlaceSchema{Type: settingsType, Label: "name", Unlabelled: true, Decode: decodeSettings, Check: checkDatacenters})
 
-// Settings is the consul block.
+// settingsType is SettingsPlace, which its own check cannot name.
+const settingsType = "consul"
+
+// Settings is one consul block.
 type Settings struct {
 	schema.PlaceDecl
-	Address    string
-	Datacenter string
+	Address      string
+	AddressRange hcl.Range
+	Datacenter   string
 }
 
-// SettingsOf is the consul block; nil when there is none, and the
-// environment decides.
+// SettingsOf is the consul block without a label; nil when there is none,
+// and the environment decides.
 func SettingsOf(cfg *schema.Config) *Settings {
-	if s := schema.PlacesOf[*Settings](cfg, SettingsPlace); len(s) > 0 {
+	if s := schema.PlacesOf[*Settings](cfg, settingsType); len(s) > 0 && s[0].Name == "" {
 		return s[0]
+	}
+	return nil
+}
+
+// Datacenters are the consul blocks with a label, the project's other
+// datacenters, in block and key order.
+func Datacenters(cfg *schema.Config) []*Settings {
+	s := schema.PlacesOf[*Settings](cfg, settingsType)
+	if SettingsOf(cfg) != nil {
+		s = s[1:]
+	}
+	return s
+}
+
+// datacenterNamed is the consul block of the label name (consul.<name>);
+// for "", the block without a label, nil when there is none.
+func datacenterNamed(cfg *schema.Config, name string) *Settings {
+	if name == "" {
+		return SettingsOf(cfg)
+	}
+	for _, s := range Datacenters(cfg) {
+		if s.Name == name {
+			return s
+		}
 	}
 	return nil
 }
@@ -36,10 +74,74 @@ var settingsSchema = &hcl.BodySchema{
 
 func decodeSettings(d schema.Decoder, b schema.Block) schema.Place {
 	c := d.Content(b.Body, settingsSchema)
+	s := &Settings{Datacenter: d.Str(c.Attributes["datacenter"])}
 	if attr, ok := c.Attributes["address"]; ok {
-		d.NoCredentials(attr, d.Str(attr))
+		s.Address, s.AddressRange = d.Str(attr), attr.Expr.Range()
+		d.NoCredentials(attr, s.Address)
 	}
-	return &Settings{Address: d.Str(c.Attributes["address"]), Datacenter: d.Str(c.Attributes["datacenter"])}
+	if len(b.Labels) == 0 {
+		return s
+	}
+	label := b.Labels[0]
+	if !schema.PlaceLabel.MatchString(label) {
+		d.Errorf(b.LabelRanges[0], b.DefRange, "Invalid datacenter name",
+			"The name %q is how agent and key blocks name this datacenter (consul = consul.%s), and part of its keys' addresses (consul.%s.key[\"<path>\"]); use letters, digits, \"_\" and \"-\", starting with a letter.", label, label, label)
+	}
+	if s.Address == "" {
+		d.Errorf(b.DefRange, b.DefRange, "Missing datacenter address",
+			"consul %q { } is another datacenter of the project: its address = \"host:port\" names an agent of that datacenter (its servers', best), which holds the project's lock there and reaches its keys.", label)
+	}
+	if s.Datacenter == "" {
+		s.Datacenter = label
+		if b.Each != nil {
+			s.Datacenter = b.Each.Key
+		}
+	}
+	return s
+}
+
+// checkDatacenters checks that each agent and key block's consul names
+// a consul block with a label: a reference (consul.dc2) is checked as it
+// is decoded, a name written as a string only here.
+func checkDatacenters(d schema.Decoder, places []schema.Place) {
+	cfg := d.Config()
+	own, unnamed := SettingsOf(cfg), false
+	byDatacenter := map[string]*Settings{}
+	for _, p := range places {
+		s := p.(*Settings)
+		if s.Name == "" {
+			byDatacenter[s.Datacenter] = s
+			continue
+		}
+		if (own == nil || own.Datacenter == "") && !unnamed {
+			unnamed = true // said once, at the first
+			d.Errorf(s.DeclRange, s.DeclRange, "Own datacenter not named",
+				"consul %q makes the project span datacenters, so its own is named too, consul { datacenter = \"dc1\" }: each agent is checked to be in its block's datacenter, and the lock is taken once in each.", s.Name)
+		}
+		if prev, dup := byDatacenter[s.Datacenter]; dup {
+			d.Errorf(s.DeclRange, s.DeclRange, "Two consul blocks of one datacenter",
+				"consul %q and the consul block at %s both declare the datacenter %q. A datacenter is declared once: its project lock is one key there.", s.Name, prev.DeclRange, s.Datacenter)
+			continue
+		}
+		byDatacenter[s.Datacenter] = s
+	}
+	check := func(name string, at, context hcl.Range) {
+		if name == "" || datacenterNamed(cfg, name) != nil {
+			return
+		}
+		var names []string
+		for _, s := range Datacenters(cfg) {
+			names = append(names, fmt.Sprintf("%q", s.Name))
+		}
+		d.Errorf(at, context, "Unknown datacenter",
+			"consul = %q names no consul block with that label (%s). Another datacenter of the project is declared as consul \"<name>\" { address = ... } and named consul = consul.<name>; without consul, the block is in the project's own datacenter.", name, cmp.Or(strings.Join(names, ", "), "none is declared"))
+	}
+	for _, a := range Agents(cfg) {
+		check(a.Consul, a.ConsulRange, a.DeclRange)
+	}
+	for _, k := range kv.Keys(cfg) {
+		check(k.Consul, k.ConsulRange, k.DeclRange)
+	}
 }
 
 // ProxyPlace is the proxy block: how a service's frontends become the

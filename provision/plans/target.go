@@ -75,7 +75,7 @@ func (p *Plan) InModules(modules map[addrs.Addr]addrs.Module) {
 	if len(modules) == 0 {
 		return
 	}
-	in := func(a *addrs.Addr) { a.Module = modules[addrs.Addr{Kind: a.Kind, Name: a.Name}] }
+	in := func(a *addrs.Addr) { a.Module = modules[addrs.Addr{In: a.In, Kind: a.Kind, Name: a.Name}] }
 	for _, c := range p.Changes {
 		in(&c.Addr)
 		for i := range c.Needs {

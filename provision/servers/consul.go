@@ -54,9 +54,10 @@ func installed(path string) (string, error) {
 type Consul struct {
 	Addr string // HTTP API, host:port
 	Node string // the node name
-	// serfLAN is the port other agents join.
-	serfLAN int
-	proc    *process
+	// serfLAN is the port other agents join; serfWAN the port the
+	// servers of other datacenters join (a server's).
+	serfLAN, serfWAN int
+	proc             *process
 	// args and ready start the agent again (Restart); logw is its log.
 	args  []string
 	ready func() bool
@@ -79,7 +80,7 @@ func StartConsul(ctx context.Context, dir string, logw io.Writer, extra ...strin
 			args = append(args, "-"+flag+"="+strconv.Itoa(ports[i]))
 		}
 		args = append(args, extra...)
-		c := &Consul{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), Node: "provision-test", serfLAN: ports[1]}
+		c := &Consul{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), Node: "provision-test", serfLAN: ports[1], serfWAN: ports[2]}
 		return c, c.start(ctx, args, w, func() bool {
 			body, ok := get("http://" + c.Addr + "/v1/status/leader")
 			return ok && len(bytes.Trim(body, "\"\n")) > 0 && c.inCatalog(c.Node)
@@ -147,9 +148,13 @@ func (c *Consul) inCatalog(node string) bool {
 	return ok && bytes.Contains(body, []byte(`"Node"`))
 }
 
+// WAN is the address the servers of another datacenter join over the
+// WAN (-retry-join-wan).
+func (c *Consul) WAN() string { return "127.0.0.1:" + strconv.Itoa(c.serfWAN) }
+
 // StartClient starts a client agent of node name on loopback that joins
-// the server c, with its own data directory and ports, and waits until
-// its node is in the cluster's catalog.
+// the server c, in c's datacenter, with its own data directory and
+// ports, and waits until its node is in the cluster's catalog.
 func (c *Consul) StartClient(ctx context.Context, dir, node string, logw io.Writer) (*Consul, error) {
 	return retryBind(logw, func(attempt int, w io.Writer) (*Consul, error) {
 		ports, err := FreePorts(2)
@@ -160,6 +165,11 @@ func (c *Consul) StartClient(ctx context.Context, dir, node string, logw io.Writ
 			"-data-dir=" + filepath.Join(dir, fmt.Sprintf("consul-%s-%d", node, attempt)),
 			"-http-port=" + strconv.Itoa(ports[0]), "-dns-port=-1", "-serf-lan-port=" + strconv.Itoa(ports[1]),
 			"-grpc-port=-1", "-retry-join=127.0.0.1:" + strconv.Itoa(c.serfLAN)}
+		for _, a := range c.args {
+			if strings.HasPrefix(a, "-datacenter=") {
+				args = append(args, a)
+			}
+		}
 		a := &Consul{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), Node: node, serfLAN: ports[1]}
 		return a, a.start(ctx, args, w, func() bool { return c.inCatalog(node) && a.inCatalog(node) }, "join the cluster")
 	})
@@ -197,15 +207,21 @@ func NewConsul(t testing.TB, extra ...string) *Consul {
 func NewConsulCluster(t testing.TB, nodes ...string) []*Consul {
 	t.Helper()
 	server := NewConsul(t)
+	return append([]*Consul{server}, server.Clients(t, nodes...)...)
+}
+
+// Clients starts a client agent of the server c per node name, as
+// NewConsulCluster does.
+func (c *Consul) Clients(t testing.TB, nodes ...string) []*Consul {
+	t.Helper()
 	names, dirs := make([]string, len(nodes)), make([]string, len(nodes))
 	for i, n := range nodes {
 		names[i], dirs[i] = "consul-"+n, t.TempDir()
 	}
 	// The clients join side by side: one at a time, 20 took a minute.
-	clients := allForTest(t, names, func(i int, log io.Writer) (*Consul, error) {
-		return server.StartClient(context.Background(), dirs[i], nodes[i], log)
+	return allForTest(t, names, func(i int, log io.Writer) (*Consul, error) {
+		return c.StartClient(context.Background(), dirs[i], nodes[i], log)
 	})
-	return append([]*Consul{server}, clients...)
 }
 
 // FreePorts returns n distinct free loopback ports.

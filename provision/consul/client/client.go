@@ -7,6 +7,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -45,6 +46,9 @@ type Agent struct {
 	// Where points a diagnostic about the agent itself at the spec: its
 	// agent block, else the consul block, else the project.
 	Where hcl.Range
+	// Declares is the consul block that declares the agent's datacenter,
+	// for a person: "the consul block", `the consul "dc2" block`.
+	Declares string
 }
 
 // Open sets up the client of the agent conf names (Consul's environment
@@ -187,7 +191,25 @@ func (a *Agent) InDatacenter(ctx context.Context, want string) error {
 		if a.Name != "" {
 			which = fmt.Sprintf("The Consul agent %s at %s", Named(a.Name), a.Address())
 		}
-		return &Elsewhere{Agent: which, In: dc, Want: want}
+		return &Elsewhere{Agent: which, In: dc, Want: want, Declares: cmp.Or(a.Declares, "the consul block")}
+	}
+	return nil
+}
+
+// Datacenter checks that the agent is in the datacenter want, its consul
+// block's (InDatacenter), for a plan: one of another datacenter is an
+// error naming both, one whose datacenter cannot be read a warning; nil
+// when it is in it, or want is "".
+func (a *Agent) Datacenter(ctx context.Context, want string) hcl.Diagnostics {
+	err := a.InDatacenter(ctx, want)
+	var elsewhere *Elsewhere
+	switch {
+	case errors.As(err, &elsewhere):
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Agent in another datacenter", Detail: err.Error() + ". " + elsewhere.Advice(), Subject: a.Where.Ptr()}}
+	case err != nil:
+		return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Datacenter not checked",
+			Detail:  fmt.Sprintf("The Consul agent at %s did not say its datacenter (%s), so it is not checked to be %q, %s's: a token with agent:read on its node lets provision check it.", a.Address(), err, want, cmp.Or(a.Declares, "the consul block")),
+			Subject: a.Where.Ptr()}}
 	}
 	return nil
 }
@@ -207,16 +229,17 @@ func Named(name string) string {
 type Elsewhere struct {
 	Agent    string // "The Consul agent "node-1" at http://..."
 	In, Want string // its datacenter, and the declared one
+	Declares string // the consul block that declares Want
 }
 
 func (e *Elsewhere) Error() string {
-	return fmt.Sprintf("%s is in datacenter %q, and the consul block declares %q", e.Agent, e.In, e.Want)
+	return fmt.Sprintf("%s is in datacenter %q, and %s declares %q", e.Agent, e.In, e.Declares, e.Want)
 }
 
 // Advice says why nothing can be done there, and what to change.
 func (e *Elsewhere) Advice() string {
 	return fmt.Sprintf("An agent registers services in its own datacenter only, so the project's services would land in %q while its lock and keys are asked of %q: nothing is sent. "+
-		"Point the address at an agent of %q, or declare the agent's own datacenter (a project that spans datacenters is one project, or one module call, per datacenter).", e.In, e.Want, e.Want)
+		"Point the address at an agent of %q, or declare the agent's own datacenter: a project that spans datacenters declares each other one as consul \"<name>\" { address = ... } and its agents and keys there with consul = consul.<name>.", e.In, e.Want, e.Want)
 }
 
 // Version is the agent's Consul version, from GET /v1/agent/self:

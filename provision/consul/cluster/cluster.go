@@ -484,3 +484,41 @@ func (c *Cluster) Elect(ctx context.Context, project string, changed func(bool),
 		}
 	}
 }
+
+// Spanning is the cluster of a project that spans datacenters: its own
+// datacenter's (the embedded Cluster), which keeps the project's record
+// and history and elects its healer, and the others', in each of which
+// the project's lock is taken too.
+type Spanning struct {
+	*Cluster
+	Others []*Cluster
+}
+
+// Lock takes the project's lock in each datacenter, its own first, then
+// the others in their order (the consul blocks' order: two runs never
+// wait for each other crosswise), before anything is sent. The returned
+// context ends when any of them is lost; unlock releases them in reverse.
+// A lock that cannot be taken releases those taken, and its error names
+// its datacenter.
+func (s Spanning) Lock(ctx context.Context, project, operation string, wait time.Duration) (context.Context, func(), error) {
+	held, unlock, err := s.Cluster.Lock(ctx, project, operation, wait)
+	if err != nil {
+		return nil, nil, err
+	}
+	unlocks := []func(){unlock}
+	release := func() {
+		for i := len(unlocks) - 1; i >= 0; i-- {
+			unlocks[i]()
+		}
+	}
+	for _, c := range s.Others {
+		next, unlock, err := c.Lock(held, project, operation, wait)
+		if err != nil {
+			release()
+			return nil, nil, fmt.Errorf("in datacenter %q (the lock of %q was taken and released): %w", c.a.Conf.Datacenter, s.a.Conf.Datacenter, err)
+		}
+		held = next
+		unlocks = append(unlocks, unlock)
+	}
+	return held, release, nil
+}

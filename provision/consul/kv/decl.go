@@ -15,9 +15,17 @@ import (
 // Key is the kind of a Consul KV entry: key "<path>" { value = ... }
 // declares one, key["<path>"] addresses it. Its package decodes its
 // block (Decl).
-var Key = schema.Define(addrs.KindSpec{Name: "key", Form: `key["<path>"]`, Order: 40}, &schema.KindSchema{
+var Key = schema.Define(addrs.KindSpec{Name: "key", Place: "consul", Form: `key["<path>"]`, Order: 40}, &schema.KindSchema{
 	Noun:   "key block at",
 	Labels: []string{"path"},
+	// A key of another datacenter is addressed consul.<name>.key["<path>"].
+	Places: func(_ *schema.Config, objs []schema.Decl) []string {
+		out := make([]string, len(objs))
+		for i, o := range objs {
+			out[i] = o.(*Decl).Consul
+		}
+		return out
+	},
 	Decode: func(d schema.Decoder, b schema.Block) schema.Decl { return keyBlock(d, b) },
 	Check:  checkKeys,
 	BadName: func(name string) string {
@@ -45,6 +53,10 @@ type Decl struct {
 	// Flags are the key's flags as declared: Consul's opaque 64-bit
 	// number, of which provision keeps the high 32 bits for its marks.
 	Flags uint64
+	// Consul names the consul block of the key's datacenter (consul =
+	// consul.dc2); "" for the project's own.
+	Consul      string
+	ConsulRange hcl.Range
 }
 
 // Keys are the key blocks cfg declares, in block order.
@@ -58,7 +70,7 @@ const Reserved = "provision/"
 const MaxFlags = math.MaxUint32
 
 var keySchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "path"}, {Name: "value", Required: true}, {Name: "flags"}},
+	Attributes: []hcl.AttributeSchema{{Name: "path"}, {Name: "value", Required: true}, {Name: "flags"}, {Name: "consul"}},
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "lifecycle"}},
 }
 
@@ -85,6 +97,9 @@ func keyBlock(d schema.Decoder, b schema.Block) *Decl {
 		if v, ok := d.Eval(attr.Expr); ok {
 			k.Value, k.JSON = keyValue(d, attr, v)
 		}
+	}
+	if attr, ok := c.Attributes["consul"]; ok {
+		k.Consul, k.ConsulRange = d.Str(attr), attr.Expr.Range()
 	}
 	if attr, ok := c.Attributes["flags"]; ok {
 		if v, ok := d.Value(attr, cty.Number); ok {
@@ -142,14 +157,16 @@ func badKeyPath(p string) string {
 
 // checkKeys reports keys declared twice.
 func checkKeys(d schema.Decoder, keys []schema.Decl) {
-	seen := map[string]*schema.Declaration{}
+	type at struct{ datacenter, path string }
+	seen := map[at]*schema.Declaration{}
 	for _, o := range keys {
 		k := o.Decl()
-		if prev, dup := seen[k.Name]; dup {
+		where := at{o.(*Decl).Consul, k.Name}
+		if prev, dup := seen[where]; dup {
 			d.Duplicate("Duplicate key block", fmt.Sprintf("key %q", k.Name), k, prev)
 			continue
 		}
-		seen[k.Name] = k
+		seen[where] = k
 	}
 }
 

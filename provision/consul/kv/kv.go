@@ -4,6 +4,7 @@
 package kv
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -54,11 +55,14 @@ import (
 // provision never changes or deletes a key another project marked.
 type Store struct {
 	provision.NoCapabilities
-	agent    *client.Agent
-	project  string
-	keys     []*Decl
-	cfg      *schema.Config
-	prefixes []string
+	agent   *client.Agent
+	project string
+	// datacenter is the label of the consul block the keys are in; "" for
+	// the project's own. in qualifies their addresses ("consul.dc2").
+	datacenter, in string
+	keys           []*Decl
+	cfg            *schema.Config
+	prefixes       []string
 	// generate are the imports of keys no block declares.
 	generate []*schema.Import
 }
@@ -93,12 +97,23 @@ func kvOwner(flags uint64, project string) string {
 	return fmt.Sprintf("#%04x", flags>>32&0xffff)
 }
 
-// New returns the KV backend of the specs' keys, to be reached through
-// the cluster's agent (the consul block, CONSUL_HTTP_ADDR, else the first
-// agent block: Open); nil when the specs declare, import and remove no
-// key.
-func New(cfg *schema.Config) *Store {
-	kv := &Store{project: cfg.Project, keys: Keys(cfg), cfg: cfg}
+// New returns the KV backend of the specs' keys in the datacenter of the
+// consul block labelled datacenter ("" for the project's own), to be
+// reached through that datacenter's agent (the consul block,
+// CONSUL_HTTP_ADDR, else the first agent block: Open); nil when the specs
+// declare, import and remove no key there. The keys a removed block
+// names are looked for in each datacenter; an import of a key no block
+// declares, in the project's own.
+func New(cfg *schema.Config, datacenter string) *Store {
+	kv := &Store{project: cfg.Project, cfg: cfg, datacenter: datacenter}
+	if datacenter != "" {
+		kv.in = "consul." + datacenter
+	}
+	for _, k := range Keys(cfg) {
+		if k.Consul == datacenter {
+			kv.keys = append(kv.keys, k)
+		}
+	}
 	seen := map[string]bool{}
 	add := func(prefix string) {
 		if !seen[prefix] {
@@ -110,7 +125,7 @@ func New(cfg *schema.Config) *Store {
 		add(prefix(k.Name))
 	}
 	for _, im := range cfg.ImportsOf(Key) {
-		if !im.Declared {
+		if !im.Declared && datacenter == "" {
 			kv.generate = append(kv.generate, im)
 			add(prefix(im.Name))
 		}
@@ -132,9 +147,11 @@ func New(cfg *schema.Config) *Store {
 // Open reaches the store through agent a.
 func (kv *Store) Open(a *client.Agent) { kv.agent = a }
 
-// Info names the store by the agent it is reached through.
+// Info names the store by the agent it is reached through, and by its
+// datacenter's consul block when it is another datacenter's
+// ("consul.dc2").
 func (kv *Store) Info() plans.BackendInfo {
-	return plans.BackendInfo{Name: "kv", Kind: "consul-kv", Address: kv.agent.Address(),
+	return plans.BackendInfo{Name: cmp.Or(kv.in, "kv"), Kind: "consul-kv", Address: kv.agent.Address(),
 		Scope: adapter.RawJSON(struct {
 			Project  string   `json:"project"`
 			Prefixes []string `json:"prefixes"`
@@ -234,6 +251,13 @@ func (kv *Store) DecodeState(dec *json.Decoder) (plans.State, error) {
 // longer declared.
 func (kv *Store) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnostics) {
 	st := kvState{Keys: map[string]kvEntry{}, Records: map[string]kvRecord{}}
+	// Another datacenter's agent is its own: the project's agents and its
+	// own datacenter's are checked as the agents' backends read them.
+	if kv.datacenter != "" {
+		if diags := kv.agent.Datacenter(ctx, kv.agent.Conf.Datacenter); diags.HasErrors() {
+			return nil, diags
+		}
+	}
 	if diags := kv.readKeys(ctx, &st, append(slices.Clip(kv.prefixes), kv.recordPath("")), "?recurse=true"); diags != nil {
 		return nil, diags
 	}
@@ -353,7 +377,7 @@ func keyView(value string, isJSON bool, flags uint64) map[string]any {
 	return map[string]any{"value": v, "flags": flags & 0xffffffff}
 }
 
-func (kv *Store) addr(path string) addrs.Addr { return addrs.Addr{Kind: Key, Name: path} }
+func (kv *Store) addr(path string) addrs.Addr { return addrs.Addr{In: kv.in, Kind: Key, Name: path} }
 
 // Plan gives the engine the declared keys and the store's: a value
 // compared as text (as JSON when the block writes an object or a list),

@@ -21,7 +21,7 @@ import (
 // store is the KV backend of the specs src on the agent at addr.
 func store(t *testing.T, addr, src string) *kv.Store {
 	t.Helper()
-	s := kv.New(backendtest.Config(t, src))
+	s := kv.New(backendtest.Config(t, src), "")
 	s.Open(backendtest.ConsulAgent(t, addr, ""))
 	return s
 }
