@@ -186,7 +186,9 @@ service "web" {
 `)
 		return dir
 	}
-	dir := specs(dc2.Addr, "consul = consul.dc2")
+	// dc2's block names the client agent west1: the lock's session there
+	// is on its node.
+	dir := specs(west.Addr, "consul = consul.dc2")
 
 	// Another run holds the lock in dc2: the apply takes dc1's, fails at
 	// dc2's, releases dc1's and sends nothing.
@@ -205,7 +207,7 @@ service "web" {
 	if code != 1 {
 		t.Fatalf("apply with dc2's lock held exited %d, want 1:\n%s\n%s", code, out, errOut)
 	}
-	containsAll(t, "the refusal", errOut, "Error: Cannot take the lock", `in datacenter "dc2" (the lock of "dc1" was taken and released)`, "the lock provision/locks/span is held")
+	containsAll(t, "the refusal", errOut, "Error: Cannot take the lock", `in datacenter "dc2" (the lock in "dc1" was taken and released)`, "the lock provision/locks/span is held")
 	for _, c := range []*servers.Consul{dc1[1], dc1[2], west} {
 		if body, _ := get(t, "http://"+c.Addr+"/v1/agent/services"); strings.Contains(body, "web-") {
 			t.Errorf("%s has a service after the refused apply: %s", c.Node, body)
@@ -251,6 +253,11 @@ service "web" {
 	if code, out, errOut = runCLI(t, env, "plan", "-detailed-exitcode", dir); code != 0 {
 		t.Errorf("the plan after the apply exited %d, want 0:\n%s\n%s", code, out, errOut)
 	}
+	// The policy lets the token take the lock in each datacenter.
+	if code, out, errOut = runCLI(t, env, "policy", dir); code != 0 {
+		t.Fatalf("policy exited %d:\n%s\n%s", code, out, errOut)
+	}
+	containsAll(t, "the policy", out, `session "provision-test" {`, `session "west1" {`)
 
 	// dc2's agent declared in dc1 (its block without consul), then dc2's
 	// block pointing at a dc1 server: each refused at plan.

@@ -217,6 +217,18 @@ func MakePolicy(ctx context.Context, cfg *schema.Config, opened Opened, node str
 		deleting = append(deleting, owned...)
 	}
 	perms := consul.Permissions(cfg, deleting, node)
+	if spanning, ok := opened.Cluster.(cluster.Spanning); ok {
+		for _, other := range spanning.Others {
+			name, err := other.NodeName(ctx)
+			if err != nil {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Lock's node not looked up",
+					Detail:  fmt.Sprintf("The lock's session in another datacenter is written on the node of %s, whose name is read with GET /v1/agent/self: %s. The policy lacks session write on that node; taking the lock there would be refused.", other.Address(), err),
+					Subject: cfg.ProjectRange.Ptr()})
+				continue
+			}
+			perms = append(perms, cluster.NodePermissions(name, cfg.ProjectRange.Ptr(), true)...)
+		}
+	}
 	if watch {
 		perms = append(perms, cluster.WatchPermission(cfg.Project, cfg.ProjectRange.Ptr()))
 	}

@@ -30,9 +30,8 @@ const settingsType = "consul"
 // Settings is one consul block.
 type Settings struct {
 	schema.PlaceDecl
-	Address      string
-	AddressRange hcl.Range
-	Datacenter   string
+	Address    string
+	Datacenter string
 }
 
 // SettingsOf is the consul block without a label; nil when there is none,
@@ -76,7 +75,7 @@ func decodeSettings(d schema.Decoder, b schema.Block) schema.Place {
 	c := d.Content(b.Body, settingsSchema)
 	s := &Settings{Datacenter: d.Str(c.Attributes["datacenter"])}
 	if attr, ok := c.Attributes["address"]; ok {
-		s.Address, s.AddressRange = d.Str(attr), attr.Expr.Range()
+		s.Address = d.Str(attr)
 		d.NoCredentials(attr, s.Address)
 	}
 	if len(b.Labels) == 0 {

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,9 +42,8 @@ func (c *Cluster) NodeName(ctx context.Context) (string, error) { return c.a.Nod
 
 // Permissions are what the cluster's coordination needs of a project's
 // token (at: the project attribute): write on its three keys (the lock,
-// the record and the history), and, on the node of the agent that holds
-// the lock (when node is not empty), write on sessions and, with agent,
-// read of the agent (whose node name provision policy looks up).
+// the record and the history), and NodePermissions on the node of the
+// agent that holds the lock (when node is not empty).
 func Permissions(project string, at *hcl.Range, node string, agent bool) []acl.Permission {
 	out := []acl.Permission{
 		{Resource: "key", Segment: LockPrefix + project, Access: "write", Why: "the apply lock", At: at},
@@ -51,10 +51,19 @@ func Permissions(project string, at *hcl.Range, node string, agent bool) []acl.P
 		{Resource: "key", Segment: HistoryPrefix + project, Access: "write", Why: "the history of the project's applies", At: at},
 	}
 	if node != "" {
-		out = append(out, acl.Permission{Resource: "session", Segment: node, Access: "write", Why: "the lock's session, on the node of the agent that holds it", At: at})
-		if agent {
-			out = append(out, acl.Permission{Resource: "agent", Segment: node, Access: "read", Why: "provision policy looks up that node's name", At: at})
-		}
+		out = append(out, NodePermissions(node, at, agent)...)
+	}
+	return out
+}
+
+// NodePermissions are what the lock needs on the node of the agent that
+// holds it (in each datacenter of the project): write on sessions and,
+// with agent, read of the agent (whose node name provision policy looks
+// up).
+func NodePermissions(node string, at *hcl.Range, agent bool) []acl.Permission {
+	out := []acl.Permission{{Resource: "session", Segment: node, Access: "write", Why: "the lock's session, on the node of the agent that holds it", At: at}}
+	if agent {
+		out = append(out, acl.Permission{Resource: "agent", Segment: node, Access: "read", Why: "provision policy looks up that node's name", At: at})
 	}
 	return out
 }
@@ -505,7 +514,7 @@ func (s Spanning) Lock(ctx context.Context, project, operation string, wait time
 	if err != nil {
 		return nil, nil, err
 	}
-	unlocks := []func(){unlock}
+	unlocks, taken := []func(){unlock}, []string{fmt.Sprintf("%q", s.a.Conf.Datacenter)}
 	release := func() {
 		for i := len(unlocks) - 1; i >= 0; i-- {
 			unlocks[i]()
@@ -515,10 +524,10 @@ func (s Spanning) Lock(ctx context.Context, project, operation string, wait time
 		next, unlock, err := c.Lock(held, project, operation, wait)
 		if err != nil {
 			release()
-			return nil, nil, fmt.Errorf("in datacenter %q (the lock of %q was taken and released): %w", c.a.Conf.Datacenter, s.a.Conf.Datacenter, err)
+			return nil, nil, fmt.Errorf("in datacenter %q (the lock in %s was taken and released): %w", c.a.Conf.Datacenter, strings.Join(taken, ", "), err)
 		}
 		held = next
-		unlocks = append(unlocks, unlock)
+		unlocks, taken = append(unlocks, unlock), append(taken, fmt.Sprintf("%q", c.a.Conf.Datacenter))
 	}
 	return held, release, nil
 }

@@ -100,10 +100,13 @@ func kvOwner(flags uint64, project string) string {
 // New returns the KV backend of the specs' keys in the datacenter of the
 // consul block labelled datacenter ("" for the project's own), to be
 // reached through that datacenter's agent (the consul block,
-// CONSUL_HTTP_ADDR, else the first agent block: Open); nil when the specs
-// declare, import and remove no key there. The keys a removed block
-// names are looked for in each datacenter; an import of a key no block
-// declares, in the project's own.
+// CONSUL_HTTP_ADDR, else the first agent block: Open). In the project's
+// own datacenter it is nil when the specs declare, import and remove no
+// key; another datacenter's is always read (the project's records of its
+// keys there, which finds those whose blocks are gone, and its agent's
+// datacenter, checked). The keys a removed block names are looked for in
+// each datacenter; an import of a key no block declares, in the
+// project's own.
 func New(cfg *schema.Config, datacenter string) *Store {
 	kv := &Store{project: cfg.Project, cfg: cfg, datacenter: datacenter}
 	if datacenter != "" {
@@ -133,7 +136,7 @@ func New(cfg *schema.Config, datacenter string) *Store {
 	for _, r := range cfg.RemovedOfKinds(Key) {
 		add(prefix(r.Name))
 	}
-	if len(kv.prefixes) == 0 {
+	if len(kv.prefixes) == 0 && datacenter == "" {
 		return nil
 	}
 	slices.Sort(kv.prefixes)

@@ -782,7 +782,7 @@ func fleetRows(ctx context.Context, bin string, env []string, work, dir string, 
 			}
 			out = append(out, r)
 		}
-		add("create", "", 0, "apply", "-auto-approve", "-lock=false", specs)
+		add("create", "each agent alone, its share, side by side", fleetFloor(addrs, n), "apply", "-auto-approve", "-lock=false", specs)
 		reads := fastest(func() {
 			var wg sync.WaitGroup
 			for _, a := range addrs {
@@ -804,6 +804,23 @@ func fleetRows(ctx context.Context, bin string, env []string, work, dir string, 
 		add("destroy", "", 0, "destroy", "-auto-approve", "-lock=false", specs)
 	}
 	return out, nil
+}
+
+// fleetFloor is the floor of an apply that creates n services spread
+// over the agents: each agent's own register rate, measured alone (one
+// agent after another, a plain PUT loop with provision's default
+// -parallelism of 10 in flight: putFloor, on a sample of its share), times
+// its share; the agents are written side by side, so the slowest share
+// bounds the apply.
+func fleetFloor(agents []string, n int) float64 {
+	share := (n + len(agents) - 1) / len(agents)
+	sample := min(share, 100)
+	var floor float64
+	for _, a := range agents {
+		create, _ := putFloor(a, sample)
+		floor = max(floor, create*float64(share)/float64(sample))
+	}
+	return floor
 }
 
 // writeFleet writes n services spread round-robin over the agents.
