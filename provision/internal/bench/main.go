@@ -752,15 +752,40 @@ func fleetRows(ctx context.Context, bin string, env []string, work, dir string, 
 	var clients []*servers.Consul
 	var logs servers.LogBuffer
 	var addrs []string
+	// Started eight at a time: one after another, 100 agents took minutes.
+	started := make([]*servers.Consul, k)
+	errs := make([]error, k)
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, 8)
 	for i := range k {
-		c, err := server.StartClient(ctx, work, fmt.Sprintf("node-%d", i), &logs)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %d client agents started, not %d: %v\n", len(clients), k, err)
-			break
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			started[i], errs[i] = server.StartClient(ctx, work, fmt.Sprintf("node-%d", i), &logs)
+		}()
+	}
+	wg.Wait()
+	// Stopped side by side too: each leaves the cluster gracefully, for
+	// seconds.
+	defer func() {
+		var wg sync.WaitGroup
+		for _, c := range clients {
+			wg.Add(1)
+			go func() { defer wg.Done(); c.Stop() }()
 		}
-		defer c.Stop()
+		wg.Wait()
+	}()
+	for i, c := range started {
+		if errs[i] != nil {
+			fmt.Fprintf(os.Stderr, "bench: client agent node-%d did not start: %v\n", i, errs[i])
+			continue
+		}
 		clients = append(clients, c)
 		addrs = append(addrs, wire.front("http://"+c.Addr, "agents"))
+	}
+	if len(clients) < k {
+		fmt.Fprintf(os.Stderr, "bench: %d client agents started, not %d\n", len(clients), k)
 	}
 	if len(clients) == 0 {
 		return nil, fmt.Errorf("no client agent started\n%s", logs.Tail(2000))
@@ -782,7 +807,11 @@ func fleetRows(ctx context.Context, bin string, env []string, work, dir string, 
 			}
 			out = append(out, r)
 		}
-		add("create", "each agent alone, its share, side by side", fleetFloor(addrs, n), "apply", "-auto-approve", "-lock=false", specs)
+		alone, together := fleetFloors(addrs, n)
+		add("create", "PUT loops side by side", together, "apply", "-auto-approve", "-lock=false", specs)
+		created := out[len(out)-1]
+		created.Floor, created.FloorSec, created.Ratio = "each agent alone, times its share", alone, created.Seconds/alone
+		out = append(out, created)
 		reads := fastest(func() {
 			var wg sync.WaitGroup
 			for _, a := range addrs {
@@ -806,21 +835,35 @@ func fleetRows(ctx context.Context, bin string, env []string, work, dir string, 
 	return out, nil
 }
 
-// fleetFloor is the floor of an apply that creates n services spread
-// over the agents: each agent's own register rate, measured alone (one
-// agent after another, a plain PUT loop with provision's default
-// -parallelism of 10 in flight: putFloor, on a sample of its share), times
-// its share; the agents are written side by side, so the slowest share
-// bounds the apply.
-func fleetFloor(agents []string, n int) float64 {
+// fleetFloors are the floors of an apply that creates n services spread
+// over the agents, with a plain PUT loop per agent (registerLoop: 10 in
+// flight, provision's default -parallelism). alone is each agent's own
+// register rate, measured alone (one agent after another, on a sample of
+// its share) times its share: the slowest share bounds an apply that
+// writes the agents side by side, were they not sharing the servers and
+// the machine. together is every agent's loop side by side, its whole
+// share: the same writes on the same cluster without provision.
+func fleetFloors(agents []string, n int) (alone, together float64) {
 	share := (n + len(agents) - 1) / len(agents)
 	sample := min(share, 100)
-	var floor float64
 	for _, a := range agents {
-		create, _ := putFloor(a, sample)
-		floor = max(floor, create*float64(share)/float64(sample))
+		alone = max(alone, registerLoop(a, sample, 10000)*float64(share)/float64(sample))
+		deregisterLoop(a, sample)
 	}
-	return floor
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, a := range agents {
+		wg.Add(1)
+		go func() { defer wg.Done(); registerLoop(a, share, 10000) }()
+	}
+	wg.Wait()
+	together = time.Since(start).Seconds()
+	for _, a := range agents {
+		wg.Add(1)
+		go func() { defer wg.Done(); deregisterLoop(a, share) }()
+	}
+	wg.Wait()
+	return alone, together
 }
 
 // writeFleet writes n services spread round-robin over the agents.
@@ -904,27 +947,38 @@ func send(base, method, path, body string) {
 // re-register a service as to create it, whoever sends it) and returns
 // that time too, then deregisters them (not timed).
 func putFloor(addr string, n int) (create, update float64) {
-	do := func(method, path, body string) { send("http://"+addr, method, path, body) }
-	each := func(f func(i int)) {
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 10)
-		for i := range n {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() { defer func() { <-sem; wg.Done() }(); f(i) }()
-		}
-		wg.Wait()
-	}
-	register := func(base int) float64 {
-		start := time.Now()
-		each(func(i int) {
-			do("PUT", "/v1/agent/service/register", fmt.Sprintf(`{"ID":"floor-%d","Name":"floor-%d","Port":%d}`, i, i, base+i%50000))
-		})
-		return time.Since(start).Seconds()
-	}
-	create, update = register(10000), register(20000)
-	each(func(i int) { do("PUT", fmt.Sprintf("/v1/agent/service/deregister/floor-%d", i), "") })
+	create, update = registerLoop(addr, n, 10000), registerLoop(addr, n, 20000)
+	deregisterLoop(addr, n)
 	return create, update
+}
+
+// registerLoop registers the services floor-0 to floor-<n-1> on the agent
+// at addr, ports from base, 10 requests in flight, and returns how long
+// that took.
+func registerLoop(addr string, n, base int) float64 {
+	start := time.Now()
+	eachOf(n, func(i int) {
+		send("http://"+addr, "PUT", "/v1/agent/service/register", fmt.Sprintf(`{"ID":"floor-%d","Name":"floor-%d","Port":%d}`, i, i, base+i%50000))
+	})
+	return time.Since(start).Seconds()
+}
+
+// deregisterLoop deregisters what registerLoop registered.
+func deregisterLoop(addr string, n int) {
+	eachOf(n, func(i int) { send("http://"+addr, "PUT", fmt.Sprintf("/v1/agent/service/deregister/floor-%d", i), "") })
+}
+
+// eachOf runs f for 0 to n-1, 10 at a time (provision's default
+// -parallelism).
+func eachOf(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 10)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() { defer func() { <-sem; wg.Done() }(); f(i) }()
+	}
+	wg.Wait()
 }
 
 // writeDocuments declares one index with a visualization type and d
