@@ -109,17 +109,9 @@ func TestDatacentersAsPlaces(t *testing.T) {
 		return strings.Contains(body, `"dc2"`)
 	})
 	env := map[string]string{"NO_COLOR": "1"}
-	write := func(dir, name, text string) {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	specs := func(dc2Address, westConsul string) string {
 		dir := t.TempDir()
-		write(dir, "main.hcl", fmt.Sprintf(`project = "span"
+		if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(fmt.Sprintf(`project = "span"
 
 consul {
   address    = %q
@@ -158,32 +150,13 @@ module "dc2" {
   mode   = "west"
   agents = { for node, _ in local.west : node => agent.west[node] }
 }
-`, dc1[0].Addr, dc2Address, dc1[1].Addr, dc1[2].Addr, west.Addr, westConsul))
-		write(dir, "site/site.hcl", `variable "consul" {
-  type    = string
-  default = ""
-}
-
-variable "mode" {
-  type = string
-}
-
-variable "agents" {
-  type = map(string)
-}
-
-key "apps/span/mode" {
-  consul = var.consul
-  value  = var.mode
-}
-
-service "web" {
-  for_each = var.agents
-  agent    = each.value
-  id       = "web-${each.key}"
-  port     = 8080
-}
-`)
+`, dc1[0].Addr, dc2Address, dc1[1].Addr, dc1[2].Addr, west.Addr, westConsul)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// The module is the docs' (an organisation's Consul).
+		if err := os.CopyFS(filepath.Join(dir, "site"), os.DirFS("../../testdata/datacenters/site")); err != nil {
+			t.Fatal(err)
+		}
 		return dir
 	}
 	// dc2's block names the client agent west1: the lock's session there

@@ -156,12 +156,21 @@ func (c *Consul) WAN() string { return "127.0.0.1:" + strconv.Itoa(c.serfWAN) }
 // the server c, in c's datacenter, with its own data directory and
 // ports, and waits until its node is in the cluster's catalog.
 func (c *Consul) StartClient(ctx context.Context, dir, node string, logw io.Writer) (*Consul, error) {
+	return c.StartClientOn(ctx, dir, node, "127.0.0.1", logw)
+}
+
+// StartClientOn is StartClient on the loopback address ip (127.0.1.7):
+// many agents, each on its own address as nodes are, stay under the
+// server's limit of connections from one address
+// (limits.rpc_max_conns_per_client, 100), which about 50 agents on one
+// address reach.
+func (c *Consul) StartClientOn(ctx context.Context, dir, node, ip string, logw io.Writer) (*Consul, error) {
 	return retryBind(logw, func(attempt int, w io.Writer) (*Consul, error) {
 		ports, err := FreePorts(2)
 		if err != nil {
 			return nil, err
 		}
-		args := []string{"agent", "-bind=127.0.0.1", "-client=127.0.0.1", "-node=" + node,
+		args := []string{"agent", "-bind=" + ip, "-client=" + ip, "-node=" + node,
 			"-data-dir=" + filepath.Join(dir, fmt.Sprintf("consul-%s-%d", node, attempt)),
 			"-http-port=" + strconv.Itoa(ports[0]), "-dns-port=-1", "-serf-lan-port=" + strconv.Itoa(ports[1]),
 			"-grpc-port=-1", "-retry-join=127.0.0.1:" + strconv.Itoa(c.serfLAN)}
@@ -170,7 +179,7 @@ func (c *Consul) StartClient(ctx context.Context, dir, node string, logw io.Writ
 				args = append(args, a)
 			}
 		}
-		a := &Consul{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), Node: node, serfLAN: ports[1]}
+		a := &Consul{Addr: ip + ":" + strconv.Itoa(ports[0]), Node: node, serfLAN: ports[1]}
 		return a, a.start(ctx, args, w, func() bool { return c.inCatalog(node) && a.inCatalog(node) }, "join the cluster")
 	})
 }

@@ -762,7 +762,8 @@ func fleetRows(ctx context.Context, bin string, env []string, work, dir string, 
 		slots <- struct{}{}
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			started[i], errs[i] = server.StartClient(ctx, work, fmt.Sprintf("node-%d", i), &logs)
+			// Each on its own loopback address, as nodes are.
+			started[i], errs[i] = server.StartClientOn(ctx, work, fmt.Sprintf("node-%d", i), fmt.Sprintf("127.0.%d.%d", 1+i/250, 1+i%250), &logs)
 		}()
 	}
 	wg.Wait()
