@@ -807,8 +807,12 @@ func fleetRows(ctx context.Context, bin string, env []string, work, dir string, 
 				r.Floor, r.FloorSec, r.Ratio = floorName, floor, r.Seconds/floor
 			}
 			out = append(out, r)
+			// Said at once: a row of 100,000 services may outlast the
+			// measurement's time bound, and the table comes at the end.
+			fmt.Fprintf(os.Stderr, "bench: %s, %d services: %.2f s (%s: %.2f s)\n", r.Job, n, r.Seconds, cmp.Or(floorName, "no floor"), floor)
 		}
 		alone, together := fleetFloors(addrs, n)
+		fmt.Fprintf(os.Stderr, "bench: fleet of %d, %d services: floors %.2f s side by side, %.2f s each agent alone\n", len(clients), n, together, alone)
 		add("create", "PUT loops side by side", together, "apply", "-auto-approve", "-lock=false", specs)
 		created := out[len(out)-1]
 		created.Floor, created.FloorSec, created.Ratio = "each agent alone, times its share", alone, created.Seconds/alone
