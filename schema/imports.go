@@ -139,19 +139,20 @@ func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (addr
 // declarations are to be generated).
 func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 	seen := map[addrs.Addr]*Import{}
-	// An import names no place: the module of an object by kind and name.
-	modules := map[addrs.Addr]addrs.Module{}
-	for a, m := range cfg.Modules() {
-		modules[addrs.Addr{Kind: a.Kind, Name: a.Name}] = m
-	}
 	// positions are, by kind, where each name is in the kind's declared
-	// objects: found once, not once per import block.
+	// objects: found once, not once per import block. An import names no
+	// place: of a kind whose address without its place is the default
+	// place's (a key: the project's own datacenter), only those.
 	positions := map[addrs.Kind]map[string][]int{}
+	objects := map[addrs.Kind][]object{}
 	at := func(k definedKind, name string) []int {
 		if positions[k.Kind] == nil {
 			byName := map[string][]int{}
-			for i, obj := range k.declared(cfg) {
-				byName[obj.name] = append(byName[obj.name], i)
+			objects[k.Kind] = k.declared(cfg)
+			for i, obj := range objects[k.Kind] {
+				if obj.place == "" || !k.Kind.DefaultPlace() {
+					byName[obj.name] = append(byName[obj.name], i)
+				}
 			}
 			positions[k.Kind] = byName
 		}
@@ -173,7 +174,7 @@ func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 			im.Declared = true
 			// An address without its module names the object wherever it
 			// is declared (identities are unique), as -target's does.
-			if m := modules[addrs.Addr{Kind: im.Kind, Name: im.Name}]; im.Module != addrs.Root && m != im.Module {
+			if m := objects[im.Kind][found[0]].module; im.Module != addrs.Root && m != im.Module {
 				d.errorf(im.ToRange, im.DeclRange, "Import into another module",
 					"The import block names %s, but %s is declared by %s. Write the address the plan shows for it.", im.Addr, addrs.Addr{Kind: im.Kind, Name: im.Name}, cmp.Or(m.String(), "the root specs"))
 			}

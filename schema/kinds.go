@@ -274,13 +274,19 @@ func (cfg *Config) Pulled(a addrs.Addr, live, declared map[string]any) []PullAtt
 
 // Modules are the module instances that declare objects, by their place,
 // kind and name alone (a service's ID, an index's name, a document's
-// path, a key's path; In as Declared gives it): what an address puts
+// path, a key's path; In as Declared gives it), and by kind and name
+// without the place, the first declaration's (the delete of a service
+// moved off another agent is its declaration's): what an address puts
 // before its place and kind.
 func (cfg *Config) Modules() map[addrs.Addr]addrs.Module {
 	out := map[addrs.Addr]addrs.Module{}
 	for _, a := range cfg.Declared() {
-		if a.Module != addrs.Root {
-			out[addrs.Addr{In: a.In, Kind: a.Kind, Name: a.Name}] = a.Module
+		if a.Module == addrs.Root {
+			continue
+		}
+		out[addrs.Addr{In: a.In, Kind: a.Kind, Name: a.Name}] = a.Module
+		if anywhere := (addrs.Addr{Kind: a.Kind, Name: a.Name}); a.In != "" && out[anywhere] == addrs.Root {
+			out[anywhere] = a.Module
 		}
 	}
 	return out

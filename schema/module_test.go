@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/schema"
@@ -278,5 +279,87 @@ func TestModuleWarningOnce(t *testing.T) {
 	}
 	if diags.HasErrors() || n != 1 {
 		t.Errorf("the warning %d times: %s", n, diags)
+	}
+}
+
+// TestModulesByPlace: the module of an object is found by its place, kind
+// and name (a key of one path in two datacenters, each in its module),
+// and by kind and name alone for a change at another place than its
+// declaration's (the delete of a service moved off another agent); an
+// import without a place names the key of the project's own datacenter.
+func TestModulesByPlace(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"main.hcl": `project = "mods"
+
+consul {
+  datacenter = "dc1"
+}
+
+consul "dc2" {
+  address = "10.1.0.1:8500"
+}
+
+agent "a" {
+  address = "10.0.0.1:8500"
+}
+
+agent "b" {
+  address = "10.0.0.2:8500"
+}
+
+module "one" {
+  source = "./site"
+}
+
+module "two" {
+  source = "./site"
+  consul = consul.dc2
+  id     = "web-2"
+}
+
+import {
+  to = module.one.key["apps/mode"]
+}
+`,
+		"site/main.hcl": `variable "consul" {
+  type    = string
+  default = ""
+}
+
+variable "id" {
+  type    = string
+  default = "web-1"
+}
+
+key "apps/mode" {
+  consul = var.consul
+  value  = "on"
+}
+
+service "web" {
+  id    = var.id
+  agent = "a"
+  port  = 80
+}
+`})
+	cfg, diags := schema.NewParser().LoadDir(root, schema.Inputs{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	modules := cfg.Modules()
+	for a, want := range map[addrs.Addr]string{
+		{Kind: kv.Key, Name: "apps/mode"}:                    "module.one",
+		{In: "consul.dc2", Kind: kv.Key, Name: "apps/mode"}:  "module.two",
+		{In: "agent.a", Kind: consul.Service, Name: "web-2"}: "module.two",
+		{Kind: consul.Service, Name: "web-2"}:                "module.two", // a delete on agent.b
+	} {
+		if got := modules[a].String(); got != want {
+			t.Errorf("the module of %s: %q, want %q", a, got, want)
+		}
+	}
+	for _, k := range kv.Keys(cfg) {
+		if imported := k.Import != nil; imported != (k.Consul == "") {
+			t.Errorf("the key %s of datacenter %q: imported %v", k.Name, k.Consul, imported)
+		}
 	}
 }

@@ -150,6 +150,16 @@ module "dc2" {
   mode   = "west"
   agents = { for node, _ in local.west : node => agent.west[node] }
 }
+
+key "apps/span/root" {
+  value = "own"
+}
+
+key "root-in-dc2" {
+  path   = "apps/span/root"
+  consul = consul.dc2
+  value  = "dc2"
+}
 `, dc1[0].Addr, dc2Address, dc1[1].Addr, dc1[2].Addr, west.Addr, westConsul)), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -198,15 +208,33 @@ module "dc2" {
 		t.Fatal(err)
 	}
 
-	code, out, errOut = runCLI(t, env, "apply", "-auto-approve", dir)
+	// One path in each datacenter, in one module (the root): key["..."]
+	// is the project's own datacenter's, consul.dc2.key["..."] dc2's, for
+	// -target and for a saved plan alike.
+	code, out, errOut = runCLI(t, env, "plan", "-target", `key["apps/span/root"]`, dir)
 	if code != 0 {
-		t.Fatalf("apply across dc1 and dc2 exited %d:\n%s\n%s", code, out, errOut)
+		t.Fatalf("plan -target of dc1's root key exited %d:\n%s\n%s", code, out, errOut)
 	}
-	containsAll(t, "the apply", out, "Apply complete: 5 created, 0 updated, 0 deleted.",
-		`module.dc2.consul.dc2.key["apps/span/mode"]`, `module.dc1.key["apps/span/mode"]`, `module.dc2.agent.west["west1"].service.web-west1`)
+	containsAll(t, "the targeted plan", out, "Plan: 1 to create, 0 to update, 0 to delete.", `+ key["apps/span/root"]`)
+	plan := filepath.Join(t.TempDir(), "span.plan")
+	if code, out, errOut = runCLI(t, env, "plan", "-out", plan, dir); code != 0 {
+		t.Fatalf("plan -out across dc1 and dc2 exited %d:\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, env, "apply", plan)
+	if code != 0 {
+		t.Fatalf("apply of the saved plan across dc1 and dc2 exited %d:\n%s\n%s", code, out, errOut)
+	}
+	containsAll(t, "the apply", out, "Apply complete: 7 created, 0 updated, 0 deleted.",
+		`module.dc2.consul.dc2.key["apps/span/mode"]`, `module.dc1.key["apps/span/mode"]`, `module.dc2.agent.west["west1"].service.web-west1`,
+		`consul.dc2.key["apps/span/root"]`)
 	for c, want := range map[*servers.Consul]string{dc1[0]: "east", dc2: "west"} {
 		if body, _ := get(t, "http://"+c.Addr+"/v1/kv/apps/span/mode?raw"); body != want {
 			t.Errorf("the key on %s: %q, want %q", c.Addr, body, want)
+		}
+	}
+	for c, want := range map[*servers.Consul]string{dc1[0]: "own", dc2: "dc2"} {
+		if body, _ := get(t, "http://"+c.Addr+"/v1/kv/apps/span/root?raw"); body != want {
+			t.Errorf("the root key on %s: %q, want %q", c.Addr, body, want)
 		}
 	}
 	for c, ids := range map[*servers.Consul][]string{dc1[1]: {"web-east1"}, dc1[2]: {"web-east2"}, west: {"web-west1"}} {

@@ -102,8 +102,9 @@ func (a Addr) Less(b Addr) bool {
 
 // Matches reports whether the address a user wrote (target) names a: the
 // same object, or, written without its place or its module, the object
-// of that kind and name in any of them; or, with no kind, a module
-// instance that declares a or the place it lives in.
+// of that kind and name in any of them (but a kind's of DefaultPlace,
+// whose address without its place is the default place's); or, with no
+// kind, a module instance that declares a or the place it lives in.
 func (a Addr) Matches(target Addr) bool {
 	switch {
 	case target.IsModule():
@@ -111,7 +112,8 @@ func (a Addr) Matches(target Addr) bool {
 	case target.IsPlace():
 		return a.In == target.In
 	}
-	return a.Kind == target.Kind && a.Name == target.Name && (target.In == "" || target.In == a.In) && (target.Module == Root || target.Module == a.Module)
+	anyPlace := target.In == "" && !a.Kind.DefaultPlace()
+	return a.Kind == target.Kind && a.Name == target.Name && (anyPlace || target.In == a.In) && (target.Module == Root || target.Module == a.Module)
 }
 
 // MarshalText makes an Addr a JSON string.

@@ -36,6 +36,11 @@ type KindSpec struct {
 	// Replace says what -replace does to an owned object of the kind
 	// ("registered again in place"); "" for a kind -replace does not take.
 	Replace string
+	// DefaultPlace: an address written without its place names the object
+	// of the place's default instance (key["x"]: the key of the project's
+	// own datacenter, consul.dc2.key["x"] another's), not the object of
+	// that name in any place (service.web, on whichever agent).
+	DefaultPlace bool
 }
 
 var registry struct {
@@ -107,6 +112,11 @@ func (k Kind) Replaces() string {
 	}
 	return k.k.Replace
 }
+
+// DefaultPlace says whether an address of the kind written without its
+// place names the object of the place's default instance
+// (KindSpec.DefaultPlace).
+func (k Kind) DefaultPlace() bool { return k.k != nil && k.k.DefaultPlace }
 
 // Equal reports whether k and o are one kind, as k == o does; go-cmp,
 // which cannot look into a Kind, compares kinds by it.

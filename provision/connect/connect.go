@@ -123,10 +123,11 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 				continue
 			}
 			spanning.Others = append(spanning.Others, cluster.New(agent))
-			if store := kv.New(cfg, s.Name); store != nil {
-				store.Open(agent)
-				out = append(out, store)
-			}
+			// Another datacenter's store is read even with no key there
+			// (kv.New).
+			store := kv.New(cfg, s.Name)
+			store.Open(agent)
+			out = append(out, store)
 		}
 		opened.Cluster = spanning
 	}

@@ -92,7 +92,7 @@ func decodeSettings(d schema.Decoder, b schema.Block) schema.Place {
 	}
 	if s.Datacenter == "" {
 		s.Datacenter = label
-		if b.Each != nil {
+		if b.Each != nil && !b.Each.Counted {
 			s.Datacenter = b.Each.Key
 		}
 	}

@@ -12,7 +12,8 @@ import (
 // is empty) less the excluded ones. A module instance or a place (an
 // agent: its objects) names all the objects in it; an agent left out is
 // not read, so its objects are not in the plan. An address may leave out its place
-// (agent.<name>. or search.<name>.) when it names one object of the plan.
+// (agent.<name>. or search.<name>.) when it names one object of the plan;
+// a key's without its place is the project's own datacenter's.
 // An address that matches no object, or several, is an error, so that a
 // typo never silently plans nothing and a short address never hits two
 // objects. A kept change brings the changes it needs (a document's
@@ -70,12 +71,19 @@ func (p *Plan) Target(include, exclude []addrs.Addr) error {
 
 // InModules puts, on the address of each change, of what it needs and of
 // each gate's service, the module instance that declares the object (by
-// kind and name), as schema.Config.Modules gives them.
+// place, kind and name, else by kind and name), as schema.Config.Modules
+// gives them.
 func (p *Plan) InModules(modules map[addrs.Addr]addrs.Module) {
 	if len(modules) == 0 {
 		return
 	}
-	in := func(a *addrs.Addr) { a.Module = modules[addrs.Addr{In: a.In, Kind: a.Kind, Name: a.Name}] }
+	in := func(a *addrs.Addr) {
+		m, ok := modules[addrs.Addr{In: a.In, Kind: a.Kind, Name: a.Name}]
+		if !ok {
+			m = modules[addrs.Addr{Kind: a.Kind, Name: a.Name}]
+		}
+		a.Module = m
+	}
 	for _, c := range p.Changes {
 		in(&c.Addr)
 		for i := range c.Needs {

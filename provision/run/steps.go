@@ -219,7 +219,7 @@ func (r *Run) leaveOut() error {
 			continue
 		}
 		if !strings.HasPrefix(a.In, "agent.") {
-			return fmt.Errorf("-exclude %s: only an agent can be left out whole (a node that is down); leave out a search cluster's objects by their addresses", a)
+			return fmt.Errorf("-exclude %s: only an agent can be left out whole (a node that is down); leave out the other places' objects by their addresses", a)
 		}
 		if !slices.Contains(r.leftOut, a) {
 			r.leftOut = append(r.leftOut, a)

@@ -15,7 +15,7 @@ import (
 // Key is the kind of a Consul KV entry: key "<path>" { value = ... }
 // declares one, key["<path>"] addresses it. Its package decodes its
 // block (Decl).
-var Key = schema.Define(addrs.KindSpec{Name: "key", Place: "consul", Form: `key["<path>"]`, Order: 40}, &schema.KindSchema{
+var Key = schema.Define(addrs.KindSpec{Name: "key", Place: "consul", DefaultPlace: true, Form: `key["<path>"]`, Order: 40}, &schema.KindSchema{
 	Noun:   "key block at",
 	Labels: []string{"path"},
 	// A key of another datacenter is addressed consul.<name>.key["<path>"].

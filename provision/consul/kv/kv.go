@@ -100,11 +100,12 @@ func kvOwner(flags uint64, project string) string {
 // New returns the KV backend of the specs' keys in the datacenter of the
 // consul block labelled datacenter ("" for the project's own), to be
 // reached through that datacenter's agent (the consul block,
-// CONSUL_HTTP_ADDR, else the first agent block: Open). In the project's
-// own datacenter it is nil when the specs declare, import and remove no
-// key; another datacenter's is always read (the project's records of its
-// keys there, which finds those whose blocks are gone, and its agent's
-// datacenter, checked). The keys a removed block names are looked for in
+// CONSUL_HTTP_ADDR, else the first agent block: Open). It is nil when
+// the specs declare, import and remove no key at all; else each
+// datacenter's is read, with or without keys declared there (the
+// project's records of its keys there find those whose blocks are gone,
+// or moved to another datacenter; another datacenter's agent is checked
+// to be in it). The keys a removed block names are looked for in
 // each datacenter; an import of a key no block declares, in the
 // project's own.
 func New(cfg *schema.Config, datacenter string) *Store {
@@ -136,7 +137,8 @@ func New(cfg *schema.Config, datacenter string) *Store {
 	for _, r := range cfg.RemovedOfKinds(Key) {
 		add(prefix(r.Name))
 	}
-	if len(kv.prefixes) == 0 && datacenter == "" {
+	elsewhere := slices.ContainsFunc(Keys(cfg), func(k *Decl) bool { return k.Consul != "" })
+	if len(kv.prefixes) == 0 && datacenter == "" && !elsewhere {
 		return nil
 	}
 	slices.Sort(kv.prefixes)
@@ -254,11 +256,12 @@ func (kv *Store) DecodeState(dec *json.Decoder) (plans.State, error) {
 // longer declared.
 func (kv *Store) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagnostics) {
 	st := kvState{Keys: map[string]kvEntry{}, Records: map[string]kvRecord{}}
-	// Another datacenter's agent is its own: the project's agents and its
-	// own datacenter's are checked as the agents' backends read them.
+	// Another datacenter's agent is checked here; the project's own
+	// datacenter's, when it holds the lock, as its lock is taken.
+	var checked hcl.Diagnostics
 	if kv.datacenter != "" {
-		if diags := kv.agent.Datacenter(ctx, kv.agent.Conf.Datacenter); diags.HasErrors() {
-			return nil, diags
+		if checked = kv.agent.Datacenter(ctx, kv.agent.Conf.Datacenter); checked.HasErrors() {
+			return nil, checked
 		}
 	}
 	if diags := kv.readKeys(ctx, &st, append(slices.Clip(kv.prefixes), kv.recordPath("")), "?recurse=true"); diags != nil {
@@ -279,7 +282,7 @@ func (kv *Store) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diagn
 		}
 		st.ACL.Allowed, st.ACL.Unchecked = acl.Ask(ctx, kv.agent, kv.writable(st))
 	}
-	return st, nil
+	return st, checked
 }
 
 // readKeys reads into st the keys at paths, side by side, each with the
