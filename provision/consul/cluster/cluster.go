@@ -523,6 +523,9 @@ func (s Spanning) Lock(ctx context.Context, project, operation string, wait time
 	for _, c := range s.Others {
 		next, unlock, err := c.Lock(held, project, operation, wait)
 		if err != nil {
+			if cause := context.Cause(held); errors.Is(cause, provision.ErrLockLost) {
+				err = cause // a lock taken before was lost while this one was asked for
+			}
 			release()
 			return nil, nil, fmt.Errorf("in datacenter %q (the lock in %s was taken and released): %w", c.a.Conf.Datacenter, strings.Join(taken, ", "), err)
 		}
