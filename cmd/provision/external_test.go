@@ -148,8 +148,32 @@ service %q {
 		if ids, _ := onNode("legacy-host"); !slices.Equal(ids, []string{"db legacy"}) {
 			t.Errorf("the node holds %v, want db alone", ids)
 		}
+		// The last service's block removed and a key added: an apply of
+		// the key alone (a plan saved with -target, whose apply takes no
+		// -target of its own) leaves db as it is, and the record keeps
+		// the catalog, so that the next plan still deletes db (it forgot
+		// it, and db stayed for good).
 		write("legacy-host")
-		applied(t, env, dir)
+		f, err := os.OpenFile(filepath.Join(dir, "main.hcl"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprint(f, "\nkey \"apps/legacy/flag\" {\n  value = \"on\"\n}\n")
+		f.Close()
+		saved := filepath.Join(t.TempDir(), "key.plan")
+		if code, out, errOut := runCLI(t, env, "plan", "-target", `key["apps/legacy/flag"]`, "-out", saved, dir); code != 0 {
+			t.Fatalf("plan -target -out: exit %d\n%s%s", code, out, errOut)
+		}
+		code, out, errOut := runCLI(t, env, "apply", saved)
+		if code != 0 {
+			t.Fatalf("apply of the targeted plan: exit %d\n%s%s", code, out, errOut)
+		}
+		containsAll(t, "the targeted apply", out, "1 created, 0 updated, 0 deleted.")
+		if ids, _ := onNode("legacy-host"); !slices.Equal(ids, []string{"db legacy"}) {
+			t.Errorf("the node holds %v after the targeted apply, want db alone", ids)
+		}
+		out = applied(t, env, dir)
+		containsAll(t, "the apply after it", out, "service.db: PUT /v1/catalog/deregister: ok", "0 created, 0 updated, 1 deleted.")
 		if ids, meta := onNode("legacy-host"); len(ids) != 0 || meta != nil {
 			t.Errorf("the node is still there: %v %v", ids, meta)
 		}

@@ -54,9 +54,9 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 // applied applies the specs in dir with -auto-approve and returns its
 // output, failing the test unless it exits 0.
-func applied(t *testing.T, env map[string]string, dir string) string {
+func applied(t *testing.T, env map[string]string, dir string, flags ...string) string {
 	t.Helper()
-	code, out, errOut := runCLI(t, env, "apply", "-auto-approve", dir)
+	code, out, errOut := runCLI(t, env, append(append([]string{"apply", "-auto-approve"}, flags...), dir)...)
 	if code != exitOK {
 		t.Fatalf("apply: exit %d\n%s%s", code, out, errOut)
 	}

@@ -153,9 +153,10 @@ type Cluster interface {
 	// read, but those left out (-exclude agent.<name>: their backends'
 	// names).
 	Forgotten(rec *plans.Record, project string, backends []plans.BackendInfo, leftOut []string) hcl.Diagnostics
-	// Remember records the agents after a complete apply, those left out
-	// as they were.
-	Remember(ctx context.Context, project string, backends []plans.BackendInfo, leftOut []string) error
+	// Remember records the agents after a complete apply, those kept (left
+	// out, or read by a partial apply) that the specs hold nothing on as
+	// they were.
+	Remember(ctx context.Context, project string, backends []plans.BackendInfo, kept []string) error
 	// History reads the project's history of applies, oldest first;
 	// Append adds to it, after an apply completed, under the lock.
 	History(ctx context.Context, project string) ([]plans.Applied, error)

@@ -271,6 +271,9 @@ type Run struct {
 	// leftOut are the agents the run leaves out (-exclude agent.<name>,
 	// or the saved plan's).
 	leftOut []addrs.Addr
+	// partial: the apply sends part of what the specs plan (-target,
+	// -exclude, or a saved plan made so).
+	partial bool
 	// policies are the loaded Policies, read with policyParser; nil
 	// without.
 	policies     *policies.Set

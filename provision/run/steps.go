@@ -330,6 +330,7 @@ func (r *Run) mode() plans.Mode {
 // snapshot it was made from. Plan, apply DIR and destroy show it
 // here; a saved plan's run shows it once checked.
 func (r *Run) plan(context.Context) hcl.Diagnostics {
+	r.partial = len(r.Targets) > 0 || len(r.Excludes) > 0
 	o := provision.PlanOptions{Mode: r.mode(), Replace: r.replace, Targets: r.Targets, Excludes: r.Excludes,
 		Whole: r.Type == Pull, Indices: r.SearchIndices, Permit: r.Type != ApplySaved, Dir: r.Dir, Files: r.parser.Files()}
 	if k := r.Opened.Cluster; k != nil {
@@ -402,9 +403,11 @@ func (r *Run) checkSaved(ctx context.Context) hcl.Diagnostics {
 	for _, ch := range r.Saved.Changes {
 		addrs = append(addrs, ch.Addr)
 	}
+	all := sending(r.Plan)
 	if err := r.Plan.Target(addrs, nil); err != nil {
 		return Refusal("Saved plan cannot be applied", err.Error()+".", nil)
 	}
+	r.partial = r.partial || sending(r.Plan) < all // made with -target or -exclude
 	if failed := r.judge(); failed.HasErrors() {
 		return failed // nothing is sent
 	}
@@ -415,6 +418,17 @@ func (r *Run) checkSaved(ctx context.Context) hcl.Diagnostics {
 	r.Warnings = append(r.Warnings, permit...)
 	r.show()
 	return nil
+}
+
+// sending counts the changes of p that send requests.
+func sending(p *plans.Plan) int {
+	n := 0
+	for _, c := range p.Changes {
+		if len(c.Requests) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // confirm asks the view for approval, unless approved beforehand.
@@ -471,7 +485,16 @@ func (r *Run) record(ctx context.Context) hcl.Diagnostics {
 	if r.mode() == plans.Destroy {
 		backends = nil
 	}
-	if err := k.Remember(ctx, r.Plan.Project, backends, r.leftOutNames()); err != nil {
+	kept := r.leftOutNames()
+	if r.partial {
+		// What a partial apply did not send stays where the record says:
+		// the catalog of external services whose blocks are gone, read
+		// again by the next plan, which deletes them.
+		for _, b := range r.Plan.Backends {
+			kept = append(kept, b.Name)
+		}
+	}
+	if err := k.Remember(ctx, r.Plan.Project, backends, kept); err != nil {
 		r.view.Diagnostics(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Record not updated",
 			Detail: fmt.Sprintf("The record of the project's agents (%s) was not updated: %s.", connect.RecordKey(r.Plan.Project), err)}})
 	}

@@ -364,17 +364,18 @@ func (c *Cluster) Forgotten(r *plans.Record, project string, backends []plans.Ba
 
 // Remember records the agents the project's services are on after a
 // complete apply of the plan (none after a destroy), writing only when the
-// record changed: a converged apply writes nothing. An agent left out of
-// the plan (leftOut) keeps its record as it was.
-func (c *Cluster) Remember(ctx context.Context, project string, backends []plans.BackendInfo, leftOut []string) error {
+// record changed: a converged apply writes nothing. A backend of kept (an
+// agent left out of the plan, or one a partial apply read) that the specs
+// hold nothing on keeps its record as it was.
+func (c *Cluster) Remember(ctx context.Context, project string, backends []plans.BackendInfo, kept []string) error {
 	now := agentsOf(backends, true)
 	rec, err := c.recorded(ctx, project)
 	if err != nil {
 		return err
 	}
-	for _, name := range leftOut {
-		if address, ok := rec[name]; ok {
-			now[name] = address
+	for _, name := range kept {
+		if _, held := now[name]; !held && rec[name] != "" {
+			now[name] = rec[name]
 		}
 	}
 	if maps.Equal(rec, now) {
