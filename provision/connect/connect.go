@@ -101,8 +101,9 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 		clusterAgent, cdiags = consul.ClusterAgent(cfg, co)
 		diags = append(diags, cdiags...)
 	}
+	var own *cluster.Cluster
 	if clusterAgent != nil && uses {
-		own := cluster.New(clusterAgent)
+		own = cluster.New(clusterAgent)
 		opened.Cluster = own
 		if ext := consul.NewExternal(cfg, clusterAgent, co); ext.Declares() {
 			out = append(out, ext)
@@ -114,7 +115,7 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 		store.Open(clusterAgent)
 		out = append(out, store)
 	}
-	if own, ok := opened.Cluster.(*cluster.Cluster); ok && len(consul.Datacenters(cfg)) > 0 {
+	if own != nil && len(consul.Datacenters(cfg)) > 0 {
 		spanning := cluster.Spanning{Cluster: own}
 		for _, s := range consul.Datacenters(cfg) {
 			agent, adiags := consul.DatacenterAgent(s, co)

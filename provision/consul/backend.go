@@ -208,10 +208,7 @@ func Uses(cfg *schema.Config, o Options) bool {
 // agentClient opens the client of the agent a (nil: Consul's one agent)
 // with the settings of the specs and the environment.
 func agentClient(cfg *schema.Config, a *Agent, o Options) (*client.Agent, hcl.Diagnostics) {
-	s := SettingsOf(cfg)
-	if a != nil {
-		s = datacenterNamed(cfg, a.Consul)
-	}
+	s := settingsFor(cfg, a)
 	conf, where := api.DefaultConfig(), cfg.ProjectRange
 	if s != nil {
 		where = s.DeclRange
@@ -532,10 +529,7 @@ func (b *Backend) Read(ctx context.Context, _ plans.Mode) (plans.State, hcl.Diag
 // error naming both, one whose datacenter cannot be read a warning; nil
 // when it is in it, or no datacenter is declared.
 func (b *Backend) inDatacenter(ctx context.Context) hcl.Diagnostics {
-	settings := SettingsOf(b.cfg)
-	if b.agent != nil {
-		settings = datacenterNamed(b.cfg, b.agent.Consul)
-	}
+	settings := settingsFor(b.cfg, b.agent)
 	if settings == nil {
 		return nil
 	}

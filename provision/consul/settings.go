@@ -67,6 +67,15 @@ func datacenterNamed(cfg *schema.Config, name string) *Settings {
 	return nil
 }
 
+// settingsFor is the consul block of the agent a's datacenter; for nil
+// (Consul's one agent), the block without a label.
+func settingsFor(cfg *schema.Config, a *Agent) *Settings {
+	if a == nil {
+		return SettingsOf(cfg)
+	}
+	return datacenterNamed(cfg, a.Consul)
+}
+
 var settingsSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "address"}, {Name: "datacenter"}},
 }

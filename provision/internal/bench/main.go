@@ -39,6 +39,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/provision-dev/provision/provision"
+	"github.com/provision-dev/provision/provision/parallel"
 	"github.com/provision-dev/provision/provision/servers"
 )
 
@@ -755,28 +756,13 @@ func fleetRows(ctx context.Context, bin string, env []string, work, dir string, 
 	// Started eight at a time: one after another, 100 agents took minutes.
 	started := make([]*servers.Consul, k)
 	errs := make([]error, k)
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, 8)
-	for i := range k {
-		wg.Add(1)
-		slots <- struct{}{}
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			// Each on its own loopback address, as nodes are.
-			started[i], errs[i] = server.StartClientOn(ctx, work, fmt.Sprintf("node-%d", i), fmt.Sprintf("127.0.%d.%d", 1+i/250, 1+i%250), &logs)
-		}()
-	}
-	wg.Wait()
+	parallel.Do(k, 8, func(i int) {
+		// Each on its own loopback address, as nodes are.
+		started[i], errs[i] = server.StartClientOn(ctx, work, fmt.Sprintf("node-%d", i), fmt.Sprintf("127.0.%d.%d", 1+i/250, 1+i%250), &logs)
+	})
 	// Stopped side by side too: each leaves the cluster gracefully, for
 	// seconds.
-	defer func() {
-		var wg sync.WaitGroup
-		for _, c := range clients {
-			wg.Add(1)
-			go func() { defer wg.Done(); c.Stop() }()
-		}
-		wg.Wait()
-	}()
+	defer func() { parallel.Do(len(clients), len(clients), func(i int) { clients[i].Stop() }) }()
 	for i, c := range started {
 		if errs[i] != nil {
 			fmt.Fprintf(os.Stderr, "bench: client agent node-%d did not start: %v\n", i, errs[i])
@@ -856,18 +842,9 @@ func fleetFloors(agents []string, n int) (alone, together float64) {
 		deregisterLoop(a, sample)
 	}
 	start := time.Now()
-	var wg sync.WaitGroup
-	for _, a := range agents {
-		wg.Add(1)
-		go func() { defer wg.Done(); registerLoop(a, share, 10000) }()
-	}
-	wg.Wait()
+	parallel.Do(len(agents), len(agents), func(i int) { registerLoop(agents[i], share, 10000) })
 	together = time.Since(start).Seconds()
-	for _, a := range agents {
-		wg.Add(1)
-		go func() { defer wg.Done(); deregisterLoop(a, share) }()
-	}
-	wg.Wait()
+	parallel.Do(len(agents), len(agents), func(i int) { deregisterLoop(agents[i], share) })
 	return alone, together
 }
 
@@ -962,7 +939,7 @@ func putFloor(addr string, n int) (create, update float64) {
 // that took.
 func registerLoop(addr string, n, base int) float64 {
 	start := time.Now()
-	eachOf(n, func(i int) {
+	parallel.Do(n, floorParallelism, func(i int) {
 		send("http://"+addr, "PUT", "/v1/agent/service/register", fmt.Sprintf(`{"ID":"floor-%d","Name":"floor-%d","Port":%d}`, i, i, base+i%50000))
 	})
 	return time.Since(start).Seconds()
@@ -970,21 +947,12 @@ func registerLoop(addr string, n, base int) float64 {
 
 // deregisterLoop deregisters what registerLoop registered.
 func deregisterLoop(addr string, n int) {
-	eachOf(n, func(i int) { send("http://"+addr, "PUT", fmt.Sprintf("/v1/agent/service/deregister/floor-%d", i), "") })
+	parallel.Do(n, floorParallelism, func(i int) { send("http://"+addr, "PUT", fmt.Sprintf("/v1/agent/service/deregister/floor-%d", i), "") })
 }
 
-// eachOf runs f for 0 to n-1, 10 at a time (provision's default
-// -parallelism).
-func eachOf(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 10)
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() { defer func() { <-sem; wg.Done() }(); f(i) }()
-	}
-	wg.Wait()
-}
+// floorParallelism is the requests in flight of a floor's PUT loop:
+// provision's default -parallelism.
+const floorParallelism = 10
 
 // writeDocuments declares one index with a visualization type and d
 // visualizations, each with its visState as an HCL object.
