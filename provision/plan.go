@@ -85,7 +85,7 @@ func Plan(cfg *schema.Config, backends []Backend, live *plans.Live, o PlanOption
 	if o.Recorded != nil {
 		diags = append(diags, o.Recorded(p)...)
 	}
-	if err := replaced(p, o.Replace); err != nil {
+	if err := replaced(p, cfg.Kinds(), o.Replace); err != nil {
 		return p, append(diags, refusal("Invalid -replace address", err.Error()))
 	}
 	if !o.Whole {
@@ -226,14 +226,14 @@ func idleRemovals(removed []*schema.Removed, p *plans.Plan) hcl.Diagnostics {
 }
 
 // replaced checks that every -replace address is an object of a kind
-// -replace takes (a service) that the plan declares and the project owns,
-// which the plan makes again in place.
-func replaced(p *plans.Plan, replace []addrs.Addr) error {
+// -replace takes (a service, of kinds) that the plan declares and the
+// project owns, which the plan makes again in place.
+func replaced(p *plans.Plan, kinds addrs.Set, replace []addrs.Addr) error {
 	for _, addr := range replace {
 		i := slices.IndexFunc(p.Changes, func(c *plans.Change) bool { return c.Addr == addr })
 		if i < 0 || addr.Kind.Replaces() == "" || p.Changes[i].Action == plans.Delete || p.Changes[i].Action == plans.Create {
 			var names, only []string
-			for _, k := range addrs.Kinds() {
+			for _, k := range kinds.All() {
 				if k.Replaces() != "" {
 					names, only = append(names, k.Name()), append(only, "a "+k.Name()+" is "+k.Replaces())
 				}

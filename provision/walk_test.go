@@ -20,7 +20,7 @@ import (
 
 // testNote is the kind of the engine's own walk tests: a note, whose
 // text a shelf holds.
-var testNote = addrs.Register(addrs.KindSpec{Name: "note", Form: "note.<name>", Order: 40})
+var testNote = addrs.NewKind(addrs.KindSpec{Name: "note", Form: "note.<name>", Order: 40})
 
 // shelf is a backend of notes built in the test, with the engine's
 // contract and nothing else: its Plan gives each declared note's change

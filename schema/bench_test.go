@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -79,7 +80,7 @@ service "svc" {
 			var cfg *schema.Config
 			for b.Loop() {
 				var diags hcl.Diagnostics
-				cfg, diags = schema.NewParser().LoadDir(dir, schema.Inputs{})
+				cfg, diags = schema.NewParser(langtest.Language).LoadDir(dir, schema.Inputs{})
 				if diags.HasErrors() || len(consul.Services(cfg)) != n {
 					b.Fatalf("%d services, %s", len(consul.Services(cfg)), diags)
 				}

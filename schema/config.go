@@ -17,6 +17,13 @@ type Config struct {
 	// consul block's), by type, in block and key order: PlacesOf gives
 	// them.
 	places map[string][]Place
+	// placeSchemas are the places' blocks, by type: the language's, or
+	// those DeclarePlace was given.
+	placeSchemas map[string]*PlaceSchema
+	// lang is the language cfg was loaded in (NewConfig); nil for a
+	// Config a program builds without one, which knows only the kinds
+	// it declares objects of, not their blocks.
+	lang *Language
 	// objects are the declared objects, by kind (consul.Service's,
 	// kv.Key's, ...), in block order: Decls gives them.
 	objects map[addrs.Kind][]Decl
@@ -39,6 +46,13 @@ type Config struct {
 	Outputs []*Output
 }
 
+// NewConfig is an empty configuration of specs in lang, to which a
+// program (a benchmark, a test) adds what it declares (Declare,
+// DeclarePlace), as the loader adds what blocks declare.
+func NewConfig(lang *Language) *Config {
+	return &Config{Variables: map[string]*Variable{}, lang: lang, placeSchemas: lang.places}
+}
+
 // Declare adds objs, declared objects of kind k, to cfg, after those it
 // has, as the loader adds what blocks declare: a configuration that a
 // program builds (a benchmark's) rather than loads.
@@ -49,13 +63,14 @@ func (cfg *Config) Declare(k addrs.Kind, objs ...Decl) {
 	cfg.objects[k] = append(cfg.objects[k], objs...)
 }
 
-// DeclarePlace adds instances of the place typ to cfg, after those it
+// DeclarePlace adds instances of the place s to cfg, after those it
 // has: a configuration that a program builds rather than loads.
-func (cfg *Config) DeclarePlace(typ string, instances ...Place) {
+func (cfg *Config) DeclarePlace(s *PlaceSchema, instances ...Place) {
 	if cfg.places == nil {
-		cfg.places = map[string][]Place{}
+		cfg.places, cfg.placeSchemas = map[string][]Place{}, map[string]*PlaceSchema{}
 	}
-	cfg.places[typ] = append(cfg.places[typ], instances...)
+	cfg.places[s.Type] = append(cfg.places[s.Type], instances...)
+	cfg.placeSchemas[s.Type] = s
 }
 
 // MetaPrefix starts the Consul meta keys provision writes to mark what it

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -44,7 +45,7 @@ func TestInvalidCorpus(t *testing.T) {
 			if len(want) == 0 {
 				t.Fatalf("%s has no # ERROR: or # WARNING: marker; every bad spec says what it must produce", path)
 			}
-			_, diags := schema.NewParser().LoadFiles(files, schema.Inputs{})
+			_, diags := schema.NewParser(langtest.Language).LoadFiles(files, schema.Inputs{})
 			got := describe(diags)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("diagnostics (-want +got):\n%s\nall diagnostics:\n%s", diff, diags)

@@ -15,6 +15,8 @@ import (
 // decoder evaluates attribute expressions against the declared variables
 // and collects every diagnostic instead of stopping at the first.
 type decoder struct {
+	// lang is the language of the specs decoded.
+	lang   *Language
 	ctx    *hcl.EvalContext
 	vars   map[string]*Variable
 	locals map[string]*Local
@@ -309,7 +311,7 @@ func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
 			return bad("Invalid each reference", "Inside a block with for_each, each.key is the instance's key and each.value its value; there is no each.%s.", name)
 		}
 	default:
-		if s, ok := placeSchemas()[root]; ok && s.Label != "" { // one without a label is no namespace
+		if s, ok := d.lang.places[root]; ok && s.Label != "" { // one without a label is no namespace
 			if d.placed == nil {
 				return bad("Reference to "+root+" not known here", "%s.<name> names a %s block of the root specs, from a block of the root specs (a service's agent = agent.<name>). Here (in a module, or in a local, which is evaluated before them) it is not known: pass the name as a string, or in a variable.", root, root)
 			}
@@ -318,7 +320,7 @@ func (d *decoder) checkRef(tr hcl.Traversal) *hcl.Diagnostic {
 			}
 			return nil
 		}
-		if k, ok := kindsByName().namespaces[root]; ok {
+		if k, ok := d.lang.namespaces[root]; ok {
 			if summary, detail := k.CheckRef(tr, d.namespaces[root]); summary != "" {
 				return bad(summary, "%s", detail)
 			}

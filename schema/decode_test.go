@@ -64,7 +64,7 @@ func TestMisspeltDynamic(t *testing.T) {
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, diags := NewParser().LoadFiles([]string{path}, Inputs{})
+	_, diags := NewParser(Everything).LoadFiles([]string{path}, Inputs{})
 	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `Did you mean "dynamic"?`) {
 		t.Errorf("diagnostics %s, want one that suggests \"dynamic\"", diags)
 	}

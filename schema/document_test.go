@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/schema"
 )
@@ -26,7 +27,7 @@ func TestDocuments(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "each.hcl"), []byte(each), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, diags := schema.NewParser().LoadFiles([]string{"../specs/project.hcl", "../specs/dashboard.hcl", "../testdata/search/saved-objects.hcl", filepath.Join(dir, "each.hcl")}, schema.Inputs{})
+	cfg, diags := schema.NewParser(langtest.Language).LoadFiles([]string{"../specs/project.hcl", "../specs/dashboard.hcl", "../testdata/search/saved-objects.hcl", filepath.Join(dir, "each.hcl")}, schema.Inputs{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -65,13 +65,13 @@ func (d *decoder) expand(blocks []*hcl.Block) []unit {
 		d.diags = append(d.diags, diags...)
 		attr, ok := c.Attributes["for_each"]
 		if !ok {
-			out = append(out, unit{block: b, body: expandDynamic(body, d.ctx), ctx: d.ctx})
+			out = append(out, unit{block: b, body: d.expandDynamic(body, d.ctx), ctx: d.ctx})
 			continue
 		}
 		for _, e := range d.forEach(b, attr) {
 			ctx := d.ctx.NewChild()
 			ctx.Variables = map[string]cty.Value{"each": cty.ObjectVal(map[string]cty.Value{"key": cty.StringVal(e.key), "value": e.value})}
-			out = append(out, unit{block: b, body: expandDynamic(body, ctx), ctx: ctx, each: &Instance{Key: e.key}})
+			out = append(out, unit{block: b, body: d.expandDynamic(body, ctx), ctx: ctx, each: &Instance{Key: e.key}})
 		}
 	}
 	return out
@@ -84,8 +84,8 @@ func (d *decoder) expand(blocks []*hcl.Block) []unit {
 // decoding a large spec's services. A block of any other type (dynamic,
 // or misspelt) goes through dynblock, whose diagnostic may suggest
 // "dynamic".
-func expandDynamic(body hcl.Body, ctx *hcl.EvalContext) hcl.Body {
-	if sb, ok := body.(*hclsyntax.Body); ok && !unexpectedBlocks(sb) {
+func (d *decoder) expandDynamic(body hcl.Body, ctx *hcl.EvalContext) hcl.Body {
+	if sb, ok := body.(*hclsyntax.Body); ok && !d.lang.unexpectedBlocks(sb) {
 		return body
 	}
 	return dynblock.Expand(body, ctx)
@@ -93,8 +93,8 @@ func expandDynamic(body hcl.Body, ctx *hcl.EvalContext) hcl.Body {
 
 // unexpectedBlocks: a block in body, at any depth, is of none of the
 // types the kinds' blocks hold (KindSchema.Nested).
-func unexpectedBlocks(body *hclsyntax.Body) bool {
-	return slices.ContainsFunc(body.Blocks, func(b *hclsyntax.Block) bool { return !kindsByName().nested[b.Type] || unexpectedBlocks(b.Body) })
+func (l *Language) unexpectedBlocks(body *hclsyntax.Body) bool {
+	return slices.ContainsFunc(body.Blocks, func(b *hclsyntax.Block) bool { return !l.nested[b.Type] || l.unexpectedBlocks(b.Body) })
 }
 
 type element struct {
@@ -294,7 +294,7 @@ func (d *decoder) spread(n int, decode func(part *decoder, i int)) {
 	}
 	values, bytes, spent := d.bg.values.Load(), d.bg.bytes.Load(), d.bg.spent.Load()
 	for w := range parts {
-		parts[w] = &decoder{vars: d.vars, locals: d.locals, bg: d.bg, alike: d.alike, namespaces: d.namespaces, placed: d.placed}
+		parts[w] = &decoder{lang: d.lang, vars: d.vars, locals: d.locals, bg: d.bg, alike: d.alike, namespaces: d.namespaces, placed: d.placed}
 	}
 	parallel.Do(len(parts), len(parts), func(w int) {
 		for i := w * n / len(parts); i < (w+1)*n/len(parts); i++ {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/consul/kv"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/schema"
 )
@@ -60,7 +61,7 @@ key "apps/ft/x" {
 		"specs/dash/c.yaml":     "a: 1\nb: [x, z]\n",
 		"specs/dash/skip.txt":   "not json",
 	})
-	cfg, diags := schema.NewParser().LoadDir(filepath.Join(root, "specs"), schema.Inputs{})
+	cfg, diags := schema.NewParser(langtest.Language).LoadDir(filepath.Join(root, "specs"), schema.Inputs{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -114,7 +115,7 @@ func TestFileFunctionsConfined(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(root, "specs", "main.hcl"), []byte(spec), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, diags := schema.NewParser().LoadDir(filepath.Join(root, "specs"), schema.Inputs{})
+		_, diags := schema.NewParser(langtest.Language).LoadDir(filepath.Join(root, "specs"), schema.Inputs{})
 		if !diags.HasErrors() {
 			t.Errorf("%s: no error", tt.expr)
 			continue
@@ -134,7 +135,7 @@ func TestFileTextNotQuoted(t *testing.T) {
 		"main.hcl": "project = \"ft\"\n\nlocals {\n  raw = file(\"s.json\")\n  bad = \"{x\"\n}\n\nkey \"apps/ft/x\" {\n  value = jsondecode(local.raw)\n}\n\nkey \"apps/ft/y\" {\n  value = jsondecode(local.bad)\n}\n",
 		"s.json":   `{"password": "s3cr3t-value", oops}`,
 	})
-	p := schema.NewParser()
+	p := schema.NewParser(langtest.Language)
 	_, diags := p.LoadDir(root, schema.Inputs{})
 	var out strings.Builder
 	if err := hcl.NewDiagnosticTextWriter(&out, p.Files(), 100, false).WriteDiagnostics(diags); err != nil {
@@ -189,7 +190,7 @@ document "visualization" "k4" {
   {"_id": "Error-rate", "_type": "visualization", "_source": {"title": "Error rate", "savedSearchId": "Errors", "visState": "{\"type\":\"line\"}"}}
 ]`,
 	})
-	cfg, diags := schema.NewParser().LoadDir(root, schema.Inputs{})
+	cfg, diags := schema.NewParser(langtest.Language).LoadDir(root, schema.Inputs{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/provision-dev/provision/provision/fuzzing"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -40,7 +41,7 @@ func FuzzLoad(f *testing.F) {
 			if err := os.WriteFile(path, src, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{Vars: []string{"api_host=h", "api_port=1"}})
+			_, diags := schema.NewParser(langtest.Language).LoadFiles([]string{path}, schema.Inputs{Vars: []string{"api_host=h", "api_port=1"}})
 			for _, d := range diags {
 				if d.Summary == "" {
 					t.Fatalf("a diagnostic without summary: %+v", d)

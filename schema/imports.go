@@ -94,7 +94,7 @@ func (d *decoder) eachOf(b *hcl.Block, c *hcl.BodyContent, one func()) {
 func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (addrs.Addr, bool) {
 	bad := func(detail string) (addrs.Addr, bool) {
 		d.errorf(attr.Expr.Range(), b.DefRange, fmt.Sprintf("Invalid %s address", block),
-			"%s The address in %s is written as the CLI prints addresses: %s.", detail, block, addrs.Forms())
+			"%s The address in %s is written as the CLI prints addresses: %s.", detail, block, d.lang.set.Forms())
 		return addrs.Addr{}, false
 	}
 	var key *cty.Value
@@ -116,8 +116,8 @@ func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (addr
 	if err != nil {
 		return bad(upper(err.Error()) + ".")
 	}
-	a, err := addrs.Parse(text)
-	k := schemaOf(a.Kind)
+	a, err := d.lang.set.Parse(text)
+	k := kindIn(d.lang.kinds, a.Kind)
 	switch {
 	case err != nil:
 		return bad(upper(err.Error()) + ".")
@@ -168,7 +168,7 @@ func (d *decoder) checkImports(cfg *Config, imports []*Import, generate bool) {
 		}
 		seen[im.Addr] = im
 		cfg.Imports = append(cfg.Imports, im)
-		k := schemaOf(im.Kind)
+		k := cfg.schemaOf(im.Kind)
 		if found := at(k, im.Name); len(found) > 0 {
 			k.attach(cfg, im, found)
 			im.Declared = true

@@ -1,8 +1,8 @@
 package schema
 
 import (
+	"maps"
 	"slices"
-	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -11,7 +11,7 @@ import (
 )
 
 // KindSchema is one kind's block, as the language decodes it: the
-// package that owns the kind registers it with Define, with the kind's
+// package that owns the kind makes it with NewKind, with the kind's
 // address form and order, and the loader hands it each instance of the
 // kind's blocks to decode (as Terraform's core hands a resource's body to
 // its provider's schema).
@@ -50,6 +50,10 @@ type KindSchema struct {
 	// an import names cannot be generated ("" when it can); nil when it
 	// always can.
 	Ungenerable func(cfg *Config) (summary, detail string)
+	// Followed: the kind's backend follows its live state (provision
+	// watch's change feeds see every change of its objects: a Consul
+	// agent's services, the keys of a folder); Config.Followed.
+	Followed bool
 	// Parallel: the blocks are decoded side by side, on every core, in
 	// runs (a spec of 10,000 services spends most of its decoding
 	// there); Decode then writes nothing another call reads.
@@ -72,67 +76,36 @@ type KindSchema struct {
 	// Consul's own definition files do). nil for none.
 	Rewrite func(b *hclsyntax.Block) hcl.Diagnostics
 	Aliases []string
+
+	// kind is the kind whose blocks these are (NewKind).
+	kind addrs.Kind
 }
 
-// definedKind is a registered kind with its block.
+// definedKind is one of a language's kinds with its block.
 type definedKind struct {
 	addrs.Kind
 	*KindSchema
 }
 
-var defined struct {
-	sync.Mutex
-	byKind map[addrs.Kind]*KindSchema
+// NewKind makes the kind spec describes, whose blocks s decodes: the one
+// call that makes a kind of object the specs declare, made by the package
+// that owns it in a package-level var (var Key, KeyBlock =
+// schema.NewKind(...)). It registers nothing: a Language made with s has
+// the kind.
+func NewKind(spec addrs.KindSpec, s *KindSchema) (addrs.Kind, *KindSchema) {
+	s.kind = addrs.NewKind(spec)
+	return s.kind, s
 }
 
-// Define registers the kind spec describes, whose blocks s decodes: the
-// one call that makes a kind of object the specs declare, made by the
-// package that owns it.
-func Define(spec addrs.KindSpec, s *KindSchema) addrs.Kind {
-	k := addrs.Register(spec)
-	defined.Lock()
-	defer defined.Unlock()
-	if defined.byKind == nil {
-		defined.byKind = map[addrs.Kind]*KindSchema{}
-	}
-	defined.byKind[k] = s
-	return k
-}
-
-// kindsByName is what the loader looks up of the defined kinds by a name in
-// the specs, once every kind is defined: the block types their blocks
-// hold (Nested), the block types they rewrite (Rewrite, Aliases), their
-// namespaces (Namespace).
-var kindsByName = sync.OnceValue(func() (out struct {
-	nested     map[string]bool
-	rewriters  map[string]func(*hclsyntax.Block) hcl.Diagnostics
-	namespaces map[string]definedKind
-}) {
-	out.nested, out.rewriters, out.namespaces = map[string]bool{}, map[string]func(*hclsyntax.Block) hcl.Diagnostics{}, map[string]definedKind{}
-	for _, k := range kinds() {
-		for _, s := range k.Nested {
-			for _, b := range s.Blocks {
-				out.nested[b.Type] = true
-			}
-		}
-		if k.Rewrite != nil {
-			for _, t := range append([]string{k.Name()}, k.Aliases...) {
-				out.rewriters[t] = k.Rewrite
-			}
-		}
-		if k.Namespace != "" && k.CheckRef != nil {
-			out.namespaces[k.Namespace] = k
-		}
-	}
-	return out
-})
+// Kind is the kind whose blocks s decodes.
+func (s *KindSchema) Kind() addrs.Kind { return s.kind }
 
 // rewrite rewrites the top-level blocks of body that a kind rewrites
 // (KindSchema.Rewrite).
-func rewrite(body *hclsyntax.Body) hcl.Diagnostics {
+func (l *Language) rewrite(body *hclsyntax.Body) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, blk := range body.Blocks {
-		if r, ok := kindsByName().rewriters[blk.Type]; ok {
+		if r, ok := l.rewriters[blk.Type]; ok {
 			diags = append(diags, r(blk)...)
 		}
 	}
@@ -165,7 +138,7 @@ func (k definedKind) ungenerable(cfg *Config) (string, string) {
 func (k definedKind) declared(cfg *Config) []object {
 	objs := cfg.objects[k.Kind]
 	var places []string
-	if k.Places != nil {
+	if k.KindSchema != nil && k.Places != nil {
 		places = k.Places(cfg, objs)
 	}
 	out := make([]object, len(objs))
@@ -219,24 +192,27 @@ func (k definedKind) check(d *decoder, cfg *Config) {
 	}
 }
 
-// kinds are the defined kinds, in the order a plan lists them.
-func kinds() []definedKind {
-	defined.Lock()
-	defer defined.Unlock()
+// kinds are cfg's kinds, in the order a plan lists them: its
+// language's, or, for a Config made by hand, the kinds it declares
+// objects of, whose blocks are not known.
+func (cfg *Config) kinds() []definedKind {
+	if cfg.lang != nil {
+		return cfg.lang.kinds
+	}
 	var out []definedKind
-	for _, k := range addrs.Kinds() {
-		if s, ok := defined.byKind[k]; ok {
-			out = append(out, definedKind{k, s})
-		}
+	for _, k := range slices.SortedFunc(maps.Keys(cfg.objects), addrs.Kind.Compare) {
+		out = append(out, definedKind{Kind: k})
 	}
 	return out
 }
 
-// schemaOf is the block of a defined kind.
-func schemaOf(k addrs.Kind) definedKind {
-	defined.Lock()
-	defer defined.Unlock()
-	return definedKind{k, defined.byKind[k]}
+// Kinds are the kinds cfg's objects may be of, which read its addresses.
+func (cfg *Config) Kinds() addrs.Set {
+	var ks []addrs.Kind
+	for _, k := range cfg.kinds() {
+		ks = append(ks, k.Kind)
+	}
+	return addrs.NewSet(ks...)
 }
 
 // PullAttr is one attribute pull may write into a declaration: its name
@@ -258,7 +234,7 @@ type PullAttr struct {
 // service's address, port, meta, tags and the other fields it declares;
 // none for an index.
 func (cfg *Config) Pulled(a addrs.Addr, live, declared map[string]any) []PullAttr {
-	switch k := schemaOf(a.Kind); {
+	switch k := cfg.schemaOf(a.Kind); {
 	case k.KindSchema == nil:
 		return nil
 	case k.Pulled != nil:
@@ -311,10 +287,10 @@ func (cfg *Config) Declared() []addrs.Addr {
 		places[typ] = len(instances)
 	}
 	var out []addrs.Addr
-	for _, k := range kinds() {
+	for _, k := range cfg.kinds() {
 		for _, o := range k.declared(cfg) {
 			d := addrs.Addr{Module: o.module, Kind: k.Kind, Name: o.name}
-			if s := placeSchemas()[k.Place()]; o.place != "" && (places[k.Place()] > 1 || s != nil && s.Unlabelled) {
+			if s := cfg.placeSchemas[k.Place()]; o.place != "" && (places[k.Place()] > 1 || s != nil && s.Unlabelled) {
 				d.In = k.Place() + "." + o.place
 			}
 			out = append(out, d)

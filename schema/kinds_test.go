@@ -1,10 +1,11 @@
 package schema_test
 
-// The kinds the specs of these tests declare are registered by the
-// packages that own them, as the CLI's are.
+// The specs of these tests declare every kind and place provision has,
+// in the language the CLI builds; the package's own tests read it as
+// schema.Everything.
 import (
-	_ "github.com/provision-dev/provision/provision/consul"
-	_ "github.com/provision-dev/provision/provision/consul/kv"
-	_ "github.com/provision-dev/provision/provision/search"
-	_ "github.com/provision-dev/provision/provision/traefik"
+	"github.com/provision-dev/provision/provision/langtest"
+	"github.com/provision-dev/provision/schema"
 )
+
+func init() { schema.Everything = langtest.Language }

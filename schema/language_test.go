@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/schema"
 )
@@ -18,7 +19,7 @@ import (
 // dynamic blocks, and compares what it declares with what the same specs
 // written out by hand would declare.
 func TestLanguage(t *testing.T) {
-	cfg, diags := schema.NewParser().LoadDir("../testdata/language", schema.Inputs{})
+	cfg, diags := schema.NewParser(langtest.Language).LoadDir("../testdata/language", schema.Inputs{})
 	if len(diags) > 0 {
 		t.Fatalf("diagnostics: %s", diags)
 	}
@@ -100,7 +101,7 @@ func TestIterationInDiagnostics(t *testing.T) {
 	}
 	for file, want := range tests {
 		t.Run(file, func(t *testing.T) {
-			_, diags := schema.NewParser().LoadFiles([]string{"../testdata/invalid/" + file}, schema.Inputs{})
+			_, diags := schema.NewParser(langtest.Language).LoadFiles([]string{"../testdata/invalid/" + file}, schema.Inputs{})
 			if len(diags) != 1 {
 				t.Fatalf("want one diagnostic, got %s", diags)
 			}

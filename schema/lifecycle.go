@@ -246,7 +246,7 @@ func (d *decoder) checkRemoved(cfg *Config, removed []*Removed) {
 			continue
 		}
 		seen[r.Addr] = r
-		k := schemaOf(r.Kind)
+		k := cfg.schemaOf(r.Kind)
 		if slices.ContainsFunc(k.declared(cfg), func(o object) bool { return o.name == r.Name }) {
 			d.errorf(r.FromRange, r.DeclRange, "Removed object still declared",
 				"%s is named by this removed block and declared by a %s %q. A removed block is for an object no block declares any more: remove its declaration, or this block.", r.Addr, k.Noun, r.Name)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -50,7 +51,7 @@ service "svc" {
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{})
+	cfg, diags := schema.NewParser(langtest.Language).LoadFiles([]string{path}, schema.Inputs{})
 	if diags.HasErrors() || len(consul.Services(cfg)) != n {
 		t.Fatalf("%d services, %v", len(consul.Services(cfg)), diags)
 	}
@@ -86,7 +87,7 @@ func TestTokenLimits(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{})
+		_, diags := schema.NewParser(langtest.Language).LoadFiles([]string{path}, schema.Inputs{})
 		switch {
 		case tt.want == "" && len(diags) > 0:
 			t.Errorf("%s: %v", name, diags)
@@ -150,7 +151,7 @@ func TestWorkLimitInFileOrder(t *testing.T) {
 				if load == 2 {
 					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 				}
-				_, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{})
+				_, diags := schema.NewParser(langtest.Language).LoadFiles([]string{path}, schema.Inputs{})
 				if len(diags) != 1 || diags[0].Summary != "Spec asks for too much work" {
 					t.Fatalf("diagnostics %v, want one that the load asks for too much work", diags)
 				}

@@ -21,11 +21,12 @@ import (
 // Parser reads spec files and keeps their sources, so that diagnostics can
 // be printed with snippets.
 type Parser struct {
-	p *hclparse.Parser
+	p    *hclparse.Parser
+	lang *Language
 }
 
-// NewParser returns a Parser with no files read yet.
-func NewParser() *Parser { return &Parser{p: hclparse.NewParser()} }
+// NewParser returns a Parser of specs in lang, with no files read yet.
+func NewParser(lang *Language) *Parser { return &Parser{p: hclparse.NewParser(), lang: lang} }
 
 // Files are the sources read so far, by file name, for
 // hcl.NewDiagnosticTextWriter.
@@ -60,15 +61,15 @@ func SpecFiles(dir string) ([]string, error) {
 }
 
 // fileSchema is the top level of a spec file: the blocks the loader
-// decodes itself, and those of the defined kinds and places.
-func fileSchema() *hcl.BodySchema {
+// decodes itself, and those of the language's kinds and places.
+func (l *Language) fileSchema() *hcl.BodySchema {
 	s := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "project"}}, Blocks: slices.Clone(loaderBlocks)}
-	for _, k := range kinds() {
+	for _, k := range l.kinds {
 		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: k.Name(), LabelNames: k.Labels})
 	}
-	for _, typ := range placeTypes() {
+	for _, typ := range l.placeTypes {
 		h := hcl.BlockHeaderSchema{Type: typ}
-		if label := placeSchemas()[typ].Label; label != "" {
+		if label := l.places[typ].Label; label != "" {
 			h.LabelNames = []string{label}
 		}
 		s.Blocks = append(s.Blocks, h)
@@ -81,12 +82,12 @@ func fileSchema() *hcl.BodySchema {
 // (PlaceSchema.Unlabelled: consul { } and consul "dc2" { }) is read a
 // second time without its label, and the first read's refusal of such a
 // block for its missing label dropped.
-func fileContent(body hcl.Body, top *hcl.BodySchema) (*hcl.BodyContent, hcl.Diagnostics) {
+func (l *Language) fileContent(body hcl.Body, top *hcl.BodySchema) (*hcl.BodyContent, hcl.Diagnostics) {
 	c, diags := body.Content(top)
 	bare := &hcl.BodySchema{}
 	missing := map[string]bool{}
 	for _, h := range top.Blocks {
-		if s := placeSchemas()[h.Type]; s != nil && s.Unlabelled {
+		if s := l.places[h.Type]; s != nil && s.Unlabelled {
 			bare.Blocks = append(bare.Blocks, hcl.BlockHeaderSchema{Type: h.Type})
 			missing[fmt.Sprintf("Missing %s for %s", s.Label, h.Type)] = true
 		}
@@ -176,7 +177,7 @@ func (p *Parser) LoadDir(dir string, in Inputs) (*Config, hcl.Diagnostics) {
 // are), then every object, then checks the whole. It does no I/O but
 // reading the files and the variable files.
 func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics) {
-	if cfg, diags, ok := p.load(paths, in, laterClasses()); ok {
+	if cfg, diags, ok := p.load(paths, in, p.lang.laterClasses()); ok {
 		return cfg, diags
 	}
 	// A piece parsed with its blocks did not parse: the files again,
@@ -188,9 +189,9 @@ func (p *Parser) LoadFiles(paths []string, in Inputs) (*Config, hcl.Diagnostics)
 // laterClasses is the class of the pieces that hold only blocks of the
 // type named (parseFiles): each object kind's, early or not, but for a
 // kind whose blocks name one another.
-func laterClasses() func(name []byte) class {
+func (l *Language) laterClasses() func(name []byte) class {
 	classes := map[string]class{}
-	for _, k := range kinds() {
+	for _, k := range l.kinds {
 		switch {
 		case k.named():
 		case k.Early:
@@ -221,15 +222,15 @@ func (p *Parser) load(paths []string, in Inputs, later func(name []byte) class) 
 	}
 	bg := &budget{}
 	var contents []*hcl.BodyContent
-	top := fileSchema()
+	top := p.lang.fileSchema()
 	for _, body := range bodies {
 		bg.bound(body)
-		c, cdiags := fileContent(body, top)
+		c, cdiags := p.lang.fileContent(body, top)
 		diags = append(diags, cdiags...)
 		contents = append(contents, c)
 	}
 
-	cfg := &Config{Variables: map[string]*Variable{}}
+	cfg := NewConfig(p.lang)
 	var localsBlocks []*hcl.Block
 	for _, c := range contents {
 		localsBlocks = append(localsBlocks, c.Blocks.OfType("locals")...)
@@ -262,7 +263,7 @@ func (p *Parser) load(paths []string, in Inputs, later func(name []byte) class) 
 	var ldiags hcl.Diagnostics
 	cfg.Locals, ldiags = decodeLocals(localsBlocks)
 	diags = append(diags, ldiags...)
-	d := &decoder{ctx: evalContext(cfg.Variables, functions), vars: cfg.Variables, locals: cfg.Locals, bg: bg, alike: &alike{},
+	d := &decoder{lang: p.lang, ctx: evalContext(cfg.Variables, functions), vars: cfg.Variables, locals: cfg.Locals, bg: bg, alike: &alike{},
 		parser: p, files: files, modules: map[string]*moduleFiles{}, functions: functions, later: pieces, order: map[string]int{}}
 	for i, path := range paths {
 		d.order[path] = i
@@ -301,7 +302,7 @@ func (p *Parser) load(paths []string, in Inputs, later func(name []byte) class) 
 		}
 	}
 	cfg.Secrets = d.secrets // every secret is known: no check evaluates
-	for _, k := range kinds() {
+	for _, k := range p.lang.kinds {
 		k.check(d, cfg)
 	}
 	d.checkImports(cfg, imports, in.GenerateConfig)
@@ -364,7 +365,7 @@ func (d *decoder) topLevel(cfg *Config, contents []*hcl.BodyContent) (imports []
 			case "removed":
 				removed = append(removed, d.removedBlocks(b)...)
 			default:
-				if placeSchemas()[b.Type] != nil {
+				if d.lang.places[b.Type] != nil {
 					placeBlocks[b.Type] = append(placeBlocks[b.Type], b)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -21,7 +22,7 @@ func TestMaskCredentials(t *testing.T) {
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := schema.NewParser()
+	p := schema.NewParser(langtest.Language)
 	_, diags := p.LoadDir(dir, schema.Inputs{})
 	if len(diags) != 1 || diags[0].Summary != "Credentials in a spec" {
 		t.Fatalf("diagnostics: %s", diags)

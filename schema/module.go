@@ -73,10 +73,10 @@ func (d *decoder) moduleFiles(dir string) *moduleFiles {
 	paths, _ := SpecFiles(filepath.Join(d.files.dir, filepath.FromSlash(dir)))
 	bodies, _, diags := d.parser.parseFiles(paths, nil)
 	m.diags = diags
-	top := fileSchema()
+	top := d.lang.fileSchema()
 	for _, body := range bodies {
 		d.bg.bound(body)
-		c, cdiags := fileContent(body, top)
+		c, cdiags := d.lang.fileContent(body, top)
 		m.diags = append(m.diags, cdiags...)
 		if attr, ok := c.Attributes["project"]; ok {
 			m.diags = append(m.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Project in a module",
@@ -84,9 +84,9 @@ func (d *decoder) moduleFiles(dir string) *moduleFiles {
 		}
 		for _, b := range c.Blocks {
 			switch {
-			case slices.Contains(rootOnly, b.Type) || placeSchemas()[b.Type] != nil:
+			case slices.Contains(rootOnly, b.Type) || d.lang.places[b.Type] != nil:
 				m.diags = append(m.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("%s block in a module", b.Type),
-					Detail:  fmt.Sprintf("A %s block is the root specs' alone; a module refers to the root's %s blocks by name, and takes no import or removed block (write them in the root, with module addresses).", b.Type, strings.Join(placeTypes(), ", ")),
+					Detail:  fmt.Sprintf("A %s block is the root specs' alone; a module refers to the root's %s blocks by name, and takes no import or removed block (write them in the root, with module addresses).", b.Type, strings.Join(d.lang.placeTypes, ", ")),
 					Subject: b.DefRange.Ptr()})
 			case b.Type == "variable":
 				v, vdiags := decodeVariableBlock(b)
@@ -257,7 +257,7 @@ func (d *decoder) instanceOf(cfg *Config, b *hcl.Block, m *moduleFiles, inputs h
 		// error it would find follows from what the call lacks.
 		return cty.DynamicVal
 	}
-	child := &decoder{parser: d.parser, files: d.files, modules: d.modules, functions: d.functions, vars: vars, bg: d.bg, alike: d.alike}
+	child := &decoder{lang: d.lang, parser: d.parser, files: d.files, modules: d.modules, functions: d.functions, vars: vars, bg: d.bg, alike: d.alike}
 	child.diags = validate(vars, d.functions)
 	child.ctx = evalContext(vars, d.functions)
 	child.ctx.Variables["path"] = cty.ObjectVal(map[string]cty.Value{"root": cty.StringVal("."), "module": cty.StringVal(at.dir)})

@@ -13,6 +13,7 @@ import (
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/consul/kv"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -108,7 +109,7 @@ output "token" {
 		files[k] = v
 	}
 	root := writeTree(t, files)
-	cfg, diags := schema.NewParser().LoadDir(root, schema.Inputs{})
+	cfg, diags := schema.NewParser(langtest.Language).LoadDir(root, schema.Inputs{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -184,7 +185,7 @@ func TestModulesBadInput(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			_, diags := schema.NewParser().LoadDir(root, schema.Inputs{})
+			_, diags := schema.NewParser(langtest.Language).LoadDir(root, schema.Inputs{})
 			var got []string
 			for _, d := range diags.Errs() {
 				d := d.(*hcl.Diagnostic)
@@ -224,7 +225,7 @@ func TestSharedModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, team := range []string{"a", "b"} {
-		cfg, diags := schema.NewParser().LoadDir(filepath.Join(root, "teams", team, "specs"), schema.Inputs{})
+		cfg, diags := schema.NewParser(langtest.Language).LoadDir(filepath.Join(root, "teams", team, "specs"), schema.Inputs{})
 		if diags.HasErrors() {
 			t.Fatalf("project %s: %s", team, diags)
 		}
@@ -237,11 +238,11 @@ func TestSharedModule(t *testing.T) {
 	os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[http]\n\textraheader = AUTHORIZATION: basic s3cr3t\n"), 0o644)
 	os.MkdirAll(filepath.Join(root, "teams", "g", "specs"), 0o755)
 	os.WriteFile(filepath.Join(root, "teams", "g", "specs", "main.hcl"), []byte("project = \"g\"\n\nkey \"k\" {\n  value = file(\"../../../.git/config\")\n}\n"), 0o644)
-	if _, diags := schema.NewParser().LoadDir(filepath.Join(root, "teams", "g", "specs"), schema.Inputs{}); !diags.HasErrors() || !strings.Contains(diags.Error(), "inside .git") || strings.Contains(diags.Error(), "s3cr3t") {
+	if _, diags := schema.NewParser(langtest.Language).LoadDir(filepath.Join(root, "teams", "g", "specs"), schema.Inputs{}); !diags.HasErrors() || !strings.Contains(diags.Error(), "inside .git") || strings.Contains(diags.Error(), "s3cr3t") {
 		t.Errorf("file() of .git/config: %s", diags)
 	}
 	for _, team := range []string{"c", "d"} {
-		_, diags := schema.NewParser().LoadDir(filepath.Join(root, "teams", team, "specs"), schema.Inputs{})
+		_, diags := schema.NewParser(langtest.Language).LoadDir(filepath.Join(root, "teams", team, "specs"), schema.Inputs{})
 		if !diags.HasErrors() || diags.Errs()[0].(*hcl.Diagnostic).Summary != "Module outside the repository" || diags.Errs()[0].(*hcl.Diagnostic).Subject.Start.Line != 4 {
 			t.Errorf("project %s, a module outside the repository: %s", team, diags)
 		}
@@ -251,13 +252,13 @@ func TestSharedModule(t *testing.T) {
 	norepo := writeTree(t, map[string]string{"specs/main.hcl": "project = \"n\"\n\nmodule \"kv\" {\n  source = \"../modules/kv\"\n  team   = \"n\"\n}\n",
 		"modules/kv/main.hcl": shared, "modules/kv/limits.json": `{"rate": 1, "burst": 1}`})
 	specs := filepath.Join(norepo, "specs")
-	if _, diags := schema.NewParser().LoadDir(specs, schema.Inputs{}); !diags.HasErrors() || diags.Errs()[0].(*hcl.Diagnostic).Summary != "Module outside the specs" {
+	if _, diags := schema.NewParser(langtest.Language).LoadDir(specs, schema.Inputs{}); !diags.HasErrors() || diags.Errs()[0].(*hcl.Diagnostic).Summary != "Module outside the specs" {
 		t.Errorf("no git, no root: %s", diags)
 	}
-	if _, diags := schema.NewParser().LoadDir(specs, schema.Inputs{Env: []string{"PROVISION_ROOT=" + norepo}}); diags.HasErrors() {
+	if _, diags := schema.NewParser(langtest.Language).LoadDir(specs, schema.Inputs{Env: []string{"PROVISION_ROOT=" + norepo}}); diags.HasErrors() {
 		t.Errorf("PROVISION_ROOT: %s", diags)
 	}
-	if _, diags := schema.NewParser().LoadDir(specs, schema.Inputs{Env: []string{"PROVISION_ROOT=" + elsewhere}}); !diags.HasErrors() || diags.Errs()[0].(*hcl.Diagnostic).Summary != "Invalid root" {
+	if _, diags := schema.NewParser(langtest.Language).LoadDir(specs, schema.Inputs{Env: []string{"PROVISION_ROOT=" + elsewhere}}); !diags.HasErrors() || diags.Errs()[0].(*hcl.Diagnostic).Summary != "Invalid root" {
 		t.Errorf("PROVISION_ROOT that does not hold the specs: %s", diags)
 	}
 }
@@ -270,7 +271,7 @@ func TestModuleWarningOnce(t *testing.T) {
 		"main.hcl":   "project = \"w\"\n\nmodule \"a\" {\n  source = \"./m\"\n  name   = \"a\"\n}\n\nmodule \"b\" {\n  source = \"./m\"\n  name   = \"b\"\n}\n",
 		"m/main.hcl": "variable \"name\" {\n  type = string\n}\n\nservice \"api\" {\n  name = var.name\n  id   = var.name\n  port = 8080\n  frontend {\n    rule = \"Path:/${var.name}\"\n    forward_auth {\n      address              = \"http://127.0.0.1:8080/auth\"\n      trust_forward_header = true\n    }\n  }\n}\n",
 	})
-	_, diags := schema.NewParser().LoadDir(dir, schema.Inputs{})
+	_, diags := schema.NewParser(langtest.Language).LoadDir(dir, schema.Inputs{})
 	n := 0
 	for _, d := range diags {
 		if d.Summary == "The auth endpoint trusts the client's X-Forwarded headers" {
@@ -342,7 +343,7 @@ service "web" {
   port  = 80
 }
 `})
-	cfg, diags := schema.NewParser().LoadDir(root, schema.Inputs{})
+	cfg, diags := schema.NewParser(langtest.Language).LoadDir(root, schema.Inputs{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

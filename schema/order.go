@@ -60,7 +60,7 @@ func (d *decoder) kindObjects(cfg *Config, contents []*hcl.BodyContent, prefix s
 	// decodes them: each kind's objects in the order of their blocks,
 	// and the work limit crossed at the same block.
 	types := map[string]bool{}
-	for _, k := range kinds() {
+	for _, k := range d.lang.kinds {
 		types[k.Name()] = k.Early == early
 	}
 	var blocks []*hcl.Block
@@ -119,17 +119,17 @@ const laterBatch = 64
 // objects of the early kinds or of the others; when a piece does not
 // parse (parseLater), it decodes nothing and says so in d.unparsed.
 func (d *decoder) decodeLater(cfg *Config, pieces []*piece, module addrs.Module, early bool) {
-	bodies, diags, ok := parseLater(pieces, d.bg)
+	bodies, diags, ok := d.lang.parseLater(pieces, d.bg)
 	if !ok {
 		d.unparsed = true
 		return
 	}
 	d.diags = append(d.diags, diags...)
-	top := fileSchema()
+	top := d.lang.fileSchema()
 	contents := make([]*hcl.BodyContent, len(bodies))
 	for i, body := range bodies {
 		var cdiags hcl.Diagnostics
-		contents[i], cdiags = fileContent(body, top)
+		contents[i], cdiags = d.lang.fileContent(body, top)
 		d.diags = append(d.diags, cdiags...)
 	}
 	d.objectsOf(cfg, contents, module, early)
@@ -138,7 +138,7 @@ func (d *decoder) decodeLater(cfg *Config, pieces []*piece, module addrs.Module,
 // objectsOf decodes the objects of contents of the early kinds, or of
 // the others, kind by kind, into cfg.
 func (d *decoder) objectsOf(cfg *Config, contents []*hcl.BodyContent, module addrs.Module, early bool) {
-	for _, k := range kinds() {
+	for _, k := range d.lang.kinds {
 		if k.Early != early {
 			continue
 		}
@@ -155,9 +155,9 @@ func (d *decoder) objectsOf(cfg *Config, contents []*hcl.BodyContent, module add
 // objectBlocks are the block types of objects; the early kinds (indices)
 // are decoded before everything else (kindObjects) and are not among
 // them.
-func objectBlocks() []string {
+func (l *Language) objectBlocks() []string {
 	var out []string
-	for _, k := range kinds() {
+	for _, k := range l.kinds {
 		if !k.Early {
 			out = append(out, k.Name())
 		}
@@ -268,7 +268,7 @@ func (d *decoder) evalInOrder(cfg *Config, contents []*hcl.BodyContent, calls []
 		add(&node{key: "module." + b.Labels[0], call: b, rng: b.DefRange})
 	}
 
-	kinds := objectBlocks()
+	kinds := d.lang.objectBlocks()
 	deps := func(n *node) []string {
 		if len(nodes) == 1 {
 			return nil // the objects alone: nothing they could wait for

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/schema"
 )
@@ -108,7 +109,7 @@ service "front" {
   meta     = { rate = module.team["orders"].rate_id }
 }
 `))
-	cfg, diags := schema.NewParser().LoadDir(root, schema.Inputs{})
+	cfg, diags := schema.NewParser(langtest.Language).LoadDir(root, schema.Inputs{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -176,7 +177,7 @@ module "b" {
 	} {
 		t.Run(name, func(t *testing.T) {
 			root := writeTree(t, outputsRoot(tt.body))
-			_, diags := schema.NewParser().LoadDir(root, schema.Inputs{})
+			_, diags := schema.NewParser(langtest.Language).LoadDir(root, schema.Inputs{})
 			var got []string
 			var details []string
 			for _, d := range diags.Errs() {

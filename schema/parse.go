@@ -49,7 +49,7 @@ func (p *Parser) parseFiles(paths []string, later func(name []byte) class) ([]hc
 		file, deferred, fdiags := f.parse()
 		diags = append(diags, firstCause(fdiags)...)
 		if sb, ok := file.Body.(*hclsyntax.Body); ok && !fdiags.HasErrors() {
-			diags = append(diags, rewrite(sb)...)
+			diags = append(diags, p.lang.rewrite(sb)...)
 		}
 		o := outlineOf(file.Body)
 		p.p.AddFile(f.path, &hcl.File{Body: hcl.EmptyBody(), Bytes: maskCredentials(f.src), Nav: o})
@@ -89,7 +89,7 @@ type piece struct {
 // (rewrite) and its blocks in its file's outline. ok is false
 // when a piece has a diagnostic or an argument: its file is one to parse
 // whole, as hcl does, for its diagnostics (scanned.parse).
-func parseLater(pieces []*piece, bg *budget) (bodies []*hclsyntax.Body, diags hcl.Diagnostics, ok bool) {
+func (lang *Language) parseLater(pieces []*piece, bg *budget) (bodies []*hclsyntax.Body, diags hcl.Diagnostics, ok bool) {
 	bodies = make([]*hclsyntax.Body, len(pieces))
 	failed := make([]bool, len(pieces))
 	parallel.Do(len(pieces), runtime.GOMAXPROCS(0), func(i int) {
@@ -106,7 +106,7 @@ func parseLater(pieces []*piece, bg *budget) (bodies []*hclsyntax.Body, diags hc
 		return nil, nil, false
 	}
 	for i, b := range bodies {
-		diags = append(diags, rewrite(b)...)
+		diags = append(diags, lang.rewrite(b)...)
 		*pieces[i].outline = append(*pieces[i].outline, *outlineOf(b)...)
 	}
 	return bodies, diags, true

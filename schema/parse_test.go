@@ -44,7 +44,7 @@ func TestLargeFileIsHCLs(t *testing.T) {
 				if err := os.WriteFile(path, []byte("project = \"x\"\n"+body+tt.tail), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				_, diags := NewParser().LoadFiles([]string{path}, Inputs{})
+				_, diags := NewParser(Everything).LoadFiles([]string{path}, Inputs{})
 				var out []string
 				for _, d := range diags {
 					out = append(out, d.Summary+": "+d.Detail)
@@ -63,7 +63,7 @@ func TestLargeFileIsHCLs(t *testing.T) {
 	t.Run("var file", func(t *testing.T) {
 		vars := write(t, "bad.vars", "port = \n")
 		spec := write(t, "main.hcl", "project = \"x\"\nvariable \"port\" {\n  default = 1\n}\n"+large.String()+"service \"last\" {\n  port = \n}\n")
-		_, diags := NewParser().LoadFiles([]string{spec}, Inputs{VarFiles: []string{vars}})
+		_, diags := NewParser(Everything).LoadFiles([]string{spec}, Inputs{VarFiles: []string{vars}})
 		var got []string
 		for _, d := range diags {
 			got = append(got, filepath.Base(d.Subject.Filename)+": "+d.Summary)
@@ -89,7 +89,7 @@ func TestEndless(t *testing.T) {
 		{"in a string and a heredoc", "project = \"x\"\nnote = \"/*\"\nmore = <<EOT\n/*\nEOT\n", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, diags := NewParser().LoadFiles([]string{write(t, "main.hcl", tt.src)}, Inputs{})
+			_, diags := NewParser(Everything).LoadFiles([]string{write(t, "main.hcl", tt.src)}, Inputs{})
 			var got []string
 			for _, d := range diags {
 				if d.Summary != "Unsupported argument" {
@@ -154,7 +154,7 @@ func TestPiecesParseAsTheWhole(t *testing.T) {
 	load := func(files []string, every int) (*Config, []string) {
 		defer func(old int) { pieceBytes = old }(pieceBytes)
 		pieceBytes = every
-		p := NewParser()
+		p := NewParser(Everything)
 		cfg, diags := p.LoadFiles(files, Inputs{})
 		var out []string
 		for _, d := range diags {
@@ -172,6 +172,8 @@ func TestPiecesParseAsTheWhole(t *testing.T) {
 		cmp.Comparer(func(a, b hcl.Expression) bool { return a.Range() == b.Range() }),
 		cmpopts.IgnoreFields(Config{}, "Scope"), // the scope's values are the config's own
 		cmp.AllowUnexported(Config{}),           // the objects of the kinds their packages decode
+		cmp.Comparer(func(a, b *Language) bool { return a == b }),
+		cmp.Comparer(func(a, b *PlaceSchema) bool { return a == b }),
 	}
 	for _, files := range cases {
 		wholeCfg, wholeDiags := load(files, 0)

@@ -2,13 +2,11 @@ package schema
 
 import (
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -16,7 +14,7 @@ import (
 
 // A place is a backend's block that says where a live system is (the
 // Consul agent of a node: agent "node-a" { address = ... }). The package
-// that owns the backend defines it (DefinePlace) and decodes it; the
+// that owns the backend makes its PlaceSchema and decodes it; the
 // language expands it as it expands a kind's block: one instance per
 // element of its for_each, named <label>["<key>"] (agent.fleet["node7"]),
 // each.key and each.value in its scope. An expression refers to an
@@ -50,6 +48,10 @@ type PlaceSchema struct {
 	// Check checks the instances once every one is decoded (two at one
 	// address); nil for none.
 	Check func(d Decoder, places []Place)
+	// Polled: the place's live system has no change feed (a search
+	// cluster, a proxy), so a watcher of specs that declare it polls it
+	// at its interval (Config.Followed).
+	Polled bool
 }
 
 // Place is one instance of a place's block, as its package decoded it.
@@ -75,41 +77,29 @@ type PlaceDecl struct {
 // that embeds it a Place.
 func (p *PlaceDecl) Place() *PlaceDecl { return p }
 
-var places struct {
-	sync.Mutex
-	byType map[string]*PlaceSchema
+// Followed reports whether change feeds see every change of what cfg
+// declares: it declares objects, each of a kind whose backend follows its
+// live state (KindSchema.Followed), and no place whose live system has
+// no change feed (PlaceSchema.Polled). A watcher polls such specs less
+// often.
+func (cfg *Config) Followed() bool {
+	any := false
+	for k, objs := range cfg.objects {
+		if s := cfg.schemaOf(k).KindSchema; len(objs) > 0 && (s == nil || !s.Followed) {
+			return false
+		}
+		any = any || len(objs) > 0
+	}
+	for typ, instances := range cfg.places {
+		if s := cfg.placeSchemas[typ]; s != nil && s.Polled && len(instances) > 0 {
+			return false
+		}
+	}
+	return any
 }
 
-// DefinePlace defines a place's block; its package calls it once, in a
-// package-level var. A second definition of one type panics.
-func DefinePlace(s *PlaceSchema) string {
-	places.Lock()
-	defer places.Unlock()
-	if places.byType == nil {
-		places.byType = map[string]*PlaceSchema{}
-	}
-	if _, dup := places.byType[s.Type]; dup {
-		panic(fmt.Sprintf("schema: place %q defined twice", s.Type))
-	}
-	places.byType[s.Type] = s
-	return s.Type
-}
-
-// placeSchemas are the defined places, by type, once every place is
-// defined (at init): looked up for each top-level block and each
-// reference, without a lock.
-var placeSchemas = sync.OnceValue(func() map[string]*PlaceSchema {
-	places.Lock()
-	defer places.Unlock()
-	return maps.Clone(places.byType)
-})
-
-// placeTypes are the defined places' types, sorted: the order the loader
-// decodes and checks them in.
-var placeTypes = sync.OnceValue(func() []string { return slices.Sorted(maps.Keys(placeSchemas())) })
-
-// PlacesOf are the instances of the place typ, in block and key order,
-// as its package decoded them (T is its declaration's type).
+// PlacesOf are the instances of the place of type typ, in block and key
+// order, as its package decoded them (T is its declaration's type).
 func PlacesOf[T Place](cfg *Config, typ string) []T {
 	out := make([]T, len(cfg.places[typ]))
 	for i, p := range cfg.places[typ] {
@@ -122,9 +112,10 @@ func PlacesOf[T Place](cfg *Config, typ string) []T {
 // instance of a for_each apart, and defines the namespace of references
 // to them.
 func (d *decoder) placeBlocks(cfg *Config, blocks map[string][]*hcl.Block) {
+	lang := d.lang
 	d.late = map[*PlaceSchema][]*hcl.Block{}
-	for _, typ := range placeTypes() {
-		switch s := placeSchemas()[typ]; {
+	for _, typ := range lang.placeTypes {
+		switch s := lang.places[typ]; {
 		case s.Label == "" && s.Late:
 			d.late[s] = blocks[typ]
 		case s.Label == "":
@@ -136,10 +127,10 @@ func (d *decoder) placeBlocks(cfg *Config, blocks map[string][]*hcl.Block) {
 		}
 	}
 	d.placed = map[string][]string{}
-	labelled := slices.DeleteFunc(slices.Clone(placeTypes()), func(typ string) bool { return placeSchemas()[typ].Label == "" })
-	slices.SortStableFunc(labelled, func(a, b string) int { return cmpBool(placeSchemas()[b].Unlabelled, placeSchemas()[a].Unlabelled) })
+	labelled := slices.DeleteFunc(slices.Clone(lang.placeTypes), func(typ string) bool { return lang.places[typ].Label == "" })
+	slices.SortStableFunc(labelled, func(a, b string) int { return cmpBool(lang.places[b].Unlabelled, lang.places[a].Unlabelled) })
 	for _, typ := range labelled {
-		s := placeSchemas()[typ]
+		s := lang.places[typ]
 		var decoded []Place
 		blocks[typ] = d.distinctLabels(typ, blocks[typ])
 		for _, b := range blocks[typ] {
@@ -178,8 +169,8 @@ func cmpBool(a, b bool) int {
 // latePlaces decodes the blocks of the Late places, once every object
 // is decoded.
 func (d *decoder) latePlaces(cfg *Config) {
-	for _, typ := range placeTypes() {
-		if s := placeSchemas()[typ]; s.Late {
+	for _, typ := range d.lang.placeTypes {
+		if s := d.lang.places[typ]; s.Late {
 			d.singlePlace(cfg, s, d.late[s])
 		}
 	}
@@ -241,7 +232,7 @@ func (d *decoder) expandPlaces(blocks []*hcl.Block) []unit {
 		for i := range n {
 			ctx := d.ctx.NewChild()
 			ctx.Variables = map[string]cty.Value{"count": cty.ObjectVal(map[string]cty.Value{"index": cty.NumberIntVal(int64(i))})}
-			out = append(out, unit{block: b, body: expandDynamic(body, ctx), ctx: ctx, each: &Instance{Key: strconv.Itoa(i), Counted: true}})
+			out = append(out, unit{block: b, body: d.expandDynamic(body, ctx), ctx: ctx, each: &Instance{Key: strconv.Itoa(i), Counted: true}})
 		}
 	}
 	return out
@@ -300,8 +291,8 @@ func placeNamespace(blocks []*hcl.Block, decoded []Place) cty.Value {
 
 // checkPlaces checks each place's instances, once all are decoded.
 func (d *decoder) checkPlaces(cfg *Config) {
-	for _, typ := range placeTypes() {
-		if s := placeSchemas()[typ]; s.Check != nil {
+	for _, typ := range d.lang.placeTypes {
+		if s := d.lang.places[typ]; s.Check != nil {
 			s.Check(Decoder{d: d, cfg: cfg}, cfg.places[typ])
 		}
 	}

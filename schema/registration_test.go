@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -79,7 +80,7 @@ service "web-proxy" {
 		if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(spec), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg, diags := schema.NewParser().LoadDir(dir, schema.Inputs{})
+		cfg, diags := schema.NewParser(langtest.Language).LoadDir(dir, schema.Inputs{})
 		if diags.HasErrors() {
 			t.Fatalf("%s: %s", name, diags)
 		}

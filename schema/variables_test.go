@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/consul/kv"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -56,7 +57,7 @@ func TestVariableSources(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			cfg, diags := schema.NewParser().LoadDir("../testdata/vars", tt.in)
+			cfg, diags := schema.NewParser(langtest.Language).LoadDir("../testdata/vars", tt.in)
 			if tt.wantDiag != "" {
 				if len(diags) != 1 || diags[0].Subject.String()+": "+diags[0].Summary != tt.wantDiag {
 					t.Fatalf("diagnostics = %v, want exactly %q", diags, tt.wantDiag)
@@ -90,7 +91,7 @@ service "s" {
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, diags := schema.NewParser().LoadDir(dir, schema.Inputs{Vars: []string{"tag=1.10"}, Env: []string{"PROVISION_VAR_build=007"}})
+	cfg, diags := schema.NewParser(langtest.Language).LoadDir(dir, schema.Inputs{Vars: []string{"tag=1.10"}, Env: []string{"PROVISION_VAR_build=007"}})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -117,7 +118,7 @@ func TestVariableValidation(t *testing.T) {
 		{[]string{"port=81"}, "main.hcl:3,1-16: Invalid value for variable: port is 1024 or more."},
 		{[]string{"port=8443"}, "main.hcl:3,1-16: Invalid value for variable: port 8443 is the proxy's."},
 	} {
-		_, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{Vars: tt.vars})
+		_, diags := schema.NewParser(langtest.Language).LoadFiles([]string{path}, schema.Inputs{Vars: tt.vars})
 		got := ""
 		for _, d := range diags {
 			got += filepath.Base(d.Subject.String()) + ": " + d.Summary + ": " + strings.SplitN(d.Detail, "\n", 2)[0]
@@ -149,7 +150,7 @@ func TestVariableFilesAsTerraform(t *testing.T) {
 	})
 	value := func(in schema.Inputs) string {
 		t.Helper()
-		cfg, diags := schema.NewParser().LoadDir(filepath.Join(dir, "specs"), in)
+		cfg, diags := schema.NewParser(langtest.Language).LoadDir(filepath.Join(dir, "specs"), in)
 		if diags.HasErrors() {
 			t.Fatal(diags)
 		}
@@ -164,7 +165,7 @@ func TestVariableFilesAsTerraform(t *testing.T) {
 	// A value in a file for a variable these specs do not declare is a
 	// warning (the file may serve other specs), as Terraform's.
 	os.WriteFile(filepath.Join(dir, "specs", "stale.auto.tfvars"), []byte("gone = 1\n"), 0o644)
-	cfg, diags := schema.NewParser().LoadDir(filepath.Join(dir, "specs"), schema.Inputs{})
+	cfg, diags := schema.NewParser(langtest.Language).LoadDir(filepath.Join(dir, "specs"), schema.Inputs{})
 	if diags.HasErrors() || len(diags) != 1 || diags[0].Summary != "Value for undeclared variable" || cfg == nil {
 		t.Errorf("an undeclared name in an auto variable file: %v", diags)
 	}

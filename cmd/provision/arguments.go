@@ -18,12 +18,8 @@ import (
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/connect"
-	"github.com/provision-dev/provision/provision/consul"
-	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/provision/plans"
-	"github.com/provision-dev/provision/provision/policies"
 	"github.com/provision-dev/provision/provision/run"
-	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/provision/watch"
 	"github.com/provision-dev/provision/schema"
 )
@@ -205,7 +201,7 @@ type addrsFlag []addrs.Addr
 func (l *addrsFlag) String() string { return strings.Join(addrs.Strings(*l), ",") }
 
 func (l *addrsFlag) Set(v string) error {
-	a, err := addrs.ParseTarget(v)
+	a, err := language.Kinds().ParseTarget(v)
 	if err == nil {
 		*l = append(*l, a)
 	}
@@ -322,10 +318,6 @@ func (c *cli) policyFolders(a *runArgs) []string {
 	return filepath.SplitList(c.getenv("PROVISION_POLICIES"))
 }
 
-// policyKinds are what policies see of each kind of object this binary
-// plans.
-var policyKinds = []policies.Kind{consul.ServicePolicy, kv.KeyPolicy, search.IndexPolicy, search.DocumentPolicy}
-
 // register declares a plan's options.
 func (a *runArgs) register(fs *flag.FlagSet) {
 	a.registerRemoval(fs)
@@ -338,13 +330,13 @@ func (a *runArgs) register(fs *flag.FlagSet) {
 func (a *runArgs) registerRemoval(fs *flag.FlagSet) {
 	a.net.register(fs, 30*time.Minute)
 	a.vars.register(fs)
-	fs.Var(&a.targets, "target", "plan only this object: "+addrs.Forms()+", after agent.<name>. or search.<name>. when several are declared (repeatable)")
+	fs.Var(&a.targets, "target", "plan only this object: "+language.Kinds().Forms()+", after agent.<name>. or search.<name>. when several are declared (repeatable)")
 	fs.Var(&a.excludes, "exclude", "leave this object out of the plan, or an agent and its services (agent.NAME: not read, as a node that is down) (repeatable)")
 }
 
 // operation is the run the arguments describe, with the environment.
 func (c *cli) operation(t run.Type, dir string, a *runArgs) run.Operation {
-	o := run.Operation{Type: t, Dir: dir, Vars: a.vars.vars, VarFiles: a.vars.files, Getenv: c.getenv, Environ: a.vars.environ(c.environ),
+	o := run.Operation{Type: t, Language: language, Dir: dir, Vars: a.vars.vars, VarFiles: a.vars.files, Getenv: c.getenv, Environ: a.vars.environ(c.environ),
 		SearchIndices: true, Replace: a.replace, Targets: a.targets, Excludes: a.excludes, VerifyTimeout: a.verifyTimeout, PruneIndices: a.prune,
 		Policies: c.policyFolders(a), PolicyKinds: policyKinds, PolicyOverrides: a.overrides}
 	if a.net.request != 0 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
@@ -46,11 +45,7 @@ func TestBeatsDashboards(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("plan: exit %d\n%s%s", code, out, errOut)
 		}
-		var p plans.Plan
-		if err := json.Unmarshal([]byte(out), &p); err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return decodePlan(t, out)
 	}
 	p := plan()
 	byType := map[string]int{}

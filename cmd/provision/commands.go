@@ -195,7 +195,7 @@ func (c *cli) show(args []string) int {
 		v.Diagnostics(run.Refusal("No saved plan", "show needs the saved plan to print: provision show PLANFILE.", nil))
 		return exitError
 	}
-	p, err := plans.ReadPlanFile(pos[0])
+	p, err := plans.ReadPlanFile(pos[0], language.Kinds())
 	switch {
 	case err != nil:
 		v.Diagnostics(run.Refusal("Cannot read the saved plan", err.Error()+".", nil))

@@ -24,7 +24,7 @@ func (c *cli) completion(args []string) int {
 	if a.addresses {
 		// Best effort, as completion is: specs that do not load (a
 		// required variable, an error being typed) complete nothing.
-		cfg, _ := schema.NewParser().LoadDir(dirArg(pos), schema.Inputs{Env: c.environ()})
+		cfg, _ := schema.NewParser(language).LoadDir(dirArg(pos), schema.Inputs{Env: c.environ()})
 		if cfg != nil {
 			for _, d := range cfg.Declared() {
 				fmt.Fprintln(c.stdout, addrs.Addr{Module: d.Module, In: d.In, Kind: d.Kind, Name: d.Name})

@@ -31,7 +31,7 @@ func (c *cli) console(args []string) int {
 		return code
 	}
 	v := c.textView(false)
-	specs, diags := run.LoadSpecs(dirArg(pos), a.vars.vars, a.vars.files, a.vars.environ(c.environ)())
+	specs, diags := run.LoadSpecs(language, dirArg(pos), a.vars.vars, a.vars.files, a.vars.environ(c.environ)())
 	if diags.HasErrors() || specs.Config == nil {
 		v.Loaded(specs.Parser.Files(), nil)
 		v.Diagnostics(diags)

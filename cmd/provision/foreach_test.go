@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -70,10 +69,7 @@ func TestForEachInstances(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("plan: exit %d\n%s%s", code, out, errOut)
 		}
-		var p plans.Plan
-		if err := json.Unmarshal([]byte(out), &p); err != nil {
-			t.Fatal(err)
-		}
+		p := decodePlan(t, out)
 		var got []string
 		for _, c := range p.Changes {
 			if c.Action == plans.NoOp {

@@ -37,7 +37,7 @@ func (c *cli) test(args []string) int {
 			os.Unsetenv(k)
 		}
 	}
-	o := provtest.Options{Update: a.update,
+	o := provtest.Options{Language: language, Update: a.update,
 		Text: func(w io.Writer, p *plans.Plan) error { return render.Text(w, p, render.TextOptions{}) },
 		Getenv: func(k string) string {
 			if serverVar(k) {

@@ -108,10 +108,7 @@ func TestApplySendsThePlannedRequests(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("plan: exit %d\n%s", code, errOut)
 			}
-			var p plans.Plan
-			if err := json.Unmarshal([]byte(out), &p); err != nil {
-				t.Fatal(err)
-			}
+			p := decodePlan(t, out)
 			var want []plans.Request
 			for _, c := range p.Changes {
 				for _, r := range c.Requests {
@@ -297,11 +294,14 @@ func (s specsDir) plan(args ...string) plans.Plan {
 	return decodePlan(s.t, out)
 }
 
-// decodePlan reads plan -json's output.
+// decodePlan reads plan -json's output, its addresses of the CLI's kinds.
 func decodePlan(t *testing.T, out string) plans.Plan {
 	t.Helper()
 	var p plans.Plan
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	if err := language.Kinds().Resolve(&p); err != nil {
 		t.Fatal(err)
 	}
 	return p

@@ -32,7 +32,7 @@ func TestDigestList(t *testing.T) {
 
 // testService is a kind of the tests' own: the ownership rule names a
 // kind but never asks what it is, and the kinds' packages import this one.
-var testService = addrs.Register(addrs.KindSpec{Name: "service", Form: "service.<id>", Order: 10})
+var testService = addrs.NewKind(addrs.KindSpec{Name: "service", Form: "service.<id>", Order: 10})
 
 // TestDecide: the ownership rule, every case.
 func TestDecide(t *testing.T) {

@@ -1,6 +1,7 @@
 package addrs
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -53,6 +54,9 @@ type Addr struct {
 	// Name is the service ID, the index name, a document's
 	// <index>/<type>/<id>, a key's path.
 	Name string
+	// text is the address as JSON gave it, until a Set reads it
+	// (Set.Resolve); "" once read.
+	text string
 }
 
 // IsModule reports whether the address names a module instance alone.
@@ -71,6 +75,8 @@ var bareName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
 // module.gated["a"].search.t1.index[".dashboard"].
 func (a Addr) String() string {
 	switch {
+	case a.text != "":
+		return a.text
 	case a.IsModule():
 		return string(a.Module)
 	case a.IsPlace():
@@ -116,14 +122,22 @@ func (a Addr) Matches(target Addr) bool {
 	return a.Kind == target.Kind && a.Name == target.Name && (anyPlace || target.In == a.In) && (target.Module == Root || target.Module == a.Module)
 }
 
+// Equal reports whether a and o are one address, as a == o does; go-cmp,
+// which cannot look into an Addr, compares addresses by it.
+func (a Addr) Equal(o Addr) bool { return a == o }
+
 // MarshalText makes an Addr a JSON string.
 func (a Addr) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
 
-// UnmarshalText parses what String writes.
+// UnmarshalText keeps what String writes, to be read by the Set of the
+// kinds that decode it knows (Set.Resolve): an address's kind is only
+// known there.
 func (a *Addr) UnmarshalText(b []byte) error {
-	p, err := ParseTarget(string(b))
-	*a = p
-	return err
+	*a = Addr{text: string(b)}
+	if len(b) == 0 {
+		return errors.New("an address is empty")
+	}
+	return nil
 }
 
 // Parse parses an address as String writes it (and a dotted name written
@@ -132,7 +146,7 @@ func (a *Addr) UnmarshalText(b []byte) error {
 // (module.NAME, module.NAME["KEY"], module.NAME[N], repeated); or a
 // module instance alone. It is the one parser of addresses: an import
 // block's traversal is written out as this text first.
-func Parse(s string) (Addr, error) {
+func (set Set) Parse(s string) (Addr, error) {
 	module, rest, err := cutModule(s)
 	if err != nil {
 		return Addr{}, err
@@ -140,18 +154,18 @@ func Parse(s string) (Addr, error) {
 	if rest == "" && module != Root {
 		return Addr{Module: module}, nil
 	}
-	if in, ok := parsePlace(rest); ok && module == Root {
+	if in, ok := set.parsePlace(rest); ok && module == Root {
 		return Addr{In: in}, nil
 	}
-	a, err := parseObject(rest)
+	a, err := set.parseObject(rest)
 	a.Module = module
 	return a, err
 }
 
 // parsePlace reads a place's instance alone, <place>.<name> (or
 // <name>["<key>"]), of a kind's place.
-func parsePlace(s string) (string, bool) {
-	for _, k := range Kinds() {
+func (set Set) parsePlace(s string) (string, bool) {
+	for _, k := range set.kinds {
 		if rest, ok := strings.CutPrefix(s, k.Place()+"."); ok && k.Place() != "" {
 			if name, after, ok := cutPlace(rest + "."); ok && after == "" {
 				return k.Place() + "." + name, true
@@ -194,10 +208,9 @@ func cutModule(s string) (module Module, rest string, err error) {
 }
 
 // parseObject parses an address without its module instances.
-func parseObject(s string) (Addr, error) {
+func (set Set) parseObject(s string) (Addr, error) {
 	var in string
-	kinds := Kinds()
-	for _, k := range kinds {
+	for _, k := range set.kinds {
 		if rest, ok := strings.CutPrefix(s, k.Place()+"."); ok && k.Place() != "" {
 			if name, obj, ok := cutPlace(rest); ok && strings.HasPrefix(obj, k.Name()) {
 				in, s = k.Place()+"."+name, obj
@@ -206,17 +219,17 @@ func parseObject(s string) (Addr, error) {
 	}
 	if name, rest, ok := strings.Cut(s, "["); ok && strings.HasSuffix(rest, "]") {
 		unquoted, err := strconv.Unquote(strings.TrimSuffix(rest, "]"))
-		if k, known := named(kinds, name); err == nil && known {
+		if k, known := set.Named(name); err == nil && known {
 			return Addr{In: in, Kind: k, Name: unquoted}, nil
 		}
 	}
 	name, obj, ok := strings.Cut(s, ".")
-	k, known := named(kinds, name)
+	k, known := set.Named(name)
 	if known && ok && obj != "" {
 		return Addr{In: in, Kind: k, Name: obj}, nil
 	}
 	if name, _, _ := strings.Cut(name, "["); ok && !known && name != "" {
-		return Addr{}, fmt.Errorf("%q is not a kind of object provision manages; the kinds are %s", name, KindNames())
+		return Addr{}, fmt.Errorf("%q is not a kind of object provision manages; the kinds are %s", name, set.Names())
 	}
 	return Addr{}, fmt.Errorf("%q is not an address", s)
 }
@@ -252,16 +265,16 @@ func cutPlace(s string) (name, rest string, ok bool) {
 // ParseTarget parses an address a person wrote after -target, -exclude or
 // -replace, or that a saved plan holds: Parse, with the forms of every
 // kind in its error.
-func ParseTarget(s string) (Addr, error) {
-	a, err := Parse(s)
+func (set Set) ParseTarget(s string) (Addr, error) {
+	a, err := set.Parse(s)
 	if err != nil {
 		var places []string
-		for _, k := range Kinds() {
+		for _, k := range set.kinds {
 			if p := k.Place() + ".<name>."; k.Place() != "" && !slices.Contains(places, p) {
 				places = append(places, p)
 			}
 		}
-		return Addr{}, fmt.Errorf("%w; write %s, after %s where the plan's addresses have it", err, Forms(), join(places, "or"))
+		return Addr{}, fmt.Errorf("%w; write %s, after %s where the plan's addresses have it", err, set.Forms(), join(places, "or"))
 	}
 	return a, nil
 }

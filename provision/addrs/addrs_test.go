@@ -35,52 +35,55 @@ func TestAddrRoundTrip(t *testing.T) {
 		if got := tt.addr.String(); got != tt.text {
 			t.Errorf("%v.String() = %q, want %q", tt.addr, got, tt.text)
 		}
-		back, err := addrs.ParseTarget(tt.text)
+		back, err := kinds.ParseTarget(tt.text)
 		if err != nil || back != tt.addr {
 			t.Errorf("ParseTarget(%q) = %v, %v", tt.text, back, err)
 		}
 	}
 	// A user may also write the dotted form of a dotted name.
-	if a, err := addrs.ParseTarget("index..dashboard"); err != nil || a != (addrs.Addr{Kind: search.Index, Name: ".dashboard"}) {
+	if a, err := kinds.ParseTarget("index..dashboard"); err != nil || a != (addrs.Addr{Kind: search.Index, Name: ".dashboard"}) {
 		t.Errorf("ParseTarget(index..dashboard) = %v, %v", a, err)
 	}
 	// An instance's key is read as any Go-quoted string, and printed back
 	// as addresses print it.
-	if a, err := addrs.ParseTarget(`agent.fleet["\x6e7"].service.web`); err != nil || a.In != `agent.fleet["n7"]` {
+	if a, err := kinds.ParseTarget(`agent.fleet["\x6e7"].service.web`); err != nil || a.In != `agent.fleet["n7"]` {
 		t.Errorf("ParseTarget of an escaped key = %v, %v", a, err)
 	}
 	for _, bad := range []string{"", "service", "cluster.x", `index[".dashboard"`, "service.", "module.", `module.m["a"`, "module.m[a].service.x", `agent.fleet["a".service.x`, `agent.fleet[a].service.x`, `agent.pool[01].service.x`, `agent.pool[-1].service.x`} {
-		if _, err := addrs.ParseTarget(bad); err == nil {
+		if _, err := kinds.ParseTarget(bad); err == nil {
 			t.Errorf("ParseTarget(%q) accepted", bad)
 		}
 	}
 }
 
-// TestKinds: the kinds are listed in their registrations' order, whatever
-// order their packages were initialized in, and a second registration of
-// a name or an order is refused.
+// kinds are the kinds of these tests' addresses, given out of order.
+var kinds = addrs.NewSet(kv.Key, search.Document, consul.Service, search.Index)
+
+// TestKinds: a set lists its kinds in their order, whatever order it was
+// given them in, and a second kind of a name or an order in one set is
+// refused.
 func TestKinds(t *testing.T) {
 	var names []string
-	for _, k := range addrs.Kinds() {
+	for _, k := range kinds.All() {
 		names = append(names, k.Name())
 	}
 	if want := []string{"service", "index", "document", "key"}; !slices.Equal(names, want) {
 		t.Errorf("kinds %q, want %q", names, want)
 	}
-	if got := addrs.KindNames(); got != "service, index, document and key" {
-		t.Errorf("KindNames() = %q", got)
+	if got := kinds.Names(); got != "service, index, document and key" {
+		t.Errorf("Names() = %q", got)
 	}
-	if k, ok := addrs.KindNamed("index"); !ok || k != search.Index {
-		t.Errorf("KindNamed(index) = %v, %v", k, ok)
+	if k, ok := kinds.Named("index"); !ok || k != search.Index {
+		t.Errorf("Named(index) = %v, %v", k, ok)
 	}
 	for _, spec := range []addrs.KindSpec{{Name: "service", Order: 999}, {Name: "new", Order: 10}} {
 		func() {
 			defer func() {
 				if r := recover(); r == nil || !strings.Contains(r.(string), "registered twice") {
-					t.Errorf("Register(%+v): %v, want a panic", spec, r)
+					t.Errorf("NewSet with %+v: %v, want a panic", spec, r)
 				}
 			}()
-			addrs.Register(spec)
+			addrs.NewSet(append(kinds.All(), addrs.NewKind(spec))...)
 		}()
 	}
 }
@@ -117,7 +120,7 @@ func TestLessAndMatches(t *testing.T) {
 		`module.gated["ab"]`:                         false,
 		"key.api":                                    false,
 	} {
-		a, err := addrs.ParseTarget(target)
+		a, err := kinds.ParseTarget(target)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,20 +6,20 @@
 package addrs
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // Kind is one kind of object: a service registration, an index, a key.
-// A Kind is made only by Register, by the package that owns the kind
+// A Kind is made only by NewKind, by the package that owns the kind
 // (consul.Service, kv.Key, search.Index, search.Document); code compares
 // kinds as values (a.Kind == consul.Service), never by their names. The
 // zero Kind is no kind: the address of a module instance alone has it.
 type Kind struct{ k *KindSpec }
 
-// KindSpec is what a kind's registration says of it.
+// KindSpec is what NewKind is told of a kind.
 type KindSpec struct {
 	// Name is the kind as addresses and blocks write it: service.<id>,
 	// service "<name>" { ... }.
@@ -43,45 +43,41 @@ type KindSpec struct {
 	DefaultPlace bool
 }
 
-var registry struct {
-	sync.Mutex
-	kinds []Kind // by Order
-}
+// NewKind makes the kind spec describes: once per kind, in a
+// package-level var of the package that owns it. It registers nothing: a
+// binary knows the kinds of the Set its main builds.
+func NewKind(spec KindSpec) Kind { return Kind{&spec} }
 
-// Register makes the kind spec describes. It is called once per kind, in
-// a package-level var of the package that owns it; a second kind of one
-// name or one order is a programming error, and panics.
-func Register(spec KindSpec) Kind {
-	registry.Lock()
-	defer registry.Unlock()
-	for _, k := range registry.kinds {
-		if k.k.Name == spec.Name || k.k.Order == spec.Order {
-			panic(fmt.Sprintf("addrs: kind %q registered twice (name or order %d taken by %q)", spec.Name, spec.Order, k.k.Name))
+// Set is the kinds a binary (or a test) knows, in the order a plan lists
+// them: built once, in main, from the kinds it names, and handed to what
+// reads addresses and specs. A kind left out of it is no kind there.
+type Set struct{ kinds []Kind }
+
+// NewSet is the set of kinds. Two kinds of one name or one order are a
+// programming error, and panic.
+func NewSet(kinds ...Kind) Set {
+	kinds = slices.Clone(kinds)
+	slices.SortFunc(kinds, func(a, b Kind) int { return a.k.Order - b.k.Order })
+	for i, k := range kinds {
+		for _, o := range kinds[:i] {
+			if k.k.Name == o.k.Name || k.k.Order == o.k.Order {
+				panic(fmt.Sprintf("addrs: kind %q registered twice in one set (name or order %d taken by %q)", k.k.Name, k.k.Order, o.k.Name))
+			}
 		}
 	}
-	k := Kind{&spec}
-	registry.kinds = append(registry.kinds, k)
-	slices.SortFunc(registry.kinds, func(a, b Kind) int { return a.k.Order - b.k.Order })
-	return k
+	return Set{kinds}
 }
 
-// Kinds are the registered kinds, in the order a plan lists them.
-func Kinds() []Kind {
-	registry.Lock()
-	defer registry.Unlock()
-	return slices.Clone(registry.kinds)
-}
+// All are the set's kinds, in the order a plan lists them.
+func (s Set) All() []Kind { return slices.Clone(s.kinds) }
 
-// KindNamed is the registered kind of that name.
-func KindNamed(name string) (Kind, bool) { return named(Kinds(), name) }
-
-// named is the kind of that name among kinds.
-func named(kinds []Kind, name string) (Kind, bool) {
-	i := slices.IndexFunc(kinds, func(k Kind) bool { return k.k.Name == name })
+// Named is the set's kind of that name.
+func (s Set) Named(name string) (Kind, bool) {
+	i := slices.IndexFunc(s.kinds, func(k Kind) bool { return k.k.Name == name })
 	if i < 0 {
 		return Kind{}, false
 	}
-	return kinds[i], true
+	return s.kinds[i], true
 }
 
 // Name is the kind as addresses write it; "" for no kind.
@@ -125,6 +121,9 @@ func (k Kind) Equal(o Kind) bool { return k == o }
 // String is the kind's name.
 func (k Kind) String() string { return k.Name() }
 
+// Compare orders kinds as a plan lists them, no kind first.
+func (k Kind) Compare(o Kind) int { return cmp.Compare(k.order(), o.order()) }
+
 // order is the kind's place in a plan; no kind comes first.
 func (k Kind) order() int {
 	if k.k == nil {
@@ -136,34 +135,20 @@ func (k Kind) order() int {
 // MarshalText writes the kind as its name.
 func (k Kind) MarshalText() ([]byte, error) { return []byte(k.Name()), nil }
 
-// UnmarshalText reads a registered kind's name.
-func (k *Kind) UnmarshalText(b []byte) error {
-	if len(b) == 0 {
-		*k = Kind{}
-		return nil
-	}
-	found, ok := KindNamed(string(b))
-	if !ok {
-		return fmt.Errorf("%q is not a kind of object provision manages; the kinds are %s", b, KindNames())
-	}
-	*k = found
-	return nil
-}
-
-// KindNames are the kinds' names, for a person: "service, index,
-// document and key".
-func KindNames() string {
+// Names are the kinds' names, for a person: "service, index, document
+// and key".
+func (s Set) Names() string {
 	var names []string
-	for _, k := range Kinds() {
+	for _, k := range s.kinds {
 		names = append(names, k.k.Name)
 	}
 	return join(names, "and")
 }
 
 // Forms is how the addresses of every kind are written, for a person.
-func Forms() string {
+func (s Set) Forms() string {
 	var forms []string
-	for _, k := range Kinds() {
+	for _, k := range s.kinds {
 		forms = append(forms, k.k.Form)
 	}
 	return join(forms, "or")

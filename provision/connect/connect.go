@@ -1,6 +1,7 @@
 // Package connect opens the backends a spec needs: the one place that
 // knows the concrete adapters (Consul agents, search clusters, Traefik
-// proxies), and, by importing them, the kinds they serve. The run
+// proxies), and the blocks of the kinds and places they serve (Kinds,
+// Places), which a binary's language names. The run
 // (provision/run) and the watcher ask it for backends, for the Consul
 // agent that holds the project's lock and record, and the policy command
 // for the project's ACL policy; none of them sees an adapter itself.
@@ -26,6 +27,19 @@ import (
 	"github.com/provision-dev/provision/schema"
 )
 
+// Kinds are the blocks of the kinds of object the backends Open opens
+// serve, and Places the blocks that say where those backends are: the
+// language of the specs it opens, which a binary's main names in its
+// own (schema.NewLanguage).
+func Kinds() []*schema.KindSchema {
+	return []*schema.KindSchema{consul.ServiceBlock, search.IndexBlock, search.DocumentBlock, kv.KeyBlock}
+}
+
+// Places: see Kinds.
+func Places() []*schema.PlaceSchema {
+	return []*schema.PlaceSchema{consul.SettingsPlace, consul.AgentPlace, consul.ProxyPlace, search.SearchPlace, traefik.ProxyPlace}
+}
+
 // Options are how a run opens its backends: everything a backend takes
 // is given here, at construction.
 type Options struct {
@@ -45,7 +59,16 @@ type Options struct {
 	LeftOut []addrs.Addr
 	// VerifyTimeout bounds the proof through the proxies.
 	VerifyTimeout time.Duration
+	// Others open the backends of the binary's own kinds, which this
+	// package does not know, after its own.
+	Others []Opener
 }
+
+// Opener opens the backends of kinds this package does not know (a
+// binary's own, named in its language beside Kinds), as Open opens the
+// others: with the specs and the run's options, its diagnostics at the
+// blocks they concern.
+type Opener func(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics)
 
 // Opened are the backends of a run and the cluster's agent.
 type Opened struct {
@@ -137,7 +160,13 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 		out = append(out, sbs...)
 		diags = append(diags, sdiags...)
 	}
-	opened.Backends = append(out, traefik.New(cfg, traefik.Options{Env: o.Env, Deadlines: o.Deadlines, Wait: o.VerifyTimeout, LeftOut: o.LeftOut})...)
+	out = append(out, traefik.New(cfg, traefik.Options{Env: o.Env, Deadlines: o.Deadlines, Wait: o.VerifyTimeout, LeftOut: o.LeftOut})...)
+	for _, open := range o.Others {
+		bs, odiags := open(cfg, o)
+		out = append(out, bs...)
+		diags = append(diags, odiags...)
+	}
+	opened.Backends = out
 	return opened, diags
 }
 

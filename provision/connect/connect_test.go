@@ -11,7 +11,7 @@ import (
 func load(t *testing.T, src string) *schema.Config {
 	t.Helper()
 	t.Setenv("CONSUL_HTTP_ADDR", "")
-	return backendtest.Config(t, src)
+	return backendtest.Config(t, schema.NewLanguage(Kinds(), Places()), src)
 }
 
 // TestOneClientPerAgent: the agent that holds the lock and the record is

@@ -12,7 +12,7 @@ import (
 // through it. Its TLS settings and ACL token follow Consul's environment
 // (CONSUL_CACERT, CONSUL_HTTP_TOKEN, ...), as the consul block's do. A
 // fleet is one block with for_each: agent.fleet["node7"].
-var AgentPlace = schema.DefinePlace(&schema.PlaceSchema{Type: "agent", Label: "name", Decode: decodeAgent, Check: checkAgents})
+var AgentPlace = &schema.PlaceSchema{Type: "agent", Label: "name", Decode: decodeAgent, Check: checkAgents}
 
 // Agent is one instance of an agent block.
 type Agent struct {
@@ -27,7 +27,7 @@ type Agent struct {
 
 // Agents are the agent blocks' instances, in block and key order. None
 // means the one agent of Consul.
-func Agents(cfg *schema.Config) []*Agent { return schema.PlacesOf[*Agent](cfg, AgentPlace) }
+func Agents(cfg *schema.Config) []*Agent { return schema.PlacesOf[*Agent](cfg, AgentPlace.Type) }
 
 // place is the agent's address as a place: agent.<name>, the name of its
 // backend.

@@ -89,7 +89,7 @@ func loadSpec(t *testing.T, src string) *schema.Config {
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{})
+	cfg, diags := schema.NewParser(testLanguage).LoadFiles([]string{path}, schema.Inputs{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -19,7 +19,7 @@ func agentBackend(t *testing.T, addr, src string) *Backend {
 	t.Helper()
 	t.Setenv("CONSUL_HTTP_ADDR", addr)
 	t.Setenv("CONSUL_HTTP_TOKEN", "")
-	b, diags := New(backendtest.Config(t, src), Options{Getenv: os.Getenv})
+	b, diags := New(backendtest.Config(t, testLanguage, src), Options{Getenv: os.Getenv})
 	if diags.HasErrors() || len(b) != 1 {
 		t.Fatal(diags)
 	}

@@ -54,7 +54,7 @@ func TestFieldsAlike(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg, diags := schema.NewParser().LoadDir(dir, schema.Inputs{})
+	cfg, diags := schema.NewParser(testLanguage).LoadDir(dir, schema.Inputs{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestConsulDefinitions(t *testing.T) {
 	load := func(file string) *schema.Config {
 		t.Helper()
-		cfg, diags := schema.NewParser().LoadDir("testdata/consul/"+file, schema.Inputs{})
+		cfg, diags := schema.NewParser(langtest.Language).LoadDir("testdata/consul/"+file, schema.Inputs{})
 		if diags.HasErrors() {
 			t.Fatalf("%s: %s", file, diags)
 		}
@@ -60,7 +61,7 @@ func TestConsulDefinitions(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte("project = \"p\"\n\n"+src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, diags := schema.NewParser().LoadDir(dir, schema.Inputs{})
+		_, diags := schema.NewParser(langtest.Language).LoadDir(dir, schema.Inputs{})
 		var got []string
 		for _, d := range diags.Errs() {
 			d := d.(*hcl.Diagnostic)

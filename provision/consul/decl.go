@@ -12,8 +12,9 @@ import (
 // Service is the kind of a service registration in a Consul agent:
 // service "<name>" { id = ... } declares one, service.<id> addresses it,
 // after agent.<name>. where several agents are declared. Its package
-// decodes its block (Decl), side by side.
-var Service = schema.Define(addrs.KindSpec{Name: "service", Place: "agent", Form: "service.<id>", Order: 10, Replace: "registered again in place"}, &schema.KindSchema{
+// decodes its block (Decl), side by side: ServiceBlock, which a
+// binary's language names.
+var Service, ServiceBlock = schema.NewKind(addrs.KindSpec{Name: "service", Place: "agent", Form: "service.<id>", Order: 10, Replace: "registered again in place"}, &schema.KindSchema{
 	Noun:   "service block with id",
 	Labels: []string{"name"},
 	Decode: func(d schema.Decoder, b schema.Block) schema.Decl { return serviceBlock(decoder{d}, b) },
@@ -27,6 +28,7 @@ var Service = schema.Define(addrs.KindSpec{Name: "service", Place: "agent", Form
 		return out
 	},
 	Parallel: true,
+	Followed: true,
 	Nested:   []*hcl.BodySchema{serviceSchema, frontendSchema, forwardAuthSchema},
 	Rewrite:  consulDefinition,
 	Aliases:  []string{"services"},

@@ -55,7 +55,7 @@ func TestGoldenPlans(t *testing.T) {
 			if state == "handmade" {
 				files = append(files, "../../testdata/import/service.hcl")
 			}
-			cfg, diags := schema.NewParser().LoadFiles(files, schema.Inputs{})
+			cfg, diags := schema.NewParser(testLanguage).LoadFiles(files, schema.Inputs{})
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}

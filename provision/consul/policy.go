@@ -95,7 +95,7 @@ func serviceAttrsFrom(prefix string, addr addrs.Addr, r registration, own []stri
 		}
 		checks[c.Name] = v
 	}
-	agent, _ := strings.CutPrefix(addr.In, AgentPlace+".")
+	agent, _ := strings.CutPrefix(addr.In, AgentPlace.Type+".")
 	routers := []cty.Value{}
 	if routes, err := labels.Decode(prefix, r.Tags); err == nil { // tags Traefik cannot read route nothing
 		for _, rt := range routes.Routers {

@@ -22,7 +22,7 @@ import (
 // Terraform provider block's alias: consul "dc2" { address = ... }, its
 // datacenter the label unless it says another. An agent or a key block
 // names it (consul = consul.dc2); the project's lock is taken in each.
-var SettingsPlace = schema.DefinePlace(&schema.PlaceSchema{Type: settingsType, Label: "name", Unlabelled: true, Decode: decodeSettings, Check: checkDatacenters})
+var SettingsPlace = &schema.PlaceSchema{Type: settingsType, Label: "name", Unlabelled: true, Decode: decodeSettings, Check: checkDatacenters}
 
 // settingsType is SettingsPlace, which its own check cannot name.
 const settingsType = "consul"
@@ -156,7 +156,7 @@ func checkDatacenters(d schema.Decoder, places []schema.Place) {
 // Consul tags that Traefik reads, proxy { dialect = "traefik-v2",
 // prefix = "traefik" }. It is decoded last (Late): its prefix may be a
 // module's output, or name a traefik block.
-var ProxyPlace = schema.DefinePlace(&schema.PlaceSchema{Type: "proxy", Late: true, Decode: decodeProxy})
+var ProxyPlace = &schema.PlaceSchema{Type: "proxy", Late: true, Decode: decodeProxy}
 
 // Proxy is the proxy block, or its defaults.
 type Proxy struct {
@@ -168,7 +168,7 @@ type Proxy struct {
 // ProxyOf is the proxy block; without one, the defaults, declared at the
 // project attribute.
 func ProxyOf(cfg *schema.Config) Proxy {
-	if p := schema.PlacesOf[*Proxy](cfg, ProxyPlace); len(p) > 0 {
+	if p := schema.PlacesOf[*Proxy](cfg, ProxyPlace.Type); len(p) > 0 {
 		return *p[0]
 	}
 	p := defaultProxy()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/internal/golden"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/provision/traefik/labels"
 	"github.com/provision-dev/provision/schema"
 )
@@ -16,7 +17,7 @@ import (
 // Consul catalog grammar, which no server here can check, and Traefik 2's,
 // which the end-to-end test also runs through a real Traefik.
 func TestTags(t *testing.T) {
-	cfg, diags := schema.NewParser().LoadDir("../../testdata/tags", schema.Inputs{})
+	cfg, diags := schema.NewParser(langtest.Language).LoadDir("../../testdata/tags", schema.Inputs{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/provision-dev/provision/cmd/provision/render"
 	"github.com/provision-dev/provision/provision/fuzzing"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/provision/plans"
 )
 
@@ -25,7 +26,7 @@ func FuzzReadPlanFile(f *testing.F) {
 			if err := os.WriteFile(path, src, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			p, err := plans.ReadPlanFile(path)
+			p, err := plans.ReadPlanFile(path, langtest.Kinds)
 			if err != nil {
 				return
 			}

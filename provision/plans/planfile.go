@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/provision-dev/provision/provision/addrs"
 )
 
 // WritePlanFile saves p as JSON in its redacted form (no secret is ever
@@ -21,15 +23,18 @@ func WritePlanFile(path string, p *Plan) error {
 	return os.Chmod(path, 0o600) // WriteFile keeps the mode of a file that exists
 }
 
-// ReadPlanFile reads a plan saved by WritePlanFile, refusing one of
-// another major format version.
-func ReadPlanFile(path string) (*Plan, error) {
+// ReadPlanFile reads a plan saved by WritePlanFile, its addresses of
+// kinds, refusing one of another major format version.
+func ReadPlanFile(path string, kinds addrs.Set) (*Plan, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var p Plan
 	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%s is not a saved plan: %w", path, err)
+	}
+	if err := kinds.Resolve(&p); err != nil {
 		return nil, fmt.Errorf("%s is not a saved plan: %w", path, err)
 	}
 	major, _, _ := strings.Cut(p.FormatVersion, ".")

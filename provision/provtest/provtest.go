@@ -265,6 +265,8 @@ func (r *Run) snapshotPath() string {
 
 // Options are how runs are run.
 type Options struct {
+	// Language is what the specs may declare (run.Operation's).
+	Language *schema.Language
 	// Update writes the golden files (new or changed) instead of failing.
 	Update bool
 	// Filter keeps the runs whose name it matches; nil keeps all.
@@ -327,7 +329,7 @@ func Execute(dir string, runs []*Run, o Options) (results []Result, orphans []st
 			if o.Environ != nil {
 				env = o.Environ()
 			}
-			l.specs, l.diags = run.LoadSpecs(dir, vars, nil, env)
+			l.specs, l.diags = run.LoadSpecs(o.Language, dir, vars, nil, env)
 			loaded[key] = l
 		}
 		for name, f := range l.specs.Parser.Files() {
@@ -401,7 +403,7 @@ func plan(dir string, r *Run, specs *run.Specs, snapshots map[string]*provision.
 		}
 	}
 	v := &run.Capture{}
-	op := run.Operation{Type: run.Plan, Dir: dir, Specs: specs, From: from, SearchIndices: true, Getenv: o.Getenv, Environ: o.Environ,
+	op := run.Operation{Type: run.Plan, Language: o.Language, Dir: dir, Specs: specs, From: from, SearchIndices: true, Getenv: o.Getenv, Environ: o.Environ,
 		Policies: o.Policies, PolicyKinds: o.PolicyKinds}
 	rn := op.Start(context.Background(), v)
 	maps.Copy(files, v.Files)

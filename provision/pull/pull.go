@@ -218,7 +218,7 @@ func (in *instance) blockKey() string {
 }
 
 // attributes are the attributes of an updated object that pull may
-// write, as its kind registers them (schema.Config.Pulled), from the
+// write, as its kind lists them (schema.Config.Pulled), from the
 // change's before and after.
 func attributes(cfg *schema.Config, c *plans.Change) []schema.PullAttr {
 	before, _ := decode(c.Before.JSON()).(map[string]any)

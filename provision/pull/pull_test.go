@@ -11,6 +11,7 @@ import (
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/consul/kv"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/schema"
@@ -67,7 +68,7 @@ func TestRewrites(t *testing.T) {
 			addr := addrs.Addr{Kind: tc.kind, Name: "x"}
 			p := &plans.Plan{Changes: []*plans.Change{{Addr: addr, Action: plans.Update, Before: plans.ViewOf(json.RawMessage(tc.before)), After: plans.ViewOf(json.RawMessage(tc.after)), Ignored: tc.ignored,
 				DeclaredAt: plans.At(&hcl.Range{Filename: file, Start: hcl.Pos{Line: 1, Column: 1, Byte: 0}})}}}
-			res := Pull(Specs{Dir: dir, Config: &schema.Config{}}, p)
+			res := Pull(Specs{Dir: dir, Config: schema.NewConfig(langtest.Language)}, p)
 			var left []string
 			for _, o := range res.Objects {
 				left = append(left, o.Left...)

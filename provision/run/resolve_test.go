@@ -6,7 +6,7 @@ import (
 
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/consul"
-	_ "github.com/provision-dev/provision/provision/consul/kv"
+	"github.com/provision-dev/provision/provision/langtest"
 )
 
 // TestResolve: an address without its module or place names the one
@@ -32,7 +32,7 @@ func TestResolve(t *testing.T) {
 		{`module.outer["x"].module.inner.service.nested`, `module.outer["x"].module.inner.service.nested`},
 		{`module.other.service.gated-api-1`, "error: module.other.service.gated-api-1 names no object"},
 	} {
-		a, err := addrs.ParseTarget(tt.in)
+		a, err := langtest.Kinds.ParseTarget(tt.in)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -126,6 +126,11 @@ var phases = map[Type][]Phase{
 // each time an agent is opened).
 type Operation struct {
 	Type Type
+	// Language is what the specs may declare: the kinds and places the
+	// binary knows (its main's). Backends open those of its kinds that
+	// provision/connect does not know.
+	Language *schema.Language
+	Backends []connect.Opener
 	// Dir is the specs' directory (or one .hcl file). ApplySaved takes it
 	// from the saved plan.
 	Dir string
@@ -193,9 +198,9 @@ type Specs struct {
 	Config *schema.Config
 }
 
-// LoadSpecs loads the specs of dir as a run's load phase does.
-func LoadSpecs(dir string, vars, varFiles, env []string) (*Specs, hcl.Diagnostics) {
-	p := schema.NewParser()
+// LoadSpecs loads the specs of dir, in lang, as a run's load phase does.
+func LoadSpecs(lang *schema.Language, dir string, vars, varFiles, env []string) (*Specs, hcl.Diagnostics) {
+	p := schema.NewParser(lang)
 	cfg, diags := p.LoadDir(dir, schema.Inputs{Vars: vars, VarFiles: varFiles, Env: env})
 	return &Specs{Parser: p, Config: cfg}, diags
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/addrs"
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/provision/plans"
 )
 
@@ -82,13 +83,13 @@ func TestPhases(t *testing.T) {
 		op   Operation
 		want []Phase
 	}{
-		{Operation{Type: Validate}, []Phase{Load}},
-		{Operation{Type: Plan}, []Phase{Load, Open, Read, Diff}},
-		{Operation{Type: Apply, AutoApprove: true}, []Phase{Load, Open, CheckPermissions, Lock, Read, Diff, Record, Verify}},
-		{Operation{Type: Destroy, Lock: true}, []Phase{Load, Open, CheckPermissions, Lock, Read, Diff, Record, Verify}},
-		{Operation{Type: Policy}, []Phase{Load, Open, MakePolicy}},
-		{Operation{Type: Plan, GenerateConfigOut: filepath.Join(dir, "generated.hcl")}, []Phase{Load, Open, MakeConfig, Read, Diff}},
-		{Operation{Type: Pull}, []Phase{Load, Open, Read, Diff, MakePull}},
+		{Operation{Language: langtest.Language, Type: Validate}, []Phase{Load}},
+		{Operation{Language: langtest.Language, Type: Plan}, []Phase{Load, Open, Read, Diff}},
+		{Operation{Language: langtest.Language, Type: Apply, AutoApprove: true}, []Phase{Load, Open, CheckPermissions, Lock, Read, Diff, Record, Verify}},
+		{Operation{Language: langtest.Language, Type: Destroy, Lock: true}, []Phase{Load, Open, CheckPermissions, Lock, Read, Diff, Record, Verify}},
+		{Operation{Language: langtest.Language, Type: Policy}, []Phase{Load, Open, MakePolicy}},
+		{Operation{Language: langtest.Language, Type: Plan, GenerateConfigOut: filepath.Join(dir, "generated.hcl")}, []Phase{Load, Open, MakeConfig, Read, Diff}},
+		{Operation{Language: langtest.Language, Type: Pull}, []Phase{Load, Open, Read, Diff, MakePull}},
 	} {
 		t.Run(tt.op.Type.String(), func(t *testing.T) {
 			tt.op.Dir = dir
@@ -124,7 +125,7 @@ func TestHookStops(t *testing.T) {
 			return hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Seen by a hook"}}
 		}
 	}
-	op := Operation{Type: Apply, AutoApprove: true, Dir: specs(t, `project = "unit"`)}
+	op := Operation{Language: langtest.Language, Type: Apply, AutoApprove: true, Dir: specs(t, `project = "unit"`)}
 	v := &recorder{hooks: map[Phase][]func(*Run) hcl.Diagnostics{
 		Open: {hook(Open, false)}, Read: {hook(Read, true), hook(Read, false)}, Diff: {hook(Diff, false)},
 	}}
@@ -150,7 +151,7 @@ func TestHookStops(t *testing.T) {
 // is refused before anything is loaded.
 func TestConfirmationNeeded(t *testing.T) {
 	v := &recorder{}
-	r := Operation{Type: Destroy, Dir: specs(t, `project = "unit"`)}.Start(context.Background(), v)
+	r := Operation{Language: langtest.Language, Type: Destroy, Dir: specs(t, `project = "unit"`)}.Start(context.Background(), v)
 	if !r.Failed() || len(r.Ran) != 0 {
 		t.Fatalf("failed %v after %v", r.Failed(), r.Ran)
 	}
@@ -163,7 +164,7 @@ func TestConfirmationNeeded(t *testing.T) {
 // at its file and line.
 func TestInvalidSpecs(t *testing.T) {
 	v := &recorder{}
-	r := Operation{Type: Plan, Dir: specs(t, "project = \"unit\"\nservice \"a\" {\n  port = \"x\"\n}\n")}.Start(context.Background(), v)
+	r := Operation{Language: langtest.Language, Type: Plan, Dir: specs(t, "project = \"unit\"\nservice \"a\" {\n  port = \"x\"\n}\n")}.Start(context.Background(), v)
 	if !r.Failed() || len(r.Ran) != 1 {
 		t.Fatalf("failed %v after %v", r.Failed(), r.Ran)
 	}
@@ -186,7 +187,7 @@ func TestSavedPlanChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := &recorder{}
-	r := Operation{Type: ApplySaved, PlanFile: file}.Start(context.Background(), v)
+	r := Operation{Language: langtest.Language, Type: ApplySaved, PlanFile: file}.Start(context.Background(), v)
 	if !r.Failed() {
 		t.Fatal("a saved plan naming another backend was applied")
 	}
@@ -246,7 +247,7 @@ func TestReadsAfterLoad(t *testing.T) {
 				}))
 				defer agent.Close()
 				dir := specs(t, fmt.Sprintf(valid, strings.TrimPrefix(agent.URL, "http://"))+tail)
-				op := Operation{Type: typ, Dir: dir, AutoApprove: true}
+				op := Operation{Language: langtest.Language, Type: typ, Dir: dir, AutoApprove: true}
 				r := op.Start(context.Background(), &recorder{hooks: map[Phase][]func(*Run) hcl.Diagnostics{Load: {func(*Run) hcl.Diagnostics {
 					loaded.Store(true)
 					return nil

@@ -86,7 +86,7 @@ func (r *Run) savedWithoutChanges() bool {
 // spec that fails to load sends no request.
 func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 	if r.Type == ApplySaved {
-		saved, err := plans.ReadPlanFile(r.PlanFile)
+		saved, err := plans.ReadPlanFile(r.PlanFile, r.Language.Kinds())
 		if err != nil {
 			return Refusal("Cannot read the saved plan", err.Error()+".", nil)
 		}
@@ -111,7 +111,7 @@ func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 				fmt.Sprintf("-generate-config-out names %s, which exists; provision never overwrites a file with generated declarations. Name a new file, or move this one away.", r.GenerateConfigOut), nil)
 		}
 	}
-	r.parser = schema.NewParser()
+	r.parser = schema.NewParser(r.Language)
 	// Until the declarations are generated, an import of an undeclared
 	// object is what they are generated for, not an error.
 	in := schema.Inputs{Vars: r.Vars, VarFiles: r.VarFiles, Env: r.Environ(), GenerateConfig: r.GenerateConfigOut != "" && r.GeneratedFile == ""}
@@ -167,7 +167,7 @@ func (r *Run) loadPolicies() hcl.Diagnostics {
 		return nil
 	}
 	var diags hcl.Diagnostics
-	r.policyParser = schema.NewParser() // apart from the specs': a saved plan's sources are the specs'
+	r.policyParser = schema.NewParser(r.Language) // apart from the specs': a saved plan's sources are the specs'
 	r.policies, diags = policies.Load(r.Policies, r.policyParser, r.PolicyKinds)
 	if r.policies != nil {
 		if err := r.policies.Overridable(r.PolicyOverrides); err != nil {
@@ -201,7 +201,7 @@ func (r *Run) open(context.Context) hcl.Diagnostics {
 	}
 	var diags hcl.Diagnostics
 	r.Opened, diags = connect.Open(r.Config, connect.Options{Env: r.Getenv, Deadlines: r.Deadlines, Indices: r.SearchIndices,
-		PruneIndices: r.PruneIndices, Replace: inBackend, LeftOut: r.leftOut, VerifyTimeout: cmp.Or(r.VerifyTimeout, DefaultVerifyTimeout)})
+		PruneIndices: r.PruneIndices, Replace: inBackend, LeftOut: r.leftOut, VerifyTimeout: cmp.Or(r.VerifyTimeout, DefaultVerifyTimeout), Others: r.Backends})
 	if !diags.HasErrors() && r.savedWithoutChanges() {
 		r.Plan = r.Saved
 		r.view.Plan(r.Saved, nil)

@@ -17,9 +17,10 @@ import (
 // after search.<name>. where several clusters are declared. This package
 // decodes their blocks (IndexDecl, DocumentDecl): the indices before the
 // module calls and the other kinds, the documents all at once, their
-// sources naming one another (document.<type>.<label>).
+// sources naming one another (document.<type>.<label>). IndexBlock and
+// DocumentBlock are the blocks a binary's language names.
 var (
-	Index = schema.Define(addrs.KindSpec{Name: "index", Place: "search", Form: `index["<name>"] (index.<name> for a name without dots)`, Order: 20}, &schema.KindSchema{
+	Index, IndexBlock = schema.NewKind(addrs.KindSpec{Name: "index", Place: "search", Form: `index["<name>"] (index.<name> for a name without dots)`, Order: 20}, &schema.KindSchema{
 		Noun:   "index block named",
 		Labels: []string{"name"},
 		Decode: func(d schema.Decoder, b schema.Block) schema.Decl { return indexBlock(decoder{d}, b) },
@@ -35,7 +36,7 @@ var (
 		Nested:      []*hcl.BodySchema{indexSchema},
 		Early:       true,
 	})
-	Document = schema.Define(addrs.KindSpec{Name: "document", Place: "search", Form: `document["<index>/<type>/<id>"]`, Order: 30}, &schema.KindSchema{
+	Document, DocumentBlock = schema.NewKind(addrs.KindSpec{Name: "document", Place: "search", Form: `document["<index>/<type>/<id>"]`, Order: 30}, &schema.KindSchema{
 		Noun:   "document block at",
 		Labels: []string{"type", "name"},
 		BadName: func(name string) string {

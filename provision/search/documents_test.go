@@ -321,7 +321,7 @@ func takeOver(t *testing.T, path, source string) (files, vars []string, generate
 	}
 	files = []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", "../../testdata/search/saved-objects.hcl", imp}
 	vars = []string{"search_url=" + cluster(t).T1.URL, "tribe_url=" + cluster(t).Tribe.URL}
-	cfg, diags := schema.NewParser().LoadFiles(files, schema.Inputs{Vars: vars, GenerateConfig: true})
+	cfg, diags := schema.NewParser(testLanguage).LoadFiles(files, schema.Inputs{Vars: vars, GenerateConfig: true})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -410,7 +410,7 @@ func TestTakeOverEstate(t *testing.T) {
 	}
 	files := []string{"../../specs/project.hcl", "../../specs/dashboard.hcl", imp}
 	vars := []string{"search_url=" + cluster(t).T1.URL}
-	gcfg, diags := schema.NewParser().LoadFiles(files, schema.Inputs{Vars: vars, GenerateConfig: true})
+	gcfg, diags := schema.NewParser(testLanguage).LoadFiles(files, schema.Inputs{Vars: vars, GenerateConfig: true})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

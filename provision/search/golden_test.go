@@ -10,9 +10,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
-	// The shipped specs' project.hcl holds a proxy block: a place the
-	// consul package defines.
-	_ "github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/internal/golden"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/schema"
@@ -51,7 +48,7 @@ func TestGoldenConflicts(t *testing.T) {
 	for _, name := range []string{"undeclared-default", "shared-live-type"} {
 		t.Run(name, func(t *testing.T) {
 			dir := "../../testdata/search/conflicts/" + name
-			p := schema.NewParser()
+			p := schema.NewParser(testLanguage)
 			cfg, diags := p.LoadDir(dir, schema.Inputs{})
 			if diags.HasErrors() {
 				t.Fatal(diags)

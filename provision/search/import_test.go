@@ -136,7 +136,7 @@ import {
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(main), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, diags := schema.NewParser().LoadDir(dir, schema.Inputs{GenerateConfig: true})
+	cfg, diags := schema.NewParser(testLanguage).LoadDir(dir, schema.Inputs{GenerateConfig: true})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -157,7 +157,7 @@ import {
 	if err := os.WriteFile(filepath.Join(dir, "generated.hcl"), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, diags = schema.NewParser().LoadDir(dir, schema.Inputs{})
+	cfg, diags = schema.NewParser(testLanguage).LoadDir(dir, schema.Inputs{})
 	if diags.HasErrors() {
 		t.Fatalf("the generated spec does not validate: %v\n%s", diags, src)
 	}

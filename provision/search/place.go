@@ -12,7 +12,7 @@ import (
 // ...; cluster_name = ... }: one member cluster of a tribe, where writes
 // go. Its package decodes it; the loader expands it as any place
 // (for_each: search.<name>["<key>"]).
-var SearchPlace = schema.DefinePlace(&schema.PlaceSchema{Type: "search", Label: "name", Decode: decodeSearch})
+var SearchPlace = &schema.PlaceSchema{Type: "search", Label: "name", Decode: decodeSearch, Polled: true}
 
 // Search is one instance of a search block.
 type Search struct {
@@ -26,7 +26,7 @@ type Search struct {
 }
 
 // Searches are the search blocks' instances, in block and key order.
-func Searches(cfg *schema.Config) []*Search { return schema.PlacesOf[*Search](cfg, SearchPlace) }
+func Searches(cfg *schema.Config) []*Search { return schema.PlacesOf[*Search](cfg, SearchPlace.Type) }
 
 var searchSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "url"}, {Name: "urls"}, {Name: "cluster_name", Required: true}, {Name: "tribe_url"}},

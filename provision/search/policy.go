@@ -79,7 +79,7 @@ func documentAttrsOf(cfg *schema.Config, addr addrs.Addr, view json.RawMessage) 
 // clusterOf is the name of the search block an object of addr lives on:
 // its address's, or the specs' one search block's.
 func clusterOf(cfg *schema.Config, addr addrs.Addr) string {
-	if name, ok := strings.CutPrefix(addr.In, SearchPlace+"."); ok {
+	if name, ok := strings.CutPrefix(addr.In, SearchPlace.Type+"."); ok {
 		return name
 	}
 	if s := Searches(cfg); len(s) == 1 {

@@ -72,7 +72,7 @@ func load(t *testing.T, files map[string]string, vars ...string) *schema.Config 
 			t.Fatal(err)
 		}
 	}
-	cfg, diags := schema.NewParser().LoadDir(dir, schema.Inputs{Vars: vars})
+	cfg, diags := schema.NewParser(testLanguage).LoadDir(dir, schema.Inputs{Vars: vars})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -87,7 +87,7 @@ func seed(t *testing.T, vars ...string) *schema.Config {
 
 func loadFiles(t *testing.T, files []string, vars ...string) *schema.Config {
 	t.Helper()
-	cfg, diags := schema.NewParser().LoadFiles(files, schema.Inputs{Vars: vars})
+	cfg, diags := schema.NewParser(testLanguage).LoadFiles(files, schema.Inputs{Vars: vars})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

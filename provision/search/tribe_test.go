@@ -208,11 +208,11 @@ index "twice" {
 	if diff := cmp.Diff([]string{"search.t1.index.twice on search.t1", "search.t2.index.twice on search.t2"}, got); diff != "" {
 		t.Errorf("addresses (-want +got):\n%s", diff)
 	}
-	short, _ := addrs.ParseTarget("index.twice")
+	short, _ := testLanguage.Kinds().ParseTarget("index.twice")
 	if err := p.Target([]addrs.Addr{short}, nil); err == nil || !strings.Contains(err.Error(), "index.twice matches 2 objects of this plan (search.t1.index.twice, search.t2.index.twice)") {
 		t.Errorf("a short target that hits both: %v", err)
 	}
-	full, _ := addrs.ParseTarget("search.t2.index.twice")
+	full, _ := testLanguage.Kinds().ParseTarget("search.t2.index.twice")
 	if err := p.Target([]addrs.Addr{full}, nil); err != nil || len(p.Changes) != 1 || p.Changes[0].Backend != "search.t2" {
 		t.Errorf("-target search.t2.index.twice: %v, %d changes", err, len(p.Changes))
 	}

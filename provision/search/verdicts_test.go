@@ -233,7 +233,7 @@ func loadSpec(dir, src string) (*schema.Config, hcl.Diagnostics) {
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(src), 0o644); err != nil {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: err.Error()}}
 	}
-	return schema.NewParser().LoadDir(dir, schema.Inputs{})
+	return schema.NewParser(testLanguage).LoadDir(dir, schema.Inputs{})
 }
 
 // TestUncheckedSays: a plan that puts mappings on a 5.x or later server,

@@ -12,7 +12,7 @@ import (
 // every gated frontend is served behind its forward-auth middleware, and
 // by nothing else. Its package decodes it; the loader expands it as any
 // place.
-var ProxyPlace = schema.DefinePlace(&schema.PlaceSchema{Type: "traefik", Label: "name", Decode: decodeProxy})
+var ProxyPlace = &schema.PlaceSchema{Type: "traefik", Label: "name", Decode: decodeProxy, Polled: true}
 
 // Proxy is one instance of a traefik block.
 type Proxy struct {
@@ -28,7 +28,7 @@ type Proxy struct {
 }
 
 // Proxies are the traefik blocks' instances, in block and key order.
-func Proxies(cfg *schema.Config) []*Proxy { return schema.PlacesOf[*Proxy](cfg, ProxyPlace) }
+func Proxies(cfg *schema.Config) []*Proxy { return schema.PlacesOf[*Proxy](cfg, ProxyPlace.Type) }
 
 var proxySchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "api", Required: true}, {Name: "url", Required: true}},

@@ -9,21 +9,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/provision-dev/provision/provision/consul"
-	"github.com/provision-dev/provision/provision/search"
-	"github.com/provision-dev/provision/provision/traefik"
 	"github.com/provision-dev/provision/schema"
 )
 
-// SlowPoll multiplies the interval when the specs declare no search
-// cluster and no proxy: the agents' blocking queries see every change of
-// a registration, and only a health check edited by hand (which they do
-// not carry) waits for the poll.
+// SlowPoll multiplies the interval when change feeds see every change of
+// the specs' objects (no search cluster, no proxy): the agents' blocking
+// queries see every change of a registration, and only a health check
+// edited by hand (which they do not carry) waits for the poll.
 const SlowPoll = 10
 
 // Poll wakes w every interval (with jitter): the search clusters and the
-// proxies have no change feed. Specs with neither are polled SlowPoll
-// times less often.
+// proxies have no change feed. Specs with none of them are polled
+// SlowPoll times less often.
 func (w *Watcher) Poll(ctx context.Context) {
 	for {
 		select {
@@ -36,11 +33,10 @@ func (w *Watcher) Poll(ctx context.Context) {
 }
 
 // PollEvery is how often the specs in force are polled: the interval, or
-// SlowPoll times it for specs that declare services and no search cluster
-// or proxy (whose live state has no change feed: only the agents' and the
-// KV store's have).
+// SlowPoll times it for specs whose every change a change feed sees
+// (schema.Config.Followed: only the agents' and the KV store's have one).
 func (w *Watcher) PollEvery() time.Duration {
-	if cfg := w.config(); cfg != nil && len(search.Searches(cfg))+len(traefik.Proxies(cfg)) == 0 && len(consul.Services(cfg)) > 0 {
+	if cfg := w.config(); cfg != nil && cfg.Followed() {
 		return w.o.Interval * SlowPoll
 	}
 	return w.o.Interval

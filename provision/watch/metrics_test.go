@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/provision-dev/provision/provision/consul"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/provision/run"
 	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/schema"
@@ -28,8 +29,8 @@ func TestHealthzIdle(t *testing.T) {
 		cfg  *schema.Config
 		want int
 	}{
-		{"services only", withService(&schema.Config{}), http.StatusOK},
-		{"a search cluster too", withService(withSearch(&schema.Config{})), http.StatusServiceUnavailable},
+		{"services only", withService(schema.NewConfig(langtest.Language)), http.StatusOK},
+		{"a search cluster too", withService(withSearch(schema.NewConfig(langtest.Language))), http.StatusServiceUnavailable},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := New(Options{Interval: 30 * time.Second}, nil)

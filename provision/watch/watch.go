@@ -176,7 +176,7 @@ func (w *Watcher) Load() (*run.Specs, hcl.Diagnostics) {
 	w.mu.Lock()
 	w.files = files
 	w.mu.Unlock()
-	return run.LoadSpecs(b.Dir, b.Vars, b.VarFiles, env)
+	return run.LoadSpecs(b.Language, b.Dir, b.Vars, b.VarFiles, env)
 }
 
 // Reload loads the specs again after their files changed: a spec that no

@@ -14,8 +14,8 @@ import (
 
 // Key is the kind of a Consul KV entry: key "<path>" { value = ... }
 // declares one, key["<path>"] addresses it. Its package decodes its
-// block (Decl).
-var Key = schema.Define(addrs.KindSpec{Name: "key", Place: "consul", DefaultPlace: true, Form: `key["<path>"]`, Order: 40}, &schema.KindSchema{
+// block (Decl): KeyBlock, which a binary's language names.
+var Key, KeyBlock = schema.NewKind(addrs.KindSpec{Name: "key", Place: "consul", DefaultPlace: true, Form: `key["<path>"]`, Order: 40}, &schema.KindSchema{
 	Noun:   "key block at",
 	Labels: []string{"path"},
 	// A key of another datacenter is addressed consul.<name>.key["<path>"].
@@ -26,8 +26,9 @@ var Key = schema.Define(addrs.KindSpec{Name: "key", Place: "consul", DefaultPlac
 		}
 		return out
 	},
-	Decode: func(d schema.Decoder, b schema.Block) schema.Decl { return keyBlock(d, b) },
-	Check:  checkKeys,
+	Decode:   func(d schema.Decoder, b schema.Block) schema.Decl { return keyBlock(d, b) },
+	Check:    checkKeys,
+	Followed: true, // each folder's blocking query (Store.Follow)
 	BadName: func(name string) string {
 		if why := badKeyPath(name); why != "" {
 			return fmt.Sprintf("The key path %q %s.", name, why)

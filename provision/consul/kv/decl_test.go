@@ -44,7 +44,7 @@ func TestKeyForEach(t *testing.T) {
 			if err := os.WriteFile(path, []byte("project = \"x\"\n\n"+tt.src+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cfg, diags := schema.NewParser().LoadFiles([]string{path}, schema.Inputs{})
+			cfg, diags := schema.NewParser(schema.NewLanguage([]*schema.KindSchema{KeyBlock}, nil)).LoadFiles([]string{path}, schema.Inputs{})
 			var got []string
 			for _, d := range diags {
 				got = append(got, filepath.Base(d.Subject.String())+": "+d.Summary)

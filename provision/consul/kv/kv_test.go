@@ -14,6 +14,7 @@ import (
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/provision/internal/backendtest"
+	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/servers"
 )
@@ -21,7 +22,7 @@ import (
 // store is the KV backend of the specs src on the agent at addr.
 func store(t *testing.T, addr, src string) *kv.Store {
 	t.Helper()
-	s := kv.New(backendtest.Config(t, src), "")
+	s := kv.New(backendtest.Config(t, langtest.Language, src), "")
 	s.Open(backendtest.ConsulAgent(t, addr, ""))
 	return s
 }

@@ -19,14 +19,14 @@ import (
 	"github.com/provision-dev/provision/schema"
 )
 
-// Config loads the specs src (one main.hcl) as a run does.
-func Config(t testing.TB, src string) *schema.Config {
+// Config loads the specs src (one main.hcl), in lang, as a run does.
+func Config(t testing.TB, lang *schema.Language, src string) *schema.Config {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, diags := schema.NewParser().LoadDir(dir, schema.Inputs{})
+	cfg, diags := schema.NewParser(lang).LoadDir(dir, schema.Inputs{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

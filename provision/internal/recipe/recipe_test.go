@@ -11,19 +11,24 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/connect"
 	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/run"
+	"github.com/provision-dev/provision/provision/watch"
 	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
 )
 
 // Note is the throwaway kind: a note of a notes service, note "<name>" {
-// text = "..." }. Its registration is the one line that makes it a kind.
-var Note = schema.Define(addrs.KindSpec{Name: "note", Form: "note.<name>", Order: 100}, &schema.KindSchema{
+// text = "..." }. NewKind is the one line that makes it a kind, and
+// noteLanguage the language the test loads its specs in.
+var Note, noteBlock = schema.NewKind(addrs.KindSpec{Name: "note", Form: "note.<name>", Order: 100}, &schema.KindSchema{
 	Noun:   "note block named",
 	Labels: []string{"name"},
 	Decode: decodeNote,
@@ -38,6 +43,9 @@ var Note = schema.Define(addrs.KindSpec{Name: "note", Form: "note.<name>", Order
 		}
 	},
 })
+
+// noteLanguage is the language of the test's specs: the note alone.
+var noteLanguage = schema.NewLanguage([]*schema.KindSchema{noteBlock}, nil)
 
 // decl is a note as its block declares it.
 type decl struct {
@@ -79,13 +87,25 @@ type state struct {
 func (state) Server() string { return "notes 1.0" }
 func (state) Known() error   { return nil }
 
-// notes is the notes service, in memory, and the backend that plans and
-// sends to it: Read, Plan and Send are all a kind's backend must do.
+// service is the notes service, in memory.
+type service struct {
+	mu sync.Mutex
+	db map[string]live
+}
+
+// note is the note of that name the service holds.
+func (s *service) note(name string) live {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.db[name]
+}
+
+// notes is the backend that plans and sends to the notes service: Read,
+// Plan and Send are all a kind's backend must do.
 type notes struct {
 	provision.NoCapabilities
 	cfg *schema.Config
-	mu  sync.Mutex
-	db  map[string]live
+	*service
 }
 
 func (b *notes) Info() plans.BackendInfo { return plans.BackendInfo{Name: "notes", Kind: "notes"} }
@@ -221,10 +241,10 @@ note "shared" {
   }
 }
 `)
-	svc := &notes{db: map[string]live{"by-hand": {Text: "made by hand"}}}
+	svc := &notes{service: &service{db: map[string]live{"by-hand": {Text: "made by hand"}}}}
 	plan := func() *plans.Plan {
 		t.Helper()
-		cfg, diags := schema.NewParser().LoadDir(dir, schema.Inputs{})
+		cfg, diags := schema.NewParser(noteLanguage).LoadDir(dir, schema.Inputs{})
 		if diags.HasErrors() {
 			t.Fatal(diags)
 		}
@@ -265,7 +285,7 @@ note "shared" {
 	if !slices.Equal(got, want) {
 		t.Fatalf("first plan: %q, want %q", got, want)
 	}
-	target, err := addrs.ParseTarget("note.welcome")
+	target, err := noteLanguage.Kinds().ParseTarget("note.welcome")
 	if err != nil || !slices.ContainsFunc(p.Changes, func(c *plans.Change) bool { return c.Addr.Matches(target) }) {
 		t.Fatalf("-target note.welcome: %v", err)
 	}
@@ -323,7 +343,79 @@ module "shared" {
 
 	// A duplicate is the kind's own check, at its line.
 	write("dup.hcl", "note \"welcome\" {\n  text = \"twice\"\n}\n")
-	if _, diags := schema.NewParser().LoadDir(dir, schema.Inputs{}); !diags.HasErrors() || !strings.Contains(diags.Error(), "main.hcl:3,6-15: Duplicate note block") {
+	if _, diags := schema.NewParser(noteLanguage).LoadDir(dir, schema.Inputs{}); !diags.HasErrors() || !strings.Contains(diags.Error(), "main.hcl:3,6-15: Duplicate note block") {
 		t.Errorf("a note declared twice: %v", diags)
 	}
 }
+
+// TestNewKindThroughARun: the throwaway kind's backend, opened beside
+// the backends provision/connect knows (a connect.Opener the run is
+// given, as a binary's main would give it), is planned and applied by a
+// run, and its drift repaired by a watcher, with no package but this one
+// knowing it.
+func TestNewKindThroughARun(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte("project = \"notes-run\"\n\nnote \"welcome\" {\n  text = \"hello\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	svc := &service{db: map[string]live{}}
+	open := func(cfg *schema.Config, _ connect.Options) ([]provision.Backend, hcl.Diagnostics) {
+		return []provision.Backend{&notes{cfg: cfg, service: svc}}, nil
+	}
+	op := run.Operation{Type: run.Apply, Language: noteLanguage, Backends: []connect.Opener{open}, Dir: dir, AutoApprove: true}
+	start := func(typ run.Type) *view {
+		t.Helper()
+		op.Type = typ
+		v := &view{}
+		if r := op.Start(context.Background(), v); r.Failed() {
+			t.Fatalf("%s: %v", typ, v.diags)
+		}
+		return v
+	}
+	start(run.Apply)
+	if got := svc.note("welcome"); got.Text != "hello" || adapter.OwnerOf(got.Marks) != "notes-run" {
+		t.Fatalf("after apply: %+v", got)
+	}
+	if p := start(run.Plan).plan; p == nil || p.Summary.HasChanges() {
+		t.Fatalf("after apply, a plan: %+v", p)
+	}
+
+	// A note edited by hand is put back by a watcher that heals (there is
+	// no Consul to elect a healer through: it heals alone).
+	drifted := svc.note("welcome")
+	drifted.Text = "edited by hand"
+	svc.mu.Lock()
+	svc.db["welcome"] = drifted
+	svc.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	op.Type = run.Plan
+	stopped := make(chan error, 1)
+	go func() {
+		stopped <- watch.Run(ctx, watch.Options{Base: op, Heal: true, Interval: 100 * time.Millisecond, BufferMin: time.Millisecond, BufferMax: 10 * time.Millisecond,
+			MaxRepairs: 3, Window: time.Minute, Log: func(watch.Event) {}})
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for svc.note("welcome").Text != "hello" && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-stopped; err != nil {
+		t.Errorf("the watch stopped: %v", err)
+	}
+	if got := svc.note("welcome").Text; got != "hello" {
+		t.Errorf("the watcher left the note at %q, want it repaired to %q", got, "hello")
+	}
+}
+
+// view keeps what a run says that the test reads: its diagnostics and
+// its plan.
+type view struct {
+	run.Silent
+	diags hcl.Diagnostics
+	plan  *plans.Plan
+}
+
+func (v *view) Loaded(map[string]*hcl.File, []string) {}
+func (v *view) Diagnostics(d hcl.Diagnostics)         { v.diags = append(v.diags, d...) }
+func (v *view) Plan(p *plans.Plan, _ hcl.Diagnostics) { v.plan = p }
