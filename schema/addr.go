@@ -10,7 +10,7 @@ import (
 )
 
 // traversalText writes an address written as a traversal (an import
-// block's to) as addrs.Parse reads it; key, when set, is the value of a
+// block's to) as addrs.Set.Parse reads it; key, when set, is the value of a
 // computed name in brackets (kind[each.value]). It fails on a name in
 // brackets that is not a string.
 func traversalText(tr hcl.Traversal, key *cty.Value) (string, error) {

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"maps"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -67,10 +68,16 @@ func (cfg *Config) Declare(k addrs.Kind, objs ...Decl) {
 // has: a configuration that a program builds rather than loads.
 func (cfg *Config) DeclarePlace(s *PlaceSchema, instances ...Place) {
 	if cfg.places == nil {
-		cfg.places, cfg.placeSchemas = map[string][]Place{}, map[string]*PlaceSchema{}
+		cfg.places = map[string][]Place{}
 	}
 	cfg.places[s.Type] = append(cfg.places[s.Type], instances...)
-	cfg.placeSchemas[s.Type] = s
+	if cfg.placeSchemas[s.Type] != s { // a copy: the language's is shared
+		cfg.placeSchemas = maps.Clone(cfg.placeSchemas)
+		if cfg.placeSchemas == nil {
+			cfg.placeSchemas = map[string]*PlaceSchema{}
+		}
+		cfg.placeSchemas[s.Type] = s
+	}
 }
 
 // MetaPrefix starts the Consul meta keys provision writes to mark what it

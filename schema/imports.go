@@ -89,8 +89,8 @@ func (d *decoder) eachOf(b *hcl.Block, c *hcl.BodyContent, one func()) {
 
 // address decodes the address an import block's to or a removed block's
 // from names: a kind, a name, and the module instance before them, if any.
-// The traversal is written out as text and read by addrs.Parse, the one
-// parser of addresses.
+// The traversal is written out as text and read by the language's
+// addrs.Set (Set.Parse), the one parser of addresses.
 func (d *decoder) address(b *hcl.Block, attr *hcl.Attribute, block string) (addrs.Addr, bool) {
 	bad := func(detail string) (addrs.Addr, bool) {
 		d.errorf(attr.Expr.Range(), b.DefRange, fmt.Sprintf("Invalid %s address", block),

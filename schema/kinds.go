@@ -97,9 +97,6 @@ func NewKind(spec addrs.KindSpec, s *KindSchema) (addrs.Kind, *KindSchema) {
 	return s.kind, s
 }
 
-// Kind is the kind whose blocks s decodes.
-func (s *KindSchema) Kind() addrs.Kind { return s.kind }
-
 // rewrite rewrites the top-level blocks of body that a kind rewrites
 // (KindSchema.Rewrite).
 func (l *Language) rewrite(body *hclsyntax.Body) hcl.Diagnostics {
@@ -208,6 +205,9 @@ func (cfg *Config) kinds() []definedKind {
 
 // Kinds are the kinds cfg's objects may be of, which read its addresses.
 func (cfg *Config) Kinds() addrs.Set {
+	if cfg.lang != nil {
+		return cfg.lang.set
+	}
 	var ks []addrs.Kind
 	for _, k := range cfg.kinds() {
 		ks = append(ks, k.Kind)

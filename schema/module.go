@@ -22,7 +22,7 @@ import (
 // once per instance. A module declares its inputs with variable blocks and
 // what it gives back with output blocks; its objects are the specs' own,
 // addressed module.<name>[<key>].<address>; the blocks that say where the
-// live systems are (project, and the places' blocks: DefinePlace) and
+// live systems are (project, and the places' blocks: PlaceSchema) and
 // import and removed blocks are the root's alone, and a module refers to
 // them by name. Every instance is decoded from the module's files, which
 // are read and parsed once.

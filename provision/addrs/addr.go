@@ -1,7 +1,6 @@
 package addrs
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -54,9 +53,10 @@ type Addr struct {
 	// Name is the service ID, the index name, a document's
 	// <index>/<type>/<id>, a key's path.
 	Name string
-	// text is the address as JSON gave it, until a Set reads it
-	// (Set.Resolve); "" once read.
-	text string
+	// text is the address as JSON gave it, while pending, until a Set
+	// reads it (Set.Resolve).
+	text    string
+	pending bool
 }
 
 // IsModule reports whether the address names a module instance alone.
@@ -75,7 +75,7 @@ var bareName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
 // module.gated["a"].search.t1.index[".dashboard"].
 func (a Addr) String() string {
 	switch {
-	case a.text != "":
+	case a.pending:
 		return a.text
 	case a.IsModule():
 		return string(a.Module)
@@ -133,10 +133,7 @@ func (a Addr) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
 // kinds that decode it knows (Set.Resolve): an address's kind is only
 // known there.
 func (a *Addr) UnmarshalText(b []byte) error {
-	*a = Addr{text: string(b)}
-	if len(b) == 0 {
-		return errors.New("an address is empty")
-	}
+	*a = Addr{text: string(b), pending: true}
 	return nil
 }
 

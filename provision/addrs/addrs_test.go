@@ -1,6 +1,7 @@
 package addrs_test
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -126,6 +127,44 @@ func TestLessAndMatches(t *testing.T) {
 		}
 		if got := obj.Matches(a); got != want {
 			t.Errorf("%s matches %s: %v, want %v", target, obj, got, want)
+		}
+	}
+}
+
+// TestResolve: the addresses JSON decoded (kept as text: JSON cannot be
+// handed the kinds) are read by the set wherever they are, in an
+// embedded struct's promoted fields and a map's keys too; two keys that
+// are one address, and an empty one, are refused as ParseTarget refuses
+// them.
+func TestResolve(t *testing.T) {
+	type inner struct{ A addrs.Addr }
+	var got struct {
+		inner
+		M map[addrs.Addr]int
+		L []*addrs.Addr
+	}
+	if err := json.Unmarshal([]byte(`{"A":"service.x","M":{"agent.n1.service.y":1},"L":["key[\"a/b\"]"]}`), &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := kinds.Resolve(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.A != (addrs.Addr{Kind: consul.Service, Name: "x"}) || got.M[addrs.Addr{In: "agent.n1", Kind: consul.Service, Name: "y"}] != 1 || *got.L[0] != (addrs.Addr{Kind: kv.Key, Name: "a/b"}) {
+		t.Errorf("resolved: %+v", got)
+	}
+	for src, want := range map[string]string{
+		`{"M":{"index..d":1,"index[\".d\"]":2}}`: `index[".d"] is written twice`,
+		`{"A":""}`:                               `"" is not an address; write service.<id>`,
+	} {
+		var bad struct {
+			A addrs.Addr
+			M map[addrs.Addr]int
+		}
+		if err := json.Unmarshal([]byte(src), &bad); err != nil {
+			t.Fatal(err)
+		}
+		if err := kinds.Resolve(&bad); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Resolve(%s): %v, want %s...", src, err, want)
 		}
 	}
 }

@@ -31,7 +31,7 @@ func (set Set) resolve(v reflect.Value) error {
 	case reflect.Struct:
 		if t == addrType {
 			a := v.Addr().Interface().(*Addr)
-			if a.text == "" {
+			if !a.pending {
 				return nil
 			}
 			parsed, err := set.ParseTarget(a.text)
@@ -42,7 +42,7 @@ func (set Set) resolve(v reflect.Value) error {
 			return nil
 		}
 		for i := range t.NumField() {
-			if t.Field(i).IsExported() {
+			if decoded(t.Field(i)) {
 				if err := set.resolve(v.Field(i)); err != nil {
 					return err
 				}
@@ -86,9 +86,18 @@ func (set Set) resolveMap(v reflect.Value) error {
 	}
 	v.Clear()
 	for _, e := range entries {
+		if v.MapIndex(e.k).IsValid() {
+			return fmt.Errorf("%v is written twice", e.k.Interface())
+		}
 		v.SetMapIndex(e.k, e.v)
 	}
 	return nil
+}
+
+// decoded reports whether JSON decodes into the field f: an exported
+// one, or the promoted fields of an embedded struct.
+func decoded(f reflect.StructField) bool {
+	return f.IsExported() || f.Anonymous && f.Type.Kind() == reflect.Struct
 }
 
 var holds sync.Map // reflect.Type → bool
@@ -116,7 +125,7 @@ func holdsAddrIn(t reflect.Type, seen map[reflect.Type]bool) bool {
 	switch t.Kind() {
 	case reflect.Struct:
 		for i := range t.NumField() {
-			if f := t.Field(i); f.IsExported() && holdsAddrIn(f.Type, seen) {
+			if f := t.Field(i); decoded(f) && holdsAddrIn(f.Type, seen) {
 				return true
 			}
 		}

@@ -1,10 +1,10 @@
 // Package consul is the service kind and the backend for a Consul agent's
-// services: it registers the kind (Service) and decodes its block (Decl,
-// a service as Consul's own definition files write it too), turns
-// declared services into agent service registrations whose tags configure
-// a Traefik reverse proxy, reads what is live as a value (agentState),
-// plans from it, and sends the register and deregister requests of a
-// plan. It follows the agent with blocking queries, and says which ACL
+// services: it makes the kind (Service, ServiceBlock) and decodes its
+// block (Decl, a service as Consul's own definition files write it too),
+// turns declared services into agent service registrations whose tags
+// configure a Traefik reverse proxy, reads what is live as a value
+// (agentState), plans from it, and sends the register and deregister
+// requests of a plan. It follows the agent with blocking queries, and says which ACL
 // permissions a project needs (Permissions).
 //
 // The other roles of Consul are packages of their own, each on the same

@@ -1,6 +1,6 @@
 // Package search is the index and document kinds and the backend for one
-// member cluster of an Elasticsearch tribe: it registers the kinds (Index,
-// Document) and decodes their blocks (IndexDecl, DocumentDecl), creates
+// member cluster of an Elasticsearch tribe: it makes the kinds (Index,
+// Document, and their blocks) and decodes their blocks (IndexDecl, DocumentDecl), creates
 // declared indices and their mapping types on a node of
 // that cluster (never on the read-only tribe node), and checks afterwards
 // that they show through the tribe node.
