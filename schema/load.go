@@ -218,7 +218,7 @@ func (p *Parser) load(paths []string, in Inputs, later func(name []byte) class) 
 			_, fdiags := p.varFile(path)
 			vdiags = append(vdiags, firstCause(fdiags)...)
 		}
-		return &Config{Variables: map[string]*Variable{}}, append(vdiags, diags...), true
+		return NewConfig(p.lang), append(vdiags, diags...), true
 	}
 	bg := &budget{}
 	var contents []*hcl.BodyContent
