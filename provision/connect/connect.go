@@ -160,7 +160,7 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 		out = append(out, sbs...)
 		diags = append(diags, sdiags...)
 	}
-	out = append(out, traefik.New(cfg, traefik.Options{Env: o.Env, Deadlines: o.Deadlines, Wait: o.VerifyTimeout, LeftOut: o.LeftOut})...)
+	out = append(out, traefik.New(cfg, traefik.Options{Routes: consul.Routes{}, Env: o.Env, Deadlines: o.Deadlines, Wait: o.VerifyTimeout, LeftOut: o.LeftOut})...)
 	for _, open := range o.Others {
 		bs, odiags := open(cfg, o)
 		out = append(out, bs...)

@@ -564,15 +564,3 @@ func asObject(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
 }
-
-// Routed reads a service change's view (its Before or After) as the
-// registration it is: the service's name and tags, which a proxy reads
-// to route it. A proxy's proof reads them through it, so that the view's
-// form is the registration's alone.
-func Routed(view json.RawMessage) (name string, tags []string, err error) {
-	var r registration
-	if err := json.Unmarshal(view, &r); err != nil {
-		return "", nil, err
-	}
-	return r.Name, r.Tags, nil
-}

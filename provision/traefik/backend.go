@@ -19,7 +19,6 @@ import (
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/addrs"
-	"github.com/provision-dev/provision/provision/consul"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/traefik/labels"
 	"github.com/provision-dev/provision/schema"
@@ -44,11 +43,13 @@ type Backend struct {
 	// names are the Consul names of every declared service: a router of a
 	// removed service stays while one of them has that name.
 	names map[string]bool
-	http  *http.Client
-	user  string
-	pass  string
-	net   adapter.Deadlines
-	wait  time.Duration
+	// routes read the services' changes.
+	routes Routes
+	http   *http.Client
+	user   string
+	pass   string
+	net    adapter.Deadlines
+	wait   time.Duration
 	// version is the proxy's, as its API said it once.
 	version string
 }
@@ -68,8 +69,42 @@ type frontend struct {
 
 var _ provision.Backend = (*Backend)(nil)
 
+// Routes is what the proof needs of the kind whose objects configure
+// the proxy: a Consul service, whose tags Traefik reads. The service
+// kind provides it (consul.Routes) and connect hands it over, so this
+// package names no kind.
+type Routes interface {
+	// Gated are the declared frontends behind a forward-auth gate, but
+	// those of the agents left out (-exclude agent.<name>).
+	Gated(cfg *schema.Config, leftOut []addrs.Addr) []Gated
+	// Names are the names of every declared service: a router of a
+	// removed service stays while one of them has that name.
+	Names(cfg *schema.Config) map[string]bool
+	// Prefix is the tags' prefix, as the specs say it.
+	Prefix(cfg *schema.Config) string
+	// Routed is the name and tags of a change's view (its before or
+	// after); ok is false for a change of another kind, or a view that
+	// does not decode.
+	Routed(c *plans.Change, view json.RawMessage) (name string, tags []string, ok bool)
+}
+
+// Gated is a declared gated frontend, as a proxy must serve it.
+type Gated struct {
+	Addr   addrs.Addr
+	Auth   string // the forward-auth address
+	Probes []labels.Probe
+	At     hcl.Range // the declaration
+	// Token is a token the auth endpoint accepts (proof { token }), ""
+	// without one; Headers are the auth response headers declared, which
+	// its answer to it must hold.
+	Token   string
+	Headers []string
+}
+
 // Options are how the proxies are opened.
 type Options struct {
+	// Routes are the declared services' gates, tags and names.
+	Routes Routes
 	// Env reads TRAEFIK_API_USERNAME and TRAEFIK_API_PASSWORD.
 	Env func(string) string
 	// Deadlines bound every request to a proxy (DefaultDeadlines when
@@ -90,19 +125,8 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 	}
 	wait, env := o.Wait, o.Env
 	var fronts []frontend
-	names := map[string]bool{}
-	for _, s := range consul.Services(cfg) {
-		names[s.Service] = true
-		f := s.Frontend
-		if f == nil || f.ForwardAuth == nil || f.Rule == nil || slices.Contains(o.LeftOut, addrs.Addr{In: "agent." + s.Agent}) {
-			continue
-		}
-		a := addrs.Addr{Kind: consul.Service, Name: s.Name}
-		if len(consul.Agents(cfg)) > 1 && s.Node == "" {
-			a.In = "agent." + s.Agent
-		}
-		fronts = append(fronts, frontend{addr: a, auth: f.ForwardAuth.Address, probes: f.Rule.Probes(), at: s.DeclRange,
-			token: f.ProofToken, headers: f.ForwardAuth.AuthResponseHeaders})
+	for _, g := range o.Routes.Gated(cfg, o.LeftOut) {
+		fronts = append(fronts, frontend{addr: g.Addr, auth: g.Auth, probes: g.Probes, at: g.At, token: g.Token, headers: g.Headers})
 	}
 	var out []provision.Backend
 	for _, t := range Proxies(cfg) {
@@ -111,7 +135,7 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 			user, pass = "", "" // read without credentials, as a proxy outside the allowed servers
 		}
 		out = append(out, &Backend{
-			proxy: t, prefix: consul.ProxyOf(cfg).Prefix, fronts: fronts, names: names, wait: wait, net: o.Deadlines.OrDefault(),
+			proxy: t, prefix: o.Routes.Prefix(cfg), fronts: fronts, names: o.Routes.Names(cfg), routes: o.Routes, wait: wait, net: o.Deadlines.OrDefault(),
 			user: user, pass: pass,
 			http: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		})
@@ -607,11 +631,11 @@ func (b *Backend) removed(p *plans.Plan) routerNames {
 	v1 := b.prefix + ".frontend.rule="
 	var out routerNames
 	for _, c := range p.Changes {
-		if c.Action != plans.Delete || c.Addr.Kind != consul.Service {
+		if c.Action != plans.Delete {
 			continue
 		}
-		name, tags, err := consul.Routed(c.Before.JSON())
-		if err != nil || b.names[name] {
+		name, tags, ok := b.routes.Routed(c, c.Before.JSON())
+		if !ok || b.names[name] {
 			continue
 		}
 		for _, t := range tags {
@@ -633,11 +657,11 @@ func (b *Backend) removed(p *plans.Plan) routerNames {
 func (b *Backend) applied(p *plans.Plan) routerNames {
 	var out routerNames
 	for _, c := range p.Changes {
-		if c.Action != plans.Create && c.Action != plans.Update || c.Addr.Kind != consul.Service {
+		if c.Action != plans.Create && c.Action != plans.Update {
 			continue
 		}
-		name, tags, err := consul.Routed(c.After.JSON())
-		if err != nil {
+		name, tags, ok := b.routes.Routed(c, c.After.JSON())
+		if !ok {
 			continue
 		}
 		cfg, err := labels.Decode(b.prefix, tags)

@@ -1,5 +1,7 @@
 // Package traefik is the backend for a live Traefik proxy that reads the
-// Consul catalog provision writes to. It never writes (it is a
+// Consul catalog provision writes to. What it proves of the services it
+// takes through Routes, which the service kind provides (consul.Routes):
+// it names no kind. It never writes (it is a
 // provision.Backend that sends nothing): its Read reads the proxy's API (its
 // routers, middlewares and entrypoints) into a value, from which its Plan
 // says how each path of every gated frontend is served now; after an apply it waits until the proxy serves each one through
