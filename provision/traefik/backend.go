@@ -39,7 +39,7 @@ type Backend struct {
 	provision.NoCapabilities
 	proxy  *Proxy
 	prefix string // the tag prefix, as the proxy block says
-	fronts []frontend
+	fronts []Gated
 	// names are the Consul names of every declared service: a router of a
 	// removed service stays while one of them has that name.
 	names map[string]bool
@@ -52,19 +52,6 @@ type Backend struct {
 	wait   time.Duration
 	// version is the proxy's, as its API said it once.
 	version string
-}
-
-// frontend is a declared gated frontend, as a proxy must serve it.
-type frontend struct {
-	addr   addrs.Addr
-	auth   string // the forward-auth address
-	probes []labels.Probe
-	at     hcl.Range // the service block
-	// token is a token the auth endpoint accepts (proof { token }), ""
-	// without one; headers are the auth response headers declared, which
-	// /auth's answer to it must hold.
-	token   string
-	headers []string
 }
 
 var _ provision.Backend = (*Backend)(nil)
@@ -124,10 +111,7 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 		return nil // no traefik block: no probe to work out
 	}
 	wait, env := o.Wait, o.Env
-	var fronts []frontend
-	for _, g := range o.Routes.Gated(cfg, o.LeftOut) {
-		fronts = append(fronts, frontend{addr: g.Addr, auth: g.Auth, probes: g.Probes, at: g.At, token: g.Token, headers: g.Headers})
-	}
+	fronts, names := o.Routes.Gated(cfg, o.LeftOut), o.Routes.Names(cfg)
 	var out []provision.Backend
 	for _, t := range Proxies(cfg) {
 		user, pass := env(UsernameEnv), env(PasswordEnv)
@@ -135,7 +119,7 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 			user, pass = "", "" // read without credentials, as a proxy outside the allowed servers
 		}
 		out = append(out, &Backend{
-			proxy: t, prefix: o.Routes.Prefix(cfg), fronts: fronts, names: o.Routes.Names(cfg), routes: o.Routes, wait: wait, net: o.Deadlines.OrDefault(),
+			proxy: t, prefix: o.Routes.Prefix(cfg), fronts: fronts, names: names, routes: o.Routes, wait: wait, net: o.Deadlines.OrDefault(),
 			user: user, pass: pass,
 			http: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		})
@@ -190,7 +174,7 @@ func (b *Backend) Plan(s plans.State, _ plans.Mode) (provision.Planning, hcl.Dia
 				Severity: hcl.DiagWarning,
 				Summary:  "Gated path served without the gate",
 				Detail:   ungated(g) + " Find who registered it (its tags are in the Consul catalog) and remove it or give it the forward-auth middleware; an apply fails while it is there.",
-				Subject:  b.frontOf(i).at.Ptr(),
+				Subject:  b.frontOf(i).At.Ptr(),
 			})
 		}
 	}
@@ -199,21 +183,21 @@ func (b *Backend) Plan(s plans.State, _ plans.Mode) (provision.Planning, hcl.Dia
 
 // frontOf is the frontend of the i-th gate (gates are made frontend by
 // frontend, probe by probe).
-func (b *Backend) frontOf(i int) frontend {
+func (b *Backend) frontOf(i int) Gated {
 	for _, f := range b.fronts {
-		if i < len(f.probes) {
+		if i < len(f.Probes) {
 			return f
 		}
-		i -= len(f.probes)
+		i -= len(f.Probes)
 	}
-	return frontend{}
+	return Gated{}
 }
 
 func (b *Backend) unread() []plans.Gate {
 	var out []plans.Gate
 	for _, f := range b.fronts {
-		for _, p := range f.probes {
-			out = append(out, plans.Gate{Proxy: b.name(), Address: f.addr, Path: p.Path, Host: p.Host, Status: plans.Unread})
+		for _, p := range f.Probes {
+			out = append(out, plans.Gate{Proxy: b.name(), Address: f.Addr, Path: p.Path, Host: p.Host, Status: plans.Unread})
 		}
 	}
 	return out
@@ -434,15 +418,15 @@ func (b *Backend) get(ctx context.Context, path string, to any) error {
 func (st *state) gates(b *Backend) []plans.Gate {
 	var out []plans.Gate
 	for _, f := range b.fronts {
-		for _, p := range f.probes {
-			g := plans.Gate{Proxy: b.name(), Address: f.addr, Path: p.Path, Host: p.Host, Status: plans.NotServed}
+		for _, p := range f.Probes {
+			g := plans.Gate{Proxy: b.name(), Address: f.Addr, Path: p.Path, Host: p.Host, Status: plans.NotServed}
 			var open *router
 			for i := range st.Routers {
 				r := &st.Routers[i]
 				if r.Status != "enabled" || !st.listens(r) || !st.claims(r, p) {
 					continue
 				}
-				if mw := st.gate(r, f.auth); mw != "" {
+				if mw := st.gate(r, f.Auth); mw != "" {
 					if g.Status == plans.NotServed {
 						g.Status, g.Router, g.Middleware = plans.Gated, r.Name, mw
 					}
@@ -454,7 +438,7 @@ func (st *state) gates(b *Backend) []plans.Gate {
 				open = &router{Name: "tcp " + st.TCP[i].Name, Rule: st.TCP[i].Rule, Priority: priority(&st.TCP[i])}
 			}
 			if open != nil {
-				g = plans.Gate{Proxy: b.name(), Address: f.addr, Path: p.Path, Host: p.Host, Status: plans.Ungated,
+				g = plans.Gate{Proxy: b.name(), Address: f.Addr, Path: p.Path, Host: p.Host, Status: plans.Ungated,
 					Router: open.Name, Rule: open.Rule, Priority: priority(open)}
 			}
 			out = append(out, g)
@@ -537,21 +521,21 @@ func (b *Backend) Verify(ctx context.Context, p *plans.Plan) ([]provision.Proof,
 			wrong, perr = b.probe(ctx, g, wrongToken)
 		}
 		if perr != nil {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: f.at.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: f.At.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
 				Detail: fmt.Sprintf("%s: %s, served by the router %s: %s.", b.name(), g.Where(), g.Router, perr)})
 			continue
 		}
 		rows := fmt.Sprintf("no token %d, wrong token %d", none, wrong)
-		if f.token != "" {
+		if f.Token != "" {
 			ok, aerr := b.accepted(ctx, g, f)
 			var herr headersError
 			switch {
 			case errors.As(aerr, &herr):
-				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Auth response headers not proven", Subject: f.at.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Auth response headers not proven", Subject: f.At.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
 					Detail: fmt.Sprintf("%s: %s, served by the router %s, answered the proof token %d, but %s. The proxy does not show what it copies, so provision asks the forward_auth address itself: it must reach that address, and the application must answer the accepted token with every header auth_response_headers names.", b.name(), g.Where(), g.Router, ok, herr.msg)})
 				continue
 			case aerr != nil:
-				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Accepted token refused", Subject: f.at.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Accepted token refused", Subject: f.At.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
 					Detail: fmt.Sprintf("%s: %s, served by the router %s: %s. The route refuses its own clients: an auth endpoint that refuses the token, a wrong forward_auth address, or a middleware chained to the wrong router.", b.name(), g.Where(), g.Router, aerr)})
 				continue
 			}
@@ -597,7 +581,7 @@ func (b *Backend) unproven(gates []plans.Gate, gone, unserved []string, readErr 
 		default:
 			detail = fmt.Sprintf("%s does not serve %s: no router of its entrypoint claims it (the catalog not read yet, the service's health check not passing, or a rule the proxy drops).", g.Proxy, g.Where())
 		}
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: b.frontOf(i).at.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Gate not proven", Subject: b.frontOf(i).At.Ptr(), Extra: provision.Unproven{Proxy: b.name()},
 			Detail: detail + fmt.Sprintf(" This is what the proxy showed after -verify-timeout=%s.", b.wait)})
 	}
 	for _, r := range gone {
@@ -744,27 +728,27 @@ func (b *Backend) send(ctx context.Context, url, host, token string) (int, http.
 // endpoint's own answer to the token holds every auth response header
 // declared (what the proxy copies to the application). No error shows the
 // token.
-func (b *Backend) accepted(ctx context.Context, g plans.Gate, f frontend) (int, error) {
-	code, _, err := b.send(ctx, strings.TrimSuffix(b.proxy.URL, "/")+g.Path, g.Host, f.token)
+func (b *Backend) accepted(ctx context.Context, g plans.Gate, f Gated) (int, error) {
+	code, _, err := b.send(ctx, strings.TrimSuffix(b.proxy.URL, "/")+g.Path, g.Host, f.Token)
 	switch {
 	case err != nil:
 		return 0, fmt.Errorf("the request with the proof token failed: %w", err)
 	case code/100 != 2:
 		return code, fmt.Errorf("the request with the proof token answered %d, not 200", code)
 	}
-	if len(f.headers) == 0 {
+	if len(f.Headers) == 0 {
 		return code, nil
 	}
-	auth, header, err := b.send(ctx, f.auth, "", f.token)
+	auth, header, err := b.send(ctx, f.Auth, "", f.Token)
 	switch {
 	case err != nil:
-		return code, headersError{fmt.Sprintf("asking the auth endpoint %s with it failed: %s", f.auth, err)}
+		return code, headersError{fmt.Sprintf("asking the auth endpoint %s with it failed: %s", f.Auth, err)}
 	case auth/100 != 2:
-		return code, headersError{fmt.Sprintf("the auth endpoint %s, asked directly, answered it %d", f.auth, auth)}
+		return code, headersError{fmt.Sprintf("the auth endpoint %s, asked directly, answered it %d", f.Auth, auth)}
 	}
-	for _, h := range f.headers {
+	for _, h := range f.Headers {
 		if header.Get(h) == "" {
-			return code, headersError{fmt.Sprintf("the auth endpoint %s answered it without the header %s that auth_response_headers copies", f.auth, h)}
+			return code, headersError{fmt.Sprintf("the auth endpoint %s answered it without the header %s that auth_response_headers copies", f.Auth, h)}
 		}
 	}
 	return code, nil
