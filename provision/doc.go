@@ -15,6 +15,6 @@
 // proves (Verify). The live state is what a Snapshot records and plan
 // -snapshot plans from, and what provision test changes in memory
 // (Converge) to check that a plan converges. The model of a plan is package plans; its views
-// are the command layer's (cmd/provision/render), which no package of the
+// are the command layer's (provision/cli/render), which no package of the
 // engine imports (provision test is given the text rendering).
 package provision

@@ -2,10 +2,6 @@ package main
 
 import (
 	"github.com/provision-dev/provision/provision/connect"
-	"github.com/provision-dev/provision/provision/consul"
-	"github.com/provision-dev/provision/provision/consul/kv"
-	"github.com/provision-dev/provision/provision/policies"
-	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/schema"
 )
 
@@ -17,4 +13,4 @@ var language = schema.NewLanguage(connect.Kinds(), connect.Places())
 
 // policyKinds are what policies see of each kind of object this binary
 // plans.
-var policyKinds = []policies.Kind{consul.ServicePolicy, kv.KeyPolicy, search.IndexPolicy, search.DocumentPolicy}
+var policyKinds = connect.PolicyKinds()

@@ -6,7 +6,12 @@ package main
 import (
 	"os"
 	"runtime/debug"
+
+	"github.com/provision-dev/provision/provision/cli"
 )
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
 
 func main() {
 	// The collector runs less often than Go's default (GOGC=100): a large
@@ -21,5 +26,6 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		followHeap(heapCeiling, memoryLimit(os.DirFS("/")))
 	}
-	os.Exit(newCLI(os.Stdin, os.Stdout, os.Stderr).run(os.Args[1:]))
+	o := cli.Options{Language: language, PolicyKinds: policyKinds, Version: version}
+	os.Exit(cli.Run(o, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

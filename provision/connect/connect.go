@@ -22,6 +22,7 @@ import (
 	"github.com/provision-dev/provision/provision/consul/cluster"
 	"github.com/provision-dev/provision/provision/consul/kv"
 	"github.com/provision-dev/provision/provision/plans"
+	"github.com/provision-dev/provision/provision/policies"
 	"github.com/provision-dev/provision/provision/search"
 	"github.com/provision-dev/provision/provision/traefik"
 	"github.com/provision-dev/provision/schema"
@@ -38,6 +39,11 @@ func Kinds() []*schema.KindSchema {
 // Places: see Kinds.
 func Places() []*schema.PlaceSchema {
 	return []*schema.PlaceSchema{consul.SettingsPlace, consul.AgentPlace, consul.ProxyPlace, search.SearchPlace, traefik.ProxyPlace}
+}
+
+// PolicyKinds are what policies see of each kind of Kinds.
+func PolicyKinds() []policies.Kind {
+	return []policies.Kind{consul.ServicePolicy, kv.KeyPolicy, search.IndexPolicy, search.DocumentPolicy}
 }
 
 // Options are how a run opens its backends: everything a backend takes

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/provision-dev/provision/cmd/provision/render"
+	"github.com/provision-dev/provision/provision/cli/render"
 	"github.com/provision-dev/provision/provision/fuzzing"
 	"github.com/provision-dev/provision/provision/langtest"
 	"github.com/provision-dev/provision/provision/plans"

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/provision-dev/provision/cmd/provision/render"
+	"github.com/provision-dev/provision/provision/cli/render"
 	"github.com/provision-dev/provision/provision/plans"
 )
 

@@ -1,6 +1,7 @@
 package recipe_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,10 +19,9 @@ import (
 	"github.com/provision-dev/provision/provision"
 	"github.com/provision-dev/provision/provision/adapter"
 	"github.com/provision-dev/provision/provision/addrs"
+	"github.com/provision-dev/provision/provision/cli"
 	"github.com/provision-dev/provision/provision/connect"
 	"github.com/provision-dev/provision/provision/plans"
-	"github.com/provision-dev/provision/provision/run"
-	"github.com/provision-dev/provision/provision/watch"
 	"github.com/provision-dev/provision/schema"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -348,12 +349,12 @@ module "shared" {
 	}
 }
 
-// TestNewKindThroughARun: the throwaway kind's backend, opened beside
-// the backends provision/connect knows (a connect.Opener the run is
-// given, as a binary's main would give it), is planned and applied by a
-// run, and its drift repaired by a watcher, with no package but this one
-// knowing it.
-func TestNewKindThroughARun(t *testing.T) {
+// TestNewKindThroughTheCLI: the throwaway kind's backend, opened beside
+// the backends provision/connect knows (a connect.Opener, handed to the
+// CLI as a binary's main would hand it), is planned and applied by the
+// provision command, and its drift repaired by provision watch -heal,
+// with no package but this one knowing it.
+func TestNewKindThroughTheCLI(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte("project = \"notes-run\"\n\nnote \"welcome\" {\n  text = \"hello\"\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -362,60 +363,50 @@ func TestNewKindThroughARun(t *testing.T) {
 	open := func(cfg *schema.Config, _ connect.Options) ([]provision.Backend, hcl.Diagnostics) {
 		return []provision.Backend{&notes{cfg: cfg, service: svc}}, nil
 	}
-	op := run.Operation{Type: run.Apply, Language: noteLanguage, Backends: []connect.Opener{open}, Dir: dir, AutoApprove: true}
-	start := func(typ run.Type) *view {
-		t.Helper()
-		op.Type = typ
-		v := &view{}
-		if r := op.Start(context.Background(), v); r.Failed() {
-			t.Fatalf("%s: %v", typ, v.diags)
-		}
-		return v
+	o := cli.Options{Language: noteLanguage, Backends: []connect.Opener{open}}
+	provision := func(args ...string) (int, string) {
+		var out bytes.Buffer
+		return cli.Run(o, args, strings.NewReader(""), &out, &out), out.String()
 	}
-	start(run.Apply)
+	if code, out := provision("apply", "-auto-approve", "-no-color", dir); code != 0 || !strings.Contains(out, "+ note.welcome") {
+		t.Fatalf("apply: exit %d\n%s", code, out)
+	}
 	if got := svc.note("welcome"); got.Text != "hello" || adapter.OwnerOf(got.Marks) != "notes-run" {
 		t.Fatalf("after apply: %+v", got)
 	}
-	if p := start(run.Plan).plan; p == nil || p.Summary.HasChanges() {
-		t.Fatalf("after apply, a plan: %+v", p)
+	if code, out := provision("plan", "-detailed-exitcode", "-no-color", dir); code != 0 {
+		t.Fatalf("after apply, plan -detailed-exitcode: exit %d, want 0 (no changes)\n%s", code, out)
 	}
 
 	// A note edited by hand is put back by a watcher that heals (there is
-	// no Consul to elect a healer through: it heals alone).
+	// no Consul to elect a healer through: it heals alone), which stops
+	// as the command does, on an interrupt.
 	drifted := svc.note("welcome")
 	drifted.Text = "edited by hand"
 	svc.mu.Lock()
 	svc.db["welcome"] = drifted
 	svc.mu.Unlock()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	op.Type = run.Plan
-	stopped := make(chan error, 1)
+	type result struct {
+		code int
+		out  string
+	}
+	stopped := make(chan result, 1)
 	go func() {
-		stopped <- watch.Run(ctx, watch.Options{Base: op, Heal: true, Interval: 100 * time.Millisecond, BufferMin: time.Millisecond, BufferMax: 10 * time.Millisecond,
-			MaxRepairs: 3, Window: time.Minute, Log: func(watch.Event) {}})
+		code, out := provision("watch", "-heal", "-interval", "100ms", "-buffer", "1ms,10ms", dir)
+		stopped <- result{code, out}
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for svc.note("welcome").Text != "hello" && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	cancel()
-	if err := <-stopped; err != nil {
-		t.Errorf("the watch stopped: %v", err)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := <-stopped
+	if r.code != 0 {
+		t.Errorf("provision watch: exit %d\n%s", r.code, r.out)
 	}
 	if got := svc.note("welcome").Text; got != "hello" {
-		t.Errorf("the watcher left the note at %q, want it repaired to %q", got, "hello")
+		t.Errorf("the watcher left the note at %q, want it repaired to %q\n%s", got, "hello", r.out)
 	}
 }
-
-// view keeps what a run says that the test reads: its diagnostics and
-// its plan.
-type view struct {
-	run.Silent
-	diags hcl.Diagnostics
-	plan  *plans.Plan
-}
-
-func (v *view) Loaded(map[string]*hcl.File, []string) {}
-func (v *view) Diagnostics(d hcl.Diagnostics)         { v.diags = append(v.diags, d...) }
-func (v *view) Plan(p *plans.Plan, _ hcl.Diagnostics) { v.plan = p }
