@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -49,9 +50,9 @@ type PlanOptions struct {
 	// plans everything all the same (a pull's plan).
 	Targets, Excludes []addrs.Addr
 	Whole             bool
-	// Indices: a destroy plan deletes the project's indices too
-	// (-indices).
-	Indices bool
+	// Remove is what the plan removes of the data a backend keeps unless
+	// asked (-indices, -prune-indices), which a destroy plan records.
+	Remove plans.Removal
 	// Permit checks the credentials for what the plan sends; a saved
 	// plan's are checked once it is narrowed to the saved changes.
 	Permit bool
@@ -79,7 +80,11 @@ func Plan(cfg *schema.Config, backends []Backend, live *plans.Live, o PlanOption
 	}
 	p.InModules(cfg.Modules())
 	if o.Mode == plans.Destroy {
-		p.Destroy = &plans.Removal{Indices: o.Indices}
+		removal := maps.Clone(o.Remove)
+		if removal == nil {
+			removal = plans.Removal{}
+		}
+		p.Destroy = &removal
 	}
 	diags = append(diags, idleRemovals(cfg.Removed, p)...)
 	if o.Recorded != nil {

@@ -361,3 +361,23 @@ func plansAsLive(t *testing.T, env, offline map[string]string, dir string, args 
 		}
 	}
 }
+
+// TestPolicyOpensNoSearchCluster: policy writes the Consul ACL policy of
+// the specs and opens no search cluster, so a search cluster that could
+// not be read (ELASTICSEARCH_URL no URL) does not stop it, as it stops
+// plan.
+func TestPolicyOpensNoSearchCluster(t *testing.T) {
+	agent := servers.NewConsul(t)
+	dir := t.TempDir()
+	spec := "project = \"nosearch\"\n\nservice \"alpha\" {\n  port = 18901\n}\n\nsearch \"t1\" {\n  cluster_name = \"t1\"\n}\n\nindex \"logs\" {\n  search = \"t1\"\n  mapping \"doc\" {\n    properties = {}\n  }\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CONSUL_HTTP_ADDR": agent.Addr, "ELASTICSEARCH_URL": "nowhere", "NO_COLOR": "1"}
+	if code, out, errOut := runCLI(t, env, "policy", dir); code != exitOK || !strings.Contains(out, "service \"alpha\" {\n  policy = \"write\"\n}") {
+		t.Errorf("policy: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := runCLI(t, env, "plan", dir); code != exitError || !strings.Contains(errOut, "Invalid search settings") {
+		t.Errorf("plan: exit %d, want %d and the search block refused\n%s%s", code, exitError, out, errOut)
+	}
+}

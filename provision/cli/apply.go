@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/provision-dev/provision/provision/connect"
+	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 )
 
@@ -45,7 +47,7 @@ func (c *cli) destroy(args []string) int {
 		return code
 	}
 	op := c.applyOperation(run.Destroy, dirArg(pos), &a.sendArgs)
-	op.SearchIndices = a.indices
+	op.Remove = plans.Removal{connect.RemoveIndices: a.indices}
 	return c.send(op, &a.sendArgs, "Do you really want to destroy these objects?")
 }
 

@@ -358,7 +358,7 @@ func (a *runArgs) registerRemoval(fs flags) {
 // operation is the run the arguments describe, with the environment.
 func (c *cli) operation(t run.Type, dir string, a *runArgs) run.Operation {
 	o := run.Operation{Type: t, Language: c.Language, Backends: c.Backends, Dir: dir, Vars: a.vars.vars, VarFiles: a.vars.files, Getenv: c.getenv, Environ: a.vars.environ(c.environ),
-		SearchIndices: true, Replace: a.replace, Targets: a.targets, Excludes: a.excludes, VerifyTimeout: a.verifyTimeout, PruneIndices: a.prune,
+		Remove: plans.Removal{connect.RemoveIndices: a.prune}, Replace: a.replace, Targets: a.targets, Excludes: a.excludes, VerifyTimeout: a.verifyTimeout,
 		Policies: c.policyFolders(a), PolicyKinds: c.PolicyKinds, PolicyOverrides: a.overrides}
 	if a.net.request != 0 {
 		o.Deadlines = a.net.deadlines()

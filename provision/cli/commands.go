@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/provision-dev/provision/provision/cli/render"
+	"github.com/provision-dev/provision/provision/connect"
 	"github.com/provision-dev/provision/provision/plans"
 	"github.com/provision-dev/provision/provision/run"
 )
@@ -40,7 +41,7 @@ func (c *cli) plan(args []string) int {
 		return exitError
 	}
 	if a.destroy {
-		op.Removal, op.SearchIndices = true, a.indices
+		op.Removal, op.Remove = true, plans.Removal{connect.RemoveIndices: a.indices}
 	}
 	if a.generate != "" && (a.from.snapshot != "" || a.from.greenfield) {
 		v.Diagnostics(run.Refusal("Invalid options", "-generate-config-out reads the live objects; it cannot be used with -snapshot or -greenfield.", nil))

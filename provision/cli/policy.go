@@ -24,7 +24,7 @@ func (c *cli) policy(args []string) int {
 	ctx, cancel := a.run.net.bound(context.Background())
 	defer cancel()
 	op := c.operation(run.Policy, dirArg(pos), &a.run)
-	op.SearchIndices, op.Node, op.Watch = false, a.node, a.watch
+	op.Node, op.Watch = a.node, a.watch
 	r := op.Start(ctx, v)
 	if r.Failed() {
 		return exitError

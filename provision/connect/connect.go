@@ -41,6 +41,10 @@ func Places() []*schema.PlaceSchema {
 	return []*schema.PlaceSchema{consul.SettingsPlace, consul.AgentPlace, consul.ProxyPlace, search.SearchPlace, traefik.ProxyPlace}
 }
 
+// RemoveIndices is the search clusters' option of a run's plans.Removal
+// (-indices, -prune-indices).
+const RemoveIndices = search.RemoveIndices
+
 // PolicyKinds are what policies see of each kind of Kinds.
 func PolicyKinds() []policies.Kind {
 	return []policies.Kind{consul.ServicePolicy, kv.KeyPolicy, search.IndexPolicy, search.DocumentPolicy}
@@ -53,11 +57,16 @@ type Options struct {
 	// Consul's own variables are read by its API client).
 	Env       func(string) string
 	Deadlines adapter.Deadlines
-	// Indices opens the search clusters too (destroy without -indices
-	// leaves them out).
-	Indices bool
-	// PruneIndices deletes the project's indices no longer declared.
-	PruneIndices bool
+	// Mode is the plan's the backends are opened for.
+	Mode plans.Mode
+	// Remove is what the run removes of the data a backend keeps unless
+	// asked: RemoveIndices, the search clusters' indices, those no longer
+	// declared (-prune-indices) or, on a destroy, all (-indices).
+	Remove plans.Removal
+	// Unplanned opens the backends for what plans nothing (a policy, the
+	// watcher's change feeds): the search clusters, which hold no part of
+	// either, are not opened.
+	Unplanned bool
 	// Replace are the owned services to register again in place.
 	Replace []addrs.Addr
 	// LeftOut are the agents a run leaves out (-exclude agent.<name>):
@@ -161,8 +170,8 @@ func Open(cfg *schema.Config, o Options) (Opened, hcl.Diagnostics) {
 		}
 		opened.Cluster = spanning
 	}
-	if o.Indices {
-		sbs, sdiags := search.New(cfg, search.Options{Env: o.Env, Deadlines: o.Deadlines, Prune: o.PruneIndices})
+	if !o.Unplanned {
+		sbs, sdiags := search.New(cfg, search.Options{Env: o.Env, Deadlines: o.Deadlines, Mode: o.Mode, Prune: o.Remove[RemoveIndices]})
 		out = append(out, sbs...)
 		diags = append(diags, sdiags...)
 	}

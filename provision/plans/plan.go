@@ -255,11 +255,12 @@ type State interface {
 	Known() error
 }
 
-// Removal is what a plan that destroys removes: what the project owns,
-// and its indices too when Indices.
-type Removal struct {
-	Indices bool `json:"indices"`
-}
+// Removal is what a run removes of the data a backend keeps unless asked,
+// by the name of the backend's option: {"indices": true}, the search
+// clusters' indices (they hold data: a plan that converges keeps those no
+// longer declared, and a destroy leaves them all, unless asked). A
+// destroy plan records it, so that apply PLANFILE removes the same.
+type Removal map[string]bool
 
 // Mode says what a plan is for.
 type Mode int

@@ -403,7 +403,7 @@ func plan(dir string, r *Run, specs *run.Specs, snapshots map[string]*provision.
 		}
 	}
 	v := &run.Capture{}
-	op := run.Operation{Type: run.Plan, Language: o.Language, Dir: dir, Specs: specs, From: from, SearchIndices: true, Getenv: o.Getenv, Environ: o.Environ,
+	op := run.Operation{Type: run.Plan, Language: o.Language, Dir: dir, Specs: specs, From: from, Getenv: o.Getenv, Environ: o.Environ,
 		Policies: o.Policies, PolicyKinds: o.PolicyKinds}
 	rn := op.Start(context.Background(), v)
 	maps.Copy(files, v.Files)

@@ -145,13 +145,14 @@ type Operation struct {
 	Getenv            func(string) string
 	Environ           func() []string
 	Deadlines         adapter.Deadlines
-	// SearchIndices opens the search clusters: always but for destroy
-	// without -indices.
-	SearchIndices bool
 	// Removal makes a Plan one of destroy: it removes what the project
 	// owns (plan -destroy).
-	Removal      bool
-	PruneIndices bool
+	Removal bool
+	// Remove is what the run removes of the data a backend keeps unless
+	// asked, by the name of the backend's option (connect.RemoveIndices:
+	// -indices, -prune-indices), handed to the backends as they open and
+	// recorded by a destroy plan.
+	Remove plans.Removal
 	// Replace, Targets and Excludes are the addresses the flags give:
 	// written with or without their module and place, as a person writes
 	// them (-replace service.web), resolved against the specs.

@@ -95,7 +95,7 @@ func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 		}
 		r.Saved, r.Dir = saved, saved.Dir
 		if saved.Destroy != nil { // made again as it was: of destroy
-			r.Removal, r.SearchIndices = true, saved.Destroy.Indices
+			r.Removal, r.Remove = true, *saved.Destroy
 		}
 		r.Excludes = append(r.Excludes, saved.LeftOut...) // made again without the agents it left out
 	}
@@ -200,8 +200,8 @@ func (r *Run) open(context.Context) hcl.Diagnostics {
 		return Refusal("Invalid -exclude address", err.Error()+".", nil)
 	}
 	var diags hcl.Diagnostics
-	r.Opened, diags = connect.Open(r.Config, connect.Options{Env: r.Getenv, Deadlines: r.Deadlines, Indices: r.SearchIndices,
-		PruneIndices: r.PruneIndices, Replace: inBackend, LeftOut: r.leftOut, VerifyTimeout: cmp.Or(r.VerifyTimeout, DefaultVerifyTimeout), Others: r.Backends})
+	r.Opened, diags = connect.Open(r.Config, connect.Options{Env: r.Getenv, Deadlines: r.Deadlines, Mode: r.mode(),
+		Remove: r.Remove, Unplanned: r.Type == Policy, Replace: inBackend, LeftOut: r.leftOut, VerifyTimeout: cmp.Or(r.VerifyTimeout, DefaultVerifyTimeout), Others: r.Backends})
 	if !diags.HasErrors() && r.savedWithoutChanges() {
 		r.Plan = r.Saved
 		r.view.Plan(r.Saved, nil)
@@ -332,7 +332,7 @@ func (r *Run) mode() plans.Mode {
 func (r *Run) plan(context.Context) hcl.Diagnostics {
 	r.partial = len(r.Targets) > 0 || len(r.Excludes) > 0
 	o := provision.PlanOptions{Mode: r.mode(), Replace: r.replace, Targets: r.Targets, Excludes: r.Excludes,
-		Whole: r.Type == Pull, Indices: r.SearchIndices, Permit: r.Type != ApplySaved, Dir: r.Dir, Files: r.parser.Files()}
+		Whole: r.Type == Pull, Remove: r.Remove, Permit: r.Type != ApplySaved, Dir: r.Dir, Files: r.parser.Files()}
 	if k := r.Opened.Cluster; k != nil {
 		o.Recorded = func(p *plans.Plan) hcl.Diagnostics {
 			return k.Forgotten(r.Live.Record, p.Project, p.Backends, r.leftOutNames())

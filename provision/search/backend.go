@@ -58,11 +58,20 @@ type Options struct {
 	// Deadlines bound every request to the cluster and its tribe node
 	// (DefaultDeadlines when zero).
 	Deadlines adapter.Deadlines
+	// Mode is the plan's. A destroy opens no cluster without Prune: it
+	// leaves the project's indices, which hold data (destroy without
+	// -indices).
+	Mode plans.Mode
 	// Prune makes the plan delete the project's indices that the specs no
-	// longer declare (apply -prune-indices); without it they are kept and
-	// the plan warns.
+	// longer declare (apply -prune-indices) and a destroy delete them all
+	// (-indices); without it they are kept and the plan warns.
 	Prune bool
 }
+
+// RemoveIndices is Prune's name where a run gives what it removes of the
+// data its backends keep unless asked (plans.Removal), which a destroy
+// plan records: {"indices": true}.
+const RemoveIndices = "indices"
 
 var _ provision.Backend = (*Backend)(nil)
 
@@ -81,6 +90,9 @@ type scope struct {
 // ELASTICSEARCH_PASSWORD, or ELASTICSEARCH_API_KEY, and the CA from
 // ELASTICSEARCH_CA_CERT.
 func New(cfg *schema.Config, o Options) ([]provision.Backend, hcl.Diagnostics) {
+	if o.Mode == plans.Destroy && !o.Prune {
+		return nil, nil
+	}
 	env := o.Env
 	var out []provision.Backend
 	var diags hcl.Diagnostics

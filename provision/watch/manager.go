@@ -48,7 +48,7 @@ func Run(ctx context.Context, o Options) error {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	opened, odiags := connect.Open(cfg, connect.Options{Env: getenv, Deadlines: b.Deadlines, Others: b.Backends})
+	opened, odiags := connect.Open(cfg, connect.Options{Env: getenv, Deadlines: b.Deadlines, Unplanned: true, Others: b.Backends})
 	if odiags.HasErrors() {
 		return stop("the backends cannot be opened: %s", odiags.Error())
 	}
