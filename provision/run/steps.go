@@ -186,9 +186,11 @@ func sameFile(a, b string) bool {
 // open opens the backends and the cluster's agent, with every option
 // given at construction.
 func (r *Run) open(context.Context) hcl.Diagnostics {
-	var err error
-	if r.replace, err = resolve(r.Replace, r.Config.Declared()); err != nil {
-		return Refusal("Invalid -replace address", err.Error()+".", nil)
+	if len(r.Replace) > 0 {
+		var err error
+		if r.replace, err = resolve(r.Replace, r.Config.Declared()); err != nil {
+			return Refusal("Invalid -replace address", err.Error()+".", nil)
+		}
 	}
 	// A backend knows its objects by place, kind and name; the module
 	// that declares one is the plan's.
