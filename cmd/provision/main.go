@@ -26,6 +26,5 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		followHeap(heapCeiling, memoryLimit(os.DirFS("/")))
 	}
-	o := cli.Options{Language: language, PolicyKinds: policyKinds, Version: version}
-	os.Exit(cli.Run(o, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(cli.Run(options(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

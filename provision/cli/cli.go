@@ -128,8 +128,8 @@ type Options struct {
 }
 
 // Run runs the command args name, with its arguments, as the provision
-// binary does, and returns its exit code: 0 success, 1 an error, 2 changes
-// present (plan -detailed-exitcode), 3 files not formatted (fmt -check).
+// binary does, and returns the code the binary exits with (provision
+// -help lists them). Options.Language is required.
 func Run(o Options, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return newCLI(o, stdin, stdout, stderr).run(args)
 }
@@ -158,6 +158,9 @@ type output struct {
 }
 
 func newCLI(o Options, stdin io.Reader, stdout, stderr io.Writer) *cli {
+	if o.Language == nil {
+		panic("cli: Options.Language is nil: a binary names the kinds and places its specs may declare")
+	}
 	o.Version = cmp.Or(o.Version, "dev")
 	return &cli{output: &output{stdin: stdin, stdout: stdout, stderr: stderr, isTerminal: isTerminal, getenv: os.Getenv}, environ: os.Environ, Options: o}
 }

@@ -41,7 +41,7 @@ func (c *cli) plan(args []string) int {
 		return exitError
 	}
 	if a.destroy {
-		op.Removal, op.Remove = true, plans.Removal{connect.RemoveIndices: a.indices}
+		op.DestroyPlan, op.Remove = true, plans.Removal{connect.RemoveIndices: a.indices}
 	}
 	if a.generate != "" && (a.from.snapshot != "" || a.from.greenfield) {
 		v.Diagnostics(run.Refusal("Invalid options", "-generate-config-out reads the live objects; it cannot be used with -snapshot or -greenfield.", nil))

@@ -45,6 +45,13 @@ func Places() []*schema.PlaceSchema {
 // (-indices, -prune-indices).
 const RemoveIndices = search.RemoveIndices
 
+// Removal is r with every option of the backends Open opens, each false
+// unless r gives it, and no other: what a destroy plan records
+// ({"indices": false} when nothing asked for the indices).
+func Removal(r plans.Removal) plans.Removal {
+	return plans.Removal{RemoveIndices: r[RemoveIndices]}
+}
+
 // PolicyKinds are what policies see of each kind of Kinds.
 func PolicyKinds() []policies.Kind {
 	return []policies.Kind{consul.ServicePolicy, kv.KeyPolicy, search.IndexPolicy, search.DocumentPolicy}

@@ -145,9 +145,9 @@ type Operation struct {
 	Getenv            func(string) string
 	Environ           func() []string
 	Deadlines         adapter.Deadlines
-	// Removal makes a Plan one of destroy: it removes what the project
-	// owns (plan -destroy).
-	Removal bool
+	// DestroyPlan makes a Plan one of destroy: it removes what the
+	// project owns (plan -destroy).
+	DestroyPlan bool
 	// Remove is what the run removes of the data a backend keeps unless
 	// asked, by the name of the backend's option (connect.RemoveIndices:
 	// -indices, -prune-indices), handed to the backends as they open and

@@ -95,7 +95,7 @@ func (r *Run) load(ctx context.Context) hcl.Diagnostics {
 		}
 		r.Saved, r.Dir = saved, saved.Dir
 		if saved.Destroy != nil { // made again as it was: of destroy
-			r.Removal, r.Remove = true, *saved.Destroy
+			r.DestroyPlan, r.Remove = true, *saved.Destroy
 		}
 		r.Excludes = append(r.Excludes, saved.LeftOut...) // made again without the agents it left out
 	}
@@ -321,7 +321,7 @@ func (r *Run) read(ctx context.Context) hcl.Diagnostics {
 // mode is what the run's plan is for: destroy removes what the project
 // owns, every other run converges.
 func (r *Run) mode() plans.Mode {
-	if r.Type == Destroy || r.Removal {
+	if r.Type == Destroy || r.DestroyPlan {
 		return plans.Destroy
 	}
 	return plans.Converge
@@ -334,7 +334,7 @@ func (r *Run) mode() plans.Mode {
 func (r *Run) plan(context.Context) hcl.Diagnostics {
 	r.partial = len(r.Targets) > 0 || len(r.Excludes) > 0
 	o := provision.PlanOptions{Mode: r.mode(), Replace: r.replace, Targets: r.Targets, Excludes: r.Excludes,
-		Whole: r.Type == Pull, Remove: r.Remove, Permit: r.Type != ApplySaved, Dir: r.Dir, Files: r.parser.Files()}
+		Whole: r.Type == Pull, Remove: connect.Removal(r.Remove), Permit: r.Type != ApplySaved, Dir: r.Dir, Files: r.parser.Files()}
 	if k := r.Opened.Cluster; k != nil {
 		o.Recorded = func(p *plans.Plan) hcl.Diagnostics {
 			return k.Forgotten(r.Live.Record, p.Project, p.Backends, r.leftOutNames())

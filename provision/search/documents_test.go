@@ -215,7 +215,7 @@ func TestDocumentOwnership(t *testing.T) {
 	// The search, made again by hand: no marks, and no record (an
 	// overwrite with the record in place is a save in the tool, which
 	// keeps the document the project's: TestOwnershipSurvivesTheToolsSave
-	// in cmd/provision).
+	// in provision/cli).
 	esDo(t, cluster(t).T1.URL, "PUT", "/.dashboard/search/errors?refresh=true", `{"title":"Errors","hits":0,"version":1}`)
 	esDo(t, cluster(t).T1.URL, "DELETE", "/"+recordIndex, "")
 	bs, _ := New(cfg, Options{Env: noEnv})

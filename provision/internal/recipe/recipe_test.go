@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -355,6 +355,15 @@ module "shared" {
 // provision command, and its drift repaired by provision watch -heal,
 // with no package but this one knowing it.
 func TestNewKindThroughTheCLI(t *testing.T) {
+	// The command reads the environment, as the binary does: none of the
+	// servers it names is the test's.
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "CONSUL_") || strings.HasPrefix(k, "ELASTICSEARCH_") || strings.HasPrefix(k, "TRAEFIK_") || strings.HasPrefix(k, "PROVISION_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte("project = \"notes-run\"\n\nnote \"welcome\" {\n  text = \"hello\"\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -380,12 +389,16 @@ func TestNewKindThroughTheCLI(t *testing.T) {
 
 	// A note edited by hand is put back by a watcher that heals (there is
 	// no Consul to elect a healer through: it heals alone), which stops
-	// as the command does, on an interrupt.
+	// as the command does, on an interrupt. The test holds the interrupt
+	// too, so that it never ends the test binary, whenever it arrives.
 	drifted := svc.note("welcome")
 	drifted.Text = "edited by hand"
 	svc.mu.Lock()
 	svc.db["welcome"] = drifted
 	svc.mu.Unlock()
+	held := make(chan os.Signal, 1)
+	signal.Notify(held, os.Interrupt)
+	defer signal.Stop(held)
 	type result struct {
 		code int
 		out  string
@@ -395,18 +408,24 @@ func TestNewKindThroughTheCLI(t *testing.T) {
 		code, out := provision("watch", "-heal", "-interval", "100ms", "-buffer", "1ms,10ms", dir)
 		stopped <- result{code, out}
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for svc.note("welcome").Text != "hello" && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
+	deadline := time.After(30 * time.Second)
+	for svc.note("welcome").Text != "hello" {
+		select {
+		case r := <-stopped:
+			t.Fatalf("provision watch ended before it repaired the note: exit %d\n%s", r.code, r.out)
+		case <-deadline:
+			t.Fatalf("the watcher left the note at %q, want it repaired to %q", svc.note("welcome").Text, "hello")
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+	self, err := os.FindProcess(os.Getpid())
+	if err != nil {
 		t.Fatal(err)
 	}
-	r := <-stopped
-	if r.code != 0 {
-		t.Errorf("provision watch: exit %d\n%s", r.code, r.out)
+	if err := self.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
 	}
-	if got := svc.note("welcome").Text; got != "hello" {
-		t.Errorf("the watcher left the note at %q, want it repaired to %q\n%s", got, "hello", r.out)
+	if r := <-stopped; r.code != 0 {
+		t.Errorf("provision watch: exit %d\n%s", r.code, r.out)
 	}
 }
