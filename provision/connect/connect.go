@@ -64,7 +64,8 @@ type Options struct {
 	// Consul's own variables are read by its API client).
 	Env       func(string) string
 	Deadlines adapter.Deadlines
-	// Mode is the plan's the backends are opened for.
+	// Mode is what the plan the backends are opened for does: converge or
+	// destroy.
 	Mode plans.Mode
 	// Remove is what the run removes of the data a backend keeps unless
 	// asked: RemoveIndices, the search clusters' indices, those no longer
