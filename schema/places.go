@@ -83,19 +83,19 @@ func (p *PlaceDecl) Place() *PlaceDecl { return p }
 // no change feed (PlaceSchema.Polled). A watcher polls such specs less
 // often.
 func (cfg *Config) Followed() bool {
-	any := false
+	declares := false
 	for k, objs := range cfg.objects {
 		if s := cfg.schemaOf(k).KindSchema; len(objs) > 0 && (s == nil || !s.Followed) {
 			return false
 		}
-		any = any || len(objs) > 0
+		declares = declares || len(objs) > 0
 	}
 	for typ, instances := range cfg.places {
 		if s := cfg.placeSchemas[typ]; s != nil && s.Polled && len(instances) > 0 {
 			return false
 		}
 	}
-	return any
+	return declares
 }
 
 // PlacesOf are the instances of the place of type typ, in block and key

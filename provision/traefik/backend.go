@@ -111,7 +111,7 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 		return nil // no traefik block: no probe to work out
 	}
 	wait, env := o.Wait, o.Env
-	fronts, names := o.Routes.Gated(cfg, o.LeftOut), o.Routes.Names(cfg)
+	fronts, names, prefix := o.Routes.Gated(cfg, o.LeftOut), o.Routes.Names(cfg), o.Routes.Prefix(cfg)
 	var out []provision.Backend
 	for _, t := range Proxies(cfg) {
 		user, pass := env(UsernameEnv), env(PasswordEnv)
@@ -119,7 +119,7 @@ func New(cfg *schema.Config, o Options) []provision.Backend {
 			user, pass = "", "" // read without credentials, as a proxy outside the allowed servers
 		}
 		out = append(out, &Backend{
-			proxy: t, prefix: o.Routes.Prefix(cfg), fronts: fronts, names: names, routes: o.Routes, wait: wait, net: o.Deadlines.OrDefault(),
+			proxy: t, prefix: prefix, fronts: fronts, names: names, routes: o.Routes, wait: wait, net: o.Deadlines.OrDefault(),
 			user: user, pass: pass,
 			http: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		})
